@@ -1,0 +1,18 @@
+#include "greenrl/core/errors.h"
+
+namespace greenrl {
+
+ConfigError::ConfigError(const std::string& field, const std::string& value,
+                         const std::string& accepted)
+    : std::runtime_error(field + ": got '" + value + "'; " + accepted), field_(field) {}
+
+ConfigError::ConfigError(const std::string& message) : std::runtime_error(message) {}
+
+namespace internal {
+void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
+  throw InternalError(std::string(file) + ":" + std::to_string(line) + ": check '" + cond +
+                      "' failed: " + msg);
+}
+}  // namespace internal
+
+}  // namespace greenrl

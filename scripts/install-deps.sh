@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# install-deps.sh: installs greenrl's build and run dependencies from Debian 12 packages.
+#
+# Idempotent: packages already installed are not fetched again, and `apt-get update` runs only
+# when something is missing. Works as root or through sudo. Debian packages only, nothing is
+# downloaded from anywhere else (see README.md, "Dependencies").
+set -euo pipefail
+
+# Build tools and libraries. libopenblas0-openmp replaces Debian's reference BLAS under LibTorch
+# (a 256x64 by 64x64 matmul: 650 us with the reference BLAS, 24 us with OpenBLAS, measured on the
+# 2-core CI machine).
+PACKAGES=(
+  build-essential cmake ccache pkg-config
+  libtorch-dev libopenblas0-openmp
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "install-deps: missing packages (${missing[*]}) and not root; rerun as root or install sudo" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
