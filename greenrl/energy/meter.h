@@ -1,0 +1,70 @@
+// meter.h: the EnergyMeter interface that every energy source implements (RAPL, the CPU-time
+// estimator, the fake meter for tests; NVML later), plus the provenance and scope of its figures.
+//
+// A meter reports cumulative energy in joules per domain ("cpu:package-0", "dram:0", "gpu:0",
+// "cpu:process") since the meter was created. Callers diff two readings to get a window's energy
+// (../shared/DESIGN.md, "Energy and carbon"; Zeus' begin/end windows, ../shared/STYLE.md point 7).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace greenrl::energy {
+
+// Where a meter's joules come from.
+enum class Provenance {
+  kMeasured,    // a hardware energy counter (RAPL energy_uj, NVML total energy).
+  kIntegrated,  // power samples (W) integrated over time (s).
+  kEstimated,   // a model (e.g. process CPU seconds x watts per core); no hardware reading.
+};
+
+// Returns "measured", "integrated" or "estimated" (the spelling used in energy.json).
+std::string ToString(Provenance provenance);
+
+// What a meter's domains cover.
+enum class Scope {
+  kDevice,   // a whole device (a GPU board), all processes on it.
+  kPackage,  // a whole CPU socket / DRAM channel set, all processes on the machine.
+  kProcess,  // this process only.
+};
+
+// Returns "device", "package" or "process" (the spelling used in energy.json).
+std::string ToString(Scope scope);
+
+// A source of cumulative energy per domain.
+//
+// Contract for implementations:
+// - domains() is fixed for the meter's lifetime; ReadEnergyJ() returns one value per domain in the
+//   same order.
+// - Readings are cumulative joules since the meter was created: they start near 0 and never
+//   decrease (counter wraparound is handled inside the meter).
+// - Expected failures (a counter that becomes unreadable) never throw from ReadEnergyJ(): the meter
+//   keeps its last value and says so in Details().
+// Thread-safety: none required; EnergyMonitor serialises all calls to a meter under its mutex.
+class EnergyMeter {
+ public:
+  virtual ~EnergyMeter() = default;
+
+  // Short identifier of the implementation: "rapl", "estimator", "fake", "nvml".
+  virtual std::string name() const = 0;
+
+  // Domain names, e.g. {"cpu:package-0", "dram:0"}; unique within the meter.
+  virtual std::vector<std::string> domains() const = 0;
+
+  // Provenance of every domain of this meter.
+  virtual Provenance provenance() const = 0;
+
+  // Scope of every domain of this meter.
+  virtual Scope scope() const = 0;
+
+  // Returns: cumulative energy per domain, joules since construction, in domains() order;
+  // never decreasing between calls.
+  virtual std::vector<double> ReadEnergyJ() = 0;
+
+  // Returns: key/value facts for energy.json, in a stable order (sysfs paths, watts_per_core and
+  // its source, read errors, ...). Values are plain text; units are in the keys.
+  virtual std::vector<std::pair<std::string, std::string>> Details() const = 0;
+};
+
+}  // namespace greenrl::energy

@@ -1,0 +1,113 @@
+// monitor.cc: windows as differences of cumulative readings (see monitor.h).
+#include "greenrl/energy/monitor.h"
+
+#include <set>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::energy {
+
+double Measurement::total_energy_j() const {
+  double sum_j = 0.0;
+  for (const auto& [domain, energy_j_of_domain] : energy_j) sum_j += energy_j_of_domain;
+  return sum_j;
+}
+
+EnergyMonitor::EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, const Clock& clock,
+                             SyncFn sync)
+    : meters_(std::move(meters)), clock_(&clock), sync_(std::move(sync)) {
+  std::set<std::string> seen;
+  for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
+    GREENRL_CHECK(meter != nullptr, "EnergyMonitor got a null meter");
+    for (const std::string& domain : meter->domains()) {
+      GREENRL_CHECK(seen.insert(domain).second,
+                    "domain '" + domain + "' is reported by more than one meter");
+      domains_.push_back({domain, meter->name(), meter->provenance(), meter->scope()});
+    }
+  }
+  Sync();
+  std::lock_guard<std::mutex> lock(mutex_);
+  start_ = ReadLocked();
+}
+
+void EnergyMonitor::Sync() const {
+  if (sync_) sync_();
+}
+
+EnergyMonitor::Reading EnergyMonitor::ReadLocked() const {
+  Reading reading;
+  reading.time_s = clock_->NowS();
+  reading.energy_j.reserve(domains_.size());
+  for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
+    const std::vector<double> energy_j = meter->ReadEnergyJ();
+    GREENRL_CHECK(energy_j.size() == meter->domains().size(),
+                  "meter '" + meter->name() + "' returned the wrong number of domains");
+    reading.energy_j.insert(reading.energy_j.end(), energy_j.begin(), energy_j.end());
+  }
+  return reading;
+}
+
+Measurement EnergyMonitor::Diff(const Reading& begin, const Reading& end) const {
+  Measurement measurement;
+  measurement.duration_s = end.time_s - begin.time_s;
+  for (size_t i = 0; i < domains_.size(); ++i) {
+    measurement.energy_j[domains_[i].domain] = end.energy_j[i] - begin.energy_j[i];
+  }
+  return measurement;
+}
+
+void EnergyMonitor::BeginWindow(const std::string& key) {
+  Sync();
+  std::lock_guard<std::mutex> lock(mutex_);
+  GREENRL_CHECK(open_windows_.count(key) == 0, "window '" + key + "' is already open");
+  open_windows_.emplace(key, ReadLocked());
+}
+
+Measurement EnergyMonitor::EndWindow(const std::string& key) {
+  Sync();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto open = open_windows_.find(key);
+  GREENRL_CHECK(open != open_windows_.end(), "window '" + key + "' is not open");
+  const Measurement measurement = Diff(open->second, ReadLocked());
+  open_windows_.erase(open);
+  WindowTotals& totals = totals_[key];
+  ++totals.count;
+  totals.sum.duration_s += measurement.duration_s;
+  for (const auto& [domain, energy_j] : measurement.energy_j)
+    totals.sum.energy_j[domain] += energy_j;
+  return measurement;
+}
+
+bool EnergyMonitor::IsWindowOpen(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return open_windows_.count(key) != 0;
+}
+
+WindowTotals EnergyMonitor::TotalsFor(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = totals_.find(key);
+  if (found != totals_.end()) return found->second;
+  WindowTotals empty;
+  for (const DomainInfo& info : domains_) empty.sum.energy_j[info.domain] = 0.0;
+  return empty;
+}
+
+std::map<std::string, WindowTotals> EnergyMonitor::AllWindowTotals() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return totals_;
+}
+
+Measurement EnergyMonitor::Total() const {
+  Sync();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return Diff(start_, ReadLocked());
+}
+
+std::vector<const EnergyMeter*> EnergyMonitor::meters() const {
+  std::vector<const EnergyMeter*> result;
+  result.reserve(meters_.size());
+  for (const std::unique_ptr<EnergyMeter>& meter : meters_) result.push_back(meter.get());
+  return result;
+}
+
+}  // namespace greenrl::energy

@@ -1,0 +1,115 @@
+// monitor.h: EnergyMonitor, energy and time in named, possibly overlapping windows ("rollout",
+// "update", "eval", ...) over a set of meters, plus per-key totals and totals since start
+// (Zeus' begin/end windows: ../shared/STYLE.md point 7, ../shared/DESIGN.md "Energy and carbon").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/clock.h"
+#include "greenrl/energy/meter.h"
+
+namespace greenrl::energy {
+
+// Time and energy of one window (or a sum of windows).
+struct Measurement {
+  double duration_s = 0.0;                 // wall-clock seconds (Clock::NowS)
+  std::map<std::string, double> energy_j;  // joules per domain; every monitored domain present
+
+  // Returns: sum of energy_j over all domains, J. Meaningful when the domains do not overlap (the
+  // monitor's meters should not measure the same energy twice).
+  double total_energy_j() const;
+};
+
+// Sum over every closed window of one key.
+struct WindowTotals {
+  std::int64_t count = 0;  // windows closed
+  Measurement sum;         // summed duration_s and energy_j per domain
+};
+
+// One monitored domain and what its figures are.
+struct DomainInfo {
+  std::string domain;  // "cpu:package-0", "gpu:0", "cpu:process"
+  std::string meter;   // EnergyMeter::name() of the meter that reports it
+  Provenance provenance;
+  Scope scope;
+};
+
+// Energy and time per named window over several meters.
+//
+// Each BeginWindow/EndWindow/Total call calls the sync hook (if any), then reads the clock and
+// every meter once. A window's measurement is the difference between its end and begin readings,
+// so windows of different keys may overlap or nest freely; one key has at most one open window.
+// Thread-safety: all methods are safe to call from several threads (one mutex); the sync hook runs
+// outside the mutex.
+class EnergyMonitor {
+ public:
+  // Device synchronisation hook, called before each reading so that queued device work is counted
+  // in the window that launched it (e.g. a CUDA synchronize injected by the trainer; energy itself
+  // never links torch).
+  using SyncFn = std::function<void()>;
+
+  // Args: meters: the meters to read, non-null, with domain names unique across all of them.
+  //       clock: time source; must outlive the monitor (SteadyClock::Instance() or a FakeClock).
+  //       sync: optional device synchronisation hook.
+  // Takes the starting reading that Total() is measured from.
+  // Errors: GREENRL_CHECK on a null meter or a domain name repeated across meters.
+  EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, const Clock& clock,
+                SyncFn sync = {});
+
+  // Opens window `key`. Errors: GREENRL_CHECK if `key` is already open.
+  void BeginWindow(const std::string& key);
+
+  // Closes window `key` and adds it to the totals of `key`.
+  // Returns: its duration_s and energy_j per domain.
+  // Errors: GREENRL_CHECK if `key` is not open.
+  Measurement EndWindow(const std::string& key);
+
+  // Returns: whether window `key` is open.
+  bool IsWindowOpen(const std::string& key) const;
+
+  // Returns: the sum over closed windows of `key` (count 0 and zeros if none).
+  WindowTotals TotalsFor(const std::string& key) const;
+
+  // Returns: the sums of every key that has had a closed window.
+  std::map<std::string, WindowTotals> AllWindowTotals() const;
+
+  // Reads the meters now. Returns: duration_s and energy_j per domain since construction.
+  Measurement Total() const;
+
+  // Returns: every monitored domain, meters in constructor order, domains in meter order.
+  const std::vector<DomainInfo>& domains() const { return domains_; }
+
+  // Returns: the meters (for their name() and Details() in energy.json); owned by the monitor.
+  std::vector<const EnergyMeter*> meters() const;
+
+ private:
+  // Clock time and cumulative energy of every domain (domains_ order) at one instant.
+  struct Reading {
+    double time_s = 0.0;
+    std::vector<double> energy_j;
+  };
+
+  // Calls the sync hook (outside the lock).
+  void Sync() const;
+  // Reads the clock and all meters; caller holds mutex_.
+  Reading ReadLocked() const;
+  // end - begin as a Measurement.
+  Measurement Diff(const Reading& begin, const Reading& end) const;
+
+  const std::vector<std::unique_ptr<EnergyMeter>> meters_;
+  const Clock* clock_;
+  const SyncFn sync_;
+  std::vector<DomainInfo> domains_;
+  mutable std::mutex mutex_;
+  Reading start_;                                // guarded by mutex_
+  std::map<std::string, Reading> open_windows_;  // guarded by mutex_
+  std::map<std::string, WindowTotals> totals_;   // guarded by mutex_
+};
+
+}  // namespace greenrl::energy

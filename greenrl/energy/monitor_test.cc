@@ -1,0 +1,157 @@
+#include "greenrl/energy/monitor.h"
+
+#include <gtest/gtest.h>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/energy/fake_meter.h"
+
+namespace greenrl::energy {
+namespace {
+
+// A monitor over two fake meters (gpu:0 + cpu:package-0 measured, dram:0 estimated) and a fake
+// clock; the test keeps raw pointers to the meters, which the monitor owns.
+class MonitorTest : public ::testing::Test {
+ protected:
+  MonitorTest() : clock_(/*start_s=*/100.0) {
+    auto device = std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0", "cpu:package-0"},
+                                              Provenance::kMeasured, Scope::kDevice, "fake");
+    auto dram = std::make_unique<FakeMeter>(std::vector<std::string>{"dram:0"},
+                                            Provenance::kEstimated, Scope::kPackage, "fake-dram");
+    device_ = device.get();
+    dram_ = dram.get();
+    std::vector<std::unique_ptr<EnergyMeter>> meters;
+    meters.push_back(std::move(device));
+    meters.push_back(std::move(dram));
+    monitor_ =
+        std::make_unique<EnergyMonitor>(std::move(meters), clock_, [this] { ++sync_calls_; });
+  }
+
+  // Advances time by duration_s and adds energy to each domain.
+  void Spend(double duration_s, double gpu_j, double cpu_j, double dram_j) {
+    clock_.AdvanceS(duration_s);
+    device_->AddEnergyJ(0, gpu_j);
+    device_->AddEnergyJ(1, cpu_j);
+    dram_->AddEnergyJ(0, dram_j);
+  }
+
+  FakeClock clock_;
+  FakeMeter* device_ = nullptr;
+  FakeMeter* dram_ = nullptr;
+  int sync_calls_ = 0;
+  std::unique_ptr<EnergyMonitor> monitor_;
+};
+
+using EnergyJ = std::map<std::string, double>;
+
+TEST_F(MonitorTest, OneWindowIsExact) {
+  Spend(5.0, 1000.0, 1000.0, 1000.0);  // before the window: not counted
+  monitor_->BeginWindow("rollout");
+  Spend(2.0, 100.0, 50.0, 0.5);
+  const Measurement m = monitor_->EndWindow("rollout");
+  EXPECT_EQ(m.duration_s, 2.0);
+  EXPECT_EQ(m.energy_j, (EnergyJ{{"gpu:0", 100.0}, {"cpu:package-0", 50.0}, {"dram:0", 0.5}}));
+  EXPECT_EQ(m.total_energy_j(), 150.5);
+  EXPECT_FALSE(monitor_->IsWindowOpen("rollout"));
+}
+
+TEST_F(MonitorTest, OverlappingWindows) {
+  monitor_->BeginWindow("iteration");
+  Spend(1.0, 10.0, 1.0, 0.0);
+  monitor_->BeginWindow("update");
+  Spend(2.0, 20.0, 2.0, 0.0);
+  const Measurement iteration = monitor_->EndWindow("iteration");
+  Spend(0.5, 5.0, 0.25, 0.0);
+  const Measurement update = monitor_->EndWindow("update");
+  EXPECT_EQ(iteration.duration_s, 3.0);
+  EXPECT_EQ(iteration.energy_j,
+            (EnergyJ{{"gpu:0", 30.0}, {"cpu:package-0", 3.0}, {"dram:0", 0.0}}));
+  EXPECT_EQ(update.duration_s, 2.5);
+  EXPECT_EQ(update.energy_j, (EnergyJ{{"gpu:0", 25.0}, {"cpu:package-0", 2.25}, {"dram:0", 0.0}}));
+}
+
+TEST_F(MonitorTest, PerKeyTotalsAccumulate) {
+  for (int i = 0; i < 3; ++i) {
+    monitor_->BeginWindow("rollout");
+    Spend(1.5, 8.0, 2.0, 0.5);
+    monitor_->EndWindow("rollout");
+    Spend(1.0, 100.0, 100.0, 100.0);  // between windows: not in "rollout"
+  }
+  const WindowTotals totals = monitor_->TotalsFor("rollout");
+  EXPECT_EQ(totals.count, 3);
+  EXPECT_EQ(totals.sum.duration_s, 4.5);
+  EXPECT_EQ(totals.sum.energy_j,
+            (EnergyJ{{"gpu:0", 24.0}, {"cpu:package-0", 6.0}, {"dram:0", 1.5}}));
+  EXPECT_EQ(totals.sum.total_energy_j(), 31.5);
+
+  const WindowTotals none = monitor_->TotalsFor("eval");
+  EXPECT_EQ(none.count, 0);
+  EXPECT_EQ(none.sum.total_energy_j(), 0.0);
+  EXPECT_EQ(monitor_->AllWindowTotals().size(), 1u);
+}
+
+TEST_F(MonitorTest, WindowsThatTileTheRunSumToTotal) {
+  const double spend[][4] = {{1.0, 10.0, 3.0, 1.0},
+                             {0.5, 40.0, 1.0, 0.25},
+                             {1.25, 12.0, 3.5, 1.0},
+                             {0.75, 36.0, 0.5, 0.5}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string key = i % 2 == 0 ? "rollout" : "update";
+    monitor_->BeginWindow(key);
+    Spend(spend[i][0], spend[i][1], spend[i][2], spend[i][3]);
+    monitor_->EndWindow(key);
+  }
+  const Measurement total = monitor_->Total();
+  EXPECT_EQ(total.duration_s, 3.5);
+  EXPECT_EQ(total.energy_j, (EnergyJ{{"gpu:0", 98.0}, {"cpu:package-0", 8.0}, {"dram:0", 2.75}}));
+  Measurement sum;
+  for (const auto& [key, totals] : monitor_->AllWindowTotals()) {
+    sum.duration_s += totals.sum.duration_s;
+    for (const auto& [domain, energy_j] : totals.sum.energy_j) sum.energy_j[domain] += energy_j;
+  }
+  EXPECT_EQ(sum.duration_s, total.duration_s);
+  EXPECT_EQ(sum.energy_j, total.energy_j);
+  EXPECT_EQ(sum.total_energy_j(), total.total_energy_j());
+}
+
+TEST_F(MonitorTest, DomainsCarryProvenanceAndScope) {
+  const std::vector<DomainInfo>& domains = monitor_->domains();
+  ASSERT_EQ(domains.size(), 3u);
+  EXPECT_EQ(domains[0].domain, "gpu:0");
+  EXPECT_EQ(domains[0].meter, "fake");
+  EXPECT_EQ(domains[0].provenance, Provenance::kMeasured);
+  EXPECT_EQ(domains[0].scope, Scope::kDevice);
+  EXPECT_EQ(domains[2].domain, "dram:0");
+  EXPECT_EQ(domains[2].meter, "fake-dram");
+  EXPECT_EQ(domains[2].provenance, Provenance::kEstimated);
+  EXPECT_EQ(domains[2].scope, Scope::kPackage);
+  ASSERT_EQ(monitor_->meters().size(), 2u);
+  EXPECT_EQ(monitor_->meters()[1]->name(), "fake-dram");
+}
+
+TEST_F(MonitorTest, SyncCalledBeforeEveryReading) {
+  EXPECT_EQ(sync_calls_, 1);  // construction
+  monitor_->BeginWindow("a");
+  monitor_->EndWindow("a");
+  monitor_->Total();
+  EXPECT_EQ(sync_calls_, 4);
+  EXPECT_EQ(device_->read_count(), 4u);
+}
+
+TEST_F(MonitorTest, MisuseIsABrokenInvariant) {
+  monitor_->BeginWindow("rollout");
+  EXPECT_THROW(monitor_->BeginWindow("rollout"), InternalError);
+  EXPECT_THROW(monitor_->EndWindow("update"), InternalError);
+  monitor_->EndWindow("rollout");
+  EXPECT_THROW(monitor_->EndWindow("rollout"), InternalError);
+}
+
+TEST(EnergyMonitorTest, DuplicateDomainAcrossMetersIsRejected) {
+  FakeClock clock;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0"}));
+  meters.push_back(std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0"}));
+  EXPECT_THROW(EnergyMonitor(std::move(meters), clock), InternalError);
+}
+
+}  // namespace
+}  // namespace greenrl::energy

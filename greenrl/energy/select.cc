@@ -1,0 +1,71 @@
+// select.cc: RAPL-or-estimator choice with a reason (see select.h).
+#include "greenrl/energy/select.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::energy {
+namespace {
+
+std::string JoinDomains(const EnergyMeter& meter) {
+  std::string joined;
+  for (const std::string& domain : meter.domains()) {
+    if (!joined.empty()) joined += ", ";
+    joined += domain;
+  }
+  return joined;
+}
+
+std::string EstimatorLabel(double watts_per_core) {
+  return fmt::format("CPU-time estimator (estimate, {} W per core{})", watts_per_core,
+                     watts_per_core == kDefaultWattsPerCore ? ", Green Algorithms default" : "");
+}
+
+}  // namespace
+
+const std::vector<std::string>& MeterKinds() {
+  static const std::vector<std::string> kinds = {"auto", "rapl", "estimator"};
+  return kinds;
+}
+
+void ValidateMeterOptions(const MeterOptions& options) {
+  const std::vector<std::string>& kinds = MeterKinds();
+  if (std::find(kinds.begin(), kinds.end(), options.meter) == kinds.end()) {
+    throw ConfigError("energy.meter", options.meter, "one of: auto, rapl, estimator");
+  }
+  if (!std::isfinite(options.watts_per_core) || options.watts_per_core <= 0.0) {
+    throw ConfigError("energy.watts_per_core", fmt::format("{}", options.watts_per_core),
+                      fmt::format("a finite power per busy core in watts, > 0 (default {})",
+                                  kDefaultWattsPerCore));
+  }
+}
+
+MeterChoice SelectMeter(const MeterOptions& options) {
+  ValidateMeterOptions(options);
+  MeterChoice choice;
+  if (options.meter == "estimator") {
+    choice.meter = std::make_unique<EstimatorMeter>(options.watts_per_core);
+    choice.reason = "energy.meter=estimator: using " + EstimatorLabel(options.watts_per_core);
+    return choice;
+  }
+  std::string why_not;
+  std::unique_ptr<RaplMeter> rapl = RaplMeter::TryCreate(options.rapl_root, &why_not);
+  if (rapl != nullptr) {
+    choice.reason =
+        fmt::format("using RAPL (measured) under {}: {}", options.rapl_root, JoinDomains(*rapl));
+    choice.meter = std::move(rapl);
+    return choice;
+  }
+  choice.meter = std::make_unique<EstimatorMeter>(options.watts_per_core);
+  const std::string prefix = options.meter == "rapl"
+                                 ? "energy.meter=rapl requested but RAPL unavailable: "
+                                 : "RAPL unavailable: ";
+  choice.reason = prefix + why_not + "; using " + EstimatorLabel(options.watts_per_core);
+  return choice;
+}
+
+}  // namespace greenrl::energy

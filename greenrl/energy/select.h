@@ -1,0 +1,52 @@
+// select.h: chooses the CPU energy meter for a run from the `energy.*` config (auto | rapl |
+// estimator), falling back from RAPL to the CPU-time estimator with one human-readable reason
+// instead of failing (../shared/DESIGN.md: "A missing or unreadable source falls back with one
+// logged reason, never a crash").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/energy/estimator_meter.h"
+#include "greenrl/energy/meter.h"
+#include "greenrl/energy/rapl_meter.h"
+
+namespace greenrl::energy {
+
+// The `energy.*` config fields that pick the CPU meter.
+struct MeterOptions {
+  // energy.meter: "auto" (RAPL when readable, else the estimator), "rapl" (RAPL; falls back to the
+  // estimator with a reason when unreadable), or "estimator".
+  std::string meter = "auto";
+  // energy.rapl_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap in
+  // containers).
+  std::string rapl_root = RaplMeter::kDefaultRoot;
+  // energy.watts_per_core: W per busy core for the estimator; default and source in
+  // estimator_meter.h (Green Algorithms, 12 W).
+  double watts_per_core = kDefaultWattsPerCore;
+};
+
+// The meter chosen and why.
+struct MeterChoice {
+  std::unique_ptr<EnergyMeter> meter;  // never null
+  std::string reason;                  // one line for the log and energy.json
+};
+
+// Accepted values of MeterOptions::meter, in documentation order: {"auto", "rapl", "estimator"}.
+const std::vector<std::string>& MeterKinds();
+
+// Checks option values without touching hardware; call before training starts.
+// Errors: greenrl::ConfigError naming "energy.meter" (not one of MeterKinds()) or
+//   "energy.watts_per_core" (not finite, or <= 0).
+void ValidateMeterOptions(const MeterOptions& options);
+
+// Builds the meter `options` asks for.
+// Returns: a RaplMeter when meter is "auto" or "rapl" and RAPL is readable under rapl_root,
+//   otherwise an EstimatorMeter (watts_per_core); `reason` says which and, on fallback, why RAPL
+//   was not used, e.g. "RAPL unavailable: /sys/class/powercap has no intel-rapl zones; using
+//   CPU-time estimator (estimate, 12 W per core)".
+// Errors: as ValidateMeterOptions (checked first); an unreadable RAPL never throws.
+MeterChoice SelectMeter(const MeterOptions& options);
+
+}  // namespace greenrl::energy

@@ -1,0 +1,87 @@
+#include "greenrl/energy/select.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/energy/internal/fake_powercap.h"
+
+namespace greenrl::energy {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TEST(SelectMeterTest, AutoUsesRaplWhenReadable) {
+  internal::FakePowercap tree;
+  tree.AddZone("intel-rapl:0", "package-0", 1'000'000);
+  MeterOptions options;
+  options.rapl_root = tree.root();
+  MeterChoice choice = SelectMeter(options);
+  ASSERT_NE(choice.meter, nullptr);
+  EXPECT_EQ(choice.meter->name(), "rapl");
+  EXPECT_EQ(choice.reason, "using RAPL (measured) under " + tree.root() + ": cpu:package-0");
+}
+
+TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
+  internal::FakePowercap empty;
+  MeterOptions options;
+  options.rapl_root = empty.root();
+  MeterChoice choice = SelectMeter(options);
+  ASSERT_NE(choice.meter, nullptr);
+  EXPECT_EQ(choice.meter->name(), "estimator");
+  EXPECT_EQ(choice.reason, "RAPL unavailable: " + empty.root() +
+                               " has no intel-rapl zones; using CPU-time estimator (estimate, 12 "
+                               "W per core, Green Algorithms default)");
+}
+
+TEST(SelectMeterTest, RequestedRaplThatCannotBeReadFallsBack) {
+  MeterOptions options;
+  options.meter = "rapl";
+  options.rapl_root = "/nonexistent/greenrl/powercap";
+  options.watts_per_core = 8.0;
+  MeterChoice choice = SelectMeter(options);
+  ASSERT_NE(choice.meter, nullptr);
+  EXPECT_EQ(choice.meter->name(), "estimator");
+  EXPECT_THAT(choice.reason, StartsWith("energy.meter=rapl requested but RAPL unavailable: "
+                                        "/nonexistent/greenrl/powercap does not exist"));
+  EXPECT_THAT(choice.reason, HasSubstr("using CPU-time estimator (estimate, 8 W per core)"));
+  EXPECT_EQ(static_cast<EstimatorMeter&>(*choice.meter).watts_per_core(), 8.0);
+}
+
+TEST(SelectMeterTest, EstimatorOnRequest) {
+  MeterOptions options;
+  options.meter = "estimator";
+  MeterChoice choice = SelectMeter(options);
+  EXPECT_EQ(choice.meter->name(), "estimator");
+  EXPECT_THAT(choice.reason, StartsWith("energy.meter=estimator"));
+}
+
+TEST(SelectMeterTest, InvalidOptionsNameTheirField) {
+  MeterOptions bad_meter;
+  bad_meter.meter = "nvml-please";
+  try {
+    SelectMeter(bad_meter);
+    FAIL() << "accepted meter " << bad_meter.meter;
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.field(), "energy.meter");
+    EXPECT_THAT(error.what(), HasSubstr("one of: auto, rapl, estimator"));
+  }
+  for (double bad : {0.0, -3.0, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    MeterOptions options;
+    options.watts_per_core = bad;
+    try {
+      SelectMeter(options);
+      FAIL() << "accepted watts_per_core " << bad;
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), "energy.watts_per_core");
+    }
+  }
+  EXPECT_EQ(MeterKinds(), (std::vector<std::string>{"auto", "rapl", "estimator"}));
+}
+
+}  // namespace
+}  // namespace greenrl::energy
