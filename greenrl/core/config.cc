@@ -1,0 +1,587 @@
+#include "greenrl/core/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_set>
+#include <utility>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl {
+namespace {
+
+// A (dotted key, YAML value) pair found while flattening a file or an override.
+using KeyedNode = std::pair<std::string, YAML::Node>;
+
+std::string Join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::vector<std::string> SplitKey(const std::string& key) {
+  std::vector<std::string> segments;
+  size_t begin = 0;
+  while (true) {
+    const size_t dot = key.find('.', begin);
+    segments.push_back(
+        key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
+    if (dot == std::string::npos) return segments;
+    begin = dot + 1;
+  }
+}
+
+std::string Trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const auto end = text.find_last_not_of(" \t");
+  return text.substr(begin, end - begin + 1);
+}
+
+// The value as the user wrote it, for error messages: scalars verbatim, null as "null",
+// sequences and maps in flow style.
+std::string NodeText(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return node.Scalar();
+    case YAML::NodeType::Sequence: {
+      std::vector<std::string> items;
+      for (const YAML::Node& item : node) items.push_back(NodeText(item));
+      return "[" + Join(items, ", ") + "]";
+    }
+    case YAML::NodeType::Map: {
+      std::vector<std::string> items;
+      for (const auto& item : node) {
+        items.push_back(NodeText(item.first) + ": " + NodeText(item.second));
+      }
+      return "{" + Join(items, ", ") + "}";
+    }
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "null";
+}
+
+// "error at line L, column C: <what>" from a yaml-cpp exception (lines and columns 1-based).
+std::string YamlErrorText(const YAML::Exception& error) {
+  if (error.mark.is_null()) return error.msg;
+  return "error at line " + std::to_string(error.mark.line + 1) + ", column " +
+         std::to_string(error.mark.column + 1) + ": " + error.msg;
+}
+
+std::string RangeText(const KeySpec& spec) {
+  using internal::FormatShortestDouble;
+  if (spec.min && spec.max) {
+    return std::string(" in ") + (spec.min_exclusive ? "(" : "[") +
+           FormatShortestDouble(*spec.min) + ", " + FormatShortestDouble(*spec.max) + "]";
+  }
+  if (spec.min) return (spec.min_exclusive ? " > " : " >= ") + FormatShortestDouble(*spec.min);
+  if (spec.max) return " <= " + FormatShortestDouble(*spec.max);
+  return "";
+}
+
+// What a key accepts, as ConfigError's `accepted` text.
+std::string Describe(const KeySpec& spec) {
+  switch (spec.type) {
+    case ValueType::kInt:
+      return "an integer" + RangeText(spec);
+    case ValueType::kFloat:
+      return "a number" + RangeText(spec);
+    case ValueType::kBool:
+      return "true or false";
+    case ValueType::kString:
+      return spec.choices.empty() ? "a string" : "one of: " + Join(spec.choices, ", ");
+    case ValueType::kSchedule: {
+      const std::string range = RangeText(spec);
+      return range.empty()
+                 ? internal::kScheduleAccepted
+                 : std::string(internal::kScheduleAccepted) + ", with (initial) value" + range;
+    }
+    case ValueType::kIntList:
+      return "a list of integers" + RangeText(spec) + ", e.g. [64, 64]";
+  }
+  return "";
+}
+
+bool InRange(const KeySpec& spec, double value) {
+  if (spec.min && (spec.min_exclusive ? !(value > *spec.min) : !(value >= *spec.min))) {
+    return false;
+  }
+  return !(spec.max && !(value <= *spec.max));
+}
+
+// YAML 1.2 int, or a float with an integral value in int64 range ("1e5" -> 100000).
+std::optional<int64_t> ParseInt(const std::string& text) {
+  const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char* last = text.data() + text.size();
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc() && ptr == last && first != last) return value;
+  const std::optional<double> number = internal::ParseYamlNumber(text);
+  // 2^63 is exactly representable; every double below it in magnitude fits int64_t.
+  constexpr double kTwoPow63 = 9223372036854775808.0;
+  if (!number || !std::isfinite(*number) || std::trunc(*number) != *number ||
+      *number >= kTwoPow63 || *number < -kTwoPow63) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(*number);
+}
+
+// Parses and validates one value against its declaration.
+// Errors: ConfigError(spec.key, NodeText(node), Describe(spec)) or, for a non-finite float,
+// ConfigError(spec.key, text, "a finite number...").
+Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
+  const std::string text = NodeText(node);
+  const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec)); };
+  const bool scalar = node.IsScalar();
+  switch (spec.type) {
+    case ValueType::kInt: {
+      const std::optional<int64_t> value = scalar ? ParseInt(text) : std::nullopt;
+      if (!value || !InRange(spec, static_cast<double>(*value))) throw fail();
+      return *value;
+    }
+    case ValueType::kFloat: {
+      const std::optional<double> value = scalar ? internal::ParseYamlNumber(text) : std::nullopt;
+      if (!value) throw fail();
+      if (!std::isfinite(*value)) {
+        throw ConfigError(spec.key, text, "a finite number" + RangeText(spec));
+      }
+      if (!InRange(spec, *value)) throw fail();
+      return *value;
+    }
+    case ValueType::kBool: {
+      // YAML 1.2 core schema: no yes/no/on/off, which YAML 1.1 readers take for bools.
+      if (scalar && (text == "true" || text == "True" || text == "TRUE")) return true;
+      if (scalar && (text == "false" || text == "False" || text == "FALSE")) return false;
+      throw fail();
+    }
+    case ValueType::kString: {
+      if (!scalar) throw fail();
+      if (!spec.choices.empty() &&
+          std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) {
+        throw fail();
+      }
+      return text;
+    }
+    case ValueType::kSchedule: {
+      if (!scalar) throw fail();
+      Schedule schedule;
+      try {
+        schedule = Schedule::Parse(spec.key, text);
+      } catch (const ConfigError&) {
+        throw fail();  // with the range in the accepted text
+      }
+      if (!InRange(spec, schedule.initial)) throw fail();
+      return schedule;
+    }
+    case ValueType::kIntList: {
+      if (!node.IsSequence()) throw fail();
+      std::vector<int64_t> values;
+      for (const YAML::Node& item : node) {
+        const std::optional<int64_t> value =
+            item.IsScalar() ? ParseInt(item.Scalar()) : std::nullopt;
+        if (!value || !InRange(spec, static_cast<double>(*value))) throw fail();
+        values.push_back(*value);
+      }
+      return values;
+    }
+  }
+  throw fail();
+}
+
+// Levenshtein distance, for "did you mean" hints.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string LastSegment(const std::string& key) {
+  const size_t dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+// The ConfigError for a key the schema does not have: a hint first (a close key, or the keys of
+// a section given a scalar), then every known key.
+ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
+                            const std::string& value) {
+  std::vector<std::string> known;
+  std::vector<std::string> section_keys;
+  std::string closest;
+  size_t closest_distance = std::string::npos;
+  for (const KeySpec& spec : schema.keys()) {
+    known.push_back(spec.key);
+    if (spec.key.rfind(key + ".", 0) == 0) section_keys.push_back(spec.key);
+    // A matching last segment ("pue" for "carbon.pue") counts as the closest possible match.
+    const size_t distance =
+        LastSegment(spec.key) == LastSegment(key) ? 0 : EditDistance(key, spec.key);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest = spec.key;
+    }
+  }
+  std::string hint = "unknown key; ";
+  if (!section_keys.empty()) {
+    hint += "'" + key + "' is a section, set its keys (" + Join(section_keys, ", ") + "); ";
+  } else if (closest_distance <= std::max<size_t>(2, key.size() / 3)) {
+    hint += "did you mean '" + closest + "'? ";
+  }
+  return ConfigError(key, value, hint + "known keys: " + Join(known, ", "));
+}
+
+// Flattens `node` given under `prefix` into dotted (key, leaf) pairs; a map is a section unless
+// the schema declares `prefix` itself as a key (then the map is that key's, wrong, value).
+void Flatten(const ConfigSchema& schema, const std::string& prefix, const YAML::Node& node,
+             const std::string& source, std::vector<KeyedNode>* out) {
+  if (!node.IsMap() || (!prefix.empty() && schema.Find(prefix) != nullptr)) {
+    out->emplace_back(prefix, node);
+    return;
+  }
+  for (const auto& item : node) {
+    if (!item.first.IsScalar() || item.first.Scalar().empty()) {
+      throw ConfigError(prefix.empty() ? source : prefix, NodeText(item.first),
+                        "map keys that are plain names, e.g. 'n_steps: 2048'");
+    }
+    const std::string key =
+        prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
+    Flatten(schema, key, item.second, source, out);
+  }
+}
+
+// Parses override or Set text as YAML. Errors: ConfigError(key, text, "valid YAML: ...").
+YAML::Node LoadYamlValue(const std::string& key, const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw ConfigError(key, text, "valid YAML: " + YamlErrorText(error));
+  }
+}
+
+YAML::Node LoadYamlFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  std::string problem;
+  if (!fs::exists(status)) {
+    problem = "no such file";
+  } else if (fs::is_directory(status)) {
+    problem = "it is a directory";
+  }
+  std::ifstream file(path);
+  if (problem.empty() && !file) problem = "cannot open it for reading";
+  if (!problem.empty()) {
+    throw ConfigError(path, "", "an existing, readable YAML file (" + problem + ")");
+  }
+  std::stringstream content;
+  content << file.rdbuf();
+  try {
+    return YAML::Load(content.str());
+  } catch (const YAML::Exception& error) {
+    throw ConfigError(path, "", "valid YAML: " + YamlErrorText(error));
+  }
+}
+
+bool IsReservedPlainWord(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // YAML 1.2 null/bool words, plus YAML 1.1 bools so that PyYAML reads the file the same way.
+  for (const char* word : {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n"}) {
+    if (lower == word) return true;
+  }
+  return false;
+}
+
+// A string as YAML text that reads back as the same string: plain when safe ("CartPole-v1",
+// "auto"), else double-quoted with escapes.
+std::string YamlString(const std::string& text) {
+  bool plain =
+      !text.empty() && !IsReservedPlainWord(text) &&
+      (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_' || text[0] == '/');
+  for (char c : text) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == '/')) {
+      plain = false;
+    }
+  }
+  if (plain) return text;
+  YAML::Emitter emitter;
+  emitter << YAML::DoubleQuoted << text;
+  return emitter.c_str();
+}
+
+std::string FormatValue(const Config::Value& value) {
+  if (const auto* v = std::get_if<int64_t>(&value)) return std::to_string(*v);
+  if (const auto* v = std::get_if<double>(&value)) {
+    std::string text = internal::FormatShortestDouble(*v);
+    // Mark floats as floats ("1.0", not "1") for the human reader; both load the same.
+    if (text.find_first_of(".en") == std::string::npos) text += ".0";
+    return text;
+  }
+  if (const auto* v = std::get_if<bool>(&value)) return *v ? "true" : "false";
+  if (const auto* v = std::get_if<std::string>(&value)) return YamlString(*v);
+  if (const auto* v = std::get_if<Schedule>(&value)) return v->ToString();
+  const auto& list = std::get<std::vector<int64_t>>(value);
+  std::vector<std::string> items;
+  for (int64_t item : list) items.push_back(std::to_string(item));
+  return "[" + Join(items, ", ") + "]";
+}
+
+bool IsValidSegment(const std::string& segment) {
+  if (segment.empty()) return false;
+  for (char c : segment) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+// Validates each (key, value) pair and stores it into `values`, marking it in `set`.
+// Errors: ConfigError for an unknown key or an invalid value; callers pass copies and commit
+// them only when this returns, so a failure leaves the Config unchanged.
+void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
+            std::vector<std::optional<Config::Value>>* values, std::vector<bool>* set) {
+  for (const KeyedNode& pair : pairs) {
+    const KeySpec* spec = schema.Find(pair.first);
+    if (spec == nullptr) throw UnknownKeyError(schema, pair.first, NodeText(pair.second));
+    const size_t index = static_cast<size_t>(spec - schema.keys().data());
+    (*values)[index] = ParseValue(*spec, pair.second);
+    (*set)[index] = true;
+  }
+}
+
+}  // namespace
+
+const char* ValueTypeName(ValueType type) {
+  switch (type) {
+    case ValueType::kInt:
+      return "int";
+    case ValueType::kFloat:
+      return "float";
+    case ValueType::kBool:
+      return "bool";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kSchedule:
+      return "schedule";
+    case ValueType::kIntList:
+      return "int_list";
+  }
+  return "unknown";
+}
+
+// ---------------------------------------------------------------------------------------------
+// ConfigSchema
+
+void ConfigSchema::Add(KeySpec spec) {
+  const std::vector<std::string> segments = SplitKey(spec.key);
+  GREENRL_CHECK(std::all_of(segments.begin(), segments.end(), IsValidSegment),
+                "config key '" + spec.key + "' must be dot-separated names of [A-Za-z0-9_-]");
+  GREENRL_CHECK(index_.count(spec.key) == 0, "config key '" + spec.key + "' declared twice");
+  for (const KeySpec& other : keys_) {
+    GREENRL_CHECK(
+        other.key.rfind(spec.key + ".", 0) != 0 && spec.key.rfind(other.key + ".", 0) != 0,
+        "config key '" + spec.key + "' and '" + other.key + "': a key cannot also be a section");
+  }
+  const bool ranged = spec.type == ValueType::kInt || spec.type == ValueType::kFloat ||
+                      spec.type == ValueType::kSchedule || spec.type == ValueType::kIntList;
+  GREENRL_CHECK(ranged || (!spec.min && !spec.max),
+                "config key '" + spec.key + "': min/max on a " + ValueTypeName(spec.type));
+  GREENRL_CHECK(spec.type == ValueType::kString || spec.choices.empty(),
+                "config key '" + spec.key + "': choices on a " + ValueTypeName(spec.type));
+  if (spec.default_yaml) {
+    try {
+      ParseValue(spec, YAML::Load(*spec.default_yaml));
+    } catch (const std::exception& error) {  // ConfigError or YAML::Exception
+      GREENRL_CHECK(false, "config key '" + spec.key + "': invalid default '" + *spec.default_yaml +
+                               "': " + error.what());
+    }
+  }
+  index_.emplace(spec.key, keys_.size());
+  keys_.push_back(std::move(spec));
+}
+
+const KeySpec* ConfigSchema::Find(const std::string& key) const {
+  const auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &keys_[it->second];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config
+
+Config::Config(const ConfigSchema& schema) : schema_(schema), entries_(schema.keys().size()) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const KeySpec& spec = schema_.keys()[i];
+    if (spec.default_yaml) entries_[i].value = ParseValue(spec, YAML::Load(*spec.default_yaml));
+  }
+}
+
+Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
+                    const std::vector<std::string>& set_overrides) {
+  Config config(schema);
+  std::vector<std::optional<Value>> values;
+  std::vector<bool> set;
+  for (const Entry& entry : config.entries_) {
+    values.push_back(entry.value);
+    set.push_back(entry.is_set);
+  }
+
+  if (!yaml_path.empty()) {
+    const YAML::Node root = LoadYamlFile(yaml_path);
+    if (!root.IsNull() && !root.IsMap()) {
+      throw ConfigError(yaml_path, root.IsSequence() ? "a sequence" : "a scalar",
+                        "a YAML map of keys, e.g. 'n_steps: 2048'");
+    }
+    std::vector<KeyedNode> pairs;
+    if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);
+    std::unordered_set<std::string> seen;
+    for (const KeyedNode& pair : pairs) {
+      if (!seen.insert(pair.first).second) {
+        throw ConfigError(pair.first, NodeText(pair.second),
+                          "one value per key (given twice in " + yaml_path + ")");
+      }
+    }
+    Assign(config.schema_, pairs, &values, &set);
+  }
+
+  for (const std::string& override_text : set_overrides) {
+    const size_t equals = override_text.find('=');
+    const std::string key =
+        equals == std::string::npos ? "" : Trim(override_text.substr(0, equals));
+    if (key.empty()) throw ConfigError("--set", override_text, "key=value");
+    const std::string value_text = override_text.substr(equals + 1);
+    std::vector<KeyedNode> pairs;
+    Flatten(config.schema_, key, LoadYamlValue(key, value_text), "--set", &pairs);
+    Assign(config.schema_, pairs, &values, &set);
+  }
+
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i]) throw ConfigError(config.schema_.keys()[i].key, "", "a value (required)");
+    config.entries_[i].value = std::move(values[i]);
+    config.entries_[i].is_set = set[i];
+  }
+  return config;
+}
+
+void Config::Set(const std::string& key, const std::string& yaml_text) {
+  std::vector<std::optional<Value>> values;
+  std::vector<bool> set;
+  for (const Entry& entry : entries_) {
+    values.push_back(entry.value);
+    set.push_back(entry.is_set);
+  }
+  std::vector<KeyedNode> pairs;
+  Flatten(schema_, key, LoadYamlValue(key, yaml_text), "Set", &pairs);
+  Assign(schema_, pairs, &values, &set);
+  for (size_t i = 0; i < values.size(); ++i) {
+    entries_[i].value = std::move(values[i]);
+    entries_[i].is_set = set[i];
+  }
+}
+
+const Config::Value& Config::Get(const std::string& key, ValueType type) const {
+  const KeySpec* spec = schema_.Find(key);
+  GREENRL_CHECK(spec != nullptr, "config key '" + key + "' is not in the schema");
+  GREENRL_CHECK(spec->type == type, "config key '" + key + "' is a " + ValueTypeName(spec->type) +
+                                        ", read as a " + ValueTypeName(type));
+  const Entry& entry = entries_[static_cast<size_t>(spec - schema_.keys().data())];
+  GREENRL_CHECK(entry.value.has_value(), "config key '" + key + "' has no value");
+  return *entry.value;
+}
+
+int64_t Config::GetInt(const std::string& key) const {
+  return std::get<int64_t>(Get(key, ValueType::kInt));
+}
+
+double Config::GetFloat(const std::string& key) const {
+  return std::get<double>(Get(key, ValueType::kFloat));
+}
+
+bool Config::GetBool(const std::string& key) const {
+  return std::get<bool>(Get(key, ValueType::kBool));
+}
+
+const std::string& Config::GetString(const std::string& key) const {
+  return std::get<std::string>(Get(key, ValueType::kString));
+}
+
+Schedule Config::GetSchedule(const std::string& key) const {
+  return std::get<Schedule>(Get(key, ValueType::kSchedule));
+}
+
+std::vector<int64_t> Config::GetIntList(const std::string& key) const {
+  return std::get<std::vector<int64_t>>(Get(key, ValueType::kIntList));
+}
+
+bool Config::IsSet(const std::string& key) const {
+  const KeySpec* spec = schema_.Find(key);
+  GREENRL_CHECK(spec != nullptr, "config key '" + key + "' is not in the schema");
+  return entries_[static_cast<size_t>(spec - schema_.keys().data())].is_set;
+}
+
+namespace {
+
+// Writes the keys `indices` (into schema.keys()) that share their first `depth` segments: one
+// line per key, a "name:" line per section, sections where their first key is declared.
+void EmitYaml(const std::vector<KeySpec>& specs, const std::vector<std::vector<std::string>>& paths,
+              const std::vector<std::string>& texts, const std::vector<size_t>& indices,
+              size_t depth, std::string* out) {
+  std::vector<std::string> order;  // segment names at this depth, first appearance first
+  std::unordered_map<std::string, std::vector<size_t>> groups;
+  for (size_t index : indices) {
+    const std::string& name = paths[index][depth];
+    if (groups.find(name) == groups.end()) order.push_back(name);
+    groups[name].push_back(index);
+  }
+  const std::string indent(2 * depth, ' ');
+  for (const std::string& name : order) {
+    const std::vector<size_t>& group = groups[name];
+    if (group.size() == 1 && paths[group[0]].size() == depth + 1) {
+      std::string doc = specs[group[0]].doc;
+      std::replace(doc.begin(), doc.end(), '\n', ' ');
+      *out += indent + name + ": " + texts[group[0]] + (doc.empty() ? "" : "  # " + doc) + "\n";
+    } else {
+      *out += indent + name + ":\n";
+      EmitYaml(specs, paths, texts, group, depth + 1, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::string Config::ToYaml() const {
+  const std::vector<KeySpec>& specs = schema_.keys();
+  std::vector<std::vector<std::string>> paths;
+  std::vector<std::string> texts;
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    paths.push_back(SplitKey(specs[i].key));
+    GREENRL_CHECK(entries_[i].value.has_value(), "config key '" + specs[i].key + "' unset");
+    texts.push_back(FormatValue(*entries_[i].value));
+    indices.push_back(i);
+  }
+  std::string out = "# greenrl resolved config: every key with its effective value\n";
+  EmitYaml(specs, paths, texts, indices, /*depth=*/0, &out);
+  return out;
+}
+
+}  // namespace greenrl

@@ -1,0 +1,162 @@
+// config.h: a validated, typed config tree for YAML presets in rl-baselines3-zoo style with
+// `--set key=value` overrides.
+//
+// A ConfigSchema declares every key once: its dotted name ("n_steps", "carbon.pue"), type, default,
+// one line of doc and the accepted range or choices (STYLE.md point 1, specs before dynamics).
+// It does not replace STYLE.md point 6: each algorithm keeps its flat, documented config struct;
+// its schema lists the struct's fields 1:1 as keys, and the struct is filled from a loaded Config
+// with the typed getters below, so YAML keys and --set overrides map onto its fields.
+// Config::Load reads a preset, applies overrides and validates every value against the schema
+// before returning, so that a bad value is a ConfigError naming the key, the value given and what
+// is accepted (STYLE.md "Errors") before any training starts. Config::ToYaml writes the resolved
+// config for the run directory; loading that file gives the same values back.
+//
+// YAML rules, in short:
+// - files are nested maps (`carbon: {pue: 1.2}`), flattened to dotted keys; a dotted key written
+//   literally at any level (`carbon.pue: 1.2`) is the same key;
+// - scalars are read with the YAML 1.2 core schema whatever their tag or quoting: ints
+//   `[-+]?[0-9]+`, floats incl. `1e5` (rl-zoo also writes `!!float 1e5`), bools `true`/`false`
+//   only (no YAML 1.1 `yes`/`on`), `.nan`/`.inf` recognised and rejected;
+// - an int key accepts a float that is integral (`1e5` -> 100000), never a fractional one;
+// - a YAML null (`key:` or `key: ~`) is not a value for any type.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "greenrl/core/schedule.h"
+
+namespace greenrl {
+
+// The type of a config value, which decides parsing, validation and the getter to use.
+enum class ValueType {
+  kInt,       // int64_t; GetInt
+  kFloat,     // finite double; GetFloat
+  kBool,      // true or false; GetBool
+  kString,    // any scalar text, or one of `choices`; GetString
+  kSchedule,  // a number or lin_<number> (schedule.h); GetSchedule
+  kIntList,   // a sequence of ints, e.g. [64, 64]; GetIntList
+};
+
+// Returns: the lower-case name of a type ("int", "float", "bool", "string", "schedule",
+// "int_list"), for docs and messages.
+const char* ValueTypeName(ValueType type);
+
+// The declaration of one config key.
+struct KeySpec {
+  // Dotted key, e.g. "n_steps", "carbon.pue". Segments are non-empty; a key is never also the
+  // section of another key ("carbon" and "carbon.pue" cannot both exist).
+  std::string key;
+  ValueType type = ValueType::kString;
+  // The default as YAML text ("2048", "lin_3e-4", "[64, 64]", "auto"); nullopt: the key is
+  // required and Load fails when neither the file nor an override gives it.
+  std::optional<std::string> default_yaml;
+  // One line saying what the key means, with its unit.
+  std::string doc;
+  // Inclusive bounds for kInt, kFloat, kIntList (each element) and kSchedule (its initial
+  // value); min_exclusive makes the lower bound strict ("a number > 0").
+  std::optional<double> min;
+  std::optional<double> max;
+  bool min_exclusive = false;
+  // For kString only: the accepted values; empty = any text.
+  std::vector<std::string> choices;
+};
+
+// The set of keys a Config accepts, in declaration order. Build it once, then read it from any
+// number of threads.
+class ConfigSchema {
+ public:
+  // Declares a key.
+  // Args: spec: the key's declaration; its default, if any, must itself be valid.
+  // Errors: InternalError (GREENRL_CHECK) on a programming bug: empty or malformed key, a key
+  //   declared twice, a key that is also a section of another, bounds or choices on a type that
+  //   has none, or an invalid default.
+  void Add(KeySpec spec);
+
+  // Returns: the declaration of `key`, or nullptr when the schema has no such key.
+  const KeySpec* Find(const std::string& key) const;
+
+  // Returns: every declaration, in the order they were added.
+  const std::vector<KeySpec>& keys() const { return keys_; }
+
+ private:
+  std::vector<KeySpec> keys_;
+  std::unordered_map<std::string, size_t> index_;  // key -> position in keys_
+};
+
+// A resolved config: every key of its schema with a validated value. Const methods are safe to
+// call from any number of threads; Set is not.
+class Config {
+ public:
+  // Loads and validates a config.
+  // Args: schema: the accepted keys (copied into the Config);
+  //       yaml_path: a YAML preset (a map, possibly nested); empty: defaults and overrides only;
+  //       set_overrides: "key=value" texts from --set, applied in order after the file (the last
+  //       one wins); the value is YAML ("64", "lin_0.001", "[64, 64]", "{pue: 1.2}" for a section).
+  // Returns: the config, with every key of the schema given a value.
+  // Errors: ConfigError, before returning, for:
+  //   a missing or unreadable file: (yaml_path, "", "an existing, readable YAML file (<reason>)");
+  //   malformed YAML: (yaml_path, "", "valid YAML: error at line L, column C: <what>");
+  //   a file that is not a map: (yaml_path, "<kind>", "a YAML map of keys, e.g. 'n_steps: 2048'");
+  //   the same key twice in the file: (key, value, "one value per key (given twice in <path>)");
+  //   an override without '=' or with an empty key: ("--set", text, "key=value");
+  //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ...");
+  //   a value of the wrong type or out of range: (key, value, "an integer >= 1"), ("a number in
+  //     [0, 1]"), ("a finite number > 0" for .nan/.inf), ("true or false"), ("one of: a, b"), ...;
+  //   a required key nobody gave: (key, "", "a value (required)").
+  static Config Load(const ConfigSchema& schema, const std::string& yaml_path,
+                     const std::vector<std::string>& set_overrides);
+
+  // Sets one key (or a section's keys, when yaml_text is a map) with the same parsing and
+  // validation as a --set override; the key counts as explicitly set.
+  // Args: key: dotted key, or a section name when yaml_text is a map; yaml_text: YAML value.
+  // Errors: ConfigError as for Load's overrides; the config is unchanged when it throws.
+  void Set(const std::string& key, const std::string& yaml_text);
+
+  // Typed getters.
+  // Args: key: a key of the schema declared with the matching ValueType.
+  // Returns: its effective value (file or override, else default).
+  // Errors: InternalError (GREENRL_CHECK) when the key is not in the schema or has another
+  //   type: a programming bug, never a user error.
+  int64_t GetInt(const std::string& key) const;
+  double GetFloat(const std::string& key) const;
+  bool GetBool(const std::string& key) const;
+  const std::string& GetString(const std::string& key) const;
+  Schedule GetSchedule(const std::string& key) const;
+  std::vector<int64_t> GetIntList(const std::string& key) const;
+
+  // Returns: true when the file, an override or Set gave `key`; false when it has its default.
+  // Errors: InternalError when the key is not in the schema.
+  bool IsSet(const std::string& key) const;
+
+  // Returns: the resolved config as YAML: a comment line, then every key of the schema with its
+  //   effective value, nested back into maps (`carbon:\n  pue: 1.2`) in schema order (a section
+  //   sits where its first key is declared). Floats use the shortest text that parses back to the
+  //   same double, schedules "lin_0.001", strings are quoted when plain YAML would misread them.
+  //   Load(ToYaml()) gives equal values.
+  std::string ToYaml() const;
+
+  // Returns: the schema this config was loaded with.
+  const ConfigSchema& schema() const { return schema_; }
+
+  // One typed value; the alternative is fixed by the key's ValueType.
+  using Value = std::variant<int64_t, double, bool, std::string, Schedule, std::vector<int64_t>>;
+
+ private:
+  struct Entry {
+    std::optional<Value> value;  // nullopt only while loading a required key
+    bool is_set = false;
+  };
+
+  explicit Config(const ConfigSchema& schema);
+  const Value& Get(const std::string& key, ValueType type) const;
+
+  ConfigSchema schema_;
+  std::vector<Entry> entries_;  // parallel to schema_.keys()
+};
+
+}  // namespace greenrl
