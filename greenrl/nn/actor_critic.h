@@ -1,0 +1,63 @@
+// actor_critic.h: SB3's MlpPolicy for discrete actions: separate actor and critic MLPs
+// (net_arch pi=[64, 64], vf=[64, 64], tanh), an action head of num_actions logits and a value
+// head of 1, with orthogonal init (gains sqrt(2) hidden, 0.01 action head, 1 value head; SB3
+// ActorCriticPolicy._init_weights / ortho_init). Torch-free: parameters live in one flat
+// float32 buffer laid out as [actor MLP | critic MLP] (fused_mlp.h's layout), so Adam, gradient
+// clipping and a future all-reduce each run over one buffer.
+//
+// actor_critic_module.h gives the LibTorch view of the same buffer (the autograd path).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "greenrl/core/rng.h"
+#include "greenrl/nn/fused_mlp.h"
+
+namespace greenrl::nn {
+
+// Shape of the policy. Field names follow SB3's policy_kwargs.
+struct ActorCriticSpec {
+  int obs_dim = 0;                    // observation size (Box shape [obs_dim])
+  int num_actions = 0;                // Discrete(n)
+  std::vector<int> pi_arch{64, 64};   // actor hidden sizes (net_arch.pi)
+  std::vector<int> vf_arch{64, 64};   // critic hidden sizes (net_arch.vf)
+  Activation activation = Activation::kTanh;  // activation_fn
+  bool ortho_init = true;             // SB3 ortho_init
+
+  MlpSpec actor_spec() const;   // [obs_dim, pi_arch..., num_actions]
+  MlpSpec critic_spec() const;  // [obs_dim, vf_arch..., 1]
+};
+
+// Flat parameters (and gradients) of an actor-critic. Not thread-safe.
+class ActorCriticParams {
+ public:
+  explicit ActorCriticParams(ActorCriticSpec spec);
+
+  const ActorCriticSpec& spec() const { return spec_; }
+  int64_t num_params() const { return static_cast<int64_t>(params_.size()); }
+  int64_t actor_num_params() const { return actor_num_params_; }
+
+  // Orthogonal init as SB3 (gains above, biases 0) when spec.ortho_init, else PyTorch's
+  // nn.Linear default U(-1/sqrt(in), 1/sqrt(in)) for weights and biases.
+  void Initialize(Rng& rng);
+
+  // float32 [num_params]: actor parameters first, then critic parameters.
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  float* actor_params() { return params_.data(); }
+  float* critic_params() { return params_.data() + actor_num_params_; }
+  // float32 [num_params], same layout.
+  float* grads() { return grads_.data(); }
+  float* actor_grads() { return grads_.data(); }
+  float* critic_grads() { return grads_.data() + actor_num_params_; }
+  void ZeroGrads();
+
+ private:
+  ActorCriticSpec spec_;
+  int64_t actor_num_params_;
+  std::vector<float> params_;
+  std::vector<float> grads_;
+};
+
+}  // namespace greenrl::nn

@@ -1,0 +1,32 @@
+// actor_critic_module.h: the LibTorch view of an ActorCriticParams buffer (holder idiom,
+// ../shared/STYLE.md point 9): every torch::nn::Linear weight and bias is a view into the flat
+// parameter buffer and its .grad a view into the flat gradient buffer, so the autograd path
+// and the fused path read and write the same memory.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/pimpl.h>
+
+#include <utility>
+
+#include "greenrl/nn/actor_critic.h"
+
+namespace greenrl::nn {
+
+class ActorCriticModuleImpl : public torch::nn::Module {
+ public:
+  // Binds to params; params must outlive the module and keep its buffers in place.
+  explicit ActorCriticModuleImpl(ActorCriticParams& params);
+
+  // obs: float32 [batch, obs_dim]. Returns (logits float32 [batch, num_actions],
+  // values float32 [batch]).
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs);
+
+ private:
+  torch::nn::Sequential pi_{nullptr};
+  torch::nn::Sequential vf_{nullptr};
+};
+TORCH_MODULE(ActorCriticModule);
+
+}  // namespace greenrl::nn

@@ -1,0 +1,23 @@
+// categorical.h: the categorical distribution over discrete actions, parameterised by logits
+// (SB3's CategoricalDistribution / torch.distributions.Categorical), on raw float32 rows.
+#pragma once
+
+#include <cstdint>
+
+#include "greenrl/core/rng.h"
+
+namespace greenrl::nn {
+
+// log_softmax of one row: out[k] = logits[k] - max - log(sum_j exp(logits[j] - max)).
+// logits, out: float32 [n]. Returns the entropy H = -sum_k p_k log p_k (nats) of the row.
+double LogSoftmaxRow(const float* logits, int n, float* out_log_probs);
+
+// Draws k ~ Categorical(exp(log_probs)) by inverse CDF with one uniform from rng.
+// log_probs: float32 [n], normalised. Returns k in [0, n).
+int64_t SampleCategorical(const float* log_probs, int n, Rng& rng);
+
+// argmax of logits float32 [n] (the deterministic action); ties go to the lowest index, as
+// torch.argmax does.
+int64_t ArgmaxRow(const float* logits, int n);
+
+}  // namespace greenrl::nn

@@ -1,0 +1,51 @@
+#include "greenrl/nn/flat_optim.h"
+
+#include <cmath>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::nn {
+
+FlatAdam::FlatAdam(int64_t num_params, AdamOptions options)
+    : options_(options), exp_avg_(num_params, 0.0f), exp_avg_sq_(num_params, 0.0f) {
+  GREENRL_CHECK(num_params >= 0, "num_params must be >= 0");
+}
+
+void FlatAdam::Step(float* params, const float* grads, double lr) {
+  ++step_count_;
+  const double bias_correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_count_));
+  const double bias_correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_count_));
+  const float b1 = static_cast<float>(options_.beta1);
+  const float one_minus_b1 = static_cast<float>(1.0 - options_.beta1);
+  const float b2 = static_cast<float>(options_.beta2);
+  const float one_minus_b2 = static_cast<float>(1.0 - options_.beta2);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bias_correction2));
+  const float eps = static_cast<float>(options_.eps);
+  const float step_size = static_cast<float>(lr / bias_correction1);
+  float* m = exp_avg_.data();
+  float* v = exp_avg_sq_.data();
+  const int64_t n = num_params();
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grads[i];
+    m[i] = m[i] * b1 + one_minus_b1 * g;
+    v[i] = v[i] * b2 + one_minus_b2 * g * g;
+    const float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
+    params[i] -= step_size * (m[i] / denom);
+  }
+}
+
+double ClipGradNorm(float* grads, int64_t n, double max_norm) {
+  double sum_sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(grads[i]) * grads[i];
+  const double total = std::sqrt(sum_sq);
+  if (max_norm > 0.0 && std::isfinite(max_norm)) {
+    const double coef = max_norm / (total + 1e-6);
+    if (coef < 1.0) {
+      const float c = static_cast<float>(coef);
+      for (int64_t i = 0; i < n; ++i) grads[i] *= c;
+    }
+  }
+  return total;
+}
+
+}  // namespace greenrl::nn

@@ -1,0 +1,51 @@
+// flat_optim.h: Adam and gradient-norm clipping over one flat float32 buffer, so an optimiser
+// step is one pass over memory instead of a handful of LibTorch ops per parameter tensor.
+// Semantics follow LibTorch 1.13's torch::optim::Adam (no weight decay, no amsgrad) and
+// torch.nn.utils.clip_grad_norm_; flat_optim_test.cc checks both against LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace greenrl::nn {
+
+// Adam hyperparameters. Defaults are PyTorch's except eps: SB3's ActorCriticPolicy passes
+// eps=1e-5 to Adam (stable_baselines3/common/policies.py), and so does greenrl's PPO.
+struct AdamOptions {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+// Adam (Kingma and Ba, 2015) with PyTorch's bias correction:
+//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  t += 1
+//   p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+class FlatAdam {
+ public:
+  FlatAdam(int64_t num_params, AdamOptions options);
+
+  // One update of params (float32 [num_params]) with grads (float32 [num_params]) at learning
+  // rate lr (>= 0).
+  void Step(float* params, const float* grads, double lr);
+
+  int64_t num_params() const { return static_cast<int64_t>(exp_avg_.size()); }
+  int64_t step_count() const { return step_count_; }
+  const AdamOptions& options() const { return options_; }
+  // First and second moment estimates, float32 [num_params] each (checkpointed).
+  std::vector<float>& exp_avg() { return exp_avg_; }
+  std::vector<float>& exp_avg_sq() { return exp_avg_sq_; }
+  void set_step_count(int64_t step_count) { step_count_ = step_count; }
+
+ private:
+  AdamOptions options_;
+  int64_t step_count_ = 0;
+  std::vector<float> exp_avg_;
+  std::vector<float> exp_avg_sq_;
+};
+
+// torch.nn.utils.clip_grad_norm_ (PyTorch 1.13) over one flat buffer: total = ||grads||_2 (over
+// all entries), coef = max_norm / (total + 1e-6), grads *= min(coef, 1). Returns the total norm
+// before clipping. max_norm <= 0 or infinite disables clipping (the norm is still returned).
+double ClipGradNorm(float* grads, int64_t n, double max_norm);
+
+}  // namespace greenrl::nn

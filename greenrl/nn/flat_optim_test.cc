@@ -1,0 +1,49 @@
+// FlatAdam and ClipGradNorm against torch::optim::Adam and clip_grad_norm_ (LibTorch 1.13).
+#include "greenrl/nn/flat_optim.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "greenrl/core/rng.h"
+
+namespace greenrl::nn {
+namespace {
+
+TEST(FlatAdamTest, MatchesTorchAdamOverSeveralSteps) {
+  const int n = 300;
+  Rng rng(5);
+  std::vector<float> params(n), grads(n);
+  for (float& p : params) p = static_cast<float>(rng.Normal());
+  auto p_t = torch::from_blob(params.data(), {n}, torch::kFloat32).clone().requires_grad_(true);
+  torch::optim::Adam torch_adam({p_t}, torch::optim::AdamOptions(1e-3).eps(1e-5));
+  FlatAdam adam(n, AdamOptions{0.9, 0.999, 1e-5});
+  for (int step = 0; step < 20; ++step) {
+    for (float& g : grads) g = static_cast<float>(rng.Normal() * (step + 1));
+    p_t.mutable_grad() = torch::from_blob(grads.data(), {n}, torch::kFloat32).clone();
+    torch_adam.step();
+    adam.Step(params.data(), grads.data(), 1e-3);
+  }
+  EXPECT_EQ(adam.step_count(), 20);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_NEAR(params[i], p_t[i].item<float>(), 1e-6) << i;
+  }
+}
+
+TEST(ClipGradNormTest, MatchesTorchAndReturnsTotalNorm) {
+  std::vector<float> g = {3.0f, 4.0f, 0.0f, 12.0f};  // norm 13
+  auto t = torch::tensor({3.0f, 4.0f, 0.0f, 12.0f}).requires_grad_(true);
+  t.mutable_grad() = t.detach().clone();
+  const double torch_norm = torch::nn::utils::clip_grad_norm_({t}, 0.5);
+  const double norm = ClipGradNorm(g.data(), 4, 0.5);
+  EXPECT_DOUBLE_EQ(norm, 13.0);
+  EXPECT_NEAR(norm, torch_norm, 1e-5);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(g[i], t.grad()[i].item<float>(), 1e-7);
+  // Below the threshold nothing changes.
+  std::vector<float> small = {0.1f, 0.2f};
+  ClipGradNorm(small.data(), 2, 0.5);
+  EXPECT_FLOAT_EQ(small[0], 0.1f);
+  EXPECT_FLOAT_EQ(small[1], 0.2f);
+}
+
+}  // namespace
+}  // namespace greenrl::nn

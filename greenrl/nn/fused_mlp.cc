@@ -1,0 +1,126 @@
+#include "greenrl/nn/fused_mlp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "greenrl/core/errors.h"
+
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c,
+                       const int* ldc);
+
+namespace greenrl::nn {
+
+Activation ParseActivation(const std::string& field, const std::string& text) {
+  if (text == "tanh") return Activation::kTanh;
+  if (text == "relu") return Activation::kReLU;
+  throw ConfigError(field, text, "one of: tanh, relu");
+}
+
+const char* ToString(Activation activation) {
+  return activation == Activation::kTanh ? "tanh" : "relu";
+}
+
+int64_t MlpSpec::num_params() const { return weight_offset(num_layers()); }
+
+int64_t MlpSpec::weight_offset(int layer) const {
+  int64_t offset = 0;
+  for (int l = 0; l < layer; ++l) {
+    offset += static_cast<int64_t>(sizes[l + 1]) * (sizes[l] + 1);
+  }
+  return offset;
+}
+
+int64_t MlpSpec::bias_offset(int layer) const {
+  return weight_offset(layer) + static_cast<int64_t>(sizes[layer + 1]) * sizes[layer];
+}
+
+namespace blas {
+void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  sgemm_(&trans_a, &trans_b, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+}  // namespace blas
+
+FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_batch_(max_batch) {
+  GREENRL_CHECK(spec_.sizes.size() >= 2, "an MLP needs at least [in, out] sizes");
+  GREENRL_CHECK(max_batch_ >= 1, "max_batch must be >= 1");
+  int max_width = 0;
+  for (int s : spec_.sizes) {
+    GREENRL_CHECK(s >= 1, "layer sizes must be >= 1");
+    max_width = std::max(max_width, s);
+  }
+  act_.resize(spec_.num_layers());
+  for (int l = 0; l < spec_.num_layers(); ++l) {
+    act_[l].assign(static_cast<size_t>(max_batch_) * spec_.sizes[l + 1], 0.0f);
+  }
+  delta_a_.assign(static_cast<size_t>(max_batch_) * max_width, 0.0f);
+  delta_b_.assign(static_cast<size_t>(max_batch_) * max_width, 0.0f);
+}
+
+// Row-major Y [B, out] = X [B, in] W^T + b. Viewed column-major, Y^T = W X^T with W^T stored as
+// an [in, out] column-major matrix: sgemm('T', 'N', out, B, in).
+const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
+  GREENRL_CHECK(batch >= 1 && batch <= max_batch_, "batch outside [1, max_batch]");
+  batch_ = batch;
+  x_ = x;
+  const float* input = x;
+  const int last = spec_.num_layers() - 1;
+  for (int l = 0; l <= last; ++l) {
+    const int in = spec_.sizes[l];
+    const int out = spec_.sizes[l + 1];
+    const float* w = params + spec_.weight_offset(l);
+    const float* b = params + spec_.bias_offset(l);
+    float* y = act_[l].data();
+    for (int i = 0; i < batch; ++i) std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
+    blas::Sgemm('T', 'N', out, batch, in, 1.0f, w, in, input, in, 1.0f, y, out);
+    if (l < last) {
+      const size_t n = static_cast<size_t>(batch) * out;
+      if (spec_.activation == Activation::kTanh) {
+        for (size_t j = 0; j < n; ++j) y[j] = std::tanh(y[j]);
+      } else {
+        for (size_t j = 0; j < n; ++j) y[j] = y[j] > 0.0f ? y[j] : 0.0f;
+      }
+    }
+    input = y;
+  }
+  return act_[last].data();
+}
+
+// For each layer from the last: dW += dY^T X (sgemm('N', 'T', in, out, B) column-major),
+// db += column sums of dY, dX = dY W (sgemm('N', 'N', in, B, out)), then the activation's
+// derivative: tanh' = 1 - h^2, relu' = [h > 0].
+void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) {
+  GREENRL_CHECK(batch_ >= 1 && x_ != nullptr, "Backward called before Forward");
+  const int batch = batch_;
+  const float* delta = grad_y;
+  float* next_delta = delta_a_.data();
+  for (int l = spec_.num_layers() - 1; l >= 0; --l) {
+    const int in = spec_.sizes[l];
+    const int out = spec_.sizes[l + 1];
+    const float* input = l == 0 ? x_ : act_[l - 1].data();
+    float* gw = grads + spec_.weight_offset(l);
+    float* gb = grads + spec_.bias_offset(l);
+    blas::Sgemm('N', 'T', in, out, batch, 1.0f, input, in, delta, out, 1.0f, gw, in);
+    for (int i = 0; i < batch; ++i) {
+      const float* row = delta + static_cast<size_t>(i) * out;
+      for (int j = 0; j < out; ++j) gb[j] += row[j];
+    }
+    if (l == 0) break;
+    const float* w = params + spec_.weight_offset(l);
+    blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, next_delta, in);
+    const float* h = act_[l - 1].data();
+    const size_t n = static_cast<size_t>(batch) * in;
+    if (spec_.activation == Activation::kTanh) {
+      for (size_t j = 0; j < n; ++j) next_delta[j] *= 1.0f - h[j] * h[j];
+    } else {
+      for (size_t j = 0; j < n; ++j) next_delta[j] = h[j] > 0.0f ? next_delta[j] : 0.0f;
+    }
+    delta = next_delta;
+    next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
+  }
+}
+
+}  // namespace greenrl::nn

@@ -1,0 +1,76 @@
+// fused_mlp.h: a multilayer perceptron evaluated and differentiated by hand on flat float32
+// buffers with direct BLAS calls (sgemm_), for the small networks of RL (e.g. SB3's MlpPolicy,
+// [64, 64] tanh). LibTorch eager costs several microseconds of dispatch per op; a PPO update of
+// two such networks is ~60 ops, so at batch 256 dispatch, not arithmetic, dominates. This path
+// runs one GEMM per layer and direction and nothing else, and is checked against LibTorch
+// autograd in fused_mlp_test.cc.
+//
+// Parameter layout (the same as a stack of torch::nn::Linear, so LibTorch modules can view it):
+//   for each layer l: W_l float32 [out_l, in_l] row-major, then b_l float32 [out_l].
+// Hidden layers apply the activation; the last layer is linear.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace greenrl::nn {
+
+// Hidden-layer activation. Source: SB3 MlpPolicy's activation_fn (default nn.Tanh).
+enum class Activation { kTanh, kReLU };
+
+// Parses "tanh" / "relu"; throws greenrl::ConfigError(field, text, "one of: tanh, relu").
+Activation ParseActivation(const std::string& field, const std::string& text);
+const char* ToString(Activation activation);
+
+// The shape of an MLP: sizes = [in, hidden..., out] (at least [in, out]).
+struct MlpSpec {
+  std::vector<int> sizes;
+  Activation activation = Activation::kTanh;
+
+  int num_layers() const { return static_cast<int>(sizes.size()) - 1; }
+  int in_dim() const { return sizes.front(); }
+  int out_dim() const { return sizes.back(); }
+  // Number of float32 parameters (weights and biases).
+  int64_t num_params() const;
+  // Offset of W_l and of b_l in the flat parameter buffer.
+  int64_t weight_offset(int layer) const;
+  int64_t bias_offset(int layer) const;
+};
+
+// Forward and backward of one MLP for batches of up to max_batch rows. Owns its activation
+// workspace (allocated once, in the constructor); parameters and gradients live outside.
+// Thread-safety: one instance per thread (the workspace is mutable state).
+class FusedMlp {
+ public:
+  // Errors: GREENRL_CHECK on an MlpSpec with fewer than 2 sizes, a size < 1 or max_batch < 1.
+  FusedMlp(MlpSpec spec, int max_batch);
+
+  const MlpSpec& spec() const { return spec_; }
+  int max_batch() const { return max_batch_; }
+
+  // y = MLP(x). params: float32 [num_params]; x: float32 [batch, in_dim], which must stay
+  // valid and unchanged until Backward. Returns float32 [batch, out_dim] inside the workspace,
+  // valid until the next Forward. Errors: GREENRL_CHECK when batch is not in [1, max_batch].
+  const float* Forward(const float* params, const float* x, int batch);
+
+  // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) and ADDS
+  // dL/dparams into grads (float32 [num_params]). Does not compute dL/dx.
+  void Backward(const float* params, const float* grad_y, float* grads);
+
+ private:
+  MlpSpec spec_;
+  int max_batch_;
+  int batch_ = 0;
+  const float* x_ = nullptr;
+  std::vector<std::vector<float>> act_;  // per layer l: float32 [max_batch, out_l]
+  std::vector<float> delta_a_, delta_b_;  // float32 [max_batch, max width]
+};
+
+namespace blas {
+// C = alpha * op(A) * op(B) + beta * C in BLAS's column-major convention (Fortran sgemm_).
+void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc);
+}  // namespace blas
+
+}  // namespace greenrl::nn
