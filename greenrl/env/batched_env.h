@@ -1,0 +1,149 @@
+// batched_env.h: the per-env-type interface that VecEnv steps, and the adapter that turns any
+// single-env class into one.
+//
+// EnvPool style: VecEnv owns the struct-of-arrays buffers; a BatchedEnv owns N copies of one env
+// type and writes rows [begin, end) of those buffers. The virtual call happens once per row range
+// (per worker thread), not once per env. Same-step autoreset (SB3 DummyVecEnv, ../shared/DESIGN.md
+// "Environments") and the episode statistics live here, once, for every env type.
+//
+// A single-env class `E` plugs in through BatchedEnvOf<E> when it provides (CartPole is the model):
+//   using Action = int64_t;            // Discrete spaces; for Box spaces `const float*` reading
+//                                      //   float32 [kActDim], plus `static constexpr int kActDim`
+//   static constexpr int kObsDim;      // == Spec().obs_dim()
+//   using StepResult = env::StepResult<kObsDim>;
+//   static const EnvSpec& Spec();
+//   E();                               // default-constructible
+//   std::array<float, kObsDim> Reset(uint64_t seed);  // reseeds the env's own Rng, then resets
+//   std::array<float, kObsDim> Reset();               // resets, continuing the env's own Rng
+//   StepResult Step(Action action);    // applies the spec's TimeLimit itself (like gymnasium.make)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "greenrl/core/rng.h"
+#include "greenrl/env/spaces.h"
+
+namespace greenrl::env {
+
+// What a single env's Step returns (Gymnasium's (obs, reward, terminated, truncated) minus info).
+template <int ObsDim>
+struct StepResult {
+  std::array<float, ObsDim> obs{};  // float32 [ObsDim], the observation after the step
+  double reward = 0.0;              // reward of this step
+  bool terminated = false;          // the MDP reached a terminal state
+  bool truncated = false;           // the TimeLimit ended the episode (steps since reset >= limit)
+};
+
+// Raw views of VecEnv's buffers (N = num_envs). VecEnv owns the memory; a BatchedEnv only writes
+// the rows it is given. Pointers stay valid for the VecEnv's lifetime.
+struct VecBuffers {
+  const int64_t* discrete_actions = nullptr;  // int64 [N]; null for Box action spaces
+  const float* continuous_actions = nullptr;  // float32 [N, act_dim]; null for Discrete spaces
+  float* obs = nullptr;                       // float32 [N, obs_dim]
+  float* reward = nullptr;                    // float32 [N]
+  uint8_t* terminated = nullptr;              // uint8 [N], 0 or 1
+  uint8_t* truncated = nullptr;               // uint8 [N], 0 or 1
+  float* final_obs = nullptr;                 // float32 [N, obs_dim]
+  float* episode_return = nullptr;            // float32 [N]
+  int32_t* episode_length = nullptr;          // int32 [N], steps
+};
+
+// N copies of one env type, stepped by row range. Implementations must let different threads call
+// ResetRows/StepRows concurrently on disjoint row ranges.
+class BatchedEnv {
+ public:
+  virtual ~BatchedEnv() = default;
+
+  // The env type's static spec.
+  virtual const EnvSpec& spec() const = 0;
+  // Number of copies N.
+  virtual int num_envs() const = 0;
+
+  // Resets rows [begin, end): row i reseeds its own generator with DeriveSeed(seed, i), so the
+  // result does not depend on how rows are split across threads. Writes obs[i]; clears reward,
+  // terminated, truncated, episode_return and episode_length; final_obs[i] = obs[i].
+  virtual void ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) = 0;
+
+  // Steps rows [begin, end) with the actions in `buffers`, with same-step autoreset: where row i
+  // ends (terminated or truncated), final_obs[i] gets the terminal observation, obs[i] the first
+  // observation of the next episode (reset from row i's own generator), and episode_return[i] /
+  // episode_length[i] the finished episode's return and length. Elsewhere final_obs[i] = obs[i]
+  // and both statistics are 0. Errors: whatever the env's Step throws (e.g. std::invalid_argument
+  // for an invalid action); rows before the failing one have been stepped.
+  virtual void StepRows(int begin, int end, const VecBuffers& buffers) = 0;
+};
+
+// BatchedEnv over a single-env class E (see the requirements at the top of this file).
+template <typename E>
+class BatchedEnvOf final : public BatchedEnv {
+ public:
+  static constexpr int kObsDim = E::kObsDim;
+
+  // Args: num_envs: N >= 1 default-constructed copies of E.
+  explicit BatchedEnvOf(int num_envs)
+      : envs_(num_envs), running_return_(num_envs, 0.0), running_length_(num_envs, 0) {}
+
+  const EnvSpec& spec() const override { return E::Spec(); }
+  int num_envs() const override { return static_cast<int>(envs_.size()); }
+
+  void ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) override {
+    for (int i = begin; i < end; ++i) {
+      const std::array<float, kObsDim> obs = envs_[i].Reset(DeriveSeed(seed, i));
+      WriteRow(obs, buffers.obs, i);
+      WriteRow(obs, buffers.final_obs, i);
+      buffers.reward[i] = 0.0f;
+      buffers.terminated[i] = 0;
+      buffers.truncated[i] = 0;
+      buffers.episode_return[i] = 0.0f;
+      buffers.episode_length[i] = 0;
+      running_return_[i] = 0.0;
+      running_length_[i] = 0;
+    }
+  }
+
+  void StepRows(int begin, int end, const VecBuffers& buffers) override {
+    for (int i = begin; i < end; ++i) {
+      const typename E::StepResult result = envs_[i].Step(ActionAt(buffers, i));
+      buffers.reward[i] = static_cast<float>(result.reward);
+      buffers.terminated[i] = result.terminated ? 1 : 0;
+      buffers.truncated[i] = result.truncated ? 1 : 0;
+      WriteRow(result.obs, buffers.final_obs, i);
+      running_return_[i] += result.reward;
+      running_length_[i] += 1;
+      if (result.terminated || result.truncated) {
+        buffers.episode_return[i] = static_cast<float>(running_return_[i]);
+        buffers.episode_length[i] = running_length_[i];
+        running_return_[i] = 0.0;
+        running_length_[i] = 0;
+        WriteRow(envs_[i].Reset(), buffers.obs, i);
+      } else {
+        buffers.episode_return[i] = 0.0f;
+        buffers.episode_length[i] = 0;
+        WriteRow(result.obs, buffers.obs, i);
+      }
+    }
+  }
+
+ private:
+  static void WriteRow(const std::array<float, kObsDim>& row, float* dst, int i) {
+    std::memcpy(dst + static_cast<int64_t>(i) * kObsDim, row.data(), sizeof(float) * kObsDim);
+  }
+
+  static typename E::Action ActionAt(const VecBuffers& buffers, int i) {
+    if constexpr (std::is_same_v<typename E::Action, int64_t>) {
+      return buffers.discrete_actions[i];
+    } else {
+      return buffers.continuous_actions + static_cast<int64_t>(i) * E::kActDim;
+    }
+  }
+
+  std::vector<E> envs_;                  // one env per row
+  std::vector<double> running_return_;   // float64 [N], return of the running episode so far
+  std::vector<int32_t> running_length_;  // int32 [N], steps of the running episode so far
+};
+
+}  // namespace greenrl::env

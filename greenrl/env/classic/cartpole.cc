@@ -1,0 +1,114 @@
+#include "greenrl/env/classic/cartpole.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::env {
+namespace {
+
+CartPole::Observation ToObservation(const CartPole::State& s) {
+  return {static_cast<float>(s[0]), static_cast<float>(s[1]), static_cast<float>(s[2]),
+          static_cast<float>(s[3])};
+}
+
+EnvSpec MakeSpec() {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float x_high = static_cast<float>(CartPole::kXThreshold * 2);
+  const float theta_high = static_cast<float>(CartPole::kThetaThresholdRad * 2);
+  EnvSpec spec;
+  spec.id = "CartPole-v1";
+  spec.observation_space.high = {x_high, kInf, theta_high, kInf};
+  spec.observation_space.low = {-x_high, -kInf, -theta_high, -kInf};
+  spec.observation_space.shape = {CartPole::kObsDim};
+  spec.action_space = Discrete{2};
+  spec.max_episode_steps = CartPole::kMaxEpisodeSteps;
+  spec.reward_threshold = CartPole::kRewardThreshold;
+  return spec;
+}
+
+}  // namespace
+
+const EnvSpec& CartPole::Spec() {
+  static const EnvSpec spec = MakeSpec();
+  return spec;
+}
+
+CartPole::CartPole(uint64_t seed) : rng_(seed) {}
+
+CartPole::Observation CartPole::Reset(uint64_t seed) {
+  rng_.Seed(seed);
+  return Reset();
+}
+
+CartPole::Observation CartPole::Reset() {
+  for (double& v : state_) v = rng_.Uniform(kResetLow, kResetHigh);
+  has_reset_ = true;
+  elapsed_steps_ = 0;
+  steps_beyond_terminated_ = -1;
+  return ToObservation(state_);
+}
+
+void CartPole::SetState(const double state[4]) {
+  for (int i = 0; i < 4; ++i) state_[i] = state[i];
+}
+
+CartPole::StepResult CartPole::Step(Action action) {
+  if (action != 0 && action != 1) {
+    throw std::invalid_argument("CartPole-v1: invalid action " + std::to_string(action) +
+                                "; expected 0 or 1");
+  }
+  GREENRL_CHECK(has_reset_, "CartPole::Step() called before Reset()");
+
+  // Gymnasium 1.0.0 CartPoleEnv.step, term by term in the same order (see the README of
+  // ../shared/testdata/classic_control/ for why the order matters).
+  const double x = state_[0];
+  const double x_dot = state_[1];
+  const double theta = state_[2];
+  const double theta_dot = state_[3];
+  const double force = action == 1 ? kForceMag : -kForceMag;
+  const double costheta = std::cos(theta);
+  const double sintheta = std::sin(theta);
+  const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
+  const double thetaacc = (kGravity * sintheta - costheta * temp) /
+                          (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
+  const double xacc = temp - kPoleMassLength * thetaacc * costheta / kTotalMass;
+
+  // Explicit Euler: every new value uses the old state.
+  state_[0] = x + kTau * x_dot;
+  state_[1] = x_dot + kTau * xacc;
+  state_[2] = theta + kTau * theta_dot;
+  state_[3] = theta_dot + kTau * thetaacc;
+
+  StepResult result;
+  result.obs = ToObservation(state_);
+  result.terminated = state_[0] < -kXThreshold || state_[0] > kXThreshold ||
+                      state_[2] < -kThetaThresholdRad || state_[2] > kThetaThresholdRad;
+  if (!result.terminated) {
+    result.reward = 1.0;
+  } else if (steps_beyond_terminated_ < 0) {
+    steps_beyond_terminated_ = 0;  // the pole just fell: this step still pays 1.0
+    result.reward = 1.0;
+  } else {
+    if (steps_beyond_terminated_ == 0) {
+      std::fputs(
+          "greenrl warning: CartPole-v1: step() called after terminated = True; call Reset() "
+          "once terminated is returned, further steps are undefined behaviour (as in "
+          "Gymnasium)\n",
+          stderr);
+    }
+    ++steps_beyond_terminated_;
+    result.reward = 0.0;
+  }
+
+  // TimeLimit(max_episode_steps=500), as applied by gymnasium.make.
+  ++elapsed_steps_;
+  result.truncated = elapsed_steps_ >= kMaxEpisodeSteps;
+  return result;
+}
+
+}  // namespace greenrl::env

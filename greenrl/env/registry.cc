@@ -1,0 +1,60 @@
+#include "greenrl/env/registry.h"
+
+#include "greenrl/core/errors.h"
+#include "greenrl/env/classic/cartpole.h"
+
+namespace greenrl::env {
+namespace {
+
+template <typename E>
+std::unique_ptr<BatchedEnv> MakeBatched(int num_envs) {
+  return std::make_unique<BatchedEnvOf<E>>(num_envs);
+}
+
+template <typename E>
+EnvRegistration Register() {
+  return EnvRegistration{&E::Spec(), &MakeBatched<E>};
+}
+
+}  // namespace
+
+const std::vector<EnvRegistration>& RegisteredEnvs() {
+  static const std::vector<EnvRegistration> registry = {
+      Register<CartPole>(),
+  };
+  return registry;
+}
+
+std::string RegisteredEnvIdList() {
+  std::string ids;
+  for (const EnvRegistration& entry : RegisteredEnvs()) {
+    if (!ids.empty()) ids += ", ";
+    ids += entry.spec->id;
+  }
+  return ids;
+}
+
+namespace {
+
+const EnvRegistration& FindRegistration(const std::string& env_id) {
+  for (const EnvRegistration& entry : RegisteredEnvs()) {
+    if (entry.spec->id == env_id) return entry;
+  }
+  throw ConfigError("env_id", env_id, "one of: " + RegisteredEnvIdList());
+}
+
+}  // namespace
+
+const EnvSpec& FindEnvSpec(const std::string& env_id) { return *FindRegistration(env_id).spec; }
+
+std::unique_ptr<VecEnv> MakeVecEnv(const std::string& env_id, int num_envs, uint64_t seed,
+                                   int num_threads) {
+  const EnvRegistration& entry = FindRegistration(env_id);
+  if (num_envs < 1) throw ConfigError("num_envs", std::to_string(num_envs), "an integer >= 1");
+  if (num_threads < 1) {
+    throw ConfigError("num_threads", std::to_string(num_threads), "an integer >= 1");
+  }
+  return std::make_unique<VecEnv>(entry.make_batched(num_envs), seed, num_threads);
+}
+
+}  // namespace greenrl::env

@@ -1,0 +1,46 @@
+// registry.h: the list of environment ids greenrl can build, and MakeVecEnv.
+//
+// Each entry pairs an env type's static EnvSpec with a factory for its BatchedEnv. Adding an env
+// (Acrobot-v1, MountainCar-v0, ...) is one line in registry.cc's table. Used by the trainer
+// (MakeVecEnv) and by `greenrl envs` (RegisteredEnvs).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/env/batched_env.h"
+#include "greenrl/env/spaces.h"
+#include "greenrl/env/vec_env.h"
+
+namespace greenrl::env {
+
+// One registered env type.
+struct EnvRegistration {
+  const EnvSpec* spec = nullptr;  // the type's static spec (never null, lives forever)
+  // Builds num_envs (>= 1) default-constructed copies of the env type.
+  std::unique_ptr<BatchedEnv> (*make_batched)(int num_envs) = nullptr;
+};
+
+// Every registered env type, in a fixed order (currently: CartPole-v1).
+const std::vector<EnvRegistration>& RegisteredEnvs();
+
+// The registered ids joined by ", " (e.g. "CartPole-v1"), for messages.
+std::string RegisteredEnvIdList();
+
+// The spec registered under env_id.
+// Errors: greenrl::ConfigError("env_id", env_id, "one of: <ids>") for an unknown id.
+const EnvSpec& FindEnvSpec(const std::string& env_id);
+
+// Builds a VecEnv of num_envs copies of env_id, stepped by num_threads threads (see VecEnv). Call
+// Reset() on it before the first Step().
+// Args: env_id: a registered id; num_envs: rows N >= 1; seed: row i seeds from
+//   DeriveSeed(seed, i); num_threads: >= 1, the caller's thread included.
+// Errors: greenrl::ConfigError("env_id", env_id, "one of: CartPole-v1") for an unknown id;
+//   greenrl::ConfigError("num_envs", ...) for num_envs < 1;
+//   greenrl::ConfigError("num_threads", ...) for num_threads < 1.
+std::unique_ptr<VecEnv> MakeVecEnv(const std::string& env_id, int num_envs, uint64_t seed,
+                                   int num_threads);
+
+}  // namespace greenrl::env

@@ -1,0 +1,57 @@
+// spaces.h: static descriptions of what an environment type accepts and returns.
+//
+// EnvPool style (../shared/STYLE.md, point 1): every env type declares its observation and action
+// spaces, bounds, TimeLimit and reward threshold once, in an EnvSpec that is separate from
+// Reset/Step. VecEnv allocates all of its buffers from the spec, once. The space types mirror
+// gymnasium.spaces.Discrete and gymnasium.spaces.Box (Gymnasium 1.0.0) restricted to what greenrl
+// needs: Discrete starts at 0 and Box is always float32.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace greenrl::env {
+
+// The finite action set {0, 1, ..., n - 1} (gymnasium.spaces.Discrete(n), start 0).
+// Actions travel as int64 (VecEnv's `int64 actions[N]`).
+struct Discrete {
+  int64_t n = 0;  // number of actions, >= 1
+};
+
+// A float32 box low <= v <= high (gymnasium.spaces.Box(low, high, shape, dtype=np.float32)).
+// Unbounded components use +-infinity.
+struct Box {
+  std::vector<float> low;      // float32 [dim()], lower bounds
+  std::vector<float> high;     // float32 [dim()], upper bounds
+  std::vector<int64_t> shape;  // shape of one value, e.g. {4}; row-major when flattened
+
+  // Number of float32 components: the product of `shape` (1 for an empty shape, a scalar).
+  int64_t dim() const;
+};
+
+// An action space is either Discrete or Box.
+using ActionSpace = std::variant<Discrete, Box>;
+
+// Everything static about one env type: spaces, TimeLimit and reward threshold. One instance per
+// env type, built once and never mutated (e.g. CartPole::Spec()).
+struct EnvSpec {
+  std::string id;               // registered id, e.g. "CartPole-v1"
+  Box observation_space;        // observations are float32 [obs_dim()]
+  ActionSpace action_space;     // Discrete (int64 actions) or Box (float32 [act_dim()] actions)
+  int max_episode_steps = 0;    // TimeLimit: truncated once steps since reset >= this (steps)
+  double reward_threshold = 0;  // mean episodic return that counts as solved (Gymnasium registry)
+
+  // True when action_space holds a Discrete space.
+  bool discrete_actions() const { return std::holds_alternative<Discrete>(action_space); }
+  // Length of one flattened observation: observation_space.dim().
+  int64_t obs_dim() const { return observation_space.dim(); }
+  // Values per action: 1 for Discrete (one int64), Box::dim() for Box.
+  int64_t act_dim() const;
+  // Number of discrete actions (Discrete::n). Errors: greenrl::InternalError (GREENRL_CHECK) when
+  // the action space is a Box.
+  int64_t num_actions() const;
+};
+
+}  // namespace greenrl::env

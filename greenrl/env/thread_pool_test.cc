@@ -1,0 +1,91 @@
+// thread_pool_test.cc: ThreadPool covers every index once, in the documented chunks, reuses its
+// threads, and carries worker exceptions to the caller with their type and message.
+#include "greenrl/env/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::env {
+namespace {
+
+TEST(ThreadPoolTest, RejectsFewerThanOneThread) {
+  EXPECT_THROW(ThreadPool(0), ConfigError);
+  EXPECT_THROW(ThreadPool(-2), ConfigError);
+}
+
+TEST(ThreadPoolTest, EveryIndexOnceInContiguousChunks) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    for (int n : {1, 2, 3, 7, 100}) {
+      std::vector<int> hits(n, 0);
+      std::vector<int> chunk_of(n, -1);
+      const ThreadPool::RangeFn fn = [&](int begin, int end) {
+        for (int i = begin; i < end; ++i) {
+          ++hits[i];
+          chunk_of[i] = begin;
+        }
+      };
+      for (int repeat = 0; repeat < 3; ++repeat) pool.ParallelFor(n, fn);
+      for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(hits[i], 3) << "threads " << threads << " n " << n << " i " << i;
+        // Chunk k starts at n*k/T: recompute which chunk i falls in.
+        int k = 0;
+        while (static_cast<int64_t>(n) * (k + 1) / threads <= i) ++k;
+        EXPECT_EQ(chunk_of[i], static_cast<int>(static_cast<int64_t>(n) * k / threads));
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, UsesWorkerThreads) {
+  ThreadPool pool(3);
+  std::vector<std::thread::id> ids(3);
+  pool.ParallelFor(3, [&](int begin, int) { ids[begin] = std::this_thread::get_id(); });
+  EXPECT_EQ(ids[0], std::this_thread::get_id());  // chunk 0 runs on the caller
+  EXPECT_NE(ids[1], std::this_thread::get_id());
+  EXPECT_NE(ids[2], std::this_thread::get_id());
+  EXPECT_NE(ids[1], ids[2]);
+}
+
+class CustomError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+TEST(ThreadPoolTest, WorkerExceptionKeepsTypeAndMessageAndPoolStaysUsable) {
+  ThreadPool pool(4);
+  std::atomic<int> ran{0};
+  const ThreadPool::RangeFn throw_in_last = [&](int begin, int end) {
+    ran += end - begin;
+    if (end == 8) throw CustomError("row " + std::to_string(end - 1) + " failed");
+  };
+  try {
+    pool.ParallelFor(8, throw_in_last);
+    ADD_FAILURE() << "no exception";
+  } catch (const CustomError& e) {
+    EXPECT_STREQ(e.what(), "row 7 failed");
+  }
+  EXPECT_EQ(ran.load(), 8);  // every chunk still ran
+  // The lowest-numbered failing chunk wins when several fail.
+  try {
+    pool.ParallelFor(8, [](int begin, int) {
+      if (begin >= 4) throw std::out_of_range("chunk at " + std::to_string(begin));
+    });
+    ADD_FAILURE() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "chunk at 4");
+  }
+  std::atomic<int> after{0};
+  pool.ParallelFor(8, [&](int begin, int end) { after += end - begin; });
+  EXPECT_EQ(after.load(), 8);
+}
+
+}  // namespace
+}  // namespace greenrl::env

@@ -1,0 +1,117 @@
+// vec_env.h: N copies of one environment stepped together into struct-of-arrays buffers.
+//
+// The trainer's view of environments (../shared/DESIGN.md, "Environments"). A VecEnv owns every
+// buffer, allocated once from the EnvSpec; Step() allocates nothing. The caller writes actions into
+// discrete_actions() or continuous_actions(), calls Step(), and reads the result buffers, which
+// stay valid (same pointers) for the VecEnv's lifetime.
+//
+// Semantics: Gymnasium 1.0.0 dynamics and TimeLimit per env, with same-step autoreset as in
+// Stable-Baselines3's DummyVecEnv: when row i ends (terminated or truncated), final_obs[i] holds
+// its terminal observation and obs[i] already holds the first observation of the next episode.
+// Algorithms bootstrap truncated rows from final_obs, never from obs.
+//
+// Seeding: row i resets from its own generator, seeded with DeriveSeed(seed, i) on Reset() and
+// continued on autoreset, so results depend on (seed, num_envs, actions) but never on num_threads.
+//
+// Threads: with num_threads == 1 rows are stepped inline on the caller's thread; with T > 1 the
+// caller and T - 1 persistent workers step disjoint contiguous row ranges (see ThreadPool).
+//
+// Construct through MakeVecEnv (registry.h) unless you hold a BatchedEnv yourself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "greenrl/env/batched_env.h"
+#include "greenrl/env/spaces.h"
+#include "greenrl/env/thread_pool.h"
+
+namespace greenrl::env {
+
+// Thread-safety: a VecEnv is driven from one thread at a time; it uses its own workers inside
+// Reset() and Step().
+class VecEnv {
+ public:
+  // Args: envs: N >= 1 copies of one env type (non-null); seed: user seed, row i uses
+  //   DeriveSeed(seed, i); num_threads: threads stepping rows, >= 1 (more than N is allowed, the
+  //   pool is capped at N threads).
+  // Errors: greenrl::ConfigError("num_threads", ...) when num_threads < 1;
+  //   greenrl::InternalError (GREENRL_CHECK) when envs is null or has no rows.
+  VecEnv(std::unique_ptr<BatchedEnv> envs, uint64_t seed, int num_threads);
+  ~VecEnv();
+
+  VecEnv(const VecEnv&) = delete;
+  VecEnv& operator=(const VecEnv&) = delete;
+
+  // The env type's static spec (spaces, TimeLimit, reward threshold).
+  const EnvSpec& spec() const { return envs_->spec(); }
+  // Number of rows N.
+  int num_envs() const { return num_envs_; }
+  // Threads used by Reset/Step, the caller's included: min(num_threads, num_envs).
+  int num_threads() const { return pool_.num_threads(); }
+  // The seed given at construction.
+  uint64_t seed() const { return seed_; }
+
+  // Resets every row: row i reseeds its generator with DeriveSeed(seed(), i) and resets. Writes
+  // obs; clears reward, terminated, truncated, episode_return and episode_length; final_obs = obs.
+  // Calling it again restarts the same episodes.
+  void Reset();
+
+  // Action buffer for Discrete action spaces: int64 [N], entries in [0, n). The caller fills it
+  // before Step(). Errors: greenrl::InternalError (GREENRL_CHECK) for a Box action space.
+  int64_t* discrete_actions();
+  // Action buffer for Box action spaces: float32 [N, act_dim], row-major. The caller fills it
+  // before Step(). Errors: greenrl::InternalError (GREENRL_CHECK) for a Discrete action space.
+  float* continuous_actions();
+
+  // Steps every row with the actions in the buffer, with same-step autoreset (see the top of this
+  // file). Allocates nothing.
+  // Errors: greenrl::InternalError (GREENRL_CHECK) before the first Reset(); whatever an env's Step
+  // throws (CartPole: std::invalid_argument for an action outside {0, 1}), rethrown on this thread
+  // with its type and message, after every row range has finished. The buffers are then partly
+  // updated and the next Step() fails its check until Reset() is called.
+  void Step();
+
+  // float32 [N, obs_dim]: observation after the last Reset/Step (after autoreset for ended rows).
+  const float* obs() const { return obs_.data(); }
+  // float32 [N]: reward of the last step (0 after Reset).
+  const float* reward() const { return reward_.data(); }
+  // uint8 [N]: 1 where the last step reached a terminal state.
+  const uint8_t* terminated() const { return terminated_.data(); }
+  // uint8 [N]: 1 where the TimeLimit ended the episode on the last step (steps since reset >=
+  // spec().max_episode_steps).
+  const uint8_t* truncated() const { return truncated_.data(); }
+  // float32 [N, obs_dim]: observation produced by the last step, before any autoreset. Equals the
+  // obs row where the row did not end.
+  const float* final_obs() const { return final_obs_.data(); }
+  // float32 [N]: undiscounted return of the episode that ended in that row on the last step;
+  // valid where terminated || truncated, 0 elsewhere.
+  const float* episode_return() const { return episode_return_.data(); }
+  // int32 [N]: length in steps of the episode that ended in that row on the last step; valid where
+  // terminated || truncated, 0 elsewhere.
+  const int32_t* episode_length() const { return episode_length_.data(); }
+
+ private:
+  std::unique_ptr<BatchedEnv> envs_;
+  const int num_envs_;
+  const uint64_t seed_;
+  bool has_reset_ = false;
+
+  std::vector<int64_t> discrete_actions_;  // int64 [N]; empty for Box action spaces
+  std::vector<float> continuous_actions_;  // float32 [N, act_dim]; empty for Discrete spaces
+  std::vector<float> obs_;                 // float32 [N, obs_dim]
+  std::vector<float> reward_;              // float32 [N]
+  std::vector<uint8_t> terminated_;        // uint8 [N]
+  std::vector<uint8_t> truncated_;         // uint8 [N]
+  std::vector<float> final_obs_;           // float32 [N, obs_dim]
+  std::vector<float> episode_return_;      // float32 [N]
+  std::vector<int32_t> episode_length_;    // int32 [N], steps
+  VecBuffers buffers_;                     // views of the vectors above
+
+  ThreadPool pool_;
+  ThreadPool::RangeFn reset_rows_;  // built once so Reset/Step allocate nothing
+  ThreadPool::RangeFn step_rows_;
+};
+
+}  // namespace greenrl::env

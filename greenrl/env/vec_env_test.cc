@@ -1,0 +1,301 @@
+// vec_env_test.cc: VecEnv and MakeVecEnv on CartPole-v1: the registry, seeding, same-step
+// autoreset into final_obs, the 500-step TimeLimit, episode statistics, determinism across thread
+// counts, no allocation per step, and exceptions carried from worker threads.
+#include "greenrl/env/vec_env.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/core/rng.h"
+#include "greenrl/env/classic/cartpole.h"
+#include "greenrl/env/registry.h"
+
+// Counts heap allocations in this test binary, to prove Step() allocates nothing. The replacement
+// pairs malloc with free; GCC cannot see that and would warn at every inlined new/delete pair.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace greenrl::env {
+namespace {
+
+constexpr int kObsDim = CartPole::kObsDim;
+
+// Everything a Step() wrote, for comparing runs.
+struct Snapshot {
+  std::vector<float> obs, reward, final_obs, episode_return;
+  std::vector<uint8_t> terminated, truncated;
+  std::vector<int32_t> episode_length;
+
+  explicit Snapshot(const VecEnv& env) {
+    const int n = env.num_envs();
+    obs.assign(env.obs(), env.obs() + n * kObsDim);
+    final_obs.assign(env.final_obs(), env.final_obs() + n * kObsDim);
+    reward.assign(env.reward(), env.reward() + n);
+    episode_return.assign(env.episode_return(), env.episode_return() + n);
+    terminated.assign(env.terminated(), env.terminated() + n);
+    truncated.assign(env.truncated(), env.truncated() + n);
+    episode_length.assign(env.episode_length(), env.episode_length() + n);
+  }
+  bool operator==(const Snapshot& o) const {
+    return obs == o.obs && reward == o.reward && final_obs == o.final_obs &&
+           episode_return == o.episode_return && terminated == o.terminated &&
+           truncated == o.truncated && episode_length == o.episode_length;
+  }
+};
+
+// 1000 steps with pseudo-random actions from a fixed stream; every step's buffers.
+std::vector<Snapshot> RandomRollout(uint64_t seed, int num_envs, int num_threads) {
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", num_envs, seed, num_threads);
+  Rng action_rng(/*seed=*/12345);
+  std::vector<Snapshot> out;
+  env->Reset();
+  out.emplace_back(*env);
+  for (int t = 0; t < 1000; ++t) {
+    for (int i = 0; i < num_envs; ++i) {
+      env->discrete_actions()[i] = static_cast<int64_t>(action_rng.Below(2));
+    }
+    env->Step();
+    out.emplace_back(*env);
+  }
+  return out;
+}
+
+TEST(RegistryTest, ListsCartPoleWithItsSpec) {
+  const std::vector<EnvRegistration>& envs = RegisteredEnvs();
+  ASSERT_EQ(envs.size(), 1u);
+  EXPECT_EQ(envs[0].spec->id, "CartPole-v1");
+  EXPECT_EQ(&FindEnvSpec("CartPole-v1"), &CartPole::Spec());
+  EXPECT_EQ(RegisteredEnvIdList(), "CartPole-v1");
+}
+
+TEST(RegistryTest, UnknownIdAndBadSizesAreConfigErrors) {
+  try {
+    MakeVecEnv("Pong-v5", 4, 0, 1);
+    ADD_FAILURE() << "no exception";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "env_id");
+    EXPECT_NE(std::string(e.what()).find("Pong-v5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of: CartPole-v1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(FindEnvSpec("cartpole-v1"), ConfigError);
+  try {
+    MakeVecEnv("CartPole-v1", 0, 0, 1);
+    ADD_FAILURE() << "no exception";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "num_envs");
+  }
+  try {
+    MakeVecEnv("CartPole-v1", 4, 0, 0);
+    ADD_FAILURE() << "no exception";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "num_threads");
+  }
+}
+
+TEST(VecEnvTest, BuffersAndActionAccessorsFollowTheSpec) {
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", 5, 0, 8);
+  EXPECT_EQ(env->num_envs(), 5);
+  EXPECT_EQ(env->num_threads(), 5);  // no thread without a row
+  EXPECT_EQ(env->spec().id, "CartPole-v1");
+  EXPECT_NE(env->discrete_actions(), nullptr);
+  EXPECT_THROW(env->continuous_actions(), InternalError);
+  EXPECT_THROW(env->Step(), InternalError);  // before Reset
+}
+
+// Row i behaves exactly like a single CartPole reset with DeriveSeed(seed, i) and reset again on
+// every episode end: obs, final_obs, rewards, flags and episode statistics.
+TEST(VecEnvTest, MatchesSingleEnvsWithSameStepAutoreset) {
+  constexpr int kN = 5;
+  constexpr uint64_t kSeed = 42;
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", kN, kSeed, 2);
+  std::vector<CartPole> shadow(kN);
+  std::vector<double> shadow_return(kN, 0.0);
+  std::vector<int> shadow_length(kN, 0);
+  env->Reset();
+  for (int i = 0; i < kN; ++i) {
+    const CartPole::Observation first = shadow[i].Reset(DeriveSeed(kSeed, i));
+    for (int k = 0; k < kObsDim; ++k) {
+      EXPECT_EQ(env->obs()[i * kObsDim + k], first[k]);
+      EXPECT_GE(env->obs()[i * kObsDim + k], -0.05f);
+      EXPECT_LE(env->obs()[i * kObsDim + k], 0.05f);
+    }
+  }
+  int episodes_ended = 0;
+  Rng action_rng(/*seed=*/9);
+  for (int t = 0; t < 300; ++t) {
+    for (int i = 0; i < kN; ++i) env->discrete_actions()[i] = action_rng.Below(2);
+    env->Step();
+    for (int i = 0; i < kN; ++i) {
+      const CartPole::StepResult r = shadow[i].Step(env->discrete_actions()[i]);
+      shadow_return[i] += r.reward;
+      ++shadow_length[i];
+      const bool done = r.terminated || r.truncated;
+      ASSERT_EQ(env->reward()[i], static_cast<float>(r.reward));
+      ASSERT_EQ(env->terminated()[i], r.terminated ? 1 : 0);
+      ASSERT_EQ(env->truncated()[i], r.truncated ? 1 : 0);
+      for (int k = 0; k < kObsDim; ++k) ASSERT_EQ(env->final_obs()[i * kObsDim + k], r.obs[k]);
+      if (done) {
+        ++episodes_ended;
+        EXPECT_EQ(env->episode_return()[i], static_cast<float>(shadow_return[i]));
+        EXPECT_EQ(env->episode_length()[i], shadow_length[i]);
+        EXPECT_EQ(env->episode_return()[i], static_cast<float>(env->episode_length()[i]));
+        const CartPole::Observation next = shadow[i].Reset();
+        for (int k = 0; k < kObsDim; ++k) {
+          ASSERT_EQ(env->obs()[i * kObsDim + k], next[k]);
+          EXPECT_LE(std::abs(env->obs()[i * kObsDim + k]), 0.05f);
+        }
+        shadow_return[i] = 0.0;
+        shadow_length[i] = 0;
+      } else {
+        EXPECT_EQ(env->episode_return()[i], 0.0f);
+        EXPECT_EQ(env->episode_length()[i], 0);
+        for (int k = 0; k < kObsDim; ++k) ASSERT_EQ(env->obs()[i * kObsDim + k], r.obs[k]);
+      }
+    }
+  }
+  EXPECT_GT(episodes_ended, 10);  // random actions end CartPole episodes in ~20 steps
+}
+
+// The terminal observation of a terminated row lies out of bounds; the next obs is a fresh reset.
+TEST(VecEnvTest, TerminalObsGoesToFinalObs) {
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", 3, 7, 1);
+  env->Reset();
+  bool seen = false;
+  for (int t = 0; t < 200 && !seen; ++t) {
+    for (int i = 0; i < 3; ++i) env->discrete_actions()[i] = 1;  // push right until it falls
+    env->Step();
+    for (int i = 0; i < 3; ++i) {
+      if (!env->terminated()[i]) continue;
+      seen = true;
+      const float* final_row = env->final_obs() + i * kObsDim;
+      const float* obs_row = env->obs() + i * kObsDim;
+      EXPECT_TRUE(std::abs(final_row[0]) > 2.4f ||
+                  std::abs(final_row[2]) > static_cast<float>(CartPole::kThetaThresholdRad));
+      for (int k = 0; k < kObsDim; ++k) EXPECT_LE(std::abs(obs_row[k]), 0.05f);
+      EXPECT_EQ(env->reward()[i], 1.0f);
+      EXPECT_EQ(env->episode_length()[i], t + 1);
+      EXPECT_EQ(env->episode_return()[i], static_cast<float>(t + 1));
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+// A linear state-feedback controller keeps every pole up: each row is truncated at exactly step
+// 500, with return 500, and the next episode starts at once.
+TEST(VecEnvTest, TruncatesAtExactly500Steps) {
+  constexpr int kN = 4;
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", kN, 2024, 2);
+  env->Reset();
+  for (int t = 1; t <= 501; ++t) {
+    for (int i = 0; i < kN; ++i) {
+      const float* o = env->obs() + i * kObsDim;
+      const float u = 1.0f * o[0] + 1.0f * o[1] + 10.0f * o[2] + 2.0f * o[3];
+      env->discrete_actions()[i] = u > 0.0f ? 1 : 0;
+    }
+    env->Step();
+    for (int i = 0; i < kN; ++i) {
+      SCOPED_TRACE("step " + std::to_string(t) + " row " + std::to_string(i));
+      ASSERT_EQ(env->terminated()[i], 0);
+      ASSERT_EQ(env->truncated()[i], t == 500 ? 1 : 0);
+      if (t == 500) {
+        EXPECT_EQ(env->episode_length()[i], 500);
+        EXPECT_EQ(env->episode_return()[i], 500.0f);
+        for (int k = 0; k < kObsDim; ++k) EXPECT_LE(std::abs(env->obs()[i * kObsDim + k]), 0.05f);
+        EXPECT_NE(std::vector<float>(env->obs() + i * kObsDim, env->obs() + (i + 1) * kObsDim),
+                  std::vector<float>(env->final_obs() + i * kObsDim,
+                                     env->final_obs() + (i + 1) * kObsDim));
+      }
+    }
+  }
+}
+
+TEST(VecEnvTest, SameSeedSameBuffersForAnyThreadCount) {
+  const std::vector<Snapshot> one = RandomRollout(/*seed=*/1, /*num_envs=*/7, /*num_threads=*/1);
+  const std::vector<Snapshot> two = RandomRollout(1, 7, 2);
+  const std::vector<Snapshot> three = RandomRollout(1, 7, 3);
+  ASSERT_EQ(one.size(), 1001u);
+  for (size_t t = 0; t < one.size(); ++t) {
+    ASSERT_TRUE(one[t] == two[t]) << "threads 1 vs 2 differ at step " << t;
+    ASSERT_TRUE(one[t] == three[t]) << "threads 1 vs 3 differ at step " << t;
+  }
+  const std::vector<Snapshot> other = RandomRollout(/*seed=*/2, 7, 2);
+  EXPECT_FALSE(one[0] == other[0]);  // different reset observations
+  int differing_steps = 0;
+  for (size_t t = 0; t < one.size(); ++t) differing_steps += !(one[t] == other[t]);
+  EXPECT_GT(differing_steps, 900);
+}
+
+TEST(VecEnvTest, ResetRestartsTheSameEpisodes) {
+  std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", 3, 11, 3);
+  env->Reset();
+  const Snapshot first(*env);
+  for (int i = 0; i < 3; ++i) env->discrete_actions()[i] = 0;
+  env->Step();
+  env->Reset();
+  EXPECT_TRUE(Snapshot(*env) == first);
+}
+
+TEST(VecEnvTest, StepAllocatesNothing) {
+  for (int threads : {1, 3}) {
+    std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", 16, 5, threads);
+    env->Reset();
+    int64_t* actions = env->discrete_actions();
+    const int64_t before = g_allocations.load();
+    for (int t = 0; t < 600; ++t) {  // crosses episode ends and the 500-step limit
+      for (int i = 0; i < 16; ++i) actions[i] = (t + i) % 2;
+      env->Step();
+    }
+    EXPECT_EQ(g_allocations.load(), before) << "threads " << threads;
+  }
+}
+
+// An invalid action in a row stepped by a worker thread reaches the caller as the same
+// std::invalid_argument, with the message a single CartPole gives.
+TEST(VecEnvTest, WorkerExceptionReachesCallerWithTypeAndMessage) {
+  CartPole single;
+  single.Reset(/*seed=*/0);
+  std::string expected;
+  try {
+    single.Step(7);
+  } catch (const std::invalid_argument& e) {
+    expected = e.what();
+  }
+  ASSERT_FALSE(expected.empty());
+  for (int threads : {2, 1}) {
+    std::unique_ptr<VecEnv> env = MakeVecEnv("CartPole-v1", 4, 0, threads);
+    env->Reset();
+    for (int i = 0; i < 4; ++i) env->discrete_actions()[i] = 0;
+    env->discrete_actions()[3] = 7;  // row 3 is in the worker's chunk [2, 4) when threads == 2
+    try {
+      env->Step();
+      ADD_FAILURE() << "no exception with " << threads << " threads";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), expected);
+    }
+    EXPECT_THROW(env->Step(), InternalError);  // a failed Step demands a Reset
+    env->discrete_actions()[3] = 1;
+    env->Reset();
+    EXPECT_NO_THROW(env->Step());
+  }
+}
+
+}  // namespace
+}  // namespace greenrl::env
