@@ -1,0 +1,64 @@
+// algorithm.h: the interface the trainer drives (../shared/DESIGN.md, "Data flow"): collect a
+// rollout from a VecEnv, update, act for evaluation, checkpoint. One implementation per file
+// (ppo.cc; dqn and sac later), each in CleanRL's order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "greenrl/env/vec_env.h"
+
+namespace greenrl::algo {
+
+// One finished training episode, as Gymnasium's RecordEpisodeStatistics reports it.
+struct EpisodeRecord {
+  double episode_return = 0.0;  // undiscounted sum of rewards
+  int64_t episode_length = 0;   // steps
+};
+
+// Metrics of one update, keyed by CleanRL's names ("losses/value_loss", "charts/learning_rate").
+using Metrics = std::vector<std::pair<std::string, double>>;
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+
+  // "ppo", ...
+  virtual std::string name() const = 0;
+
+  // Steps `env` (already Reset) for one rollout and stores what the update needs.
+  // Appends the episodes that finished to `episodes`. Returns the env steps taken (summed over
+  // envs). The env's action buffer is written, and env state carries over between calls.
+  virtual int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) = 0;
+
+  // One update from the last rollout. progress_remaining goes from 1 to 0 over training as in
+  // SB3 (1 - num_timesteps / total_timesteps); schedules read it.
+  // Returns: the update's metrics (CleanRL keys).
+  virtual Metrics Update(double progress_remaining) = 0;
+
+  // Actions for obs float32 [n, obs_dim] into actions int64 [n] (Discrete spaces);
+  // deterministic: the mode of the policy (argmax), else a sample.
+  virtual void Act(const float* obs, int n, bool deterministic, int64_t* actions) = 0;
+
+  // Writes the model and optimiser state to `path` atomically (temp file, fsync, rename).
+  // Errors: std::runtime_error naming the path when it cannot be written.
+  virtual void SaveCheckpoint(const std::string& path) const = 0;
+
+  // Restores what SaveCheckpoint wrote.
+  // Errors: greenrl::ConfigError("checkpoint", path, ...) for a missing or corrupt file, or one
+  // written for another algorithm, env or network shape.
+  virtual void LoadCheckpoint(const std::string& path) = 0;
+
+  // A copy of every trainable parameter in the model's flat layout, float32 [num_params]
+  // (for tests, parameter broadcast and checkpoint comparison).
+  virtual std::vector<float> GetParameters() const = 0;
+};
+
+// SB3's progress_remaining after a rollout: 1 - num_timesteps / total_timesteps, clamped to
+// [0, 1] (SB3 lets it go slightly negative on the last rollout when total_timesteps is not a
+// multiple of the rollout size; a negative learning rate would ascend the loss).
+double ProgressRemaining(int64_t num_timesteps, int64_t total_timesteps);
+
+}  // namespace greenrl::algo

@@ -1,0 +1,587 @@
+// ppo.cc: PPO for Discrete actions, in CleanRL's order: config keys, seeding, networks and
+// optimiser, storage, rollout, bootstrap and GAE, epochs x minibatches, logging, checkpoint.
+//
+// Two update paths compute the same loss and gradients (ppo_test.cc compares them):
+// - "fused": forward and backward of both MLPs by hand over BLAS (nn/fused_mlp.h) with the
+//   loss gradient written out below; ~20 BLAS calls and a few loops per minibatch;
+// - "autograd": LibTorch modules viewing the same flat buffers, loss.backward().
+// Either way Adam and gradient clipping run once over the flat gradient buffer.
+#include "greenrl/algo/ppo.h"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "greenrl/core/atomic_file.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/core/rng.h"
+#include "greenrl/nn/actor_critic.h"
+#include "greenrl/nn/actor_critic_module.h"
+#include "greenrl/nn/categorical.h"
+#include "greenrl/nn/flat_optim.h"
+#include "greenrl/algo/gae.h"
+
+namespace greenrl::algo {
+
+double ProgressRemaining(int64_t num_timesteps, int64_t total_timesteps) {
+  if (total_timesteps <= 0) return 0.0;
+  const double p = 1.0 - static_cast<double>(num_timesteps) / static_cast<double>(total_timesteps);
+  return std::clamp(p, 0.0, 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config: SB3 PPO defaults (stable_baselines3/ppo/ppo.py, policies.py).
+void AddPpoKeys(ConfigSchema* schema) {
+  auto add = [schema](std::string key, ValueType type, std::string def, std::string doc,
+                      std::optional<double> min = std::nullopt,
+                      std::optional<double> max = std::nullopt, bool min_exclusive = false,
+                      std::vector<std::string> choices = {}) {
+    KeySpec spec;
+    spec.key = std::move(key);
+    spec.type = type;
+    spec.default_yaml = std::move(def);
+    spec.doc = std::move(doc);
+    spec.min = min;
+    spec.max = max;
+    spec.min_exclusive = min_exclusive;
+    spec.choices = std::move(choices);
+    schema->Add(std::move(spec));
+  };
+  add("policy", ValueType::kString, "MlpPolicy", "policy class (SB3 name)", {}, {}, false,
+      {"MlpPolicy"});
+  add("n_steps", ValueType::kInt, "2048", "steps per env per rollout", 1, 1 << 24);
+  add("batch_size", ValueType::kInt, "64", "minibatch size", 1, 1 << 24);
+  add("n_epochs", ValueType::kInt, "10", "passes over each rollout", 1, 10000);
+  add("gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
+  add("gae_lambda", ValueType::kFloat, "0.95", "GAE lambda", 0.0, 1.0);
+  add("learning_rate", ValueType::kSchedule, "0.0003", "Adam step size (or lin_<initial>)", 0.0,
+      1.0);
+  add("clip_range", ValueType::kSchedule, "0.2", "PPO clip epsilon (or lin_<initial>)", 0.0,
+      10.0);
+  add("ent_coef", ValueType::kFloat, "0.0", "entropy bonus weight", 0.0, 10.0);
+  add("vf_coef", ValueType::kFloat, "0.5", "value loss weight", 0.0, 100.0);
+  add("max_grad_norm", ValueType::kFloat, "0.5", "global gradient-norm clip", 0.0, 1e6, true);
+  add("normalize_advantage", ValueType::kBool, "true", "normalise advantages per minibatch");
+  add("target_kl", ValueType::kFloat, "0.0",
+      "early-stop epochs when approx_kl > 1.5 target_kl (0: off)", 0.0, 10.0);
+  add("policy_kwargs.net_arch.pi", ValueType::kIntList, "[64, 64]", "actor hidden sizes", 1,
+      65536);
+  add("policy_kwargs.net_arch.vf", ValueType::kIntList, "[64, 64]", "critic hidden sizes", 1,
+      65536);
+  add("policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation", {}, {},
+      false, {"tanh", "relu"});
+  add("policy_kwargs.ortho_init", ValueType::kBool, "true",
+      "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
+  add("update_path", ValueType::kString, "fused",
+      "fused: hand-written backward over BLAS; autograd: LibTorch", {}, {}, false,
+      {"fused", "autograd"});
+}
+
+PpoConfig PpoConfigFromConfig(const Config& config) {
+  PpoConfig c;
+  c.n_envs = static_cast<int>(config.GetInt("n_envs"));
+  c.seed = static_cast<uint64_t>(config.GetInt("seed"));
+  c.n_steps = static_cast<int>(config.GetInt("n_steps"));
+  c.batch_size = static_cast<int>(config.GetInt("batch_size"));
+  c.n_epochs = static_cast<int>(config.GetInt("n_epochs"));
+  c.gamma = config.GetFloat("gamma");
+  c.gae_lambda = config.GetFloat("gae_lambda");
+  c.learning_rate = config.GetSchedule("learning_rate");
+  c.clip_range = config.GetSchedule("clip_range");
+  c.ent_coef = config.GetFloat("ent_coef");
+  c.vf_coef = config.GetFloat("vf_coef");
+  c.max_grad_norm = config.GetFloat("max_grad_norm");
+  c.normalize_advantage = config.GetBool("normalize_advantage");
+  c.target_kl = config.GetFloat("target_kl");
+  auto to_ints = [](const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+  c.pi_arch = to_ints(config.GetIntList("policy_kwargs.net_arch.pi"));
+  c.vf_arch = to_ints(config.GetIntList("policy_kwargs.net_arch.vf"));
+  c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
+                                     config.GetString("policy_kwargs.activation_fn"));
+  c.ortho_init = config.GetBool("policy_kwargs.ortho_init");
+  c.update_path = config.GetString("update_path");
+  const int64_t rollout = static_cast<int64_t>(c.n_steps) * c.n_envs;
+  if (c.batch_size > rollout) {
+    throw ConfigError("batch_size", std::to_string(c.batch_size),
+                      "an integer in [1, n_steps * n_envs = " + std::to_string(rollout) + "]");
+  }
+  return c;
+}
+
+namespace {
+
+constexpr int64_t kCheckpointFormatVersion = 1;
+
+class Ppo final : public Algorithm {
+ public:
+  Ppo(const PpoConfig& config, const env::EnvSpec& spec);
+
+  std::string name() const override { return "ppo"; }
+  int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
+  Metrics Update(double progress_remaining) override;
+  void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
+  void SaveCheckpoint(const std::string& path) const override;
+  void LoadCheckpoint(const std::string& path) override;
+  std::vector<float> GetParameters() const override {
+    return std::vector<float>(params_.params(), params_.params() + params_.num_params());
+  }
+
+ private:
+  struct MinibatchStats {
+    double pg_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, old_approx_kl = 0,
+           clip_fraction = 0;
+  };
+  void GatherMinibatch(const int64_t* indices, int batch);
+  void NormalizeAdvantages(int batch);
+  MinibatchStats FusedLossAndGrad(int batch, double clip_range);
+  MinibatchStats AutogradLossAndGrad(int batch, double clip_range);
+
+  // Config and sizes.
+  PpoConfig config_;
+  env::EnvSpec spec_;
+  int obs_dim_, num_actions_, num_envs_, num_steps_;
+  int64_t buffer_size_;
+  int max_batch_;
+
+  // Seeding: init, sampling and shuffling each own a generator derived from the seed.
+  Rng sample_rng_;
+  Rng shuffle_rng_;
+
+  // Networks and optimiser: one flat buffer [actor | critic], Adam with SB3's eps = 1e-5.
+  nn::ActorCriticParams params_;
+  nn::FusedMlp actor_, critic_;
+  nn::FlatAdam adam_;
+  nn::ActorCriticModule module_{nullptr};  // LibTorch view, built for update_path=autograd
+
+  // Storage, t-major [n_steps, n_envs, ...].
+  std::vector<float> obs_;           // float32 [T, N, obs_dim]
+  std::vector<int64_t> actions_;     // int64 [T, N]
+  std::vector<float> log_probs_;     // float32 [T, N]
+  std::vector<float> values_;        // float32 [T, N]
+  std::vector<float> rewards_;       // float32 [T, N]
+  std::vector<uint8_t> terminated_;  // uint8 [T, N]
+  std::vector<uint8_t> truncated_;   // uint8 [T, N]
+  std::vector<float> final_values_;  // float32 [T, N]: V(final_obs) where truncated
+  std::vector<float> last_values_;   // float32 [N]: V(obs after the rollout)
+  std::vector<float> advantages_;    // float32 [T, N]
+  std::vector<float> returns_;       // float32 [T, N]
+
+  // Minibatch scratch (allocated once).
+  std::vector<int64_t> indices_;     // int64 [T * N], permuted each epoch
+  std::vector<float> mb_obs_;        // float32 [B, obs_dim]
+  std::vector<int64_t> mb_actions_;  // int64 [B]
+  std::vector<float> mb_log_probs_, mb_advantages_, mb_returns_;  // float32 [B]
+  std::vector<float> grad_logits_;   // float32 [B, A]
+  std::vector<float> grad_values_;   // float32 [B]
+  std::vector<float> row_log_probs_; // float32 [A]
+};
+
+Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
+    : config_(config),
+      spec_(spec),
+      obs_dim_(static_cast<int>(spec.obs_dim())),
+      num_actions_(static_cast<int>(spec.num_actions())),
+      num_envs_(config.n_envs),
+      num_steps_(config.n_steps),
+      buffer_size_(static_cast<int64_t>(config.n_steps) * config.n_envs),
+      max_batch_(std::max({config.batch_size, config.n_envs, 64})),
+      sample_rng_(DeriveSeed(config.seed, 1)),
+      shuffle_rng_(DeriveSeed(config.seed, 2)),
+      params_(nn::ActorCriticSpec{obs_dim_, num_actions_, config.pi_arch, config.vf_arch,
+                                  config.activation, config.ortho_init}),
+      actor_(params_.spec().actor_spec(), max_batch_),
+      critic_(params_.spec().critic_spec(), max_batch_),
+      adam_(params_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-5}) {
+  Rng init_rng(DeriveSeed(config.seed, 0));
+  params_.Initialize(init_rng);
+  if (config_.update_path == "autograd") module_ = nn::ActorCriticModule(params_);
+
+  const size_t tn = static_cast<size_t>(buffer_size_);
+  obs_.assign(tn * obs_dim_, 0.0f);
+  actions_.assign(tn, 0);
+  log_probs_.assign(tn, 0.0f);
+  values_.assign(tn, 0.0f);
+  rewards_.assign(tn, 0.0f);
+  terminated_.assign(tn, 0);
+  truncated_.assign(tn, 0);
+  final_values_.assign(tn, 0.0f);
+  last_values_.assign(num_envs_, 0.0f);
+  advantages_.assign(tn, 0.0f);
+  returns_.assign(tn, 0.0f);
+  indices_.resize(tn);
+  const size_t b = static_cast<size_t>(config_.batch_size);
+  mb_obs_.assign(b * obs_dim_, 0.0f);
+  mb_actions_.assign(b, 0);
+  mb_log_probs_.assign(b, 0.0f);
+  mb_advantages_.assign(b, 0.0f);
+  mb_returns_.assign(b, 0.0f);
+  grad_logits_.assign(b * num_actions_, 0.0f);
+  grad_values_.assign(b, 0.0f);
+  row_log_probs_.assign(num_actions_, 0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollout: sample a ~ pi(.|obs) (fused forward, no autograd), step the envs, store. Truncated
+// rows get V(final_obs) for the bootstrap; the value of the obs after the last step closes the
+// rollout (GAE below).
+int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) {
+  GREENRL_CHECK(env.num_envs() == num_envs_, "VecEnv size differs from n_envs");
+  const int n = num_envs_;
+  int64_t* env_actions = env.discrete_actions();
+  for (int t = 0; t < num_steps_; ++t) {
+    const size_t row = static_cast<size_t>(t) * n;
+    float* obs_t = &obs_[row * obs_dim_];
+    std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, obs_t);
+    const float* logits = actor_.Forward(params_.actor_params(), obs_t, n);
+    for (int i = 0; i < n; ++i) {
+      nn::LogSoftmaxRow(logits + static_cast<size_t>(i) * num_actions_, num_actions_,
+                        row_log_probs_.data());
+      const int64_t a = nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
+      actions_[row + i] = a;
+      log_probs_[row + i] = row_log_probs_[a];
+      env_actions[i] = a;
+    }
+    const float* values = critic_.Forward(params_.critic_params(), obs_t, n);
+    std::copy(values, values + n, &values_[row]);
+
+    env.Step();
+
+    bool any_truncated = false;
+    for (int i = 0; i < n; ++i) {
+      rewards_[row + i] = env.reward()[i];
+      terminated_[row + i] = env.terminated()[i];
+      truncated_[row + i] = env.truncated()[i];
+      final_values_[row + i] = 0.0f;
+      any_truncated |= env.truncated()[i] && !env.terminated()[i];
+      if (env.terminated()[i] || env.truncated()[i]) {
+        episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
+      }
+    }
+    if (any_truncated) {
+      const float* final_values = critic_.Forward(params_.critic_params(), env.final_obs(), n);
+      for (int i = 0; i < n; ++i) {
+        if (truncated_[row + i] && !terminated_[row + i]) final_values_[row + i] = final_values[i];
+      }
+    }
+  }
+  const float* last = critic_.Forward(params_.critic_params(), env.obs(), n);
+  std::copy(last, last + n, last_values_.begin());
+
+  // Bootstrap and GAE.
+  ComputeGae(num_steps_, n, config_.gamma, config_.gae_lambda, rewards_.data(), values_.data(),
+             terminated_.data(), truncated_.data(), final_values_.data(), last_values_.data(),
+             advantages_.data(), returns_.data());
+  return buffer_size_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update: n_epochs x shuffled minibatches (the last one may be smaller, as SB3's
+// RolloutBuffer.get), loss = pg_loss + ent_coef * entropy_loss + vf_coef * value_loss,
+// gradient-norm clip, Adam; KL early stop as SB3 (approx_kl > 1.5 target_kl).
+Metrics Ppo::Update(double progress_remaining) {
+  const double lr = config_.learning_rate.Value(progress_remaining);
+  const double clip_range = config_.clip_range.Value(progress_remaining);
+  MinibatchStats sum;
+  int64_t num_minibatches = 0;
+  double grad_norm_sum = 0.0;
+  bool stop = false;
+  int epochs_run = 0;
+  for (int epoch = 0; epoch < config_.n_epochs && !stop; ++epoch) {
+    ++epochs_run;
+    std::iota(indices_.begin(), indices_.end(), 0);
+    for (int64_t i = buffer_size_ - 1; i > 0; --i) {  // Fisher-Yates
+      std::swap(indices_[i], indices_[shuffle_rng_.Below(static_cast<uint64_t>(i) + 1)]);
+    }
+    for (int64_t start = 0; start < buffer_size_; start += config_.batch_size) {
+      const int batch = static_cast<int>(std::min<int64_t>(config_.batch_size, buffer_size_ - start));
+      GatherMinibatch(&indices_[start], batch);
+      NormalizeAdvantages(batch);
+      params_.ZeroGrads();
+      const MinibatchStats s = config_.update_path == "autograd"
+                                   ? AutogradLossAndGrad(batch, clip_range)
+                                   : FusedLossAndGrad(batch, clip_range);
+      sum.pg_loss += s.pg_loss;
+      sum.value_loss += s.value_loss;
+      sum.entropy += s.entropy;
+      sum.approx_kl += s.approx_kl;
+      sum.old_approx_kl += s.old_approx_kl;
+      sum.clip_fraction += s.clip_fraction;
+      ++num_minibatches;
+      if (config_.target_kl > 0.0 && s.approx_kl > 1.5 * config_.target_kl) {
+        stop = true;  // SB3: skip this step and the remaining epochs
+        break;
+      }
+      grad_norm_sum += nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
+      adam_.Step(params_.params(), params_.grads(), lr);
+    }
+  }
+  // Explained variance of the rollout's values for its returns (SB3: 1 - Var[y - y_pred] / Var[y]).
+  double mean_y = 0, mean_d = 0;
+  for (int64_t k = 0; k < buffer_size_; ++k) {
+    mean_y += returns_[k];
+    mean_d += returns_[k] - values_[k];
+  }
+  mean_y /= buffer_size_;
+  mean_d /= buffer_size_;
+  double var_y = 0, var_d = 0;
+  for (int64_t k = 0; k < buffer_size_; ++k) {
+    var_y += (returns_[k] - mean_y) * (returns_[k] - mean_y);
+    const double d = returns_[k] - values_[k] - mean_d;
+    var_d += d * d;
+  }
+  const double explained_variance = var_y == 0.0 ? std::nan("") : 1.0 - var_d / var_y;
+  const double m = static_cast<double>(std::max<int64_t>(num_minibatches, 1));
+  return {
+      {"charts/learning_rate", lr},
+      {"charts/clip_range", clip_range},
+      {"losses/value_loss", sum.value_loss / m},
+      {"losses/policy_loss", sum.pg_loss / m},
+      {"losses/entropy", sum.entropy / m},
+      {"losses/old_approx_kl", sum.old_approx_kl / m},
+      {"losses/approx_kl", sum.approx_kl / m},
+      {"losses/clipfrac", sum.clip_fraction / m},
+      {"losses/explained_variance", explained_variance},
+      {"losses/grad_norm", grad_norm_sum / m},
+      {"losses/n_updates", static_cast<double>(adam_.step_count())},
+      {"losses/epochs", static_cast<double>(epochs_run)},
+  };
+}
+
+void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
+  for (int j = 0; j < batch; ++j) {
+    const int64_t k = indices[j];
+    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_], &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
+    mb_actions_[j] = actions_[k];
+    mb_log_probs_[j] = log_probs_[k];
+    mb_advantages_[j] = advantages_[k];
+    mb_returns_[j] = returns_[k];
+  }
+}
+
+// (A - mean) / (std + 1e-8) with the unbiased std, as SB3 (torch.std). A minibatch of one row
+// is left as it is: its std is undefined (SB3 >= 1.8 skips normalisation when len == 1, since
+// the result would be NaN).
+void Ppo::NormalizeAdvantages(int batch) {
+  if (!config_.normalize_advantage || batch < 2) return;
+  double mean = 0.0;
+  for (int j = 0; j < batch; ++j) mean += mb_advantages_[j];
+  mean /= batch;
+  double var = 0.0;
+  for (int j = 0; j < batch; ++j) var += (mb_advantages_[j] - mean) * (mb_advantages_[j] - mean);
+  const double std = std::sqrt(var / (batch - 1));
+  for (int j = 0; j < batch; ++j) {
+    mb_advantages_[j] = static_cast<float>((mb_advantages_[j] - mean) / (std + 1e-8));
+  }
+}
+
+// The loss and its gradient by hand. Per row i with logits z, p = softmax(z), action a,
+// r = exp(log p_a - old_log_prob), advantage A, clip range c, batch size B:
+//   pg_loss      = -(1/B) sum_i min(r A, clamp(r, 1-c, 1+c) A)
+//     d/d log p_a = -(1/B) g r, with g = A where r A < clamp(r) A or (tie and r in [1-c, 1+c]),
+//                   A / 2 on a tie outside, 0 where clamp(r) A < r A (torch.min splits ties in
+//                   half; torch.clamp passes gradient only inside [1-c, 1+c], bounds included)
+//   entropy_loss = -(1/B) sum_i H_i,  dH/dz_k = -p_k (log p_k + H)
+//   value_loss   = (1/B) sum_i (R_i - v_i)^2,  d/dv_i = 2 (v_i - R_i) / B
+//   d log p_a / dz_k = [k == a] - p_k
+Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
+  const float* logits = actor_.Forward(params_.actor_params(), mb_obs_.data(), batch);
+  const float* values = critic_.Forward(params_.critic_params(), mb_obs_.data(), batch);
+  const double inv_b = 1.0 / batch;
+  const double lo = 1.0 - clip_range, hi = 1.0 + clip_range;
+  MinibatchStats s;
+  for (int i = 0; i < batch; ++i) {
+    const float* z = logits + static_cast<size_t>(i) * num_actions_;
+    float* logp = row_log_probs_.data();
+    const double entropy = nn::LogSoftmaxRow(z, num_actions_, logp);
+    const int64_t a = mb_actions_[i];
+    const double log_ratio = static_cast<double>(logp[a]) - mb_log_probs_[i];
+    const double ratio = std::exp(log_ratio);
+    const double adv = mb_advantages_[i];
+    const double s1 = ratio * adv;
+    const double s2 = std::clamp(ratio, lo, hi) * adv;
+    s.pg_loss -= std::min(s1, s2) * inv_b;
+    const bool in_range = ratio >= lo && ratio <= hi;
+    const double g_ratio = s1 < s2 ? adv : (s1 == s2 ? adv * (in_range ? 1.0 : 0.5) : 0.0);
+    const double d_logp_a = -inv_b * g_ratio * ratio;
+    float* g = &grad_logits_[static_cast<size_t>(i) * num_actions_];
+    for (int k = 0; k < num_actions_; ++k) {
+      const double p = std::exp(static_cast<double>(logp[k]));
+      const double d_entropy_term = config_.ent_coef * inv_b * p * (logp[k] + entropy);
+      g[k] = static_cast<float>(d_logp_a * ((k == a ? 1.0 : 0.0) - p) + d_entropy_term);
+    }
+    const double err = static_cast<double>(values[i]) - mb_returns_[i];
+    s.value_loss += err * err * inv_b;
+    grad_values_[i] = static_cast<float>(config_.vf_coef * 2.0 * err * inv_b);
+    s.entropy += entropy * inv_b;
+    s.approx_kl += ((ratio - 1.0) - log_ratio) * inv_b;
+    s.old_approx_kl += -log_ratio * inv_b;
+    s.clip_fraction += (std::fabs(ratio - 1.0) > clip_range ? 1.0 : 0.0) * inv_b;
+  }
+  actor_.Backward(params_.actor_params(), grad_logits_.data(), params_.actor_grads());
+  critic_.Backward(params_.critic_params(), grad_values_.data(), params_.critic_grads());
+  return s;
+}
+
+// The same loss written with LibTorch ops (SB3's ppo.py train()), gradients by autograd into
+// the flat gradient buffer the module's .grad tensors view.
+Ppo::MinibatchStats Ppo::AutogradLossAndGrad(int batch, double clip_range) {
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  auto obs = torch::from_blob(mb_obs_.data(), {batch, obs_dim_}, f32);
+  auto actions = torch::from_blob(mb_actions_.data(), {batch, 1}, torch::kInt64);
+  auto old_log_prob = torch::from_blob(mb_log_probs_.data(), {batch}, f32);
+  auto advantages = torch::from_blob(mb_advantages_.data(), {batch}, f32);
+  auto returns = torch::from_blob(mb_returns_.data(), {batch}, f32);
+  auto [logits, values] = module_->forward(obs);
+  auto log_probs_all = torch::log_softmax(logits, /*dim=*/1);
+  auto log_prob = log_probs_all.gather(/*dim=*/1, actions).squeeze(/*dim=*/1);
+  auto entropy = -(log_probs_all.exp() * log_probs_all).sum(/*dim=*/1);
+  auto log_ratio = log_prob - old_log_prob;
+  auto ratio = torch::exp(log_ratio);
+  auto policy_loss_1 = advantages * ratio;
+  auto policy_loss_2 = advantages * torch::clamp(ratio, 1.0 - clip_range, 1.0 + clip_range);
+  auto policy_loss = -torch::min(policy_loss_1, policy_loss_2).mean();
+  auto value_loss = torch::nn::functional::mse_loss(returns, values);
+  auto entropy_loss = -entropy.mean();
+  auto loss = policy_loss + config_.ent_coef * entropy_loss + config_.vf_coef * value_loss;
+  loss.backward();
+  torch::NoGradGuard no_grad;
+  MinibatchStats s;
+  s.pg_loss = policy_loss.item<double>();
+  s.value_loss = value_loss.item<double>();
+  s.entropy = entropy.mean().item<double>();
+  s.approx_kl = ((ratio - 1) - log_ratio).mean().item<double>();
+  s.old_approx_kl = (-log_ratio).mean().item<double>();
+  s.clip_fraction = ((ratio - 1).abs() > clip_range).to(torch::kFloat32).mean().item<double>();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acting for evaluation, in chunks of the workspace size.
+void Ppo::Act(const float* obs, int n, bool deterministic, int64_t* actions) {
+  for (int start = 0; start < n; start += max_batch_) {
+    const int rows = std::min(max_batch_, n - start);
+    const float* logits =
+        actor_.Forward(params_.actor_params(), obs + static_cast<size_t>(start) * obs_dim_, rows);
+    for (int i = 0; i < rows; ++i) {
+      const float* z = logits + static_cast<size_t>(i) * num_actions_;
+      if (deterministic) {
+        actions[start + i] = nn::ArgmaxRow(z, num_actions_);
+      } else {
+        nn::LogSoftmaxRow(z, num_actions_, row_log_probs_.data());
+        actions[start + i] = nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoint: a LibTorch archive (torch::serialize) holding the flat parameters, Adam's moments
+// and step count, and what the network was built for, so a mismatching load fails clearly.
+void Ppo::SaveCheckpoint(const std::string& path) const {
+  torch::serialize::OutputArchive archive;
+  auto vec_tensor = [](const std::vector<float>& v) {
+    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                            torch::kFloat32)
+        .clone();
+  };
+  archive.write("format_version", torch::tensor(kCheckpointFormatVersion));
+  archive.write("algo", c10::IValue(std::string("ppo")));
+  archive.write("env_id", c10::IValue(spec_.id));
+  archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
+  archive.write("num_actions", torch::tensor(static_cast<int64_t>(num_actions_)));
+  archive.write("pi_arch", torch::tensor(std::vector<int64_t>(config_.pi_arch.begin(), config_.pi_arch.end())));
+  archive.write("vf_arch", torch::tensor(std::vector<int64_t>(config_.vf_arch.begin(), config_.vf_arch.end())));
+  archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
+  archive.write("params", torch::from_blob(const_cast<float*>(params_.params()),
+                                           {params_.num_params()}, torch::kFloat32).clone());
+  auto& adam = const_cast<nn::FlatAdam&>(adam_);
+  archive.write("adam.exp_avg", vec_tensor(adam.exp_avg()));
+  archive.write("adam.exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
+  archive.write("adam.step", torch::tensor(adam_.step_count()));
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  WriteFileAtomic(path, bytes.str());
+}
+
+void Ppo::LoadCheckpoint(const std::string& path) {
+  const std::string accepted = "a PPO checkpoint written by greenrl train";
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    throw ConfigError("checkpoint", path, accepted + " (" + what + ")");
+  }
+  auto read_tensor = [&](const std::string& key) {
+    torch::Tensor t;
+    if (!archive.try_read(key, t)) {
+      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
+    }
+    return t;
+  };
+  auto read_string = [&](const std::string& key) {
+    c10::IValue v;
+    if (!archive.try_read(key, v) || !v.isString()) {
+      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
+    }
+    return v.toStringRef();
+  };
+  auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
+    if (got != want) {
+      throw ConfigError("checkpoint", path,
+                        accepted + " for " + what + " " + want + " (it was written for " + got + ")");
+    }
+  };
+  const int64_t version = read_tensor("format_version").item<int64_t>();
+  if (version != kCheckpointFormatVersion) {
+    throw ConfigError("checkpoint", path,
+                      accepted + " of format version " + std::to_string(kCheckpointFormatVersion) +
+                          " (this file has version " + std::to_string(version) + ")");
+  }
+  expect("algo", read_string("algo"), "ppo");
+  expect("env", read_string("env_id"), spec_.id);
+  auto arch = [](const std::vector<int>& v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  auto tensor_arch = [](const torch::Tensor& t) {
+    std::string s;
+    for (int64_t i = 0; i < t.numel(); ++i) s += (s.empty() ? "" : ",") + std::to_string(t[i].item<int64_t>());
+    return s;
+  };
+  expect("net_arch.pi", tensor_arch(read_tensor("pi_arch")), arch(config_.pi_arch));
+  expect("net_arch.vf", tensor_arch(read_tensor("vf_arch")), arch(config_.vf_arch));
+  expect("activation_fn", read_string("activation"), nn::ToString(config_.activation));
+  torch::Tensor params = read_tensor("params").contiguous();
+  torch::Tensor m = read_tensor("adam.exp_avg").contiguous();
+  torch::Tensor v = read_tensor("adam.exp_avg_sq").contiguous();
+  if (params.numel() != params_.num_params() || m.numel() != params_.num_params() ||
+      v.numel() != params_.num_params() || params.scalar_type() != torch::kFloat32) {
+    throw ConfigError("checkpoint", path,
+                      accepted + " with " + std::to_string(params_.num_params()) + " parameters");
+  }
+  std::copy(params.data_ptr<float>(), params.data_ptr<float>() + params.numel(), params_.params());
+  std::copy(m.data_ptr<float>(), m.data_ptr<float>() + m.numel(), adam_.exp_avg().begin());
+  std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), adam_.exp_avg_sq().begin());
+  adam_.set_step_count(read_tensor("adam.step").item<int64_t>());
+}
+
+}  // namespace
+
+std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec) {
+  if (!spec.discrete_actions()) {
+    throw ConfigError("env_id", spec.id, "an env with a Discrete action space (PPO for Box "
+                                         "actions is not implemented yet)");
+  }
+  return std::make_unique<Ppo>(config, spec);
+}
+
+}  // namespace greenrl::algo

@@ -1,0 +1,148 @@
+// PPO: the fused update against the LibTorch autograd update, schedules at the first and last
+// update of the CartPole preset, checkpoint round trip and refusal of foreign checkpoints.
+#include "greenrl/algo/ppo.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/env/registry.h"
+
+namespace greenrl::algo {
+namespace {
+
+PpoConfig SmallConfig(const std::string& update_path) {
+  PpoConfig c;
+  c.n_envs = 4;
+  c.n_steps = 64;
+  c.batch_size = 64;
+  c.n_epochs = 3;
+  c.gamma = 0.98;
+  c.gae_lambda = 0.8;
+  c.learning_rate = Schedule::Linear(1e-3);
+  c.clip_range = Schedule::Linear(0.2);
+  c.ent_coef = 0.01;  // exercise the entropy gradient too
+  c.update_path = update_path;
+  c.seed = 3;
+  return c;
+}
+
+// Two iterations (rollout + update of 3 epochs x 4 minibatches) from the same seed: the fused
+// path and the autograd path must agree on every parameter and on the logged losses.
+TEST(PpoTest, FusedUpdateMatchesAutograd) {
+  auto env_a = env::MakeVecEnv("CartPole-v1", 4, 11, 1);
+  auto env_b = env::MakeVecEnv("CartPole-v1", 4, 11, 1);
+  env_a->Reset();
+  env_b->Reset();
+  auto fused = MakePpo(SmallConfig("fused"), env_a->spec());
+  auto autograd = MakePpo(SmallConfig("autograd"), env_b->spec());
+  const std::vector<float> initial = fused->GetParameters();
+  ASSERT_EQ(initial, autograd->GetParameters());
+  std::vector<EpisodeRecord> ep_a, ep_b;
+  for (int iteration = 0; iteration < 2; ++iteration) {
+    fused->CollectRollout(*env_a, &ep_a);
+    autograd->CollectRollout(*env_b, &ep_b);
+    const double progress = ProgressRemaining(256 * (iteration + 1), 1024);
+    const Metrics ma = fused->Update(progress);
+    const Metrics mb = autograd->Update(progress);
+    ASSERT_EQ(ma.size(), mb.size());
+    for (size_t k = 0; k < ma.size(); ++k) {
+      EXPECT_EQ(ma[k].first, mb[k].first);
+      EXPECT_NEAR(ma[k].second, mb[k].second, 1e-4 * std::max(1.0, std::fabs(mb[k].second)))
+          << ma[k].first;
+    }
+    const auto pa = fused->GetParameters();
+    const auto pb = autograd->GetParameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < pa.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
+    EXPECT_LT(max_diff, 2e-5) << "iteration " << iteration;
+    double moved = 0;
+    for (size_t i = 0; i < pa.size(); ++i) moved = std::max(moved, double(std::fabs(pa[i] - initial[i])));
+    EXPECT_GT(moved, 1e-3) << "the update must move the parameters";
+  }
+  EXPECT_EQ(ep_a.size(), ep_b.size());
+}
+
+// The CartPole preset (n_envs 8, n_steps 32: 256 steps per rollout, 1e5 steps, lin_0.001 and
+// lin_0.2): SB3 computes progress after each rollout, so the first update sees
+// 1 - 256 / 1e5 = 0.99744 and the last (391st, at 100,096 steps) sees a negative value, clamped
+// to 0.
+TEST(PpoTest, LinearSchedulesAtFirstAndLastUpdateOfPreset) {
+  EXPECT_DOUBLE_EQ(ProgressRemaining(256, 100000), 0.99744);
+  EXPECT_DOUBLE_EQ(ProgressRemaining(391 * 256, 100000), 0.0);
+  const Schedule lr = Schedule::Linear(0.001), clip = Schedule::Linear(0.2);
+  EXPECT_NEAR(lr.Value(ProgressRemaining(256, 100000)), 0.00099744, 1e-15);
+  EXPECT_NEAR(clip.Value(ProgressRemaining(256, 100000)), 0.199488, 1e-15);
+  EXPECT_EQ(lr.Value(ProgressRemaining(100096, 100000)), 0.0);
+  EXPECT_EQ(clip.Value(ProgressRemaining(100096, 100000)), 0.0);
+
+  // And the update logs exactly those values.
+  PpoConfig c = SmallConfig("fused");
+  c.n_envs = 8;
+  c.n_steps = 32;
+  c.batch_size = 256;
+  c.n_epochs = 1;
+  auto env = env::MakeVecEnv("CartPole-v1", 8, 0, 1);
+  env->Reset();
+  auto ppo = MakePpo(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  ppo->CollectRollout(*env, &episodes);
+  Metrics first = ppo->Update(ProgressRemaining(256, 100000));
+  EXPECT_NEAR(first[0].second, 0.00099744, 1e-15);
+  EXPECT_EQ(first[0].first, "charts/learning_rate");
+  EXPECT_NEAR(first[1].second, 0.199488, 1e-15);
+  ppo->CollectRollout(*env, &episodes);
+  const auto before = ppo->GetParameters();
+  Metrics last = ppo->Update(ProgressRemaining(100096, 100000));
+  EXPECT_EQ(last[0].second, 0.0);
+  EXPECT_EQ(ppo->GetParameters(), before);  // lr 0: Adam moves nothing
+}
+
+TEST(PpoTest, CheckpointRoundTripAndRefusals) {
+  auto env = env::MakeVecEnv("CartPole-v1", 4, 5, 1);
+  env->Reset();
+  PpoConfig c = SmallConfig("fused");
+  auto ppo = MakePpo(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  ppo->CollectRollout(*env, &episodes);
+  ppo->Update(0.9);
+  const std::string path = ::testing::TempDir() + "/ppo_ckpt.pt";
+  ppo->SaveCheckpoint(path);
+
+  PpoConfig other_seed = c;
+  other_seed.seed = 99;
+  auto restored = MakePpo(other_seed, env->spec());
+  EXPECT_NE(restored->GetParameters(), ppo->GetParameters());
+  restored->LoadCheckpoint(path);
+  EXPECT_EQ(restored->GetParameters(), ppo->GetParameters());
+
+  PpoConfig wider = c;
+  wider.pi_arch = {32};
+  auto mismatch = MakePpo(wider, env->spec());
+  try {
+    mismatch->LoadCheckpoint(path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("net_arch.pi"), std::string::npos) << e.what();
+  }
+  const std::string garbage = ::testing::TempDir() + "/garbage.pt";
+  std::ofstream(garbage) << "not a checkpoint";
+  EXPECT_THROW(restored->LoadCheckpoint(garbage), ConfigError);
+  EXPECT_THROW(restored->LoadCheckpoint(::testing::TempDir() + "/missing.pt"), ConfigError);
+  std::remove(path.c_str());
+  std::remove(garbage.c_str());
+}
+
+TEST(PpoTest, RefusesBatchLargerThanRolloutAndBoxActions) {
+  PpoConfig c = SmallConfig("fused");
+  env::EnvSpec box = env::FindEnvSpec("CartPole-v1");
+  box.action_space = env::Box{{-1.0f}, {1.0f}, {1}};
+  EXPECT_THROW(MakePpo(c, box), ConfigError);
+}
+
+}  // namespace
+}  // namespace greenrl::algo

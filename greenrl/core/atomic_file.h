@@ -1,0 +1,18 @@
+// atomic_file.h: files that are either fully written or not there at all, so a run that fails
+// (crash, full disk, signal) never leaves a half-written checkpoint or report behind.
+#pragma once
+
+#include <string>
+
+namespace greenrl {
+
+// Writes `bytes` to `path` atomically: a temp file beside it (path + ".tmp.<pid>"), fsync,
+// rename over `path`, fsync of the directory. Either the old content or the new one survives.
+// Errors: std::runtime_error naming the path and strerror(errno) when any step fails (the temp
+// file is removed and `path` is untouched).
+void WriteFileAtomic(const std::string& path, const std::string& bytes);
+
+// Reads a whole file. Errors: std::runtime_error naming the path when it cannot be read.
+std::string ReadFile(const std::string& path);
+
+}  // namespace greenrl
