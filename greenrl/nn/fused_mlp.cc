@@ -37,6 +37,59 @@ int64_t MlpSpec::bias_offset(int layer) const {
   return weight_offset(layer) + static_cast<int64_t>(sizes[layer + 1]) * sizes[layer];
 }
 
+namespace {
+// Eigen's generic_fast_tanh_float (Eigen/src/Core/MathFunctionsImpl.h): a 13/6-degree rational
+// interpolant, "accurate up to a couple of ulp in the range [-9, 9], outside of which
+// tanh(x) = +/-1" in float32. Same coefficients, our own evaluation. T is float or a GCC vector
+// of floats; the clamp is written as selects (x > 9 ? 9 : x keeps NaN) so it has no branches.
+template <typename T>
+inline T TanhRational(T x) {
+  constexpr float kAlpha1 = 4.89352455891786e-03f, kAlpha3 = 6.37261928875436e-04f,
+                  kAlpha5 = 1.48572235717979e-05f, kAlpha7 = 5.12229709037114e-08f,
+                  kAlpha9 = -8.60467152213735e-11f, kAlpha11 = 2.00018790482477e-13f,
+                  kAlpha13 = -2.76076847742355e-16f;
+  constexpr float kBeta0 = 4.89352518554385e-03f, kBeta2 = 2.26843463243900e-03f,
+                  kBeta4 = 1.18534705686654e-04f, kBeta6 = 1.19825839466702e-06f;
+  const T hi = x - x + 9.0f;  // 9 broadcast (NaN lanes stay NaN through the selects below)
+  T c = x > hi ? hi : x;
+  c = c < -hi ? -hi : c;
+  const T x2 = c * c;
+  T p = x2 * kAlpha13 + kAlpha11;
+  p = x2 * p + kAlpha9;
+  p = x2 * p + kAlpha7;
+  p = x2 * p + kAlpha5;
+  p = x2 * p + kAlpha3;
+  p = x2 * p + kAlpha1;
+  p = c * p;
+  T q = x2 * kBeta6 + kBeta4;
+  q = x2 * q + kBeta2;
+  q = x2 * q + kBeta0;
+  return p / q;
+}
+
+typedef float Float4 __attribute__((vector_size(16)));  // SSE, baseline on x86-64
+
+// y[0..n) = tanh(y[0..n)), 4 lanes at a time.
+void TanhInPlace(float* y, size_t n) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    Float4 v;
+    std::memcpy(&v, y + j, sizeof(v));
+    v = TanhRational(v);
+    std::memcpy(y + j, &v, sizeof(v));
+  }
+  for (; j < n; ++j) y[j] = TanhApprox(y[j]);
+}
+}  // namespace
+
+float TanhApprox(float x) {
+  // Scalar selects: the same arithmetic as the vector lanes.
+  const float hi = 9.0f;
+  float c = x > hi ? hi : x;
+  c = c < -hi ? -hi : c;
+  return TanhRational(c);
+}
+
 namespace blas {
 void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc) {
@@ -79,7 +132,7 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     if (l < last) {
       const size_t n = static_cast<size_t>(batch) * out;
       if (spec_.activation == Activation::kTanh) {
-        for (size_t j = 0; j < n; ++j) y[j] = std::tanh(y[j]);
+        TanhInPlace(y, n);
       } else {
         for (size_t j = 0; j < n; ++j) y[j] = y[j] > 0.0f ? y[j] : 0.0f;
       }

@@ -117,3 +117,21 @@ TEST(CategoricalTest, LogSoftmaxEntropyAndSampling) {
 
 }  // namespace
 }  // namespace greenrl::nn
+
+namespace greenrl::nn {
+namespace {
+TEST(TanhApproxTest, WithinAFewUlpOfLibm) {
+  double max_err = 0.0;
+  for (int i = -200000; i <= 200000; ++i) {
+    const float x = static_cast<float>(i) * 1e-4f;  // [-20, 20]
+    const double exact = std::tanh(static_cast<double>(x));
+    max_err = std::max(max_err, std::fabs(TanhApprox(x) - exact) / std::max(std::fabs(exact), 1e-30));
+  }
+  EXPECT_LT(max_err, 4e-7);  // a few float32 ulp (2^-23 = 1.2e-7)
+  EXPECT_EQ(TanhApprox(0.0f), 0.0f);
+  EXPECT_EQ(TanhApprox(30.0f), 1.0f);
+  EXPECT_EQ(TanhApprox(-30.0f), -1.0f);
+  EXPECT_TRUE(std::isnan(TanhApprox(NAN)));
+}
+}  // namespace
+}  // namespace greenrl::nn

@@ -1,0 +1,86 @@
+// The greenrl executable as a user runs it: exit codes, messages, and that refused input leaves
+// no run directory behind.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result RunGreenrl(const std::string& args) {
+  const std::string cmd = std::string(GREENRL_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+
+std::string Dir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "/greenrl_cli_" + name;
+  fs::remove_all(d);
+  return d;
+}
+
+TEST(CliTest, UnknownKeyExits2WithOneMessageAndNoRunDir) {
+  const std::string out = Dir("unknown");
+  const Result r = RunGreenrl("train --config " + Preset() + " --set n_step=64 --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("n_step: got '64'; unknown key; did you mean 'n_steps'?"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
+  const std::string out = Dir("bad");
+  Result r = RunGreenrl("train --config " + Preset() + " --set batch_size=abc --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("batch_size: got 'abc'; an integer"), std::string::npos) << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --set gae_lambda=2 --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("gae_lambda: got '2'; a number in [0, 1]"), std::string::npos) << r.output;
+  r = RunGreenrl("train --config /nonexistent.yaml --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunGreenrl("train --config " + Preset() + " --seed -3 --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = RunGreenrl("train --bogus-flag");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
+  const std::string out = Dir("run");
+  Result r = RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* part : {"steps          512", "steps/s", "eval return", "10 deterministic episodes",
+                           "Wh in all", "cpu:process", "estimated", "g CO2e", "world"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
+  }
+  for (const char* file : {"config.yaml", "metrics.csv", "energy.json", "checkpoints/final.pt"}) {
+    EXPECT_TRUE(fs::exists(out + "/" + file)) << file;
+  }
+  r = RunGreenrl("eval --run " + out + " --episodes 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
+  r = RunGreenrl("eval --run " + out + " --episodes 0");
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunGreenrl("eval --run " + Dir("missing"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
+}
+
+}  // namespace

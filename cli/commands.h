@@ -1,0 +1,20 @@
+// commands.h: the `greenrl` subcommands. Each Register* adds its subcommand to the CLI11 app and
+// returns a callback that runs it and gives the process exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace greenrl::cli {
+
+using Runner = std::function<int()>;
+
+// greenrl train [--config FILE] [--set key=value ...] [--seed N] [--out DIR] [--quiet]
+Runner RegisterTrain(CLI::App& app);
+// greenrl eval --run DIR [--episodes N] [--seed N]
+Runner RegisterEval(CLI::App& app);
+// greenrl bench ppo-cartpole [--seeds N] [--steps N] [--config FILE]
+Runner RegisterBench(CLI::App& app);
+
+}  // namespace greenrl::cli

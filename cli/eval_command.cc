@@ -1,0 +1,55 @@
+// greenrl eval: reloads a run's config and final checkpoint and runs deterministic episodes.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "greenrl/algo/ppo.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/env/registry.h"
+#include "greenrl/train/evaluate.h"
+#include "greenrl/train/run_config.h"
+#include "greenrl/train/trainer.h"
+
+namespace greenrl::cli {
+
+namespace {
+struct EvalArgs {
+  std::string run_dir;
+  int episodes = 10;
+  std::optional<int64_t> seed;
+};
+}  // namespace
+
+Runner RegisterEval(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a trained run's final checkpoint");
+  cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
+  cmd->add_option("--episodes", args->episodes, "deterministic episodes (default 10)");
+  cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)");
+  return [args]() {
+    namespace fs = std::filesystem;
+    if (args->episodes < 1) {
+      throw ConfigError("--episodes", std::to_string(args->episodes), "an integer >= 1");
+    }
+    const std::string config_path = args->run_dir + "/config.yaml";
+    const std::string checkpoint = args->run_dir + "/checkpoints/final.pt";
+    if (!fs::exists(config_path) || !fs::exists(checkpoint)) {
+      throw ConfigError("--run", args->run_dir,
+                        "a run directory with config.yaml and checkpoints/final.pt");
+    }
+    const Config config = train::LoadRunConfig(config_path, {}, args->seed);
+    train::ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
+    const std::string env_id = config.GetString("env_id");
+    auto algorithm = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec(env_id));
+    algorithm->LoadCheckpoint(checkpoint);
+    const train::EvalResult r = train::EvaluatePolicy(
+        *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")));
+    fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
+    fmt::print("  return  {:.2f} ± {:.2f} over {} deterministic episodes\n", r.mean_return,
+               r.std_return, args->episodes);
+    return 0;
+  };
+}
+
+}  // namespace greenrl::cli

@@ -1,0 +1,36 @@
+// greenrl: train, evaluate and benchmark RL agents, and account for their energy and carbon.
+// Exit codes: 0 success; 1 runtime failure (I/O, internal error); 2 bad input (config, CLI
+// arguments, checkpoint), reported before any work starts.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "greenrl/core/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
+  app.require_subcommand(1);
+  const auto train = greenrl::cli::RegisterTrain(app);
+  const auto eval = greenrl::cli::RegisterEval(app);
+  const auto bench = greenrl::cli::RegisterBench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("train")) return train();
+    if (app.got_subcommand("eval")) return eval();
+    if (app.got_subcommand("bench")) return bench();
+  } catch (const greenrl::ConfigError& e) {
+    fmt::print(stderr, "greenrl: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "greenrl: failed: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}

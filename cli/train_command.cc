@@ -1,0 +1,45 @@
+// greenrl train: loads and validates the config, trains, prints the summary.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "cli/commands.h"
+#include "greenrl/train/run_config.h"
+#include "greenrl/train/trainer.h"
+
+namespace greenrl::cli {
+
+namespace {
+struct TrainArgs {
+  std::string config_path;
+  std::vector<std::string> sets;
+  std::optional<int64_t> seed;
+  std::string out;
+  bool quiet = false;
+};
+}  // namespace
+
+Runner RegisterTrain(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  CLI::App* cmd = app.add_subcommand("train", "Train an agent from a YAML preset");
+  cmd->add_option("--config", args->config_path, "YAML preset (rl-zoo style), e.g. configs/ppo/cartpole.yaml");
+  cmd->add_option("--set", args->sets, "override a key: --set key=value (repeatable)");
+  cmd->add_option("--seed", args->seed, "seed (overrides the preset's)");
+  cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
+  cmd->add_flag("--quiet", args->quiet, "no progress line or log lines");
+  return [args]() {
+    const Config config = train::LoadRunConfig(args->config_path, args->sets, args->seed);
+    train::TrainOptions options;
+    options.out_dir = args->out;
+    options.verbose = !args->quiet;
+    options.progress = !args->quiet && ::isatty(STDERR_FILENO);
+    const train::TrainResult result = train::Train(config, std::move(options));
+    fmt::print("{}", report::FormatSummary(result.report));
+    std::fflush(stdout);
+    return 0;
+  };
+}
+
+}  // namespace greenrl::cli

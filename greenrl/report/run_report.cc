@@ -1,0 +1,181 @@
+#include "greenrl/report/run_report.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "greenrl/core/atomic_file.h"
+
+namespace greenrl::report {
+
+namespace {
+constexpr double kJoulesPerWh = 3600.0;
+}
+
+double RunReport::total_energy_j() const {
+  double sum = 0.0;
+  for (const auto& d : domains) sum += d.energy_j;
+  return sum;
+}
+
+std::map<std::string, double> RunReport::unattributed_energy_j() const {
+  std::map<std::string, double> out;
+  for (const auto& d : domains) out[d.domain] = d.energy_j;
+  for (const auto& w : windows) {
+    for (const auto& [domain, e] : w.energy_j) out[domain] -= e;
+  }
+  return out;
+}
+
+std::string FormatSummary(const RunReport& r) {
+  std::string s;
+  s += fmt::format("greenrl train: {} on {}, seed {} -> {}\n", r.algo, r.env_id, r.seed, r.run_dir);
+  s += fmt::format("  steps          {}\n", r.steps);
+  s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s)\n", r.wall_time_s, r.cpu_time_s);
+  s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
+  s += fmt::format("  eval return    {:.2f} ± {:.2f} ({} deterministic episodes)\n",
+                   r.eval_mean_return, r.eval_std_return, r.eval_episodes);
+  s += fmt::format("  energy         {:.4f} Wh in all\n", r.total_energy_j() / kJoulesPerWh);
+  for (const auto& d : r.domains) {
+    s += fmt::format("    {:<14} {:.4f} Wh  ({} by {}, scope {})\n", d.domain,
+                     d.energy_j / kJoulesPerWh, d.provenance, d.meter, d.scope);
+  }
+  s += fmt::format("  meter          {}\n", r.meter_reason);
+  const auto& c = r.carbon;
+  s += fmt::format("  carbon         {:.4f} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n",
+                   c.kg_co2e * 1000.0, c.energy_kwh, c.pue, c.intensity_g_per_kwh);
+  s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
+                   c.intensity_is_default ? ", default: set carbon.region or "
+                                            "carbon.intensity_g_per_kwh"
+                                          : "");
+  return s;
+}
+
+void WriteEnergyJson(const std::string& path, const RunReport& r) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["algo"] = r.algo;
+  j["env_id"] = r.env_id;
+  j["seed"] = r.seed;
+  j["steps"] = r.steps;
+  j["duration_s"] = r.monitor_duration_s;
+  j["total_energy_j"] = r.total_energy_j();
+  j["total_energy_wh"] = r.total_energy_j() / kJoulesPerWh;
+  nlohmann::ordered_json domains = nlohmann::ordered_json::object();
+  for (const auto& d : r.domains) {
+    domains[d.domain] = {{"energy_j", d.energy_j},
+                         {"energy_wh", d.energy_j / kJoulesPerWh},
+                         {"meter", d.meter},
+                         {"provenance", d.provenance},
+                         {"scope", d.scope}};
+  }
+  j["domains"] = domains;
+  nlohmann::ordered_json windows = nlohmann::ordered_json::object();
+  for (const auto& w : r.windows) {
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    double total = 0.0;
+    for (const auto& [domain, v] : w.energy_j) {
+      e[domain] = v;
+      total += v;
+    }
+    windows[w.key] = {{"count", w.count},
+                      {"duration_s", w.duration_s},
+                      {"energy_j", e},
+                      {"total_energy_j", total}};
+  }
+  j["windows"] = windows;
+  nlohmann::ordered_json other = nlohmann::ordered_json::object();
+  double other_total = 0.0;
+  for (const auto& [domain, v] : r.unattributed_energy_j()) {
+    other[domain] = v;
+    other_total += v;
+  }
+  j["unattributed"] = {{"energy_j", other}, {"total_energy_j", other_total}};
+  nlohmann::ordered_json meter;
+  meter["reason"] = r.meter_reason;
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : r.meter_details) details[k] = v;
+  meter["details"] = details;
+  j["meter"] = meter;
+  const auto& c = r.carbon;
+  j["carbon"] = {{"energy_kwh", c.energy_kwh},
+                 {"pue", c.pue},
+                 {"intensity_g_per_kwh", c.intensity_g_per_kwh},
+                 {"region", c.region},
+                 {"intensity_source", c.intensity_source},
+                 {"intensity_is_default", c.intensity_is_default},
+                 {"kg_co2e", c.kg_co2e},
+                 {"formula", "kg CO2e = kWh x PUE x intensity_g_per_kwh / 1000"}};
+  WriteFileAtomic(path, j.dump(2) + "\n");
+}
+
+MetricsCsv::MetricsCsv(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "w");
+  if (file_ == nullptr) {
+    throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  }
+}
+
+MetricsCsv::~MetricsCsv() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void MetricsCsv::WriteRow(const std::vector<std::pair<std::string, double>>& row) {
+  std::string line;
+  if (columns_.empty()) {
+    for (const auto& [key, value] : row) {
+      columns_.push_back(key);
+      line += (line.empty() ? "" : ",") + key;
+    }
+    line += "\n";
+  }
+  std::string cells;
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (c > 0) cells += ",";
+    for (const auto& [key, value] : row) {
+      if (key == columns_[c]) {
+        if (std::isfinite(value)) cells += fmt::format("{}", value);
+        break;
+      }
+    }
+  }
+  line += cells + "\n";
+  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0) {
+    throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
+  }
+}
+
+std::pair<std::vector<std::string>, std::vector<std::vector<double>>> ReadMetricsCsv(
+    const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read '" + path + "': " + std::strerror(errno));
+  std::vector<std::string> header;
+  std::vector<std::vector<double>> rows;
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    if (first) {
+      header = cells;
+      first = false;
+      continue;
+    }
+    std::vector<double> row;
+    for (const auto& c : cells) row.push_back(c.empty() ? std::nan("") : std::stod(c));
+    row.resize(header.size(), std::nan(""));
+    rows.push_back(std::move(row));
+  }
+  return {header, rows};
+}
+
+}  // namespace greenrl::report

@@ -1,0 +1,93 @@
+// run_report.h: what a finished run reports (../shared/DESIGN.md, "Run directory"): the summary
+// printed at the end of `greenrl train`, energy.json, and metrics.csv rows.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "greenrl/energy/carbon.h"
+
+namespace greenrl::report {
+
+// Energy of one domain over the whole run.
+struct DomainEnergy {
+  std::string domain;      // "cpu:package-0", "dram:0", "cpu:process"
+  std::string meter;       // "rapl", "estimator", ...
+  std::string provenance;  // "measured", "integrated" or "estimated"
+  std::string scope;       // "device", "package" or "process"
+  double energy_j = 0.0;
+};
+
+// Accumulated energy of every window with one key ("rollout", "update", "eval").
+struct WindowEnergy {
+  std::string key;
+  int64_t count = 0;                     // windows of this key
+  double duration_s = 0.0;               // summed durations
+  std::map<std::string, double> energy_j;  // per domain, summed
+};
+
+// Everything the summary and energy.json need.
+struct RunReport {
+  std::string algo, env_id, run_dir;
+  uint64_t seed = 0;
+  int64_t steps = 0;           // env steps, summed over envs
+  double wall_time_s = 0.0;    // training loop wall time (setup excluded)
+  double cpu_time_s = 0.0;     // process CPU seconds over the same span
+  double steps_per_s = 0.0;    // steps / wall_time_s
+  int eval_episodes = 0;       // final deterministic evaluation
+  double eval_mean_return = 0.0, eval_std_return = 0.0;
+  double monitor_duration_s = 0.0;       // span of the energy totals
+  std::vector<DomainEnergy> domains;     // totals per domain
+  std::vector<WindowEnergy> windows;     // per window key
+  std::string meter_reason;              // why this meter was chosen
+  std::vector<std::pair<std::string, std::string>> meter_details;
+  energy::CarbonResult carbon;
+
+  // Sum of domains' energy_j. Domains never overlap (meters report disjoint domains).
+  double total_energy_j() const;
+  // total - sum over windows, per domain: energy spent outside every named window (setup,
+  // logging, checkpoints). Windows of different keys never overlap in the trainer.
+  std::map<std::string, double> unattributed_energy_j() const;
+};
+
+// The end-of-run summary: steps, wall time, steps/s, final eval return (mean ± std over N
+// deterministic episodes), energy in Wh per domain with provenance and scope, carbon with the
+// region and intensity used. Several lines, ending with a newline.
+std::string FormatSummary(const RunReport& report);
+
+// Writes energy.json atomically: totals per domain (J and Wh, provenance, scope), per window
+// (count, duration_s, energy_j per domain), "unattributed", meter reason and details, carbon.
+// Errors: std::runtime_error naming the path when it cannot be written.
+void WriteEnergyJson(const std::string& path, const RunReport& report);
+
+// metrics.csv: one row per iteration, columns fixed by the first row (global_step first), a
+// cell left empty where a row lacks a column or its value is NaN. Every row is flushed, so a
+// failing run keeps what it logged. Not thread-safe.
+class MetricsCsv {
+ public:
+  // Errors: std::runtime_error naming the path when it cannot be created.
+  explicit MetricsCsv(const std::string& path);
+  ~MetricsCsv();
+  MetricsCsv(const MetricsCsv&) = delete;
+  MetricsCsv& operator=(const MetricsCsv&) = delete;
+
+  // Appends a row; the first call writes the header from its keys. Keys a later row adds that
+  // the header lacks are ignored (callers pass every column from the first row).
+  void WriteRow(const std::vector<std::pair<std::string, double>>& row);
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::vector<std::string> columns_;
+};
+
+// Reads metrics.csv back: header and rows (empty cells as NaN). For tests and `greenrl report`.
+// Errors: std::runtime_error when the file cannot be read.
+std::pair<std::vector<std::string>, std::vector<std::vector<double>>> ReadMetricsCsv(
+    const std::string& path);
+
+}  // namespace greenrl::report

@@ -1,0 +1,82 @@
+// Exact report numbers from a hand-made RunReport: energy.json sums, carbon, metrics.csv.
+#include "greenrl/report/run_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace greenrl::report {
+namespace {
+
+RunReport MakeReport() {
+  RunReport r;
+  r.algo = "ppo";
+  r.env_id = "CartPole-v1";
+  r.run_dir = "runs/x";
+  r.seed = 3;
+  r.steps = 1000;
+  r.wall_time_s = 2.0;
+  r.steps_per_s = 500.0;
+  r.eval_episodes = 10;
+  r.eval_mean_return = 500.0;
+  r.domains = {{"cpu:process", "estimator", "estimated", "process", 7200.0}};
+  r.windows = {{"rollout", 4, 1.0, {{"cpu:process", 3600.0}}},
+               {"update", 4, 0.5, {{"cpu:process", 1800.0}}}};
+  r.meter_reason = "RAPL unavailable; using estimator";
+  r.carbon = energy::ComputeCarbon(7200.0, energy::CarbonOptions{"FR", std::nullopt, 1.5});
+  return r;
+}
+
+TEST(RunReportTest, EnergyJsonWindowsPlusUnattributedEqualTotals) {
+  const RunReport r = MakeReport();
+  const std::string path = ::testing::TempDir() + "/energy.json";
+  WriteEnergyJson(path, r);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 7200.0);
+  EXPECT_DOUBLE_EQ(j["total_energy_wh"].get<double>(), 2.0);
+  EXPECT_EQ(j["domains"]["cpu:process"]["provenance"], "estimated");
+  double windows = 0.0;
+  for (const auto& [key, w] : j["windows"].items()) windows += w["total_energy_j"].get<double>();
+  EXPECT_DOUBLE_EQ(windows, 5400.0);
+  EXPECT_DOUBLE_EQ(j["unattributed"]["total_energy_j"].get<double>(), 1800.0);
+  EXPECT_DOUBLE_EQ(windows + j["unattributed"]["total_energy_j"].get<double>(),
+                   j["total_energy_j"].get<double>());
+  // 2 Wh = 0.002 kWh x PUE 1.5 x 56.0 g/kWh (France, OWID 2023) = 0.168 g.
+  EXPECT_NEAR(j["carbon"]["kg_co2e"].get<double>(), 0.000168, 1e-15);
+  EXPECT_EQ(j["carbon"]["region"], "FR");
+}
+
+TEST(RunReportTest, SummaryNamesEverything) {
+  const std::string s = FormatSummary(MakeReport());
+  EXPECT_NE(s.find("steps          1000"), std::string::npos) << s;
+  EXPECT_NE(s.find("steps/s        500"), std::string::npos) << s;
+  EXPECT_NE(s.find("500.00 ± 0.00 (10 deterministic episodes)"), std::string::npos) << s;
+  EXPECT_NE(s.find("2.0000 Wh in all"), std::string::npos) << s;
+  EXPECT_NE(s.find("cpu:process    2.0000 Wh  (estimated by estimator, scope process)"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("0.1680 g CO2e"), std::string::npos) << s;
+  EXPECT_NE(s.find("FR"), std::string::npos) << s;
+}
+
+TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {
+  const std::string path = ::testing::TempDir() + "/metrics.csv";
+  {
+    MetricsCsv csv(path);
+    csv.WriteRow({{"global_step", 256}, {"charts/episodic_return", 21.5}, {"eval/mean_reward", NAN}});
+    csv.WriteRow({{"global_step", 512}, {"eval/mean_reward", 500}});
+  }
+  auto [header, rows] = ReadMetricsCsv(path);
+  ASSERT_EQ(header.size(), 3u);
+  EXPECT_EQ(header[1], "charts/episodic_return");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][1], 21.5);
+  EXPECT_TRUE(std::isnan(rows[0][2]));
+  EXPECT_TRUE(std::isnan(rows[1][1]));
+  EXPECT_EQ(rows[1][2], 500);
+}
+
+}  // namespace
+}  // namespace greenrl::report

@@ -1,0 +1,137 @@
+#include "greenrl/train/run_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "greenrl/algo/ppo.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/core/schedule.h"
+#include "greenrl/env/registry.h"
+
+namespace greenrl::train {
+
+const std::vector<std::string>& AlgorithmIds() {
+  static const std::vector<std::string> ids = {"ppo"};
+  return ids;
+}
+
+namespace {
+void Add(ConfigSchema* schema, std::string key, ValueType type, std::string def, std::string doc,
+         std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt,
+         std::vector<std::string> choices = {}, bool min_exclusive = false) {
+  KeySpec spec;
+  spec.key = std::move(key);
+  spec.type = type;
+  spec.default_yaml = std::move(def);
+  spec.doc = std::move(doc);
+  spec.min = min;
+  spec.max = max;
+  spec.choices = std::move(choices);
+  spec.min_exclusive = min_exclusive;
+  schema->Add(std::move(spec));
+}
+
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string s;
+  for (const auto& id : ids) s += (s.empty() ? "" : ", ") + id;
+  return s;
+}
+
+// The `algo` of a run: the last --set algo=..., else the file's `algo`, else "ppo".
+std::string PeekAlgo(const std::string& yaml_path, const std::vector<std::string>& overrides) {
+  std::string algo = "ppo";
+  if (!yaml_path.empty()) {
+    try {
+      YAML::Node root = YAML::LoadFile(yaml_path);
+      if (root.IsMap() && root["algo"] && root["algo"].IsScalar()) algo = root["algo"].Scalar();
+    } catch (const YAML::Exception&) {
+      // Config::Load reports unreadable or malformed files with the full message.
+    }
+  }
+  for (const auto& o : overrides) {
+    if (o.rfind("algo=", 0) == 0) algo = o.substr(5);
+  }
+  return algo;
+}
+}  // namespace
+
+ConfigSchema BuildSchema(const std::string& algo) {
+  const auto& ids = AlgorithmIds();
+  if (std::find(ids.begin(), ids.end(), algo) == ids.end()) {
+    throw ConfigError("algo", algo, "one of: " + JoinIds(ids));
+  }
+  ConfigSchema s;
+  std::vector<std::string> env_ids;
+  for (const auto& r : env::RegisteredEnvs()) env_ids.push_back(r.spec->id);
+  Add(&s, "algo", ValueType::kString, algo, "algorithm", {}, {}, ids);
+  Add(&s, "env_id", ValueType::kString, "CartPole-v1", "Gymnasium env id", {}, {}, env_ids);
+  Add(&s, "seed", ValueType::kInt, "0", "seed of envs, network init, sampling, shuffling", 0,
+      4294967295.0);
+  Add(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
+  Add(&s, "n_timesteps", ValueType::kInt, "100000", "env steps to train for (summed over envs)",
+      1, 1e12);
+  Add(&s, "threads.env", ValueType::kInt, "1",
+      "threads stepping envs (1: on the training thread)", 1, 256);
+  Add(&s, "threads.torch", ValueType::kInt, "1",
+      "LibTorch intra-op and OpenMP/OpenBLAS threads", 1, 256);
+  Add(&s, "eval.freq", ValueType::kInt, "25000",
+      "evaluate every this many env steps (0: only at the end); rl-zoo's eval_freq", 0, 1e12);
+  Add(&s, "eval.episodes", ValueType::kInt, "5", "deterministic episodes per periodic eval", 1,
+      10000);
+  Add(&s, "eval.final_episodes", ValueType::kInt, "10",
+      "deterministic episodes of the final evaluation", 1, 10000);
+  Add(&s, "energy.meter", ValueType::kString, "auto",
+      "auto (RAPL when readable, else estimator), rapl, estimator", {}, {},
+      energy::MeterKinds());
+  Add(&s, "energy.rapl_root", ValueType::kString, energy::RaplMeter::kDefaultRoot,
+      "powercap sysfs root");
+  Add(&s, "energy.watts_per_core", ValueType::kFloat,
+      internal::FormatShortestDouble(energy::kDefaultWattsPerCore),
+      "estimator: W per busy core (Green Algorithms default)", 0.0, 1e4, {}, true);
+  Add(&s, "carbon.region", ValueType::kString, "world",
+      "grid region (ISO 3166 code, e.g. FR, US) or world");
+  Add(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
+      "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
+  Add(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
+      "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
+  if (algo == "ppo") algo::AddPpoKeys(&s);
+  return s;
+}
+
+energy::MeterOptions MeterOptionsFrom(const Config& config) {
+  energy::MeterOptions o;
+  o.meter = config.GetString("energy.meter");
+  o.rapl_root = config.GetString("energy.rapl_root");
+  o.watts_per_core = config.GetFloat("energy.watts_per_core");
+  return o;
+}
+
+energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
+  energy::CarbonOptions o;
+  const std::string& region = config.GetString("carbon.region");
+  o.region = (region == "world") ? "" : region;
+  const std::string& intensity = config.GetString("carbon.intensity_g_per_kwh");
+  if (intensity != "auto") {
+    const auto value = internal::ParseYamlNumber(intensity);
+    if (!value) {
+      throw ConfigError("carbon.intensity_g_per_kwh", intensity,
+                        "auto or a finite number >= 0 (g CO2e per kWh)");
+    }
+    o.intensity_g_per_kwh = *value;
+  }
+  o.pue = config.GetFloat("carbon.pue");
+  return o;
+}
+
+Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
+                     std::optional<int64_t> seed) {
+  const ConfigSchema schema = BuildSchema(PeekAlgo(yaml_path, set_overrides));
+  Config config = Config::Load(schema, yaml_path, set_overrides);
+  if (seed) config.Set("seed", std::to_string(*seed));
+  // Cross-module checks, so nothing fails after the run dir exists.
+  energy::ValidateMeterOptions(MeterOptionsFrom(config));
+  energy::ValidateCarbonOptions(CarbonOptionsFrom(config));
+  if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);
+  return config;
+}
+
+}  // namespace greenrl::train

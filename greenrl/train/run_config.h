@@ -1,0 +1,37 @@
+// run_config.h: the schema of a `greenrl train` config (common keys + the algorithm's keys) and
+// its loading from a YAML preset, --set overrides and CLI flags, validated before any work.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/config.h"
+#include "greenrl/energy/carbon.h"
+#include "greenrl/energy/select.h"
+
+namespace greenrl::train {
+
+// Algorithms `greenrl train` knows: {"ppo"}.
+const std::vector<std::string>& AlgorithmIds();
+
+// The accepted keys for `algo`: the common keys (algo, env_id, seed, n_envs, n_timesteps,
+// threads.*, eval.*, energy.*, carbon.*) followed by the algorithm's own.
+// Errors: ConfigError("algo", algo, "one of: ppo") for an unknown algorithm.
+ConfigSchema BuildSchema(const std::string& algo);
+
+// Loads a run config: reads `algo` from the overrides or the file (default "ppo"), builds that
+// algorithm's schema, loads and validates the file and overrides, applies `seed` when given, and
+// checks cross-key and cross-module constraints (env id exists, energy and carbon options,
+// the algorithm's own checks) so that a config this returns can train.
+// Args: yaml_path: preset file, or empty for defaults; set_overrides: "key=value" texts;
+//   seed: --seed, overriding the file's.
+// Errors: ConfigError naming the key, the value and what is accepted.
+Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
+                     std::optional<int64_t> seed);
+
+// The energy and carbon options of a loaded config.
+energy::MeterOptions MeterOptionsFrom(const Config& config);
+energy::CarbonOptions CarbonOptionsFrom(const Config& config);
+
+}  // namespace greenrl::train

@@ -1,0 +1,47 @@
+// trainer.h: the composition root of `greenrl train` (../shared/DESIGN.md): VecEnv +
+// Algorithm + EnergyMonitor, the training loop with its `rollout`, `update` and `eval` energy
+// windows, metrics.csv, the final checkpoint, energy.json and the summary.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "greenrl/core/config.h"
+#include "greenrl/energy/meter.h"
+#include "greenrl/report/run_report.h"
+
+namespace greenrl::train {
+
+struct TrainOptions {
+  // Run directory; empty: runs/<env_id>_<algo>_s<seed>_<UTC time>. It must not exist or be
+  // empty.
+  std::string out_dir;
+  // Progress line on stderr (the CLI sets it only when stderr is a terminal and not --quiet).
+  bool progress = false;
+  // Log lines (meter choice, warnings) on stderr.
+  bool verbose = true;
+  // Tests: a meter to use instead of energy.meter's choice (e.g. a FakeMeter).
+  std::unique_ptr<energy::EnergyMeter> meter_override;
+};
+
+// Output of a finished run.
+struct TrainResult {
+  report::RunReport report;
+  std::string checkpoint_path;  // <run_dir>/checkpoints/final.pt
+};
+
+// Trains as `config` says (a config from LoadRunConfig), writes the run directory
+// (config.yaml, metrics.csv, energy.json, checkpoints/final.pt) and returns the report.
+// Every check that can fail on user input runs before the run directory is created.
+// Errors: ConfigError for bad input (also an existing non-empty out_dir: "--out");
+// std::runtime_error for I/O failures (the files already written stay intact).
+TrainResult Train(const Config& config, TrainOptions options);
+
+// Sets LibTorch intra-op threads and OpenMP's thread count (which OpenBLAS's OpenMP build
+// follows) to `torch_threads`, so no pool oversubscribes the cores or spins idle workers.
+void ConfigureThreads(int torch_threads);
+
+// Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS>.
+std::string DefaultRunDir(const Config& config);
+
+}  // namespace greenrl::train

@@ -1,0 +1,152 @@
+// The trainer end to end on a short CartPole run with a scripted energy meter: the run dir's
+// files agree with each other and with the returned summary.
+#include "greenrl/train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/energy/estimator_meter.h"
+#include "greenrl/report/run_report.h"
+#include "greenrl/train/run_config.h"
+
+namespace greenrl::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/greenrl_" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+// Each meter read advances the scripted CPU clock by 0.25 s: 12 W x 0.25 s = 3 J per read.
+std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
+  auto cpu_s = std::make_shared<double>(0.0);
+  return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
+}
+
+TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
+  Config config = LoadRunConfig(Preset(), {"n_timesteps=2048", "eval.freq=1024"}, 7);
+  TrainOptions options;
+  options.out_dir = FreshDir("run");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  const TrainResult result = Train(config, std::move(options));
+  const report::RunReport& r = result.report;
+  const std::string dir = r.run_dir;
+
+  EXPECT_EQ(r.steps, 2048);  // 8 rollouts of 8 envs x 32 steps
+  EXPECT_EQ(r.seed, 7u);
+  EXPECT_EQ(r.eval_episodes, 10);
+  EXPECT_TRUE(fs::exists(dir + "/config.yaml"));
+  EXPECT_TRUE(fs::exists(result.checkpoint_path));
+
+  // energy.json: windows + unattributed == totals, per domain and in all; every reading added
+  // exactly 3 J, so every figure is a multiple of 3 J.
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  const double total_j = j["total_energy_j"].get<double>();
+  EXPECT_DOUBLE_EQ(total_j, r.total_energy_j());
+  EXPECT_DOUBLE_EQ(std::fmod(total_j, 3.0), 0.0);
+  EXPECT_GT(total_j, 0.0);
+  double window_sum = 0.0;
+  for (const auto& [key, w] : j["windows"].items()) window_sum += w["total_energy_j"].get<double>();
+  EXPECT_EQ(j["windows"]["rollout"]["count"], 8);
+  EXPECT_EQ(j["windows"]["update"]["count"], 8);
+  EXPECT_EQ(j["windows"]["eval"]["count"], 2);  // at 1024 steps and the final one
+  EXPECT_NEAR(window_sum + j["unattributed"]["total_energy_j"].get<double>(), total_j, 1e-9);
+  EXPECT_GE(j["unattributed"]["total_energy_j"].get<double>(), 0.0);
+  EXPECT_EQ(j["domains"]["cpu:process"]["provenance"], "estimated");
+  EXPECT_EQ(j["domains"]["cpu:process"]["scope"], "process");
+  EXPECT_NEAR(j["carbon"]["kg_co2e"].get<double>(), total_j / 3.6e6 * 481.0 / 1000.0, 1e-15);
+  EXPECT_TRUE(j["carbon"]["intensity_is_default"].get<bool>());
+
+  // metrics.csv: one row per iteration; the last row is the summary's figures.
+  auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  ASSERT_EQ(rows.size(), 8u);
+  auto col = [&](const std::string& name) {
+    for (size_t c = 0; c < header.size(); ++c) {
+      if (header[c] == name) return c;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  const auto& last = rows.back();
+  EXPECT_EQ(last[col("global_step")], 2048);
+  EXPECT_DOUBLE_EQ(last[col("energy/total_wh")], total_j / 3600.0);
+  EXPECT_DOUBLE_EQ(last[col("eval/mean_reward")], r.eval_mean_return);
+  EXPECT_DOUBLE_EQ(last[col("eval/std_reward")], r.eval_std_return);
+  EXPECT_DOUBLE_EQ(last[col("carbon/g_co2e")], r.carbon.kg_co2e * 1000.0);
+  EXPECT_DOUBLE_EQ(last[col("time_s")], r.wall_time_s);
+  for (const char* key : {"charts/SPS", "charts/episodic_return", "charts/learning_rate",
+                          "losses/value_loss", "losses/policy_loss", "losses/entropy",
+                          "losses/approx_kl", "losses/clipfrac", "losses/explained_variance"}) {
+    col(key);
+  }
+  EXPECT_FALSE(std::isnan(rows[3][col("eval/mean_reward")]));  // periodic eval at 1024 steps
+  EXPECT_TRUE(std::isnan(rows[2][col("eval/mean_reward")]));
+
+  // The saved config reloads to the same values.
+  Config again = LoadRunConfig(dir + "/config.yaml", {}, std::nullopt);
+  EXPECT_EQ(again.ToYaml(), config.ToYaml());
+}
+
+TEST(TrainerTest, RefusesNonEmptyOutDirBeforeWriting) {
+  Config config = LoadRunConfig(Preset(), {"n_timesteps=256"}, std::nullopt);
+  const std::string dir = FreshDir("busy");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/keep.txt") << "mine";
+  TrainOptions options;
+  options.out_dir = dir;
+  options.verbose = false;
+  EXPECT_THROW(Train(config, std::move(options)), ConfigError);
+  EXPECT_FALSE(fs::exists(dir + "/metrics.csv"));
+}
+
+TEST(RunConfigTest, PresetHasRlZooValues) {
+  Config c = LoadRunConfig(Preset(), {}, std::nullopt);
+  EXPECT_EQ(c.GetString("algo"), "ppo");
+  EXPECT_EQ(c.GetString("env_id"), "CartPole-v1");
+  EXPECT_EQ(c.GetInt("n_envs"), 8);
+  EXPECT_EQ(c.GetInt("n_steps"), 32);
+  EXPECT_EQ(c.GetInt("batch_size"), 256);
+  EXPECT_EQ(c.GetFloat("gae_lambda"), 0.8);
+  EXPECT_EQ(c.GetFloat("gamma"), 0.98);
+  EXPECT_EQ(c.GetInt("n_epochs"), 20);
+  EXPECT_EQ(c.GetFloat("ent_coef"), 0.0);
+  EXPECT_EQ(c.GetSchedule("learning_rate").ToString(), "lin_0.001");
+  EXPECT_EQ(c.GetSchedule("clip_range").ToString(), "lin_0.2");
+  EXPECT_EQ(c.GetInt("n_timesteps"), 100000);
+}
+
+TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
+  auto message = [](const std::vector<std::string>& sets) {
+    try {
+      LoadRunConfig(Preset(), sets, std::nullopt);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"n_step=64"}).find("did you mean 'n_steps'"), std::string::npos);
+  EXPECT_NE(message({"batch_size=abc"}).find("batch_size: got 'abc'"), std::string::npos);
+  EXPECT_NE(message({"gamma=1.5"}).find("gamma: got '1.5'"), std::string::npos);
+  EXPECT_NE(message({"batch_size=1024"}).find("n_steps * n_envs = 256"), std::string::npos);
+  EXPECT_NE(message({"algo=a2c"}).find("algo: got 'a2c'; one of: ppo"), std::string::npos);
+  EXPECT_NE(message({"env_id=Pong-v5"}).find("env_id: got 'Pong-v5'"), std::string::npos);
+  EXPECT_NE(message({"carbon.region=XX"}).find("carbon.region"), std::string::npos);
+  EXPECT_NE(message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
+            std::string::npos);
+  EXPECT_NE(message({"energy.meter=nvml"}).find("energy.meter: got 'nvml'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace greenrl::train
