@@ -45,13 +45,15 @@ Runner RegisterBench(CLI::App& app) {
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
   cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
   cmd->add_option("--configs", args->config_dir, "presets folder (default configs)");
-  cmd->add_option("--out", args->out, "keep the runs under this folder (default: a temp folder, removed)");
+  cmd->add_option("--out", args->out,
+                  "keep the runs under this folder (default: a temp folder, removed)");
   cmd->add_option("--set", args->sets, "override a preset key: --set key=value (repeatable)");
   return [args]() {
     namespace fs = std::filesystem;
     const auto it = Benchmarks().find(args->name);
     if (it == Benchmarks().end()) throw ConfigError("name", args->name, "one of: ppo-cartpole");
-    if (args->seeds < 1) throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
+    if (args->seeds < 1)
+      throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
     const std::string preset = args->config_dir + "/" + it->second;
     std::vector<std::string> sets = args->sets;
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
@@ -59,11 +61,14 @@ Runner RegisterBench(CLI::App& app) {
     const Config probe = train::LoadRunConfig(preset, sets, 0);
     const bool keep = !args->out.empty();
     const std::string base =
-        keep ? args->out : (fs::temp_directory_path() / ("greenrl-bench-" + std::to_string(::getpid()))).string();
+        keep ? args->out
+             : (fs::temp_directory_path() / ("greenrl-bench-" + std::to_string(::getpid())))
+                   .string();
     const double threshold = 475.0;  // CartPole-v1 reward_threshold (Gymnasium registry)
-    fmt::print("greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
-               args->name, args->seeds, probe.GetInt("n_timesteps"), preset,
-               probe.GetInt("threads.torch"), probe.GetInt("threads.env"));
+    fmt::print(
+        "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
+        args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
+        probe.GetInt("threads.env"));
     fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12}\n", "seed", "wall_s", "steps/s", "cpu_s",
                "eval_return", "energy_wh");
     std::vector<double> walls, sps, cpus, returns;
@@ -77,8 +82,8 @@ Runner RegisterBench(CLI::App& app) {
       const train::TrainResult result = train::Train(config, std::move(options));
       const report::RunReport& r = result.report;
       fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f}\n", seed,
-                 r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return,
-                 r.eval_std_return, r.total_energy_j() / 3600.0);
+                 r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return, r.eval_std_return,
+                 r.total_energy_j() / 3600.0);
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);

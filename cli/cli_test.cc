@@ -52,7 +52,8 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_NE(r.output.find("batch_size: got 'abc'; an integer"), std::string::npos) << r.output;
   r = RunGreenrl("train --config " + Preset() + " --set gae_lambda=2 --out " + out);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("gae_lambda: got '2'; a number in [0, 1]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gae_lambda: got '2'; a number in [0, 1]"), std::string::npos)
+      << r.output;
   r = RunGreenrl("train --config /nonexistent.yaml --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   r = RunGreenrl("train --config " + Preset() + " --seed -3 --out " + out);
@@ -64,10 +65,12 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
 
 TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   const std::string out = Dir("run");
-  Result r = RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
+  Result r =
+      RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* part : {"steps          512", "steps/s", "eval return", "10 deterministic episodes",
-                           "Wh in all", "cpu:process", "estimated", "g CO2e", "world"}) {
+  for (const char* part :
+       {"steps          512", "steps/s", "eval return", "10 deterministic episodes", "Wh in all",
+        "cpu:process", "estimated", "g CO2e", "world"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
   for (const char* file : {"config.yaml", "metrics.csv", "energy.json", "checkpoints/final.pt"}) {

@@ -43,8 +43,8 @@ Runner RegisterEval(CLI::App& app) {
     const std::string env_id = config.GetString("env_id");
     auto algorithm = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec(env_id));
     algorithm->LoadCheckpoint(checkpoint);
-    const train::EvalResult r = train::EvaluatePolicy(
-        *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")));
+    const train::EvalResult r = train::EvaluatePolicy(*algorithm, env_id, args->episodes,
+                                                      static_cast<uint64_t>(config.GetInt("seed")));
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
     fmt::print("  return  {:.2f} ± {:.2f} over {} deterministic episodes\n", r.mean_return,
                r.std_return, args->episodes);

@@ -24,7 +24,8 @@ struct TrainArgs {
 Runner RegisterTrain(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "Train an agent from a YAML preset");
-  cmd->add_option("--config", args->config_path, "YAML preset (rl-zoo style), e.g. configs/ppo/cartpole.yaml");
+  cmd->add_option("--config", args->config_path,
+                  "YAML preset (rl-zoo style), e.g. configs/ppo/cartpole.yaml");
   cmd->add_option("--set", args->sets, "override a key: --set key=value (repeatable)");
   cmd->add_option("--seed", args->seed, "seed (overrides the preset's)");
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");

@@ -4,10 +4,10 @@
 
 namespace greenrl::algo {
 
-void ComputeGae(int num_steps, int num_envs, double gamma, double gae_lambda,
-                const float* rewards, const float* values, const uint8_t* terminated,
-                const uint8_t* truncated, const float* final_values, const float* last_values,
-                float* advantages, float* returns) {
+void ComputeGae(int num_steps, int num_envs, double gamma, double gae_lambda, const float* rewards,
+                const float* values, const uint8_t* terminated, const uint8_t* truncated,
+                const float* final_values, const float* last_values, float* advantages,
+                float* returns) {
   GREENRL_CHECK(num_steps >= 1 && num_envs >= 1, "empty rollout");
   for (int i = 0; i < num_envs; ++i) {
     double next_advantage = 0.0;

@@ -27,8 +27,8 @@ TEST(GaeTest, HandComputedTruncationAndTermination) {
   const float final_values[5] = {0, 10, 99, 0, 0};  // 99 at a terminated row must be ignored
   const float last_values[1] = {7};
   float adv[5], ret[5];
-  ComputeGae(5, 1, 0.9, 0.5, rewards, values, terminated, truncated, final_values, last_values,
-             adv, ret);
+  ComputeGae(5, 1, 0.9, 0.5, rewards, values, terminated, truncated, final_values, last_values, adv,
+             ret);
   const float expected[5] = {4.85f, 7.0f, -3.0f, 1.985f, 1.3f};
   for (int t = 0; t < 5; ++t) {
     EXPECT_NEAR(adv[t], expected[t], 1e-6) << "t=" << t;

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "greenrl/algo/gae.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
@@ -25,7 +26,6 @@
 #include "greenrl/nn/actor_critic_module.h"
 #include "greenrl/nn/categorical.h"
 #include "greenrl/nn/flat_optim.h"
-#include "greenrl/algo/gae.h"
 
 namespace greenrl::algo {
 
@@ -38,49 +38,36 @@ double ProgressRemaining(int64_t num_timesteps, int64_t total_timesteps) {
 // ---------------------------------------------------------------------------------------------
 // Config: SB3 PPO defaults (stable_baselines3/ppo/ppo.py, policies.py).
 void AddPpoKeys(ConfigSchema* schema) {
-  auto add = [schema](std::string key, ValueType type, std::string def, std::string doc,
-                      std::optional<double> min = std::nullopt,
-                      std::optional<double> max = std::nullopt, bool min_exclusive = false,
-                      std::vector<std::string> choices = {}) {
-    KeySpec spec;
-    spec.key = std::move(key);
-    spec.type = type;
-    spec.default_yaml = std::move(def);
-    spec.doc = std::move(doc);
-    spec.min = min;
-    spec.max = max;
-    spec.min_exclusive = min_exclusive;
-    spec.choices = std::move(choices);
-    schema->Add(std::move(spec));
-  };
-  add("policy", ValueType::kString, "MlpPolicy", "policy class (SB3 name)", {}, {}, false,
-      {"MlpPolicy"});
-  add("n_steps", ValueType::kInt, "2048", "steps per env per rollout", 1, 1 << 24);
-  add("batch_size", ValueType::kInt, "64", "minibatch size", 1, 1 << 24);
-  add("n_epochs", ValueType::kInt, "10", "passes over each rollout", 1, 10000);
-  add("gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
-  add("gae_lambda", ValueType::kFloat, "0.95", "GAE lambda", 0.0, 1.0);
-  add("learning_rate", ValueType::kSchedule, "0.0003", "Adam step size (or lin_<initial>)", 0.0,
-      1.0);
-  add("clip_range", ValueType::kSchedule, "0.2", "PPO clip epsilon (or lin_<initial>)", 0.0,
-      10.0);
-  add("ent_coef", ValueType::kFloat, "0.0", "entropy bonus weight", 0.0, 10.0);
-  add("vf_coef", ValueType::kFloat, "0.5", "value loss weight", 0.0, 100.0);
-  add("max_grad_norm", ValueType::kFloat, "0.5", "global gradient-norm clip", 0.0, 1e6, true);
-  add("normalize_advantage", ValueType::kBool, "true", "normalise advantages per minibatch");
-  add("target_kl", ValueType::kFloat, "0.0",
-      "early-stop epochs when approx_kl > 1.5 target_kl (0: off)", 0.0, 10.0);
-  add("policy_kwargs.net_arch.pi", ValueType::kIntList, "[64, 64]", "actor hidden sizes", 1,
-      65536);
-  add("policy_kwargs.net_arch.vf", ValueType::kIntList, "[64, 64]", "critic hidden sizes", 1,
-      65536);
-  add("policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation", {}, {},
-      false, {"tanh", "relu"});
-  add("policy_kwargs.ortho_init", ValueType::kBool, "true",
-      "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
-  add("update_path", ValueType::kString, "fused",
-      "fused: hand-written backward over BLAS; autograd: LibTorch", {}, {}, false,
-      {"fused", "autograd"});
+  AddKey(schema, "policy", ValueType::kString, "MlpPolicy", "policy class (SB3 name)", std::nullopt,
+         std::nullopt, std::vector<std::string>{"MlpPolicy"});
+  AddKey(schema, "n_steps", ValueType::kInt, "2048", "steps per env per rollout", 1, 1 << 24);
+  AddKey(schema, "batch_size", ValueType::kInt, "64", "minibatch size", 1, 1 << 24);
+  AddKey(schema, "n_epochs", ValueType::kInt, "10", "passes over each rollout", 1, 10000);
+  AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
+  AddKey(schema, "gae_lambda", ValueType::kFloat, "0.95", "GAE lambda", 0.0, 1.0);
+  AddKey(schema, "learning_rate", ValueType::kSchedule, "0.0003",
+         "Adam step size (or lin_<initial>)", 0.0, 1.0);
+  AddKey(schema, "clip_range", ValueType::kSchedule, "0.2", "PPO clip epsilon (or lin_<initial>)",
+         0.0, 10.0);
+  AddKey(schema, "ent_coef", ValueType::kFloat, "0.0", "entropy bonus weight", 0.0, 10.0);
+  AddKey(schema, "vf_coef", ValueType::kFloat, "0.5", "value loss weight", 0.0, 100.0);
+  AddKey(schema, "max_grad_norm", ValueType::kFloat, "0.5", "global gradient-norm clip", 0.0, 1e6,
+         std::vector<std::string>{}, /*min_exclusive=*/true);
+  AddKey(schema, "normalize_advantage", ValueType::kBool, "true",
+         "normalise advantages per minibatch");
+  AddKey(schema, "target_kl", ValueType::kFloat, "0.0",
+         "early-stop epochs when approx_kl > 1.5 target_kl (0: off)", 0.0, 10.0);
+  AddKey(schema, "policy_kwargs.net_arch.pi", ValueType::kIntList, "[64, 64]", "actor hidden sizes",
+         1, 65536);
+  AddKey(schema, "policy_kwargs.net_arch.vf", ValueType::kIntList, "[64, 64]",
+         "critic hidden sizes", 1, 65536);
+  AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation",
+         std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+  AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
+         "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
+  AddKey(schema, "update_path", ValueType::kString, "fused",
+         "fused: hand-written backward over BLAS; autograd: LibTorch", std::nullopt, std::nullopt,
+         std::vector<std::string>{"fused", "autograd"});
 }
 
 PpoConfig PpoConfigFromConfig(const Config& config) {
@@ -177,9 +164,9 @@ class Ppo final : public Algorithm {
   std::vector<float> mb_obs_;        // float32 [B, obs_dim]
   std::vector<int64_t> mb_actions_;  // int64 [B]
   std::vector<float> mb_log_probs_, mb_advantages_, mb_returns_;  // float32 [B]
-  std::vector<float> grad_logits_;   // float32 [B, A]
-  std::vector<float> grad_values_;   // float32 [B]
-  std::vector<float> row_log_probs_; // float32 [A]
+  std::vector<float> grad_logits_;                                // float32 [B, A]
+  std::vector<float> grad_values_;                                // float32 [B]
+  std::vector<float> row_log_probs_;                              // float32 [A]
 };
 
 Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
@@ -299,7 +286,8 @@ Metrics Ppo::Update(double progress_remaining) {
       std::swap(indices_[i], indices_[shuffle_rng_.Below(static_cast<uint64_t>(i) + 1)]);
     }
     for (int64_t start = 0; start < buffer_size_; start += config_.batch_size) {
-      const int batch = static_cast<int>(std::min<int64_t>(config_.batch_size, buffer_size_ - start));
+      const int batch =
+          static_cast<int>(std::min<int64_t>(config_.batch_size, buffer_size_ - start));
       GatherMinibatch(&indices_[start], batch);
       NormalizeAdvantages(batch);
       params_.ZeroGrads();
@@ -317,7 +305,8 @@ Metrics Ppo::Update(double progress_remaining) {
         stop = true;  // SB3: skip this step and the remaining epochs
         break;
       }
-      grad_norm_sum += nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
+      grad_norm_sum +=
+          nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
       adam_.Step(params_.params(), params_.grads(), lr);
     }
   }
@@ -356,7 +345,8 @@ Metrics Ppo::Update(double progress_remaining) {
 void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
   for (int j = 0; j < batch; ++j) {
     const int64_t k = indices[j];
-    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_], &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
+    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_],
+              &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
     mb_actions_[j] = actions_[k];
     mb_log_probs_[j] = log_probs_[k];
     mb_advantages_[j] = advantages_[k];
@@ -474,7 +464,8 @@ void Ppo::Act(const float* obs, int n, bool deterministic, int64_t* actions) {
         actions[start + i] = nn::ArgmaxRow(z, num_actions_);
       } else {
         nn::LogSoftmaxRow(z, num_actions_, row_log_probs_.data());
-        actions[start + i] = nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
+        actions[start + i] =
+            nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
       }
     }
   }
@@ -495,11 +486,14 @@ void Ppo::SaveCheckpoint(const std::string& path) const {
   archive.write("env_id", c10::IValue(spec_.id));
   archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
   archive.write("num_actions", torch::tensor(static_cast<int64_t>(num_actions_)));
-  archive.write("pi_arch", torch::tensor(std::vector<int64_t>(config_.pi_arch.begin(), config_.pi_arch.end())));
-  archive.write("vf_arch", torch::tensor(std::vector<int64_t>(config_.vf_arch.begin(), config_.vf_arch.end())));
+  archive.write("pi_arch", torch::tensor(std::vector<int64_t>(config_.pi_arch.begin(),
+                                                              config_.pi_arch.end())));
+  archive.write("vf_arch", torch::tensor(std::vector<int64_t>(config_.vf_arch.begin(),
+                                                              config_.vf_arch.end())));
   archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
   archive.write("params", torch::from_blob(const_cast<float*>(params_.params()),
-                                           {params_.num_params()}, torch::kFloat32).clone());
+                                           {params_.num_params()}, torch::kFloat32)
+                              .clone());
   auto& adam = const_cast<nn::FlatAdam&>(adam_);
   archive.write("adam.exp_avg", vec_tensor(adam.exp_avg()));
   archive.write("adam.exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
@@ -535,8 +529,9 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   };
   auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
     if (got != want) {
-      throw ConfigError("checkpoint", path,
-                        accepted + " for " + what + " " + want + " (it was written for " + got + ")");
+      throw ConfigError(
+          "checkpoint", path,
+          accepted + " for " + what + " " + want + " (it was written for " + got + ")");
     }
   };
   const int64_t version = read_tensor("format_version").item<int64_t>();
@@ -554,7 +549,8 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   };
   auto tensor_arch = [](const torch::Tensor& t) {
     std::string s;
-    for (int64_t i = 0; i < t.numel(); ++i) s += (s.empty() ? "" : ",") + std::to_string(t[i].item<int64_t>());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      s += (s.empty() ? "" : ",") + std::to_string(t[i].item<int64_t>());
     return s;
   };
   expect("net_arch.pi", tensor_arch(read_tensor("pi_arch")), arch(config_.pi_arch));
@@ -578,8 +574,9 @@ void Ppo::LoadCheckpoint(const std::string& path) {
 
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec) {
   if (!spec.discrete_actions()) {
-    throw ConfigError("env_id", spec.id, "an env with a Discrete action space (PPO for Box "
-                                         "actions is not implemented yet)");
+    throw ConfigError("env_id", spec.id,
+                      "an env with a Discrete action space (PPO for Box "
+                      "actions is not implemented yet)");
   }
   return std::make_unique<Ppo>(config, spec);
 }

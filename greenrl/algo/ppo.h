@@ -18,25 +18,25 @@ namespace greenrl::algo {
 // PPO's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
 // these fields; defaults are SB3's PPO defaults; configs/ppo/*.yaml hold rl-zoo's presets.
 struct PpoConfig {
-  int n_envs = 1;                  // parallel envs (rows of the VecEnv)
-  int n_steps = 2048;              // steps per env per rollout; rollout size = n_steps * n_envs
-  int batch_size = 64;             // minibatch size (the last minibatch may be smaller)
-  int n_epochs = 10;               // passes over the rollout per update
-  double gamma = 0.99;             // discount factor
-  double gae_lambda = 0.95;        // GAE lambda
+  int n_envs = 1;            // parallel envs (rows of the VecEnv)
+  int n_steps = 2048;        // steps per env per rollout; rollout size = n_steps * n_envs
+  int batch_size = 64;       // minibatch size (the last minibatch may be smaller)
+  int n_epochs = 10;         // passes over the rollout per update
+  double gamma = 0.99;       // discount factor
+  double gae_lambda = 0.95;  // GAE lambda
   Schedule learning_rate = Schedule::Constant(3e-4);  // Adam step size, or lin_<initial>
   Schedule clip_range = Schedule::Constant(0.2);      // PPO clip epsilon, or lin_<initial>
-  double ent_coef = 0.0;           // entropy bonus weight
-  double vf_coef = 0.5;            // value loss weight
-  double max_grad_norm = 0.5;      // global gradient-norm clip
-  bool normalize_advantage = true; // per-minibatch advantage normalisation
-  double target_kl = 0.0;          // stop the epochs early when approx_kl > 1.5 target_kl; 0: off
-  std::vector<int> pi_arch{64, 64};               // policy_kwargs.net_arch.pi
-  std::vector<int> vf_arch{64, 64};               // policy_kwargs.net_arch.vf
+  double ent_coef = 0.0;                              // entropy bonus weight
+  double vf_coef = 0.5;                               // value loss weight
+  double max_grad_norm = 0.5;                         // global gradient-norm clip
+  bool normalize_advantage = true;                    // per-minibatch advantage normalisation
+  double target_kl = 0.0;            // stop the epochs early when approx_kl > 1.5 target_kl; 0: off
+  std::vector<int> pi_arch{64, 64};  // policy_kwargs.net_arch.pi
+  std::vector<int> vf_arch{64, 64};  // policy_kwargs.net_arch.vf
   nn::Activation activation = nn::Activation::kTanh;  // policy_kwargs.activation_fn
-  bool ortho_init = true;          // policy_kwargs.ortho_init
+  bool ortho_init = true;                             // policy_kwargs.ortho_init
   std::string update_path = "fused";  // "fused" (hand-written backward over BLAS) or "autograd"
-  uint64_t seed = 0;               // network init, action sampling and minibatch shuffling
+  uint64_t seed = 0;                  // network init, action sampling and minibatch shuffling
 };
 
 // Declares PPO's keys (names, types, SB3 defaults, ranges, one-line docs) in `schema`.

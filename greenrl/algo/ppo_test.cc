@@ -58,10 +58,12 @@ TEST(PpoTest, FusedUpdateMatchesAutograd) {
     const auto pb = autograd->GetParameters();
     ASSERT_EQ(pa.size(), pb.size());
     double max_diff = 0;
-    for (size_t i = 0; i < pa.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
+    for (size_t i = 0; i < pa.size(); ++i)
+      max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
     EXPECT_LT(max_diff, 2e-5) << "iteration " << iteration;
     double moved = 0;
-    for (size_t i = 0; i < pa.size(); ++i) moved = std::max(moved, double(std::fabs(pa[i] - initial[i])));
+    for (size_t i = 0; i < pa.size(); ++i)
+      moved = std::max(moved, double(std::fabs(pa[i] - initial[i])));
     EXPECT_GT(moved, 1e-3) << "the update must move the parameters";
   }
   EXPECT_EQ(ep_a.size(), ep_b.size());

@@ -7,8 +7,7 @@
 namespace greenrl {
 
 double SteadyClock::NowS() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 const SteadyClock& SteadyClock::Instance() {

@@ -584,4 +584,19 @@ std::string Config::ToYaml() const {
   return out;
 }
 
+void AddKey(ConfigSchema* schema, std::string key, ValueType type, std::string default_yaml,
+            std::string doc, std::optional<double> min, std::optional<double> max,
+            std::vector<std::string> choices, bool min_exclusive) {
+  KeySpec spec;
+  spec.key = std::move(key);
+  spec.type = type;
+  spec.default_yaml = std::move(default_yaml);
+  spec.doc = std::move(doc);
+  spec.min = min;
+  spec.max = max;
+  spec.choices = std::move(choices);
+  spec.min_exclusive = min_exclusive;
+  schema->Add(std::move(spec));
+}
+
 }  // namespace greenrl

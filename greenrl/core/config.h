@@ -88,6 +88,13 @@ class ConfigSchema {
   std::unordered_map<std::string, size_t> index_;  // key -> position in keys_
 };
 
+// Shorthand for schema->Add(KeySpec{...}) for a key with a default.
+// Errors: as ConfigSchema::Add.
+void AddKey(ConfigSchema* schema, std::string key, ValueType type, std::string default_yaml,
+            std::string doc, std::optional<double> min = std::nullopt,
+            std::optional<double> max = std::nullopt, std::vector<std::string> choices = {},
+            bool min_exclusive = false);
+
 // A resolved config: every key of its schema with a validated value. Const methods are safe to
 // call from any number of threads; Set is not.
 class Config {

@@ -40,7 +40,7 @@ namespace internal {
 }  // namespace greenrl
 
 // GREENRL_CHECK(cond, msg): throws greenrl::InternalError("file:line: check 'cond' failed: msg").
-#define GREENRL_CHECK(cond, msg)                                              \
-  do {                                                                        \
+#define GREENRL_CHECK(cond, msg)                                                     \
+  do {                                                                               \
     if (!(cond)) ::greenrl::internal::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

@@ -29,7 +29,8 @@ void InitMlp(const MlpSpec& spec, float* params, bool ortho, double gain_hidden,
       OrthogonalInit(w, out, in, l + 1 == spec.num_layers() ? gain_out : gain_hidden, rng);
       std::fill(b, b + out, 0.0f);
     } else {
-      // torch.nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) == U(-1/sqrt(in), 1/sqrt(in)).
+      // torch.nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) == U(-1/sqrt(in),
+      // 1/sqrt(in)).
       const double bound = 1.0 / std::sqrt(static_cast<double>(in));
       for (int i = 0; i < out * in; ++i) w[i] = static_cast<float>(rng.Uniform(-bound, bound));
       for (int i = 0; i < out; ++i) b[i] = static_cast<float>(rng.Uniform(-bound, bound));

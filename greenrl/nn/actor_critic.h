@@ -18,12 +18,12 @@ namespace greenrl::nn {
 
 // Shape of the policy. Field names follow SB3's policy_kwargs.
 struct ActorCriticSpec {
-  int obs_dim = 0;                    // observation size (Box shape [obs_dim])
-  int num_actions = 0;                // Discrete(n)
-  std::vector<int> pi_arch{64, 64};   // actor hidden sizes (net_arch.pi)
-  std::vector<int> vf_arch{64, 64};   // critic hidden sizes (net_arch.vf)
+  int obs_dim = 0;                            // observation size (Box shape [obs_dim])
+  int num_actions = 0;                        // Discrete(n)
+  std::vector<int> pi_arch{64, 64};           // actor hidden sizes (net_arch.pi)
+  std::vector<int> vf_arch{64, 64};           // critic hidden sizes (net_arch.vf)
   Activation activation = Activation::kTanh;  // activation_fn
-  bool ortho_init = true;             // SB3 ortho_init
+  bool ortho_init = true;                     // SB3 ortho_init
 
   MlpSpec actor_spec() const;   // [obs_dim, pi_arch..., num_actions]
   MlpSpec critic_spec() const;  // [obs_dim, vf_arch..., 1]

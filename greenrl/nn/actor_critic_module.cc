@@ -39,10 +39,10 @@ torch::nn::Sequential MakeBoundMlp(const MlpSpec& spec, float* params, float* gr
 
 ActorCriticModuleImpl::ActorCriticModuleImpl(ActorCriticParams& params) {
   const ActorCriticSpec& spec = params.spec();
-  pi_ = register_module("pi", MakeBoundMlp(spec.actor_spec(), params.actor_params(),
-                                           params.actor_grads()));
-  vf_ = register_module("vf", MakeBoundMlp(spec.critic_spec(), params.critic_params(),
-                                           params.critic_grads()));
+  pi_ = register_module(
+      "pi", MakeBoundMlp(spec.actor_spec(), params.actor_params(), params.actor_grads()));
+  vf_ = register_module(
+      "vf", MakeBoundMlp(spec.critic_spec(), params.critic_params(), params.critic_grads()));
 }
 
 std::pair<torch::Tensor, torch::Tensor> ActorCriticModuleImpl::forward(const torch::Tensor& obs) {

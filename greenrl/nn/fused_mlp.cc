@@ -8,8 +8,7 @@
 
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                        const int* k, const float* alpha, const float* a, const int* lda,
-                       const float* b, const int* ldb, const float* beta, float* c,
-                       const int* ldc);
+                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
 
 namespace greenrl::nn {
 
@@ -127,7 +126,8 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     const float* w = params + spec_.weight_offset(l);
     const float* b = params + spec_.bias_offset(l);
     float* y = act_[l].data();
-    for (int i = 0; i < batch; ++i) std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
+    for (int i = 0; i < batch; ++i)
+      std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
     blas::Sgemm('T', 'N', out, batch, in, 1.0f, w, in, input, in, 1.0f, y, out);
     if (l < last) {
       const size_t n = static_cast<size_t>(batch) * out;

@@ -63,7 +63,7 @@ class FusedMlp {
   int max_batch_;
   int batch_ = 0;
   const float* x_ = nullptr;
-  std::vector<std::vector<float>> act_;  // per layer l: float32 [max_batch, out_l]
+  std::vector<std::vector<float>> act_;   // per layer l: float32 [max_batch, out_l]
   std::vector<float> delta_a_, delta_b_;  // float32 [max_batch, max width]
 };
 

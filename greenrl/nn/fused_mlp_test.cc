@@ -56,8 +56,8 @@ TEST_P(FusedVsAutogradTest, ForwardAndGradientsMatch) {
   ActorCriticModule module(params);
   params.ZeroGrads();
   auto [logits, values] = module->forward(FromVec(obs, {batch, 4}));
-  auto loss = (logits * FromVec(r_logits, {batch, 3})).sum() +
-              (values * FromVec(r_values, {batch})).sum();
+  auto loss =
+      (logits * FromVec(r_logits, {batch, 3})).sum() + (values * FromVec(r_values, {batch})).sum();
   loss.backward();
   std::vector<float> torch_grads(params.grads(), params.grads() + params.num_params());
   std::vector<float> torch_logits(logits.data_ptr<float>(), logits.data_ptr<float>() + batch * 3);
@@ -125,7 +125,8 @@ TEST(TanhApproxTest, WithinAFewUlpOfLibm) {
   for (int i = -200000; i <= 200000; ++i) {
     const float x = static_cast<float>(i) * 1e-4f;  // [-20, 20]
     const double exact = std::tanh(static_cast<double>(x));
-    max_err = std::max(max_err, std::fabs(TanhApprox(x) - exact) / std::max(std::fabs(exact), 1e-30));
+    max_err =
+        std::max(max_err, std::fabs(TanhApprox(x) - exact) / std::max(std::fabs(exact), 1e-30));
   }
   EXPECT_LT(max_err, 4e-7);  // a few float32 ulp (2^-23 = 1.2e-7)
   EXPECT_EQ(TanhApprox(0.0f), 0.0f);

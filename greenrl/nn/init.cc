@@ -31,7 +31,8 @@ void OrthogonalInit(float* w, int rows, int cols, double gain, Rng& rng) {
   }
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) {
-      const double v = by_rows ? q[static_cast<size_t>(r) * len + c] : q[static_cast<size_t>(c) * len + r];
+      const double v =
+          by_rows ? q[static_cast<size_t>(r) * len + c] : q[static_cast<size_t>(c) * len + r];
       w[static_cast<size_t>(r) * cols + c] = static_cast<float>(gain * v);
     }
   }

@@ -25,8 +25,8 @@ struct DomainEnergy {
 // Accumulated energy of every window with one key ("rollout", "update", "eval").
 struct WindowEnergy {
   std::string key;
-  int64_t count = 0;                     // windows of this key
-  double duration_s = 0.0;               // summed durations
+  int64_t count = 0;                       // windows of this key
+  double duration_s = 0.0;                 // summed durations
   std::map<std::string, double> energy_j;  // per domain, summed
 };
 
@@ -34,16 +34,16 @@ struct WindowEnergy {
 struct RunReport {
   std::string algo, env_id, run_dir;
   uint64_t seed = 0;
-  int64_t steps = 0;           // env steps, summed over envs
-  double wall_time_s = 0.0;    // training loop wall time (setup excluded)
-  double cpu_time_s = 0.0;     // process CPU seconds over the same span
-  double steps_per_s = 0.0;    // steps / wall_time_s
-  int eval_episodes = 0;       // final deterministic evaluation
+  int64_t steps = 0;         // env steps, summed over envs
+  double wall_time_s = 0.0;  // training loop wall time (setup excluded)
+  double cpu_time_s = 0.0;   // process CPU seconds over the same span
+  double steps_per_s = 0.0;  // steps / wall_time_s
+  int eval_episodes = 0;     // final deterministic evaluation
   double eval_mean_return = 0.0, eval_std_return = 0.0;
-  double monitor_duration_s = 0.0;       // span of the energy totals
-  std::vector<DomainEnergy> domains;     // totals per domain
-  std::vector<WindowEnergy> windows;     // per window key
-  std::string meter_reason;              // why this meter was chosen
+  double monitor_duration_s = 0.0;    // span of the energy totals
+  std::vector<DomainEnergy> domains;  // totals per domain
+  std::vector<WindowEnergy> windows;  // per window key
+  std::string meter_reason;           // why this meter was chosen
   std::vector<std::pair<std::string, std::string>> meter_details;
   energy::CarbonResult carbon;
 

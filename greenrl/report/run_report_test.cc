@@ -56,7 +56,8 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("500.00 ± 0.00 (10 deterministic episodes)"), std::string::npos) << s;
   EXPECT_NE(s.find("2.0000 Wh in all"), std::string::npos) << s;
   EXPECT_NE(s.find("cpu:process    2.0000 Wh  (estimated by estimator, scope process)"),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("0.1680 g CO2e"), std::string::npos) << s;
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
 }
@@ -65,7 +66,8 @@ TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {
   const std::string path = ::testing::TempDir() + "/metrics.csv";
   {
     MetricsCsv csv(path);
-    csv.WriteRow({{"global_step", 256}, {"charts/episodic_return", 21.5}, {"eval/mean_reward", NAN}});
+    csv.WriteRow(
+        {{"global_step", 256}, {"charts/episodic_return", 21.5}, {"eval/mean_reward", NAN}});
     csv.WriteRow({{"global_step", 512}, {"eval/mean_reward", 500}});
   }
   auto [header, rows] = ReadMetricsCsv(path);

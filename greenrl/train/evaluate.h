@@ -11,10 +11,10 @@
 namespace greenrl::train {
 
 struct EvalResult {
-  std::vector<double> returns;  // one undiscounted return per episode, in env order
-  std::vector<int64_t> lengths; // steps per episode
+  std::vector<double> returns;   // one undiscounted return per episode, in env order
+  std::vector<int64_t> lengths;  // steps per episode
   double mean_return = 0.0;
-  double std_return = 0.0;      // population std (numpy.std, ddof 0), as SB3's evaluate_policy
+  double std_return = 0.0;  // population std (numpy.std, ddof 0), as SB3's evaluate_policy
 };
 
 // Runs `episodes` episodes of env_id in parallel (one env each, seeds derived from `seed`),

@@ -15,21 +15,6 @@ const std::vector<std::string>& AlgorithmIds() {
 }
 
 namespace {
-void Add(ConfigSchema* schema, std::string key, ValueType type, std::string def, std::string doc,
-         std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt,
-         std::vector<std::string> choices = {}, bool min_exclusive = false) {
-  KeySpec spec;
-  spec.key = std::move(key);
-  spec.type = type;
-  spec.default_yaml = std::move(def);
-  spec.doc = std::move(doc);
-  spec.min = min;
-  spec.max = max;
-  spec.choices = std::move(choices);
-  spec.min_exclusive = min_exclusive;
-  schema->Add(std::move(spec));
-}
-
 std::string JoinIds(const std::vector<std::string>& ids) {
   std::string s;
   for (const auto& id : ids) s += (s.empty() ? "" : ", ") + id;
@@ -62,37 +47,37 @@ ConfigSchema BuildSchema(const std::string& algo) {
   ConfigSchema s;
   std::vector<std::string> env_ids;
   for (const auto& r : env::RegisteredEnvs()) env_ids.push_back(r.spec->id);
-  Add(&s, "algo", ValueType::kString, algo, "algorithm", {}, {}, ids);
-  Add(&s, "env_id", ValueType::kString, "CartPole-v1", "Gymnasium env id", {}, {}, env_ids);
-  Add(&s, "seed", ValueType::kInt, "0", "seed of envs, network init, sampling, shuffling", 0,
-      4294967295.0);
-  Add(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
-  Add(&s, "n_timesteps", ValueType::kInt, "100000", "env steps to train for (summed over envs)",
-      1, 1e12);
-  Add(&s, "threads.env", ValueType::kInt, "1",
-      "threads stepping envs (1: on the training thread)", 1, 256);
-  Add(&s, "threads.torch", ValueType::kInt, "1",
-      "LibTorch intra-op and OpenMP/OpenBLAS threads", 1, 256);
-  Add(&s, "eval.freq", ValueType::kInt, "25000",
-      "evaluate every this many env steps (0: only at the end); rl-zoo's eval_freq", 0, 1e12);
-  Add(&s, "eval.episodes", ValueType::kInt, "5", "deterministic episodes per periodic eval", 1,
-      10000);
-  Add(&s, "eval.final_episodes", ValueType::kInt, "10",
-      "deterministic episodes of the final evaluation", 1, 10000);
-  Add(&s, "energy.meter", ValueType::kString, "auto",
-      "auto (RAPL when readable, else estimator), rapl, estimator", {}, {},
-      energy::MeterKinds());
-  Add(&s, "energy.rapl_root", ValueType::kString, energy::RaplMeter::kDefaultRoot,
-      "powercap sysfs root");
-  Add(&s, "energy.watts_per_core", ValueType::kFloat,
-      internal::FormatShortestDouble(energy::kDefaultWattsPerCore),
-      "estimator: W per busy core (Green Algorithms default)", 0.0, 1e4, {}, true);
-  Add(&s, "carbon.region", ValueType::kString, "world",
-      "grid region (ISO 3166 code, e.g. FR, US) or world");
-  Add(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
-      "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
-  Add(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
-      "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
+  AddKey(&s, "algo", ValueType::kString, algo, "algorithm", {}, {}, ids);
+  AddKey(&s, "env_id", ValueType::kString, "CartPole-v1", "Gymnasium env id", {}, {}, env_ids);
+  AddKey(&s, "seed", ValueType::kInt, "0", "seed of envs, network init, sampling, shuffling", 0,
+         4294967295.0);
+  AddKey(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
+  AddKey(&s, "n_timesteps", ValueType::kInt, "100000", "env steps to train for (summed over envs)",
+         1, 1e12);
+  AddKey(&s, "threads.env", ValueType::kInt, "1",
+         "threads stepping envs (1: on the training thread)", 1, 256);
+  AddKey(&s, "threads.torch", ValueType::kInt, "1", "LibTorch intra-op and OpenMP/OpenBLAS threads",
+         1, 256);
+  AddKey(&s, "eval.freq", ValueType::kInt, "25000",
+         "evaluate every this many env steps (0: only at the end); rl-zoo's eval_freq", 0, 1e12);
+  AddKey(&s, "eval.episodes", ValueType::kInt, "5", "deterministic episodes per periodic eval", 1,
+         10000);
+  AddKey(&s, "eval.final_episodes", ValueType::kInt, "10",
+         "deterministic episodes of the final evaluation", 1, 10000);
+  AddKey(&s, "energy.meter", ValueType::kString, "auto",
+         "auto (RAPL when readable, else estimator), rapl, estimator", {}, {},
+         energy::MeterKinds());
+  AddKey(&s, "energy.rapl_root", ValueType::kString, energy::RaplMeter::kDefaultRoot,
+         "powercap sysfs root");
+  AddKey(&s, "energy.watts_per_core", ValueType::kFloat,
+         internal::FormatShortestDouble(energy::kDefaultWattsPerCore),
+         "estimator: W per busy core (Green Algorithms default)", 0.0, 1e4, {}, true);
+  AddKey(&s, "carbon.region", ValueType::kString, "world",
+         "grid region (ISO 3166 code, e.g. FR, US) or world");
+  AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
+         "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
+  AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
+         "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
   if (algo == "ppo") algo::AddPpoKeys(&s);
   return s;
 }

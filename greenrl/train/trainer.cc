@@ -1,6 +1,7 @@
 #include "greenrl/train/trainer.h"
 
 #include <ATen/Parallel.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/atomic_file.h"
@@ -121,7 +120,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
   auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
     r->emplace_back("energy/total_wh", total.total_energy_j() / kJoulesPerWh);
-    for (const auto& [domain, e] : total.energy_j) r->emplace_back("energy/" + domain + "_wh", e / kJoulesPerWh);
+    for (const auto& [domain, e] : total.energy_j)
+      r->emplace_back("energy/" + domain + "_wh", e / kJoulesPerWh);
     r->emplace_back("energy/power_w", elapsed_s > 0 ? total.total_energy_j() / elapsed_s : NAN);
     r->emplace_back("carbon/g_co2e",
                     energy::ComputeCarbon(total.total_energy_j(), carbon_options).kg_co2e * 1000.0);
@@ -143,7 +143,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     double eval_mean = NAN, eval_std = NAN;
     if (last || (next_eval > 0 && steps >= next_eval)) {
       monitor.BeginWindow("eval");
-      const EvalResult eval = EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed);
+      const EvalResult eval =
+          EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed);
       monitor.EndWindow("eval");
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
@@ -185,7 +186,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     metrics_csv.WriteRow(row);
     if (options.progress && elapsed_s - last_progress_s >= 0.25) {
       last_progress_s = elapsed_s;
-      fmt::print(stderr, "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
+      fmt::print(stderr,
+                 "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
                  steps, total_steps, steps / elapsed_s, recent_mean,
                  total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
       std::fflush(stderr);
@@ -220,8 +222,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.monitor_duration_s = total.duration_s;
   for (const auto& d : monitor.domains()) {
     const auto it = total.energy_j.find(d.domain);
-    r.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance), energy::ToString(d.scope),
-                         it == total.energy_j.end() ? 0.0 : it->second});
+    r.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance),
+                         energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second});
   }
   for (const auto& [key, totals] : monitor.AllWindowTotals()) {
     r.windows.push_back({key, totals.count, totals.sum.duration_s, totals.sum.energy_j});

@@ -143,8 +143,9 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   EXPECT_NE(message({"algo=a2c"}).find("algo: got 'a2c'; one of: ppo"), std::string::npos);
   EXPECT_NE(message({"env_id=Pong-v5"}).find("env_id: got 'Pong-v5'"), std::string::npos);
   EXPECT_NE(message({"carbon.region=XX"}).find("carbon.region"), std::string::npos);
-  EXPECT_NE(message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
-            std::string::npos);
+  EXPECT_NE(
+      message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
+      std::string::npos);
   EXPECT_NE(message({"energy.meter=nvml"}).find("energy.meter: got 'nvml'"), std::string::npos);
 }
 
