@@ -65,6 +65,12 @@ class EnergyMeter {
   // Returns: key/value facts for energy.json, in a stable order (sysfs paths, watts_per_core and
   // its source, read errors, ...). Values are plain text; units are in the keys.
   virtual std::vector<std::pair<std::string, std::string>> Details() const = 0;
+
+  // Called by the sampler thread once per sampling period (through EnergyMonitor, under its
+  // mutex) with the monitor clock's time in s. Meters that integrate power (provenance
+  // kIntegrated, e.g. NVML on GPUs without an energy counter) take a power sample here; counter
+  // and model meters ignore it.
+  virtual void Sample(double now_s) { (void)now_s; }
 };
 
 }  // namespace greenrl::energy
