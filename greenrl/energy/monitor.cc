@@ -7,9 +7,17 @@
 
 namespace greenrl::energy {
 
+bool IsAdditiveDomain(const std::string& domain) {
+  static const std::string kPlatformPrefix = "psys:";
+  if (domain.find('/') != std::string::npos) return false;
+  return domain.compare(0, kPlatformPrefix.size(), kPlatformPrefix) != 0;
+}
+
 double Measurement::total_energy_j() const {
   double sum_j = 0.0;
-  for (const auto& [domain, energy_j_of_domain] : energy_j) sum_j += energy_j_of_domain;
+  for (const auto& [domain, energy_j_of_domain] : energy_j) {
+    if (IsAdditiveDomain(domain)) sum_j += energy_j_of_domain;
+  }
   return sum_j;
 }
 
@@ -22,7 +30,8 @@ EnergyMonitor::EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, c
     for (const std::string& domain : meter->domains()) {
       GREENRL_CHECK(seen.insert(domain).second,
                     "domain '" + domain + "' is reported by more than one meter");
-      domains_.push_back({domain, meter->name(), meter->provenance(), meter->scope()});
+      domains_.push_back(
+          {domain, meter->name(), meter->provenance(), meter->scope(), IsAdditiveDomain(domain)});
     }
   }
   Sync();
@@ -34,16 +43,22 @@ void EnergyMonitor::Sync() const {
   if (sync_) sync_();
 }
 
-EnergyMonitor::Reading EnergyMonitor::ReadLocked() const {
-  Reading reading;
-  reading.time_s = clock_->NowS();
-  reading.energy_j.reserve(domains_.size());
+std::vector<double> EnergyMonitor::ReadMetersLocked() const {
+  std::vector<double> all_j;
+  all_j.reserve(domains_.size());
   for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
     const std::vector<double> energy_j = meter->ReadEnergyJ();
     GREENRL_CHECK(energy_j.size() == meter->domains().size(),
                   "meter '" + meter->name() + "' returned the wrong number of domains");
-    reading.energy_j.insert(reading.energy_j.end(), energy_j.begin(), energy_j.end());
+    all_j.insert(all_j.end(), energy_j.begin(), energy_j.end());
   }
+  return all_j;
+}
+
+EnergyMonitor::Reading EnergyMonitor::ReadLocked() const {
+  Reading reading;
+  reading.time_s = clock_->NowS();
+  reading.energy_j = ReadMetersLocked();
   return reading;
 }
 
@@ -101,6 +116,16 @@ Measurement EnergyMonitor::Total() const {
   Sync();
   std::lock_guard<std::mutex> lock(mutex_);
   return Diff(start_, ReadLocked());
+}
+
+CumulativeReading EnergyMonitor::SampleAll(double now_s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::unique_ptr<EnergyMeter>& meter : meters_) meter->Sample(now_s);
+  CumulativeReading reading;
+  reading.time_s = now_s;
+  reading.energy_j = ReadMetersLocked();
+  for (size_t i = 0; i < reading.energy_j.size(); ++i) reading.energy_j[i] -= start_.energy_j[i];
+  return reading;
 }
 
 std::vector<const EnergyMeter*> EnergyMonitor::meters() const {

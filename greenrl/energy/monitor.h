@@ -16,13 +16,24 @@
 
 namespace greenrl::energy {
 
+// Whether a domain's energy is added into totals (the naming rule for domains that overlap
+// others, so meters need no extra interface to say it):
+// - "<parent>/<part>" (any name containing '/') is a part of domain <parent> and is not added,
+//   e.g. RAPL's "cpu:package-0/core" and "cpu:package-0/uncore";
+// - "psys:<K>" is a platform zone that contains the CPU packages (and more) and is not added;
+// - every other domain ("cpu:package-0", "dram:0", "gpu:0", "cpu:process") is additive: meters
+//   must report additive domains that do not overlap each other.
+// Non-additive domains are still read, windowed and reported per domain; only sums skip them.
+bool IsAdditiveDomain(const std::string& domain);
+
 // Time and energy of one window (or a sum of windows).
 struct Measurement {
   double duration_s = 0.0;                 // wall-clock seconds (Clock::NowS)
   std::map<std::string, double> energy_j;  // joules per domain; every monitored domain present
 
-  // Returns: sum of energy_j over all domains, J. Meaningful when the domains do not overlap (the
-  // monitor's meters should not measure the same energy twice).
+  // Returns: sum of energy_j over the additive domains (IsAdditiveDomain), J. Parts of a domain
+  // and platform zones (psys) are skipped, so the sum counts each joule once when the additive
+  // domains do not overlap (the monitor's meters should not measure the same energy twice).
   double total_energy_j() const;
 };
 
@@ -38,6 +49,13 @@ struct DomainInfo {
   std::string meter;   // EnergyMeter::name() of the meter that reports it
   Provenance provenance;
   Scope scope;
+  bool additive = true;  // IsAdditiveDomain(domain): whether sums and totals include it
+};
+
+// Cumulative energy of every monitored domain at one instant (what the sampler thread records).
+struct CumulativeReading {
+  double time_s = 0.0;           // the now_s given to SampleAll, s
+  std::vector<double> energy_j;  // J since the monitor's construction, domains() order
 };
 
 // Energy and time per named window over several meters.
@@ -82,6 +100,14 @@ class EnergyMonitor {
   // Reads the meters now. Returns: duration_s and energy_j per domain since construction.
   Measurement Total() const;
 
+  // For the sampler thread: calls every meter's Sample(now_s) (power-integrating meters take their
+  // sample), then reads every meter once, all under the monitor's mutex. Does not call the sync
+  // hook (the sampler must not block on device queues).
+  // Args: now_s: the time of the sample on the monitor's clock, s.
+  // Returns: now_s and the cumulative energy per domain since construction (domains() order).
+  // Thread-safety: safe to call concurrently with windows and Total().
+  CumulativeReading SampleAll(double now_s);
+
   // Returns: every monitored domain, meters in constructor order, domains in meter order.
   const std::vector<DomainInfo>& domains() const { return domains_; }
 
@@ -97,6 +123,8 @@ class EnergyMonitor {
 
   // Calls the sync hook (outside the lock).
   void Sync() const;
+  // Reads all meters (domains_ order); caller holds mutex_.
+  std::vector<double> ReadMetersLocked() const;
   // Reads the clock and all meters; caller holds mutex_.
   Reading ReadLocked() const;
   // end - begin as a Measurement.

@@ -153,5 +153,79 @@ TEST(EnergyMonitorTest, DuplicateDomainAcrossMetersIsRejected) {
   EXPECT_THROW(EnergyMonitor(std::move(meters), clock), InternalError);
 }
 
+TEST(EnergyMonitorTest, AdditiveDomainNamingRule) {
+  EXPECT_TRUE(IsAdditiveDomain("cpu:package-0"));
+  EXPECT_TRUE(IsAdditiveDomain("dram:1"));
+  EXPECT_TRUE(IsAdditiveDomain("gpu:0"));
+  EXPECT_TRUE(IsAdditiveDomain("cpu:process"));
+  EXPECT_FALSE(IsAdditiveDomain("cpu:package-0/core"));
+  EXPECT_FALSE(IsAdditiveDomain("cpu:package-1/uncore"));
+  EXPECT_FALSE(IsAdditiveDomain("psys:0"));
+}
+
+// Non-additive domains are windowed and reported per domain, but sums skip them.
+TEST(EnergyMonitorTest, NonAdditiveDomainsAreReportedButNotSummed) {
+  FakeClock clock;
+  auto meter = std::make_unique<FakeMeter>(
+      std::vector<std::string>{"cpu:package-0", "cpu:package-0/core", "psys:0"});
+  FakeMeter* fake = meter.get();
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(meter));
+  EnergyMonitor monitor(std::move(meters), clock);
+  EXPECT_EQ(monitor.domains()[0].additive, true);
+  EXPECT_EQ(monitor.domains()[1].additive, false);
+  EXPECT_EQ(monitor.domains()[2].additive, false);
+  monitor.BeginWindow("update");
+  clock.AdvanceS(2.0);
+  fake->SetEnergyJ({10.0, 6.0, 25.0});
+  const Measurement window = monitor.EndWindow("update");
+  EXPECT_EQ(window.energy_j,
+            (EnergyJ{{"cpu:package-0", 10.0}, {"cpu:package-0/core", 6.0}, {"psys:0", 25.0}}));
+  EXPECT_EQ(window.total_energy_j(), 10.0);
+  EXPECT_EQ(monitor.Total().total_energy_j(), 10.0);
+  EXPECT_EQ(monitor.TotalsFor("update").sum.total_energy_j(), 10.0);
+}
+
+// A meter that records the times its Sample() hook was called.
+class SampleRecordingMeter final : public EnergyMeter {
+ public:
+  std::string name() const override { return "recording"; }
+  std::vector<std::string> domains() const override { return {"gpu:0"}; }
+  Provenance provenance() const override { return Provenance::kIntegrated; }
+  Scope scope() const override { return Scope::kDevice; }
+  std::vector<double> ReadEnergyJ() override { return {energy_j}; }
+  std::vector<std::pair<std::string, std::string>> Details() const override { return {}; }
+  void Sample(double now_s) override {
+    sample_times_s.push_back(now_s);
+    energy_j += 5.0;  // integrates a 5 J step per sample
+  }
+
+  double energy_j = 100.0;
+  std::vector<double> sample_times_s;
+};
+
+TEST(EnergyMonitorTest, SampleAllCallsSampleThenReadsSinceStart) {
+  FakeClock clock(/*start_s=*/50.0);
+  auto recording = std::make_unique<SampleRecordingMeter>();
+  auto fake = std::make_unique<FakeMeter>(std::vector<std::string>{"cpu:package-0"});
+  SampleRecordingMeter* recording_ptr = recording.get();
+  FakeMeter* fake_ptr = fake.get();
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(recording));
+  meters.push_back(std::move(fake));
+  int sync_calls = 0;
+  EnergyMonitor monitor(std::move(meters), clock, [&sync_calls] { ++sync_calls; });
+  fake_ptr->SetEnergyJ(0, 7.5);
+  const CumulativeReading first = monitor.SampleAll(51.0);
+  EXPECT_EQ(first.time_s, 51.0);
+  EXPECT_EQ(first.energy_j, (std::vector<double>{5.0, 7.5}));  // since construction
+  const CumulativeReading second = monitor.SampleAll(52.0);
+  EXPECT_EQ(second.energy_j, (std::vector<double>{10.0, 7.5}));
+  EXPECT_EQ(recording_ptr->sample_times_s, (std::vector<double>{51.0, 52.0}));
+  EXPECT_EQ(sync_calls, 1);  // construction only: the sampler never syncs the device
+  // Windows see what Sample() integrated.
+  EXPECT_EQ(monitor.Total().energy_j.at("gpu:0"), 10.0);
+}
+
 }  // namespace
 }  // namespace greenrl::energy

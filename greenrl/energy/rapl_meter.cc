@@ -2,12 +2,15 @@
 #include "greenrl/energy/rapl_meter.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <system_error>
@@ -18,10 +21,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Opens `path` through `open_file` (or ::open when empty).
+int OpenForRead(const RaplOptions& options, const std::string& path) {
+  if (options.open_file) return options.open_file(path);
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+}
+
 // Reads a small sysfs file into *text (without trailing whitespace). On failure returns false and
 // sets *error_number to errno (EISDIR when a directory stands where the file should be).
-bool ReadSmallFile(const std::string& path, std::string* text, int* error_number) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+bool ReadSmallFile(const RaplOptions& options, const std::string& path, std::string* text,
+                   int* error_number) {
+  const int fd = OpenForRead(options, path);
   if (fd < 0) {
     *error_number = errno;
     return false;
@@ -60,25 +70,53 @@ bool ParseUint64(const std::string& text, std::uint64_t* value) {
   return true;
 }
 
-// Reads a counter file. On failure sets *why (path, errno text, remedy for permission errors).
-bool ReadCounterUj(const std::string& path, std::uint64_t* value, std::string* why) {
+// Reads a counter file. On failure sets *why (path, errno text, remedy for permission errors) and
+// *failure (kPermissionDenied or kUnreadable).
+bool ReadCounterUj(const RaplOptions& options, const std::string& path, std::uint64_t* value,
+                   std::string* why, RaplFailure* failure) {
   std::string text;
   int error_number = 0;
-  if (!ReadSmallFile(path, &text, &error_number)) {
+  if (!ReadSmallFile(options, path, &text, &error_number)) {
     *why = "cannot read " + path + ": " + std::strerror(error_number);
+    *failure = RaplFailure::kUnreadable;
     if (error_number == EACCES || error_number == EPERM) {
       // ../shared/REFERENCES.md: CVE-2020-8694 fix, mainline 5.10.
       *why +=
           " (energy_uj is readable by root only since Linux 5.10, CVE-2020-8694; run as root, add "
           "a udev or sysfs.conf rule making energy_uj mode 0444, or use a privileged helper)";
+      *failure = RaplFailure::kPermissionDenied;
     }
     return false;
   }
   if (!ParseUint64(text, value)) {
     *why = "cannot parse " + path + ": '" + text + "' is not a non-negative integer";
+    *failure = RaplFailure::kUnreadable;
     return false;
   }
   return true;
+}
+
+// The largest readable, non-zero constraint_<i>_max_power_uw of a zone directory, W; 0 if none.
+// Sets *source to the file it came from.
+double ReadMaxPowerW(const RaplOptions& options, const std::string& dir, std::string* source) {
+  double max_power_w = 0.0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string path = dir + "/constraint_" + std::to_string(i) + "_max_power_uw";
+    std::string text;
+    int error_number = 0;
+    std::uint64_t power_uw = 0;
+    if (!ReadSmallFile(options, path, &text, &error_number)) {
+      if (error_number == ENOENT) break;  // constraints are numbered without gaps
+      continue;
+    }
+    if (!ParseUint64(text, &power_uw) || power_uw == 0) continue;
+    const double power_w = static_cast<double>(power_uw) / 1e6;
+    if (power_w > max_power_w) {
+      max_power_w = power_w;
+      *source = path;
+    }
+  }
+  return max_power_w;
 }
 
 // A zone directory found under the root, e.g. "intel-rapl:0:1" -> indices {0, 1}.
@@ -122,8 +160,8 @@ bool ParseZoneDirName(const std::string& base, bool* mmio, std::vector<std::uint
 // as symlinks) and the nested /sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/intel-rapl:0:0
 // layout. Only zone and control-type directories are entered, so sysfs back-links (device,
 // subsystem) are never followed. Zones are deduplicated by directory name.
-void FindZones(const fs::path& dir, int depth, std::set<std::string>* seen,
-               std::vector<FoundZone>* zones) {
+void FindZones(const RaplOptions& options, const fs::path& dir, int depth,
+               std::set<std::string>* seen, std::vector<FoundZone>* zones) {
   if (depth > 3) return;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -138,14 +176,14 @@ void FindZones(const fs::path& dir, int depth, std::set<std::string>* seen,
         zone.dir = entry.path().string();
         zone.base = base;
         int error_number = 0;
-        if (!ReadSmallFile(zone.dir + "/name", &zone.zone_name, &error_number)) {
+        if (!ReadSmallFile(options, zone.dir + "/name", &zone.zone_name, &error_number)) {
           zone.zone_name.clear();
         }
         zones->push_back(zone);
       }
-      FindZones(entry.path(), depth + 1, seen, zones);
+      FindZones(options, entry.path(), depth + 1, seen, zones);
     } else if (base == "intel-rapl" || base == "intel-rapl-mmio") {
-      FindZones(entry.path(), depth + 1, seen, zones);
+      FindZones(options, entry.path(), depth + 1, seen, zones);
     }
   }
 }
@@ -162,108 +200,189 @@ bool ParsePackageName(const std::string& name, std::uint64_t* package, std::uint
          ParseUint64(rest.substr(die_pos + 5), die);
 }
 
-// A zone chosen for counting, before its counters are read.
+// Sort order of domain kinds: additive first, so totals-only consumers see a stable prefix.
+enum Kind { kPackageKind = 0, kDramKind = 1, kPartKind = 2, kPsysKind = 3 };
+
+// A zone chosen for reporting, before its counters are read.
 struct Candidate {
-  int kind;             // 0 = package, 1 = dram (sort order of domains)
-  std::uint64_t index;  // package number
+  Kind kind;
+  std::uint64_t index;  // package number (psys: order among psys zones)
+  std::string part;     // "core" / "uncore" for kPartKind, else ""
   std::string domain;
   std::string dir;
+  std::string package_dir;  // directory of the zone's package ("" if none)
+  std::string base;         // zone directory name, for zones_skipped
+  std::string zone_name;
 };
+
+// Appends a "base (name): why" entry to zones_skipped (entries separated by "; ").
+void AppendSkipped(const std::string& base, const std::string& zone_name, const std::string& why,
+                   std::string* skipped) {
+  if (!skipped->empty()) *skipped += "; ";
+  *skipped += base + " (" + (zone_name.empty() ? "unnamed" : zone_name) + "): " + why;
+}
+
+void WarnOnStderr(const std::string& message) {
+  std::fprintf(stderr, "greenrl warning: %s\n", message.c_str());
+  std::fflush(stderr);
+}
 
 }  // namespace
 
-std::unique_ptr<RaplMeter> RaplMeter::TryCreate(const std::string& root, std::string* why_not) {
-  auto fail = [why_not](const std::string& reason) -> std::unique_ptr<RaplMeter> {
-    if (why_not != nullptr) *why_not = reason;
-    return nullptr;
+RaplProbe RaplMeter::Probe(const std::string& root, const RaplOptions& options) {
+  RaplProbe probe;
+  auto fail = [&probe](RaplFailure failure, const std::string& reason) -> RaplProbe {
+    probe.failure = failure;
+    probe.why_not = reason;
+    return std::move(probe);
   };
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    return fail(root +
-                " does not exist (a kernel without powercap, a VM, or a container that masks "
-                "/sys/devices/virtual/powercap: bind-mount it and set energy.rapl_root to it)");
+    return fail(RaplFailure::kMissingRoot,
+                root +
+                    " does not exist (a kernel without powercap, a VM, or a container that masks "
+                    "/sys/devices/virtual/powercap: bind-mount it and set energy.rapl_root to it)");
   }
   std::set<std::string> seen;
   std::vector<FoundZone> found;
-  FindZones(root, 1, &seen, &found);
-  if (found.empty()) return fail(root + " has no intel-rapl zones");
+  FindZones(options, root, 1, &seen, &found);
+  if (found.empty()) return fail(RaplFailure::kNoZones, root + " has no intel-rapl zones");
 
   // MSR zones first, so that an intel-rapl-mmio zone repeating one of them is skipped.
   std::stable_sort(found.begin(), found.end(), [](const FoundZone& a, const FoundZone& b) {
     return std::tie(a.mmio, a.path) < std::tie(b.mmio, b.path);
   });
 
-  // Package number of each top-level package zone, keyed by (mmio, first index).
-  std::map<std::pair<bool, std::uint64_t>, std::uint64_t> package_of_top;
+  // Package number and directory of each top-level package zone, keyed by (mmio, first index).
+  std::map<std::pair<bool, std::uint64_t>, std::pair<std::uint64_t, std::string>> package_of_top;
   for (const FoundZone& zone : found) {
     std::uint64_t package = 0, die = 0;
-    if (zone.path.size() == 1 && ParsePackageName(zone.zone_name, &package, &die)) {
-      package_of_top[{zone.mmio, zone.path[0]}] = package;
+    if (zone.path.size() == 1 && ParsePackageName(zone.zone_name, &package, &die) && die == 0) {
+      package_of_top[{zone.mmio, zone.path[0]}] = {package, zone.dir};
     }
   }
 
   std::vector<Candidate> candidates;
   std::set<std::string> domains_taken;
   std::string skipped;
-  auto skip = [&skipped](const FoundZone& zone, const std::string& why) {
-    if (!skipped.empty()) skipped += "; ";
-    skipped +=
-        zone.base + " (" + (zone.zone_name.empty() ? "unnamed" : zone.zone_name) + "): " + why;
-  };
   std::uint64_t next_top_dram = 0;
+  std::uint64_t next_psys = 0;
   for (const FoundZone& zone : found) {
     std::uint64_t package = 0, die = 0;
+    const auto parent = package_of_top.find({zone.mmio, zone.path[0]});
+    const bool has_parent = zone.path.size() >= 2 && parent != package_of_top.end();
     Candidate candidate;
+    candidate.dir = zone.dir;
+    candidate.base = zone.base;
+    candidate.zone_name = zone.zone_name;
     if (zone.path.size() == 1 && ParsePackageName(zone.zone_name, &package, &die)) {
       if (die != 0) {
-        skip(zone, "mirrors the die-0 zone of the same socket");
+        AppendSkipped(zone.base, zone.zone_name, "mirrors the die-0 zone of the same socket",
+                      &skipped);
         continue;
       }
-      candidate = {0, package, "cpu:package-" + std::to_string(package), zone.dir};
+      candidate.kind = kPackageKind;
+      candidate.index = package;
+      candidate.domain = "cpu:package-" + std::to_string(package);
+      candidate.package_dir = zone.dir;
     } else if (zone.zone_name == "dram") {
-      const auto parent = package_of_top.find({zone.mmio, zone.path[0]});
-      const std::uint64_t index = (zone.path.size() >= 2 && parent != package_of_top.end())
-                                      ? parent->second
-                                      : next_top_dram++;
-      candidate = {1, index, "dram:" + std::to_string(index), zone.dir};
+      candidate.kind = kDramKind;
+      candidate.index = has_parent ? parent->second.first : next_top_dram++;
+      candidate.domain = "dram:" + std::to_string(candidate.index);
+      if (has_parent) candidate.package_dir = parent->second.second;
     } else if (zone.zone_name == "core" || zone.zone_name == "uncore") {
-      skip(zone, "part of its package");
-      continue;
+      if (!has_parent) {
+        AppendSkipped(zone.base, zone.zone_name, "part of a package that was not found", &skipped);
+        continue;
+      }
+      candidate.kind = kPartKind;
+      candidate.index = parent->second.first;
+      candidate.part = zone.zone_name;
+      candidate.domain = "cpu:package-" + std::to_string(candidate.index) + "/" + zone.zone_name;
+      candidate.package_dir = parent->second.second;
     } else if (zone.zone_name == "psys") {
-      skip(zone, "platform zone containing the packages");
-      continue;
+      candidate.kind = kPsysKind;
+      candidate.index = next_psys;
+      candidate.domain = "psys:" + std::to_string(candidate.index);
     } else {
-      skip(zone, "not a package or dram zone");
+      AppendSkipped(zone.base, zone.zone_name, "not a package, dram, core, uncore or psys zone",
+                    &skipped);
       continue;
     }
     if (!domains_taken.insert(candidate.domain).second) {
-      skip(zone, "repeats " + candidate.domain);
+      AppendSkipped(zone.base, zone.zone_name, "repeats " + candidate.domain, &skipped);
       continue;
     }
+    if (candidate.kind == kPsysKind) ++next_psys;
     candidates.push_back(candidate);
   }
   const bool has_package = std::any_of(candidates.begin(), candidates.end(),
-                                       [](const Candidate& c) { return c.kind == 0; });
-  if (!has_package) return fail(root + " has intel-rapl zones but none named package-N");
+                                       [](const Candidate& c) { return c.kind == kPackageKind; });
+  if (!has_package) {
+    return fail(RaplFailure::kNoPackage, root + " has intel-rapl zones but none named package-N");
+  }
 
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return std::tie(a.kind, a.index) < std::tie(b.kind, b.index);
+    return std::tie(a.kind, a.index, a.part) < std::tie(b.kind, b.index, b.part);
   });
   std::vector<Zone> zones;
   for (const Candidate& candidate : candidates) {
-    Zone zone{candidate.domain, candidate.dir, 0, 0, 0};
+    Zone zone;
+    zone.domain = candidate.domain;
+    zone.dir = candidate.dir;
+    zone.additive = candidate.kind == kPackageKind || candidate.kind == kDramKind;
     std::string why;
-    if (!ReadCounterUj(zone.dir + "/energy_uj", &zone.last_uj, &why)) return fail(why);
-    if (!ReadCounterUj(zone.dir + "/max_energy_range_uj", &zone.max_energy_range_uj, &why)) {
-      return fail(why);
+    RaplFailure failure = RaplFailure::kNone;
+    if (!ReadCounterUj(options, zone.dir + "/energy_uj", &zone.last_uj, &why, &failure)) {
+      if (zone.additive) return fail(failure, why);
+      AppendSkipped(candidate.base, candidate.zone_name, why, &skipped);
+      continue;
+    }
+    std::string range_why;
+    zone.range_known = ReadCounterUj(options, zone.dir + "/max_energy_range_uj",
+                                     &zone.max_energy_range_uj, &range_why, &failure);
+    if (!zone.range_known) zone.range_error = range_why;
+    zone.max_power_w = ReadMaxPowerW(options, zone.dir, &zone.max_power_source);
+    if (zone.max_power_w == 0.0 && !candidate.package_dir.empty()) {
+      zone.max_power_w = ReadMaxPowerW(options, candidate.package_dir, &zone.max_power_source);
+    }
+    if (zone.max_power_w == 0.0) {
+      zone.max_power_w = kDefaultMaxPowerW;
+      zone.max_power_source = "default (no readable constraint_<i>_max_power_uw)";
     }
     zones.push_back(zone);
   }
-  return std::unique_ptr<RaplMeter>(new RaplMeter(root, std::move(zones), std::move(skipped)));
+  probe.meter.reset(new RaplMeter(root, std::move(zones), std::move(skipped), options));
+  return probe;
 }
 
-RaplMeter::RaplMeter(std::string root, std::vector<Zone> zones, std::string zones_skipped)
-    : root_(std::move(root)), zones_(std::move(zones)), zones_skipped_(std::move(zones_skipped)) {}
+std::unique_ptr<RaplMeter> RaplMeter::TryCreate(const std::string& root, std::string* why_not) {
+  RaplProbe probe = Probe(root);
+  if (probe.meter == nullptr && why_not != nullptr) *why_not = probe.why_not;
+  return std::move(probe.meter);
+}
+
+RaplMeter::RaplMeter(std::string root, std::vector<Zone> zones, std::string zones_skipped,
+                     RaplOptions options)
+    : root_(std::move(root)),
+      zones_(std::move(zones)),
+      zones_skipped_(std::move(zones_skipped)),
+      options_(std::move(options)) {
+  max_safe_poll_period_s_ = std::numeric_limits<double>::infinity();
+  for (const Zone& zone : zones_) {
+    const double range_j = zone.range_known ? static_cast<double>(zone.max_energy_range_uj) / 1e6
+                                            : kFallbackEnergyRangeJ;
+    max_safe_poll_period_s_ = std::min(max_safe_poll_period_s_, range_j / zone.max_power_w);
+  }
+}
+
+void RaplMeter::Warn(const std::string& message) const {
+  if (options_.warn) {
+    options_.warn(message);
+  } else {
+    WarnOnStderr(message);
+  }
+}
 
 std::vector<std::string> RaplMeter::domains() const {
   std::vector<std::string> names;
@@ -272,16 +391,34 @@ std::vector<std::string> RaplMeter::domains() const {
   return names;
 }
 
+std::vector<bool> RaplMeter::additive() const {
+  std::vector<bool> result;
+  result.reserve(zones_.size());
+  for (const Zone& zone : zones_) result.push_back(zone.additive);
+  return result;
+}
+
 std::vector<double> RaplMeter::ReadEnergyJ() {
   std::vector<double> energy_j;
   energy_j.reserve(zones_.size());
   for (Zone& zone : zones_) {
     std::uint64_t current_uj = 0;
     std::string why;
-    if (ReadCounterUj(zone.dir + "/energy_uj", &current_uj, &why)) {
+    RaplFailure failure = RaplFailure::kNone;
+    if (ReadCounterUj(options_, zone.dir + "/energy_uj", &current_uj, &why, &failure)) {
       std::uint64_t delta_uj = 0;
       if (current_uj >= zone.last_uj) {
         delta_uj = current_uj - zone.last_uj;
+      } else if (!zone.range_known) {
+        // The wrap point is unknown, so the energy between the previous read and the wrap cannot
+        // be known either: drop this read pair rather than guess (the total never decreases).
+        if (wraps_dropped_ == 0) {
+          Warn("RAPL counter " + zone.dir + "/energy_uj went down (" +
+               std::to_string(zone.last_uj) + " -> " + std::to_string(current_uj) +
+               " uJ) while max_energy_range_uj is unreadable (" + zone.range_error +
+               "); the energy of that read period is dropped, here and at any later wrap");
+        }
+        ++wraps_dropped_;
       } else if (zone.last_uj <= zone.max_energy_range_uj) {
         // Wrapped once: up to the wrap point, then from 0 (../shared/REFERENCES.md).
         delta_uj = (zone.max_energy_range_uj - zone.last_uj) + current_uj;
@@ -308,10 +445,16 @@ std::vector<std::pair<std::string, std::string>> RaplMeter::Details() const {
   for (const Zone& zone : zones_) {
     details.emplace_back(zone.domain + ".energy_uj_path", zone.dir + "/energy_uj");
     details.emplace_back(zone.domain + ".max_energy_range_uj",
-                         std::to_string(zone.max_energy_range_uj));
+                         zone.range_known ? std::to_string(zone.max_energy_range_uj)
+                                          : "unknown (" + zone.range_error + ")");
+    details.emplace_back(zone.domain + ".max_power_w",
+                         fmt::format("{} ({})", zone.max_power_w, zone.max_power_source));
+    details.emplace_back(zone.domain + ".additive", zone.additive ? "true" : "false");
   }
+  details.emplace_back("max_safe_poll_period_s", fmt::format("{}", max_safe_poll_period_s_));
   details.emplace_back("zones_skipped", zones_skipped_.empty() ? "none" : zones_skipped_);
   details.emplace_back("counter_wraps", std::to_string(counter_wraps_));
+  details.emplace_back("wraps_dropped", std::to_string(wraps_dropped_));
   details.emplace_back("read_errors", std::to_string(read_errors_));
   return details;
 }

@@ -1,5 +1,6 @@
 // rapl_meter.h: an EnergyMeter over Linux powercap RAPL counters (intel-rapl; also AMD Zen since
-// Linux 5.8), read from sysfs: cumulative CPU package and DRAM energy, provenance "measured".
+// Linux 5.8), read from sysfs: cumulative CPU package and DRAM energy, provenance "measured", plus
+// the core / uncore parts of each package and the psys platform zone as informational domains.
 //
 // Facts used here (../shared/REFERENCES.md, "Linux powercap (RAPL)", from the kernel's
 // Documentation/power/powercap/powercap.rst):
@@ -8,15 +9,20 @@
 // - the zone index is not the socket id: the `name` file is (package-N, package-N-die-D, core,
 //   uncore, dram, psys);
 // - package contains core and uncore; dram is NOT part of the package value; psys contains the
-//   packages. So this meter counts package and dram zones only, each once;
+//   packages. So only package and dram zones are additive (summed into totals), each once; core,
+//   uncore and psys are reported under names that EnergyMonitor never adds (IsAdditiveDomain in
+//   monitor.h): "cpu:package-N/core", "cpu:package-N/uncore", "psys:K";
 // - package-N-die-D zones (Zen1/Zen2) mirror one socket counter: only die 0 is counted;
 // - energy_uj is cumulative microjoules and wraps at max_energy_range_uj:
 //   delta = (max - prev) + cur across a wrap. One read pair detects at most one wrap, so read more
-//   often than max_energy_range_uj / max power (about 1,540 s for Intel at 170 W, 274 s for AMD);
-// - energy_uj is root-only since the CVE-2020-8694 fix (Linux 5.10, backported to 4.4+ stable).
+//   often than max_energy_range_uj / max power (about 1,540 s for Intel at 170 W, 274 s for AMD at
+//   240 W): MaxSafePollPeriodS();
+// - energy_uj is root-only since the CVE-2020-8694 fix (Linux 5.10, backported to 4.4+ stable);
+//   max_energy_range_uj is root-only on some systems too.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,21 +32,69 @@
 
 namespace greenrl::energy {
 
+// Why RaplMeter::Probe returned no meter.
+enum class RaplFailure {
+  kNone,              // a meter was created
+  kMissingRoot,       // the powercap root directory does not exist
+  kNoZones,           // the root holds no intel-rapl / intel-rapl-mmio zone
+  kNoPackage,         // zones exist but none is named package-N
+  kPermissionDenied,  // energy_uj of a package or dram zone: EACCES / EPERM
+  kUnreadable,        // energy_uj of a package or dram zone: another read or parse error
+};
+
+// Test seams and the warning sink of a RaplMeter.
+struct RaplOptions {
+  // Opens a sysfs file for reading. Returns: a file descriptor, or -1 with errno set. Empty means
+  // ::open(path, O_RDONLY | O_CLOEXEC). Tests inject failures (EACCES) that root cannot see.
+  std::function<int(const std::string& path)> open_file;
+  // Receives each warning (one line, no newline). Empty means "greenrl warning: <text>" on stderr.
+  std::function<void(const std::string& message)> warn;
+};
+
+class RaplMeter;
+
+// What RaplMeter::Probe found.
+struct RaplProbe {
+  std::unique_ptr<RaplMeter> meter;          // null on failure
+  RaplFailure failure = RaplFailure::kNone;  // kNone iff meter is non-null
+  std::string why_not;                       // on failure: what failed and how to fix it
+};
+
 // Cumulative RAPL energy per CPU package ("cpu:package-N") and DRAM ("dram:N", N = the package the
-// dram zone belongs to). Provenance kMeasured, scope kPackage (whole sockets, all processes).
+// dram zone belongs to), additive; and, not additive, "cpu:package-N/core", "cpu:package-N/uncore"
+// (parts of package N) and "psys:K" (the K-th platform zone, which contains the packages).
+// Domain order: packages, dram, package parts (by package, core before uncore), psys.
+// Provenance kMeasured, scope kPackage (whole sockets, all processes).
 // Thread-safety: not thread-safe; EnergyMonitor serialises calls.
 class RaplMeter final : public EnergyMeter {
  public:
   // The sysfs class directory where powercap zones appear.
   static constexpr const char* kDefaultRoot = "/sys/class/powercap";
 
-  // Finds the package and dram zones under `root` and takes a baseline reading.
+  // Maximum power assumed for a zone whose constraint_<i>_max_power_uw files are all unreadable or
+  // 0, W: the highest socket power in ../shared/REFERENCES.md (AMD, 240 W). Sockets drawing more
+  // exist (up to ~500 W); their zones normally publish constraint_1_max_power_uw.
+  static constexpr double kDefaultMaxPowerW = 240.0;
+
+  // Counter range assumed while max_energy_range_uj is unreadable, J: 2^32 x 2^-16 J = 65,536 J,
+  // the shortest wrap in ../shared/REFERENCES.md (AMD's finer unit: about 274 s at 240 W).
+  static constexpr double kFallbackEnergyRangeJ = 65536.0;
+
+  // Finds the zones under `root` and takes a baseline reading.
   // Args: root: a powercap directory: /sys/class/powercap (flat symlinks), or a copy / bind mount
   //         of /sys/devices/virtual/powercap (nested zone directories); both layouts are walked.
-  //       why_not: if non-null, receives the reason when null is returned.
-  // Returns: the meter, or null when `root` does not exist, holds no intel-rapl zone, holds no
-  //   package zone, or a counter (energy_uj, max_energy_range_uj) of a counted zone cannot be read;
-  //   *why_not then says which, and for permission errors how to fix them. Never throws for these.
+  //       options: file-open seam and warning sink.
+  // Returns: the meter, or a failure kind and reason when `root` does not exist, holds no
+  //   intel-rapl zone, holds no package zone, or energy_uj of a package or dram zone cannot be read
+  //   (permission errors name the remedy: run as root, a udev / sysfs.conf rule making energy_uj
+  //   0444, or a privileged helper). Never throws for these.
+  //   Not failures: an unreadable max_energy_range_uj (the range is then unknown: see
+  //   ReadEnergyJ()); an unreadable core / uncore / psys counter (that zone is skipped and listed
+  //   in Details() "zones_skipped").
+  static RaplProbe Probe(const std::string& root, const RaplOptions& options = {});
+
+  // Probe() with default options. Returns: the meter, or null with the reason in *why_not (if
+  // non-null).
   static std::unique_ptr<RaplMeter> TryCreate(const std::string& root, std::string* why_not);
 
   std::string name() const override { return "rapl"; }
@@ -48,30 +102,58 @@ class RaplMeter final : public EnergyMeter {
   Provenance provenance() const override { return Provenance::kMeasured; }
   Scope scope() const override { return Scope::kPackage; }
 
-  // Returns: joules per domain since construction. A counter that fails to read keeps its last
-  // value (counted as "read_errors" in Details()); a value below the previous one is a wrap.
+  // Returns: joules per domain since construction, never decreasing. A counter that fails to read
+  // keeps its last value (counted as "read_errors" in Details()). A value below the previous one
+  // is a wrap: with max_energy_range_uj known, (max - prev) + cur is added; with it unreadable the
+  // read pair adds nothing (the energy of that one period is lost, counted as "wraps_dropped") and
+  // the first such drop is warned about once.
   std::vector<double> ReadEnergyJ() override;
 
-  // Returns: "root", "<domain>.energy_uj_path", "<domain>.max_energy_range_uj", "zones_skipped"
-  // (zone, its name and why it is not added), "counter_wraps", "read_errors".
+  // Returns: whether each domain (domains() order) is additive: package and dram true; core,
+  // uncore and psys false. Always equals IsAdditiveDomain(domain) of monitor.h.
+  std::vector<bool> additive() const;
+
+  // The longest read period that still detects every wrap of every counter, s: the minimum over
+  // zones of range / max power, where range is max_energy_range_uj (kFallbackEnergyRangeJ while
+  // unreadable) and max power is the largest readable constraint_<i>_max_power_uw of the zone,
+  // else of its package, else kDefaultMaxPowerW. Poll (sample) at least this often; the Sampler
+  // warns when its period is longer.
+  double MaxSafePollPeriodS() const { return max_safe_poll_period_s_; }
+
+  // Returns: "root", per domain "<domain>.energy_uj_path", "<domain>.max_energy_range_uj" (or
+  // "unknown (<why>)"), "<domain>.max_power_w" (and where it came from), "<domain>.additive";
+  // "max_safe_poll_period_s", "zones_skipped" (zone, its name and why it is not reported),
+  // "counter_wraps", "wraps_dropped", "read_errors".
   std::vector<std::pair<std::string, std::string>> Details() const override;
 
  private:
-  // One counted zone.
+  // One reported zone.
   struct Zone {
-    std::string domain;                 // "cpu:package-0", "dram:0"
-    std::string dir;                    // zone directory holding energy_uj
-    std::uint64_t max_energy_range_uj;  // wrap point of energy_uj, microjoules
-    std::uint64_t last_uj;              // last energy_uj read, microjoules
-    std::uint64_t accumulated_uj;       // energy since construction, microjoules
+    std::string domain;                     // "cpu:package-0", "dram:0", "psys:0", ...
+    std::string dir;                        // zone directory holding energy_uj
+    bool additive = true;                   // summed into totals
+    bool range_known = false;               // max_energy_range_uj was readable
+    std::string range_error;                // why it was not
+    std::uint64_t max_energy_range_uj = 0;  // wrap point of energy_uj, microjoules
+    double max_power_w = 0.0;               // power used for the poll-period bound, W
+    std::string max_power_source;           // file it came from, or "default"
+    std::uint64_t last_uj = 0;              // last energy_uj read, microjoules
+    std::uint64_t accumulated_uj = 0;       // energy since construction, microjoules
   };
 
-  RaplMeter(std::string root, std::vector<Zone> zones, std::string zones_skipped);
+  RaplMeter(std::string root, std::vector<Zone> zones, std::string zones_skipped,
+            RaplOptions options);
+
+  // Emits `message` through options_.warn or on stderr.
+  void Warn(const std::string& message) const;
 
   std::string root_;
   std::vector<Zone> zones_;
   std::string zones_skipped_;
+  RaplOptions options_;
+  double max_safe_poll_period_s_ = 0.0;
   std::int64_t counter_wraps_ = 0;
+  std::int64_t wraps_dropped_ = 0;
   std::int64_t read_errors_ = 0;
 };
 

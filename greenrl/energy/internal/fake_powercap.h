@@ -1,5 +1,6 @@
 // fake_powercap.h: test-only helper that builds a temporary powercap sysfs tree (zone directories
-// with name / energy_uj / max_energy_range_uj files) for RaplMeter and SelectMeter tests.
+// with name / energy_uj / max_energy_range_uj files) for RaplMeter, SelectMeter, Sampler and
+// ListEnergySources tests; it builds hwmon trees too (WriteFile).
 // Not part of the public API; header-only because only tests include it.
 #pragma once
 
@@ -44,6 +45,14 @@ class FakePowercap {
   // Rewrites root/relative_dir/energy_uj.
   void SetEnergyUj(const std::string& relative_dir, std::uint64_t energy_uj) {
     Write(root_ + "/" + relative_dir + "/energy_uj", std::to_string(energy_uj) + "\n");
+  }
+
+  // Replaces the file root/relative_path by an empty directory, so that reading it fails (EISDIR)
+  // even for root, which ignores file modes.
+  void MakeUnreadable(const std::string& relative_path) {
+    const std::string path = root_ + "/" + relative_path;
+    std::filesystem::remove(path);
+    std::filesystem::create_directories(path);
   }
 
   // Writes `text` to root/relative_path (creating parent directories).
