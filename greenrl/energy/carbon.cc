@@ -3,9 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <utility>
 
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl::energy {
@@ -32,6 +39,96 @@ std::string AcceptedRegions() {
          " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), or empty for the "
          "world average";
 }
+
+std::string Trim(const std::string& text) {
+  std::size_t begin = 0;
+  std::size_t end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(begin, end - begin);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Parses exactly `count` digits at text[pos]; advances pos. Returns false when they are not there.
+bool ReadDigits(const std::string& text, std::size_t& pos, int count, int& value) {
+  value = 0;
+  for (int i = 0; i < count; ++i, ++pos) {
+    if (pos >= text.size() || !IsDigit(text[pos])) return false;
+    value = value * 10 + (text[pos] - '0');
+  }
+  return true;
+}
+
+// Reads an optional ".ddd" fraction at text[pos]; advances pos. Returns false on a '.' without
+// digits.
+bool ReadFraction(const std::string& text, std::size_t& pos, double& fraction) {
+  fraction = 0.0;
+  if (pos >= text.size() || text[pos] != '.') return true;
+  const std::size_t start = pos++;
+  while (pos < text.size() && IsDigit(text[pos])) ++pos;
+  if (pos == start + 1) return false;
+  fraction = std::strtod(text.substr(start, pos - start).c_str(), nullptr);
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
+// Date Algorithms", days_from_civil).
+std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
+  year -= month <= 2 ? 1 : 0;
+  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const std::int64_t year_of_era = year - era * 400;
+  const std::int64_t day_of_year = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const std::int64_t day_of_era =
+      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+int DaysInMonth(int year, int month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+// Parses a whole string as a finite decimal number (strtod syntax, nothing left over).
+std::optional<double> ParseNumber(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+// Splits a CSV line on commas (the series format has no quoting) and trims each field.
+std::vector<std::string> SplitFields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    fields.push_back(Trim(line.substr(start, comma == std::string::npos ? comma : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
+std::string Lower(const std::string& text) {
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// Index of the point of a step series in force at unix_s: the last point at or before it, or 0
+// before the first (IntensitySeries' lookup rule).
+std::size_t StepIndex(const std::vector<IntensityPoint>& points, double unix_s) {
+  const auto after =
+      std::upper_bound(points.begin(), points.end(), unix_s,
+                       [](double t, const IntensityPoint& point) { return t < point.unix_s; });
+  return after == points.begin() ? 0 : static_cast<std::size_t>(after - points.begin()) - 1;
+}
+
+constexpr const char* kTimestampForms =
+    "Unix seconds (1795971600) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)";
 
 }  // namespace
 
@@ -104,6 +201,194 @@ CarbonResult ComputeCarbon(double energy_j, const CarbonOptions& options) {
     result.intensity_is_default = true;
   }
   result.kg_co2e = result.energy_kwh * result.pue * result.intensity_g_per_kwh / 1000.0;
+  return result;
+}
+
+std::optional<double> ParseTimestampUnixS(const std::string& raw) {
+  const std::string text = Trim(raw);
+  if (text.empty()) return std::nullopt;
+  // Unix seconds: digits and an optional fraction.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return IsDigit(c) || c == '.'; })) {
+    std::size_t pos = 0;
+    while (pos < text.size() && IsDigit(text[pos])) ++pos;
+    double fraction = 0.0;
+    if (pos == 0 || !ReadFraction(text, pos, fraction) || pos != text.size()) return std::nullopt;
+    return ParseNumber(text);
+  }
+  // ISO 8601, UTC.
+  std::size_t pos = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  double fraction = 0.0;
+  const auto expect = [&](char c) { return pos < text.size() && text[pos++] == c; };
+  if (!ReadDigits(text, pos, 4, year) || !expect('-') || !ReadDigits(text, pos, 2, month) ||
+      !expect('-') || !ReadDigits(text, pos, 2, day)) {
+    return std::nullopt;
+  }
+  if (pos >= text.size() || (text[pos] != 'T' && text[pos] != ' ')) return std::nullopt;
+  ++pos;
+  if (!ReadDigits(text, pos, 2, hour) || !expect(':') || !ReadDigits(text, pos, 2, minute) ||
+      !expect(':') || !ReadDigits(text, pos, 2, second) || !ReadFraction(text, pos, fraction)) {
+    return std::nullopt;
+  }
+  const std::string zone = text.substr(pos);
+  if (zone != "Z" && zone != "+00:00") return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month) || hour > 23 ||
+      minute > 59 || second > 59) {
+    return std::nullopt;
+  }
+  const std::int64_t days = DaysFromCivil(year, month, day);
+  return static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second) + fraction;
+}
+
+IntensitySeries::IntensitySeries(std::vector<IntensityPoint> points, std::string source)
+    : points_(std::move(points)), source_(std::move(source)) {
+  if (points_.empty()) {
+    throw ConfigError(
+        fmt::format("intensity series {}: no points; expected at least one "
+                    "timestamp,g_per_kwh row",
+                    source_));
+  }
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    const IntensityPoint& point = points_[i];
+    if (!std::isfinite(point.unix_s)) {
+      throw ConfigError(fmt::format("intensity series {}, point {}: timestamp {} is not finite",
+                                    source_, i, point.unix_s));
+    }
+    if (!std::isfinite(point.intensity_g_per_kwh) || point.intensity_g_per_kwh < 0.0) {
+      throw ConfigError(fmt::format(
+          "intensity series {}, point {}: intensity {} g/kWh; expected a finite value >= 0",
+          source_, i, point.intensity_g_per_kwh));
+    }
+    if (i > 0 && point.unix_s <= points_[i - 1].unix_s) {
+      throw ConfigError(fmt::format(
+          "intensity series {}, point {}: timestamp {} does not come after the previous one ({}); "
+          "timestamps must increase strictly",
+          source_, i, point.unix_s, points_[i - 1].unix_s));
+    }
+  }
+}
+
+IntensitySeries IntensitySeries::LoadCsv(const std::string& path) {
+  std::string text;
+  try {
+    text = ReadFile(path);
+  } catch (const std::runtime_error& error) {
+    throw ConfigError(
+        fmt::format("intensity series {}: cannot read the file ({})", path, error.what()));
+  }
+  return ParseCsv(text, path);
+}
+
+IntensitySeries IntensitySeries::ParseCsv(const std::string& text, const std::string& source) {
+  std::vector<IntensityPoint> points;
+  bool header_allowed = true;
+  int line_number = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) newline = text.size();
+    const std::string line = Trim(text.substr(start, newline - start));  // Trim drops the '\r'
+    start = newline + 1;
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    const auto fail = [&](const std::string& what) {
+      return ConfigError(
+          fmt::format("intensity series {}, line {}: {}", source, line_number, what));
+    };
+    const std::vector<std::string> fields = SplitFields(line);
+    if (header_allowed && fields.size() == 2 && Lower(fields[0]) == "timestamp" &&
+        Lower(fields[1]) == "g_per_kwh") {
+      header_allowed = false;
+      continue;
+    }
+    header_allowed = false;
+    if (fields.size() != 2) {
+      throw fail(
+          fmt::format("'{}' has {} fields; expected timestamp,g_per_kwh", line, fields.size()));
+    }
+    const std::optional<double> unix_s = ParseTimestampUnixS(fields[0]);
+    if (!unix_s.has_value()) {
+      throw fail(fmt::format("bad timestamp '{}'; expected {}", fields[0], kTimestampForms));
+    }
+    const std::optional<double> intensity = ParseNumber(fields[1]);
+    if (!intensity.has_value() || *intensity < 0.0) {
+      throw fail(fmt::format("bad intensity '{}'; expected a finite number of g CO2e per kWh, >= 0",
+                             fields[1]));
+    }
+    if (!points.empty() && *unix_s <= points.back().unix_s) {
+      throw fail(
+          fmt::format("timestamp '{}' does not come after the previous row's; timestamps "
+                      "must increase strictly",
+                      fields[0]));
+    }
+    points.push_back({*unix_s, *intensity});
+  }
+  if (points.empty()) {
+    throw ConfigError(fmt::format(
+        "intensity series {}: no data rows; expected lines of timestamp,g_per_kwh", source));
+  }
+  return IntensitySeries(std::move(points), source);
+}
+
+double IntensitySeries::IntensityAtGPerKwh(double unix_s) const {
+  return points_[StepIndex(points_, unix_s)].intensity_g_per_kwh;
+}
+
+CarbonResult ComputeCarbonSeries(const std::vector<EnergyInterval>& intervals,
+                                 const IntensitySeries& series, double pue) {
+  CarbonOptions pue_only;
+  pue_only.pue = pue;
+  ValidateCarbonOptions(pue_only);
+  const std::vector<IntensityPoint>& points = series.points();
+  double total_j = 0.0;
+  double kwh_x_g_per_kwh = 0.0;  // sum over pieces of kWh x intensity, g
+  double before_series_j = 0.0;  // energy before the first timestamp
+  for (const EnergyInterval& interval : intervals) {
+    GREENRL_CHECK(std::isfinite(interval.start_unix_s) && std::isfinite(interval.end_unix_s) &&
+                      interval.end_unix_s >= interval.start_unix_s,
+                  fmt::format("bad interval [{}, {}]", interval.start_unix_s, interval.end_unix_s));
+    GREENRL_CHECK(std::isfinite(interval.energy_j) && interval.energy_j >= 0.0,
+                  fmt::format("energy_j must be finite and >= 0, got {}", interval.energy_j));
+    total_j += interval.energy_j;
+    const double duration_s = interval.end_unix_s - interval.start_unix_s;
+    if (duration_s == 0.0) {
+      kwh_x_g_per_kwh +=
+          interval.energy_j / kJoulesPerKwh * series.IntensityAtGPerKwh(interval.start_unix_s);
+      if (interval.start_unix_s < points.front().unix_s) before_series_j += interval.energy_j;
+      continue;
+    }
+    // Walk the steps of the series across [start, end).
+    double piece_start_s = interval.start_unix_s;
+    while (piece_start_s < interval.end_unix_s) {
+      const std::size_t index = StepIndex(points, piece_start_s);
+      // The value of `index` holds until the next point (the first point's also before it).
+      double change_s = index + 1 < points.size() ? points[index + 1].unix_s
+                                                  : std::numeric_limits<double>::infinity();
+      if (piece_start_s < points.front().unix_s) change_s = std::min(change_s, points[0].unix_s);
+      const double piece_end_s = std::min(change_s, interval.end_unix_s);
+      const double piece_j = interval.energy_j * ((piece_end_s - piece_start_s) / duration_s);
+      kwh_x_g_per_kwh += piece_j / kJoulesPerKwh * points[index].intensity_g_per_kwh;
+      if (piece_start_s < points.front().unix_s) before_series_j += piece_j;
+      piece_start_s = piece_end_s;
+    }
+  }
+  CarbonResult result;
+  result.energy_kwh = total_j / kJoulesPerKwh;
+  result.pue = pue;
+  result.intensity_g_per_kwh =
+      result.energy_kwh > 0.0
+          ? kwh_x_g_per_kwh / result.energy_kwh
+          : series.IntensityAtGPerKwh(intervals.empty() ? points.front().unix_s
+                                                        : intervals.front().start_unix_s);
+  result.kg_co2e = kwh_x_g_per_kwh * pue / 1000.0;
+  result.region = "series";
+  result.intensity_source = fmt::format("time series {} ({} points, energy-weighted mean)",
+                                        series.source(), points.size());
+  if (before_series_j > 0.0) {
+    result.intensity_source +=
+        fmt::format("; {} J before its first timestamp, at its first value", before_series_j);
+  }
+  result.intensity_is_default = false;
   return result;
 }
 

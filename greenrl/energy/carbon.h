@@ -5,6 +5,10 @@
 // Intensity table: Our World in Data, "Carbon intensity of electricity generation" (g CO2e per
 // kWh; data from Ember and the Energy Institute), year 2023 unless an entry says 2022 (Indonesia,
 // Saudi Arabia). Values as listed in ../shared/REFERENCES.md.
+//
+// Time series: IntensitySeries (a CSV of timestamp,g_per_kwh, e.g. exported from Electricity Maps
+// or a grid operator) and ComputeCarbonSeries, which integrates energy x intensity over the run
+// instead of applying one annual figure.
 #pragma once
 
 #include <optional>
@@ -76,5 +80,83 @@ void ValidateCarbonOptions(const CarbonOptions& options);
 //   table value (the region, if given, is still validated and reported).
 // Errors: as ValidateCarbonOptions; GREENRL_CHECK on a negative or non-finite energy_j.
 CarbonResult ComputeCarbon(double energy_j, const CarbonOptions& options);
+
+// ---- Carbon intensity time series ----
+
+// Parses a timestamp as IntensitySeries accepts it:
+// - Unix seconds: digits with an optional fraction ("1795971600", "1795971600.5");
+// - ISO 8601 in UTC: "YYYY-MM-DDTHH:MM:SS" with an optional fraction of a second (".250") and a
+//   required zone "Z" or "+00:00" ("2026-11-29T17:00:00Z"); a space may replace the 'T'. Other
+//   offsets and zone-less times are refused, so no local time is ever taken for UTC. Leap seconds
+//   (":60") are refused.
+// Returns: Unix seconds (UTC), or nullopt when `text` is neither form or names no real date.
+std::optional<double> ParseTimestampUnixS(const std::string& text);
+
+// One step of an intensity series.
+struct IntensityPoint {
+  double unix_s = 0.0;               // when this value starts to apply, Unix seconds (UTC)
+  double intensity_g_per_kwh = 0.0;  // g CO2e per kWh from unix_s until the next point
+};
+
+// Grid carbon intensity over time, piecewise constant (a step function): point i's value applies
+// on [points[i].unix_s, points[i + 1].unix_s); the last point's value applies from its timestamp
+// on, and the first point's value also applies before its timestamp (so a series that starts late
+// still covers the run; ComputeCarbonSeries says how much energy that concerned). This is how
+// hourly grid data is published: each row is the average over the hour starting at its timestamp.
+// Immutable after construction; safe to share across threads.
+class IntensitySeries {
+ public:
+  // Args: points: at least one, timestamps finite and strictly increasing, intensities finite and
+  //   >= 0; source: where the data came from (a path, a dataset name), for reports and errors.
+  // Errors: greenrl::ConfigError naming `source` and the offending point's index.
+  IntensitySeries(std::vector<IntensityPoint> points, std::string source);
+
+  // Reads a CSV file. Format: one `timestamp,g_per_kwh` row per line (timestamps as
+  //   ParseTimestampUnixS accepts, strictly increasing; intensity a finite decimal >= 0, g CO2e per
+  //   kWh); an optional header line `timestamp,g_per_kwh` (case-insensitive) before the first row;
+  //   blank lines and lines starting with '#' ignored; spaces around fields and CRLF line ends
+  //   accepted.
+  // Errors: greenrl::ConfigError naming the file (and the line, 1-based, for bad content): file
+  //   unreadable, no data row, wrong number of fields, bad timestamp or intensity, timestamps not
+  //   increasing.
+  static IntensitySeries LoadCsv(const std::string& path);
+
+  // As LoadCsv, from the file's text; `source` names it in errors (the path, for LoadCsv).
+  static IntensitySeries ParseCsv(const std::string& text, const std::string& source);
+
+  // Returns: the intensity in force at `unix_s`, g CO2e per kWh (step lookup, see above).
+  double IntensityAtGPerKwh(double unix_s) const;
+
+  // Returns: the points, in time order.
+  const std::vector<IntensityPoint>& points() const { return points_; }
+  // Returns: the source given at construction (the path, for LoadCsv).
+  const std::string& source() const { return source_; }
+
+ private:
+  std::vector<IntensityPoint> points_;
+  std::string source_;
+};
+
+// Energy used over one span of wall-clock time (e.g. one iteration, or one sampler period).
+struct EnergyInterval {
+  double start_unix_s = 0.0;  // Unix seconds (UTC)
+  double end_unix_s = 0.0;    // Unix seconds (UTC), >= start_unix_s
+  double energy_j = 0.0;      // energy used in [start_unix_s, end_unix_s], J (finite, >= 0)
+};
+
+// Integrates energy x intensity over a run: each interval's energy is assumed spread evenly over
+// its time span, so an interval that spans an intensity change is split in proportion to the time
+// on either side; a zero-length interval takes the intensity at its instant. Intervals may be in
+// any order and need not be contiguous.
+// Args: intervals: the run's energy over time; series: intensities; pue: as carbon.pue (>= 1).
+// Returns: energy_kwh (total), pue, kg_co2e = sum over pieces of kWh x pue x intensity / 1000,
+//   intensity_g_per_kwh = the energy-weighted mean intensity (the series' value at the first
+//   interval's start when there is no energy), region "series", intensity_source naming the
+//   series' source (and, when some energy falls before the series' first timestamp, how much),
+//   intensity_is_default false.
+// Errors: greenrl::ConfigError naming "carbon.pue" (< 1 or not finite); GREENRL_CHECK on an
+//   interval with non-finite times, end < start, or a negative or non-finite energy_j.
+CarbonResult ComputeCarbonSeries(const std::vector<EnergyInterval>& intervals,
+                                 const IntensitySeries& series, double pue);
 
 }  // namespace greenrl::energy

@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "greenrl/core/errors.h"
 
@@ -104,6 +107,164 @@ TEST(CarbonTest, ErrorsNameTheirFields) {
     ExpectConfigError(pue, "carbon.pue");
   }
   EXPECT_THROW(ComputeCarbon(-1.0, CarbonOptions{}), InternalError);
+}
+
+// ---- Time series ----
+
+// 2026-11-29T17:00:00Z in Unix seconds (date -u -d 2026-11-29T17:00:00Z +%s).
+constexpr double k1700 = 1795971600.0;
+
+TEST(IntensitySeriesTest, Timestamps) {
+  EXPECT_EQ(ParseTimestampUnixS("2026-11-29T17:00:00Z"), k1700);
+  EXPECT_EQ(ParseTimestampUnixS("2026-11-29 17:00:00+00:00"), k1700);
+  EXPECT_EQ(ParseTimestampUnixS("2026-11-29T17:30:00.25Z"), k1700 + 1800.25);
+  EXPECT_EQ(ParseTimestampUnixS(" 1795971600 "), k1700);
+  EXPECT_EQ(ParseTimestampUnixS("1795971600.5"), k1700 + 0.5);
+  EXPECT_EQ(ParseTimestampUnixS("1970-01-01T00:00:00Z"), 0.0);
+  EXPECT_EQ(ParseTimestampUnixS("2000-03-01T00:00:00Z"), 951868800.0);
+  EXPECT_EQ(ParseTimestampUnixS("2024-02-29T23:59:59Z"), 1709251199.0);  // leap day
+  for (const char* bad : {"", "2026-11-29T17:00:00", "2026-11-29T17:00:00+01:00",
+                          "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-29T24:00:00Z",
+                          "2026-11-29T17:00:60Z", "2026-11-29", "1.2.3", "-5", "1e9", "noon"}) {
+    EXPECT_FALSE(ParseTimestampUnixS(bad).has_value()) << bad;
+  }
+}
+
+TEST(IntensitySeriesTest, ParsesCsvAndLooksUpSteps) {
+  const IntensitySeries series = IntensitySeries::ParseCsv(
+      "# hourly, from the grid operator\r\n"
+      "Timestamp, g_per_kwh\r\n"
+      "2026-11-29T17:00:00Z,100\r\n"
+      "\r\n"
+      "1795973400,300.5\r\n"  // 17:30
+      "2026-11-29T18:00:00Z , 0\n",
+      "test.csv");
+  ASSERT_EQ(series.points().size(), 3u);
+  EXPECT_EQ(series.points()[1].unix_s, k1700 + 1800);
+  EXPECT_EQ(series.points()[1].intensity_g_per_kwh, 300.5);
+  EXPECT_EQ(series.source(), "test.csv");
+  // Step lookup: a value holds from its timestamp until the next; the first also before it, the
+  // last after it.
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700 - 1e6), 100.0);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700), 100.0);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700 + 1799.5), 100.0);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700 + 1800), 300.5);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700 + 3600), 0.0);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700 + 1e6), 0.0);
+}
+
+// Expects ParseCsv(text) to throw a ConfigError; returns its message.
+std::string CsvError(const std::string& text) {
+  try {
+    IntensitySeries::ParseCsv(text, "grid.csv");
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no ConfigError for:\n" << text;
+  return "";
+}
+
+TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
+  EXPECT_EQ(CsvError("timestamp,g_per_kwh\n2026-11-29T17:00:00Z,100\n2026-11-29T17:00:00,90\n"),
+            "intensity series grid.csv, line 3: bad timestamp '2026-11-29T17:00:00'; expected "
+            "Unix seconds (1795971600) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)");
+  EXPECT_EQ(CsvError("1795971600,abc\n"),
+            "intensity series grid.csv, line 1: bad intensity 'abc'; expected a finite number of "
+            "g CO2e per kWh, >= 0");
+  EXPECT_THAT(CsvError("1795971600,-1\n"), HasSubstr("line 1: bad intensity '-1'"));
+  EXPECT_THAT(CsvError("1795971600,1,2\n"), HasSubstr("line 1: '1795971600,1,2' has 3 fields"));
+  EXPECT_THAT(CsvError("1795971600,1\n1795971600,2\n"),
+              HasSubstr("line 2: timestamp '1795971600' does not come after"));
+  EXPECT_THAT(CsvError("1795971600,1\ntimestamp,g_per_kwh\n"), HasSubstr("line 2: bad timestamp"));
+  EXPECT_EQ(CsvError("timestamp,g_per_kwh\n# nothing\n"),
+            "intensity series grid.csv: no data rows; expected lines of timestamp,g_per_kwh");
+  try {
+    IntensitySeries::LoadCsv("/nonexistent/grid.csv");
+    ADD_FAILURE() << "no error for a missing file";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(),
+                HasSubstr("intensity series /nonexistent/grid.csv: cannot read the file"));
+  }
+  EXPECT_THROW(IntensitySeries({}, "empty"), ConfigError);
+  EXPECT_THROW(IntensitySeries({{2.0, 1.0}, {1.0, 1.0}}, "backwards"), ConfigError);
+}
+
+TEST(IntensitySeriesTest, LoadsFile) {
+  const std::string path = ::testing::TempDir() + "/intensity_series.csv";
+  std::ofstream(path) << "timestamp,g_per_kwh\n2026-11-29T17:00:00Z,250\n";
+  const IntensitySeries series = IntensitySeries::LoadCsv(path);
+  EXPECT_EQ(series.source(), path);
+  EXPECT_EQ(series.IntensityAtGPerKwh(k1700), 250.0);
+}
+
+// Series: 100 g/kWh from 17:00, 300 from 17:30, 50 from 18:00 (UTC).
+IntensitySeries ThreeSteps() {
+  return IntensitySeries({{k1700, 100.0}, {k1700 + 1800, 300.0}, {k1700 + 3600, 50.0}}, "steps");
+}
+
+TEST(CarbonSeriesTest, IntervalSpanningAChangeIsSplitByTime) {
+  // 1 kWh over 17:00-18:00: 0.5 kWh at 100 + 0.5 kWh at 300 = 200 g; x PUE 1.5 = 300 g.
+  const CarbonResult one =
+      ComputeCarbonSeries({{k1700, k1700 + 3600, kJoulesPerKwh}}, ThreeSteps(), 1.5);
+  EXPECT_EQ(one.energy_kwh, 1.0);
+  EXPECT_EQ(one.pue, 1.5);
+  EXPECT_EQ(one.intensity_g_per_kwh, 200.0);
+  EXPECT_EQ(one.kg_co2e, 0.3);
+  EXPECT_EQ(one.region, "series");
+  EXPECT_EQ(one.intensity_source, "time series steps (3 points, energy-weighted mean)");
+  EXPECT_FALSE(one.intensity_is_default);
+
+  // 2 kWh over 17:15-18:15 (15 min at 100, 30 at 300, 15 at 50): 0.5 x 100 + 1 x 300 +
+  // 0.5 x 50 = 375 g at PUE 1 = 0.375 kg; mean intensity 375 / 2 = 187.5.
+  const CarbonResult spanning =
+      ComputeCarbonSeries({{k1700 + 900, k1700 + 4500, 2.0 * kJoulesPerKwh}}, ThreeSteps(), 1.0);
+  EXPECT_EQ(spanning.energy_kwh, 2.0);
+  EXPECT_EQ(spanning.kg_co2e, 0.375);
+  EXPECT_EQ(spanning.intensity_g_per_kwh, 187.5);
+}
+
+TEST(CarbonSeriesTest, SeveralIntervalsEdgesAndOutsideTheSeries) {
+  // Interval A: 0.5 kWh, 16:00-17:00, before the series: its first value (100) -> 50 g.
+  // Interval B: 0.25 kWh, 17:30-17:30 (zero length) at 17:30 -> 300 -> 75 g.
+  // Interval C: 1 kWh, 18:00-20:00, the last value holds on: 50 -> 50 g.
+  // Total 1.75 kWh, 175 g, PUE 2 -> 350 g = 0.35 kg; mean intensity 175 / 1.75 = 100.
+  const CarbonResult result =
+      ComputeCarbonSeries({{k1700 + 3600, k1700 + 3 * 3600, kJoulesPerKwh},
+                           {k1700 - 3600, k1700, 0.5 * kJoulesPerKwh},
+                           {k1700 + 1800, k1700 + 1800, 0.25 * kJoulesPerKwh}},
+                          ThreeSteps(), 2.0);
+  EXPECT_EQ(result.energy_kwh, 1.75);
+  EXPECT_EQ(result.kg_co2e, 0.35);
+  EXPECT_EQ(result.intensity_g_per_kwh, 100.0);
+  EXPECT_EQ(result.intensity_source,
+            "time series steps (3 points, energy-weighted mean); 1800000 J before its first "
+            "timestamp, at its first value");
+
+  // No energy: 0 kg, the intensity in force at the first interval's start.
+  const CarbonResult none =
+      ComputeCarbonSeries({{k1700 + 1800, k1700 + 1900, 0.0}}, ThreeSteps(), 1.0);
+  EXPECT_EQ(none.kg_co2e, 0.0);
+  EXPECT_EQ(none.intensity_g_per_kwh, 300.0);
+
+  // A one-point series is a constant: same as ComputeCarbon with that intensity.
+  const IntensitySeries constant({{k1700, 56.0}}, "constant");
+  const CarbonResult flat =
+      ComputeCarbonSeries({{k1700 - 100, k1700 + 100, 10.0 * kJoulesPerKwh}}, constant, 1.0);
+  EXPECT_DOUBLE_EQ(flat.kg_co2e, 0.56);
+  EXPECT_EQ(flat.intensity_g_per_kwh, 56.0);
+}
+
+TEST(CarbonSeriesTest, Errors) {
+  for (double bad : {0.5, std::numeric_limits<double>::quiet_NaN()}) {
+    try {
+      ComputeCarbonSeries({}, ThreeSteps(), bad);
+      ADD_FAILURE() << "no error for pue " << bad;
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.field(), "carbon.pue");
+    }
+  }
+  EXPECT_THROW(ComputeCarbonSeries({{k1700 + 10, k1700, 1.0}}, ThreeSteps(), 1.0), InternalError);
+  EXPECT_THROW(ComputeCarbonSeries({{k1700, k1700 + 10, -1.0}}, ThreeSteps(), 1.0), InternalError);
 }
 
 }  // namespace
