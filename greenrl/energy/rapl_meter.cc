@@ -241,7 +241,7 @@ RaplProbe RaplMeter::Probe(const std::string& root, const RaplOptions& options) 
     return fail(RaplFailure::kMissingRoot,
                 root +
                     " does not exist (a kernel without powercap, a VM, or a container that masks "
-                    "/sys/devices/virtual/powercap: bind-mount it and set energy.rapl_root to it)");
+                    "/sys/devices/virtual/powercap: bind-mount it and set energy.powercap_root to it)");
   }
   std::set<std::string> seen;
   std::vector<FoundZone> found;

@@ -243,7 +243,7 @@ TEST(RaplMeterTest, MissingRootGivesNullAndReason) {
   std::string why;
   EXPECT_EQ(RaplMeter::TryCreate("/nonexistent/greenrl/powercap", &why), nullptr);
   EXPECT_THAT(why, HasSubstr("/nonexistent/greenrl/powercap does not exist"));
-  EXPECT_THAT(why, HasSubstr("energy.rapl_root"));
+  EXPECT_THAT(why, HasSubstr("energy.powercap_root"));
 }
 
 TEST(RaplMeterTest, NoZonesOrNoPackageGivesReason) {

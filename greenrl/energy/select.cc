@@ -53,10 +53,10 @@ MeterChoice SelectMeter(const MeterOptions& options) {
     return choice;
   }
   std::string why_not;
-  std::unique_ptr<RaplMeter> rapl = RaplMeter::TryCreate(options.rapl_root, &why_not);
+  std::unique_ptr<RaplMeter> rapl = RaplMeter::TryCreate(options.powercap_root, &why_not);
   if (rapl != nullptr) {
     choice.reason =
-        fmt::format("using RAPL (measured) under {}: {}", options.rapl_root, JoinDomains(*rapl));
+        fmt::format("using RAPL (measured) under {}: {}", options.powercap_root, JoinDomains(*rapl));
     choice.meter = std::move(rapl);
     return choice;
   }

@@ -19,9 +19,9 @@ struct MeterOptions {
   // energy.meter: "auto" (RAPL when readable, else the estimator), "rapl" (RAPL; falls back to the
   // estimator with a reason when unreadable), or "estimator".
   std::string meter = "auto";
-  // energy.rapl_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap in
+  // energy.powercap_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap in
   // containers).
-  std::string rapl_root = RaplMeter::kDefaultRoot;
+  std::string powercap_root = RaplMeter::kDefaultRoot;
   // energy.watts_per_core: W per busy core for the estimator; default and source in
   // estimator_meter.h (Green Algorithms, 12 W).
   double watts_per_core = kDefaultWattsPerCore;
@@ -42,7 +42,7 @@ const std::vector<std::string>& MeterKinds();
 void ValidateMeterOptions(const MeterOptions& options);
 
 // Builds the meter `options` asks for.
-// Returns: a RaplMeter when meter is "auto" or "rapl" and RAPL is readable under rapl_root,
+// Returns: a RaplMeter when meter is "auto" or "rapl" and RAPL is readable under powercap_root,
 //   otherwise an EstimatorMeter (watts_per_core); `reason` says which and, on fallback, why RAPL
 //   was not used, e.g. "RAPL unavailable: /sys/class/powercap has no intel-rapl zones; using
 //   CPU-time estimator (estimate, 12 W per core)".

@@ -18,7 +18,7 @@ TEST(SelectMeterTest, AutoUsesRaplWhenReadable) {
   internal::FakePowercap tree;
   tree.AddZone("intel-rapl:0", "package-0", 1'000'000);
   MeterOptions options;
-  options.rapl_root = tree.root();
+  options.powercap_root = tree.root();
   MeterChoice choice = SelectMeter(options);
   ASSERT_NE(choice.meter, nullptr);
   EXPECT_EQ(choice.meter->name(), "rapl");
@@ -28,7 +28,7 @@ TEST(SelectMeterTest, AutoUsesRaplWhenReadable) {
 TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
   internal::FakePowercap empty;
   MeterOptions options;
-  options.rapl_root = empty.root();
+  options.powercap_root = empty.root();
   MeterChoice choice = SelectMeter(options);
   ASSERT_NE(choice.meter, nullptr);
   EXPECT_EQ(choice.meter->name(), "estimator");
@@ -40,7 +40,7 @@ TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
 TEST(SelectMeterTest, RequestedRaplThatCannotBeReadFallsBack) {
   MeterOptions options;
   options.meter = "rapl";
-  options.rapl_root = "/nonexistent/greenrl/powercap";
+  options.powercap_root = "/nonexistent/greenrl/powercap";
   options.watts_per_core = 8.0;
   MeterChoice choice = SelectMeter(options);
   ASSERT_NE(choice.meter, nullptr);

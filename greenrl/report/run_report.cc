@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "greenrl/core/atomic_file.h"
+#include "greenrl/energy/monitor.h"
 
 namespace greenrl::report {
 
@@ -20,7 +21,9 @@ constexpr double kJoulesPerWh = 3600.0;
 
 double RunReport::total_energy_j() const {
   double sum = 0.0;
-  for (const auto& d : domains) sum += d.energy_j;
+  for (const auto& d : domains) {
+    if (energy::IsAdditiveDomain(d.domain)) sum += d.energy_j;
+  }
   return sum;
 }
 
@@ -71,6 +74,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   for (const auto& d : r.domains) {
     domains[d.domain] = {{"energy_j", d.energy_j},
                          {"energy_wh", d.energy_j / kJoulesPerWh},
+                         {"additive", energy::IsAdditiveDomain(d.domain)},
                          {"meter", d.meter},
                          {"provenance", d.provenance},
                          {"scope", d.scope}};
@@ -82,7 +86,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
     double total = 0.0;
     for (const auto& [domain, v] : w.energy_j) {
       e[domain] = v;
-      total += v;
+      if (energy::IsAdditiveDomain(domain)) total += v;
     }
     windows[w.key] = {{"count", w.count},
                       {"duration_s", w.duration_s},
@@ -94,7 +98,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   double other_total = 0.0;
   for (const auto& [domain, v] : r.unattributed_energy_j()) {
     other[domain] = v;
-    other_total += v;
+    if (energy::IsAdditiveDomain(domain)) other_total += v;
   }
   j["unattributed"] = {{"energy_j", other}, {"total_energy_j", other_total}};
   nlohmann::ordered_json meter;

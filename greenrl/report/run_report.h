@@ -47,7 +47,8 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> meter_details;
   energy::CarbonResult carbon;
 
-  // Sum of domains' energy_j. Domains never overlap (meters report disjoint domains).
+  // Sum of the additive domains' energy_j (energy::IsAdditiveDomain: parts such as
+  // "cpu:package-0/core" and containers such as "psys:0" are reported, never added).
   double total_energy_j() const;
   // total - sum over windows, per domain: energy spent outside every named window (setup,
   // logging, checkpoints). Windows of different keys never overlap in the trainer.

@@ -67,7 +67,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "energy.meter", ValueType::kString, "auto",
          "auto (RAPL when readable, else estimator), rapl, estimator", {}, {},
          energy::MeterKinds());
-  AddKey(&s, "energy.rapl_root", ValueType::kString, energy::RaplMeter::kDefaultRoot,
+  AddKey(&s, "energy.powercap_root", ValueType::kString, energy::RaplMeter::kDefaultRoot,
          "powercap sysfs root");
   AddKey(&s, "energy.watts_per_core", ValueType::kFloat,
          internal::FormatShortestDouble(energy::kDefaultWattsPerCore),
@@ -85,7 +85,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
 energy::MeterOptions MeterOptionsFrom(const Config& config) {
   energy::MeterOptions o;
   o.meter = config.GetString("energy.meter");
-  o.rapl_root = config.GetString("energy.rapl_root");
+  o.powercap_root = config.GetString("energy.powercap_root");
   o.watts_per_core = config.GetFloat("energy.watts_per_core");
   return o;
 }
