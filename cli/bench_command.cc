@@ -69,8 +69,8 @@ Runner RegisterBench(CLI::App& app) {
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         probe.GetInt("threads.env"));
-    fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12}\n", "seed", "wall_s", "steps/s", "cpu_s",
-               "eval_return", "energy_wh");
+    fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13}\n", "seed", "wall_s", "steps/s",
+               "cpu_s", "eval_return", "energy_wh", "sampler_cpu%");
     std::vector<double> walls, sps, cpus, returns;
     int solved = 0;
     for (int seed = 0; seed < args->seeds; ++seed) {
@@ -81,9 +81,12 @@ Runner RegisterBench(CLI::App& app) {
       fs::remove_all(options.out_dir);
       const train::TrainResult result = train::Train(config, std::move(options));
       const report::RunReport& r = result.report;
-      fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f}\n", seed,
-                 r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return, r.eval_std_return,
-                 r.total_energy_j() / 3600.0);
+      // Sampler overhead: CPU time of the power-sampling thread over the run's CPU time.
+      const double sampler_pct =
+          r.cpu_time_s > 0 ? 100.0 * r.sampler.cpu_time_s / r.cpu_time_s : 0.0;
+      fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f}\n",
+                 seed, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return,
+                 r.eval_std_return, r.total_energy_j() / 3600.0, sampler_pct);
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -84,6 +85,45 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
+}
+
+// greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount
+// the host's sysfs elsewhere) and says which source a run would use.
+TEST(CliTest, MetersReadsPowercapTreeFromSetting) {
+  const std::string root = Dir("powercap");
+  const std::string zone = root + "/intel-rapl:0";
+  fs::create_directories(zone);
+  std::ofstream(zone + "/name") << "package-0\n";
+  std::ofstream(zone + "/energy_uj") << "123456789\n";
+  std::ofstream(zone + "/max_energy_range_uj") << "262143328850\n";
+  const Result r = RunGreenrl("meters --set energy.powercap_root=" + root + " --watch 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rapl                 USED               cpu:package-0"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("a run would use: using RAPL (measured) under " + root),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("t=   1s  cpu:package-0 0.000 J (0.00 W, measured)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(RunGreenrl("meters --set energy.powercap_rot=x").exit_code, 2);
+}
+
+// A budget far below what the preset needs (about 0.013 Wh here) ends the run on budget; the
+// checkpoint it leaves evaluates.
+TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
+  const std::string out = Dir("budget");
+  Result r = RunGreenrl("train --config " + Preset() +
+                        " --set energy.budget_wh=0.002 --set energy.budget.warmup_steps=256 "
+                        "--quiet --out " +
+                        out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the budget ended the run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("eval return    skipped"), std::string::npos) << r.output;
+  r = RunGreenrl("eval --run " + out + " --episodes 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/emissions.csv"));
+  EXPECT_TRUE(fs::exists(out + "/power.csv"));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   const auto train = greenrl::cli::RegisterTrain(app);
   const auto eval = greenrl::cli::RegisterEval(app);
   const auto bench = greenrl::cli::RegisterBench(app);
+  const auto meters = greenrl::cli::RegisterMeters(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("eval")) return eval();
     if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("meters")) return meters();
   } catch (const greenrl::ConfigError& e) {
     fmt::print(stderr, "greenrl: error: {}\n", e.what());
     return 2;

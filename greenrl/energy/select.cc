@@ -37,6 +37,9 @@ void ValidateMeterOptions(const MeterOptions& options) {
   if (std::find(kinds.begin(), kinds.end(), options.meter) == kinds.end()) {
     throw ConfigError("energy.meter", options.meter, "one of: auto, rapl, estimator");
   }
+  if (options.gpu != "auto" && options.gpu != "off") {
+    throw ConfigError("energy.gpu", options.gpu, "one of: auto, off");
+  }
   if (!std::isfinite(options.watts_per_core) || options.watts_per_core <= 0.0) {
     throw ConfigError("energy.watts_per_core", fmt::format("{}", options.watts_per_core),
                       fmt::format("a finite power per busy core in watts, > 0 (default {})",
@@ -44,9 +47,31 @@ void ValidateMeterOptions(const MeterOptions& options) {
   }
 }
 
+namespace {
+// The GPU half of the choice: NVML when it loads and sees a visible GPU.
+void SelectGpuMeter(const MeterOptions& options, MeterChoice* choice) {
+  if (options.gpu == "off") {
+    choice->gpu_reason = "energy.gpu=off: GPUs are not metered";
+    return;
+  }
+  NvmlOptions nvml;
+  nvml.library_path = options.nvml_library;
+  std::string why_not;
+  std::unique_ptr<NvmlMeter> gpu = NvmlMeter::TryCreate(nvml, &why_not);
+  if (gpu == nullptr) {
+    choice->gpu_reason = "no GPU meter: " + why_not;
+    return;
+  }
+  choice->gpu_reason =
+      fmt::format("using NVML ({}) for {}", ToString(gpu->provenance()), JoinDomains(*gpu));
+  choice->gpu_meter = std::move(gpu);
+}
+}  // namespace
+
 MeterChoice SelectMeter(const MeterOptions& options) {
   ValidateMeterOptions(options);
   MeterChoice choice;
+  SelectGpuMeter(options, &choice);
   if (options.meter == "estimator") {
     choice.meter = std::make_unique<EstimatorMeter>(options.watts_per_core);
     choice.reason = "energy.meter=estimator: using " + EstimatorLabel(options.watts_per_core);
@@ -55,8 +80,8 @@ MeterChoice SelectMeter(const MeterOptions& options) {
   std::string why_not;
   std::unique_ptr<RaplMeter> rapl = RaplMeter::TryCreate(options.powercap_root, &why_not);
   if (rapl != nullptr) {
-    choice.reason =
-        fmt::format("using RAPL (measured) under {}: {}", options.powercap_root, JoinDomains(*rapl));
+    choice.reason = fmt::format("using RAPL (measured) under {}: {}", options.powercap_root,
+                                JoinDomains(*rapl));
     choice.meter = std::move(rapl);
     return choice;
   }

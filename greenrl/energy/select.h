@@ -10,6 +10,7 @@
 
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/meter.h"
+#include "greenrl/energy/nvml_meter.h"
 #include "greenrl/energy/rapl_meter.h"
 
 namespace greenrl::energy {
@@ -19,25 +20,32 @@ struct MeterOptions {
   // energy.meter: "auto" (RAPL when readable, else the estimator), "rapl" (RAPL; falls back to the
   // estimator with a reason when unreadable), or "estimator".
   std::string meter = "auto";
-  // energy.powercap_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap in
-  // containers).
+  // energy.powercap_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap
+  // in containers).
   std::string powercap_root = RaplMeter::kDefaultRoot;
   // energy.watts_per_core: W per busy core for the estimator; default and source in
   // estimator_meter.h (Green Algorithms, 12 W).
   double watts_per_core = kDefaultWattsPerCore;
+  // energy.gpu: "auto" (an NVML meter beside the CPU meter when NVML sees a GPU) or "off".
+  std::string gpu = "auto";
+  // energy.nvml_library: the NVML library loaded with dlopen at run time.
+  std::string nvml_library = kDefaultNvmlLibrary;
 };
 
 // The meter chosen and why.
 struct MeterChoice {
-  std::unique_ptr<EnergyMeter> meter;  // never null
-  std::string reason;                  // one line for the log and energy.json
+  std::unique_ptr<EnergyMeter> meter;      // never null
+  std::string reason;                      // one line for the log and energy.json
+  std::unique_ptr<EnergyMeter> gpu_meter;  // NVML, or null when there is none (see gpu_reason)
+  std::string gpu_reason;                  // one line: which GPUs are metered, or why none
 };
 
 // Accepted values of MeterOptions::meter, in documentation order: {"auto", "rapl", "estimator"}.
 const std::vector<std::string>& MeterKinds();
 
 // Checks option values without touching hardware; call before training starts.
-// Errors: greenrl::ConfigError naming "energy.meter" (not one of MeterKinds()) or
+// Errors: greenrl::ConfigError naming "energy.meter" (not one of MeterKinds()), "energy.gpu"
+//   (not auto or off) or
 //   "energy.watts_per_core" (not finite, or <= 0).
 void ValidateMeterOptions(const MeterOptions& options);
 
@@ -45,8 +53,10 @@ void ValidateMeterOptions(const MeterOptions& options);
 // Returns: a RaplMeter when meter is "auto" or "rapl" and RAPL is readable under powercap_root,
 //   otherwise an EstimatorMeter (watts_per_core); `reason` says which and, on fallback, why RAPL
 //   was not used, e.g. "RAPL unavailable: /sys/class/powercap has no intel-rapl zones; using
-//   CPU-time estimator (estimate, 12 W per core)".
-// Errors: as ValidateMeterOptions (checked first); an unreadable RAPL never throws.
+//   CPU-time estimator (estimate, 12 W per core)". Beside it, with gpu "auto", an NvmlMeter for
+//   the GPUs CUDA_VISIBLE_DEVICES makes visible (gpu_meter), or null with gpu_reason saying why.
+// Errors: as ValidateMeterOptions, plus "energy.gpu" (not auto or off) (checked first); an
+// unreadable RAPL never throws.
 MeterChoice SelectMeter(const MeterOptions& options);
 
 }  // namespace greenrl::energy

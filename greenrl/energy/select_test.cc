@@ -83,5 +83,20 @@ TEST(SelectMeterTest, InvalidOptionsNameTheirField) {
   EXPECT_EQ(MeterKinds(), (std::vector<std::string>{"auto", "rapl", "estimator"}));
 }
 
+TEST(SelectMeterTest, NoNvmlMeansNoGpuMeterAndSaysWhy) {
+  MeterOptions options;
+  options.powercap_root = "/nonexistent/greenrl/powercap";
+  options.nvml_library = "/nonexistent/libnvidia-ml.so.1";
+  MeterChoice choice = SelectMeter(options);
+  EXPECT_EQ(choice.gpu_meter, nullptr);
+  EXPECT_THAT(choice.gpu_reason, StartsWith("no GPU meter: "));
+  options.gpu = "off";
+  choice = SelectMeter(options);
+  EXPECT_EQ(choice.gpu_meter, nullptr);
+  EXPECT_EQ(choice.gpu_reason, "energy.gpu=off: GPUs are not metered");
+  options.gpu = "maybe";
+  EXPECT_THROW(SelectMeter(options), ConfigError);
+}
+
 }  // namespace
 }  // namespace greenrl::energy

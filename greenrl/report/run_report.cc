@@ -42,14 +42,25 @@ std::string FormatSummary(const RunReport& r) {
   s += fmt::format("  steps          {}\n", r.steps);
   s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s)\n", r.wall_time_s, r.cpu_time_s);
   s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
-  s += fmt::format("  eval return    {:.2f} ± {:.2f} ({} deterministic episodes)\n",
-                   r.eval_mean_return, r.eval_std_return, r.eval_episodes);
+  if (r.eval_episodes > 0) {
+    s += fmt::format("  eval return    {:.2f} ± {:.2f} ({} deterministic episodes)\n",
+                     r.eval_mean_return, r.eval_std_return, r.eval_episodes);
+  } else {
+    s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
+  }
   s += fmt::format("  energy         {:.4f} Wh in all\n", r.total_energy_j() / kJoulesPerWh);
   for (const auto& d : r.domains) {
     s += fmt::format("    {:<14} {:.4f} Wh  ({} by {}, scope {})\n", d.domain,
                      d.energy_j / kJoulesPerWh, d.provenance, d.meter, d.scope);
   }
   s += fmt::format("  meter          {}\n", r.meter_reason);
+  if (r.budget.enabled) {
+    s += fmt::format("  budget         {:.4f} Wh: {} ({} decisions, energy.json lists them)\n",
+                     r.budget.budget_wh,
+                     r.budget.stopped ? "the budget ended the run: " + r.budget.stop_reason
+                                      : "finished within it, final state " + r.budget.final_state,
+                     r.budget.events.size());
+  }
   const auto& c = r.carbon;
   s += fmt::format("  carbon         {:.4f} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n",
                    c.kg_co2e * 1000.0, c.energy_kwh, c.pue, c.intensity_g_per_kwh);
@@ -67,6 +78,12 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["env_id"] = r.env_id;
   j["seed"] = r.seed;
   j["steps"] = r.steps;
+  j["wall_time_s"] = r.wall_time_s;
+  j["cpu_time_s"] = r.cpu_time_s;
+  j["eval_episodes"] = r.eval_episodes;
+  j["eval_mean_return"] =
+      r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_mean_return) : nlohmann::ordered_json();
+  if (!r.eval_note.empty()) j["eval_note"] = r.eval_note;
   j["duration_s"] = r.monitor_duration_s;
   j["total_energy_j"] = r.total_energy_j();
   j["total_energy_wh"] = r.total_energy_j() / kJoulesPerWh;
@@ -77,7 +94,8 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
                          {"additive", energy::IsAdditiveDomain(d.domain)},
                          {"meter", d.meter},
                          {"provenance", d.provenance},
-                         {"scope", d.scope}};
+                         {"scope", d.scope},
+                         {"shared_with_other_processes", d.shared}};
   }
   j["domains"] = domains;
   nlohmann::ordered_json windows = nlohmann::ordered_json::object();
@@ -107,6 +125,38 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   for (const auto& [k, v] : r.meter_details) details[k] = v;
   meter["details"] = details;
   j["meter"] = meter;
+  nlohmann::ordered_json budget;
+  budget["enabled"] = r.budget.enabled;
+  budget["budget_wh"] = r.budget.budget_wh;
+  budget["final_state"] = r.budget.final_state;
+  budget["stopped_by_budget"] = r.budget.stopped;
+  budget["stop_reason"] = r.budget.stop_reason;
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const auto& e : r.budget.events) {
+    nlohmann::ordered_json ev;
+    ev["global_step"] = e.global_step;
+    ev["time_s"] = e.time_s;
+    ev["action"] = energy::BudgetActionName(e.action);
+    ev["taken"] = e.taken;
+    ev["state"] = energy::BudgetStateName(e.state);
+    ev["energy_used_j"] = e.energy_used_j;
+    ev["budget_j"] = e.budget_j;
+    ev["forecast_j"] =
+        e.forecast_j ? nlohmann::ordered_json(*e.forecast_j) : nlohmann::ordered_json();
+    ev["fraction"] = e.fraction;
+    ev["next_iteration_energy_j"] = e.next_iteration_energy_j;
+    ev["reason"] = e.reason;
+    events.push_back(ev);
+  }
+  budget["events"] = events;
+  j["budget"] = budget;
+  j["sampler"] = {
+      {"period_s", r.sampler.period_s},
+      {"max_safe_period_s", r.sampler.max_safe_period_s},
+      {"rows", r.sampler.rows},
+      {"missed_ticks", r.sampler.missed_ticks},
+      {"cpu_time_s", r.sampler.cpu_time_s},
+      {"cpu_fraction_of_run", r.cpu_time_s > 0 ? r.sampler.cpu_time_s / r.cpu_time_s : 0.0}};
   const auto& c = r.carbon;
   j["carbon"] = {{"energy_kwh", c.energy_kwh},
                  {"pue", c.pue},

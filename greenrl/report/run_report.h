@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 
 namespace greenrl::report {
@@ -20,6 +21,7 @@ struct DomainEnergy {
   std::string provenance;  // "measured", "integrated" or "estimated"
   std::string scope;       // "device", "package" or "process"
   double energy_j = 0.0;
+  std::string shared;  // whether other processes' energy is in it: "yes (...)", "no (...)"
 };
 
 // Accumulated energy of every window with one key ("rollout", "update", "eval").
@@ -30,6 +32,25 @@ struct WindowEnergy {
   std::map<std::string, double> energy_j;  // per domain, summed
 };
 
+// The energy budget's part of a run (energy.budget_wh).
+struct BudgetReport {
+  bool enabled = false;
+  double budget_wh = 0.0;
+  std::string final_state;                  // energy::BudgetStateName
+  bool stopped = false;                     // the budget ended the run
+  std::string stop_reason;                  // one line, empty unless stopped
+  std::vector<energy::BudgetEvent> events;  // every decision, in order
+};
+
+// The sampler thread's part of a run (power.csv).
+struct SamplerReport {
+  double period_s = 0.0;           // sampling period, s
+  double max_safe_period_s = 0.0;  // longest period at which no counter can wrap twice, s
+  int64_t rows = 0;                // rows in power.csv
+  int64_t missed_ticks = 0;        // ticks late by more than half a period
+  double cpu_time_s = 0.0;         // CPU time of the sampler thread, s
+};
+
 // Everything the summary and energy.json need.
 struct RunReport {
   std::string algo, env_id, run_dir;
@@ -38,7 +59,8 @@ struct RunReport {
   double wall_time_s = 0.0;  // training loop wall time (setup excluded)
   double cpu_time_s = 0.0;   // process CPU seconds over the same span
   double steps_per_s = 0.0;  // steps / wall_time_s
-  int eval_episodes = 0;     // final deterministic evaluation
+  int eval_episodes = 0;     // final deterministic evaluation (0: skipped, see eval_note)
+  std::string eval_note;     // why the final evaluation was skipped, if it was
   double eval_mean_return = 0.0, eval_std_return = 0.0;
   double monitor_duration_s = 0.0;    // span of the energy totals
   std::vector<DomainEnergy> domains;  // totals per domain
@@ -46,6 +68,8 @@ struct RunReport {
   std::string meter_reason;           // why this meter was chosen
   std::vector<std::pair<std::string, std::string>> meter_details;
   energy::CarbonResult carbon;
+  BudgetReport budget;
+  SamplerReport sampler;
 
   // Sum of the additive domains' energy_j (energy::IsAdditiveDomain: parts such as
   // "cpu:package-0/core" and containers such as "psys:0" are reported, never added).

@@ -21,7 +21,7 @@ RunReport MakeReport() {
   r.steps_per_s = 500.0;
   r.eval_episodes = 10;
   r.eval_mean_return = 500.0;
-  r.domains = {{"cpu:process", "estimator", "estimated", "process", 7200.0}};
+  r.domains = {{"cpu:process", "estimator", "estimated", "process", 7200.0, "no"}};
   r.windows = {{"rollout", 4, 1.0, {{"cpu:process", 3600.0}}},
                {"update", 4, 0.5, {{"cpu:process", 1800.0}}}};
   r.meter_reason = "RAPL unavailable; using estimator";

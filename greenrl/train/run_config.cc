@@ -72,10 +72,38 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "energy.watts_per_core", ValueType::kFloat,
          internal::FormatShortestDouble(energy::kDefaultWattsPerCore),
          "estimator: W per busy core (Green Algorithms default)", 0.0, 1e4, {}, true);
+  AddKey(&s, "energy.hwmon_root", ValueType::kString, "/sys/class/hwmon",
+         "hwmon sysfs root (amd_energy), listed by greenrl meters");
+  AddKey(&s, "energy.gpu", ValueType::kString, "auto",
+         "auto: meter the visible GPUs through NVML beside the CPU meter; off", {}, {},
+         {"auto", "off"});
+  AddKey(&s, "energy.nvml_library", ValueType::kString, "libnvidia-ml.so.1",
+         "NVML library loaded with dlopen at run time");
+  AddKey(&s, "energy.sample_period_s", ValueType::kFloat, "1.0",
+         "power sampling period of the sampler thread (power.csv), s", 0.0, 3600.0, {}, true);
+  AddKey(&s, "energy.budget_wh", ValueType::kFloat, "0.0",
+         "energy budget of the run in Wh (0: none); the ladder below acts as it nears", 0.0, 1e9);
+  AddKey(&s, "energy.budget.warmup_steps", ValueType::kInt, "1000",
+         "env steps before the forecast starts (setup energy is left out of the rate)", 0, 1e12);
+  AddKey(&s, "energy.budget.reduced_precision_at", ValueType::kFloat, "0.6",
+         "fraction of the budget (forecast or used) at which the update goes reduced precision",
+         0.0, 100.0, {}, true);
+  AddKey(&s, "energy.budget.skip_at", ValueType::kFloat, "0.75",
+         "fraction at which evaluation and per-iteration logging are skipped", 0.0, 100.0, {},
+         true);
+  AddKey(&s, "energy.budget.throttle_at", ValueType::kFloat, "0.9",
+         "fraction at which the run throttles (duty cycle, fewer env threads)", 0.0, 100.0, {},
+         true);
+  AddKey(&s, "energy.budget.throttle_duty_cycle", ValueType::kFloat, "0.5",
+         "share of wall time spent working while throttled", 0.0, 1.0, {}, true);
+  AddKey(&s, "energy.budget.stop_margin", ValueType::kFloat, "1.0",
+         "stop when used + margin x next iteration's energy would pass the budget", 1.0, 100.0);
   AddKey(&s, "carbon.region", ValueType::kString, "world",
          "grid region (ISO 3166 code, e.g. FR, US) or world");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
          "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
+  AddKey(&s, "carbon.intensity_csv", ValueType::kString, "''",
+         "optional CSV of timestamp,g_per_kwh integrated over the run (empty: none)");
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
          "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
   if (algo == "ppo") algo::AddPpoKeys(&s);
@@ -87,6 +115,20 @@ energy::MeterOptions MeterOptionsFrom(const Config& config) {
   o.meter = config.GetString("energy.meter");
   o.powercap_root = config.GetString("energy.powercap_root");
   o.watts_per_core = config.GetFloat("energy.watts_per_core");
+  o.gpu = config.GetString("energy.gpu");
+  o.nvml_library = config.GetString("energy.nvml_library");
+  return o;
+}
+
+energy::BudgetOptions BudgetOptionsFrom(const Config& config) {
+  energy::BudgetOptions o;
+  o.budget_wh = config.GetFloat("energy.budget_wh");
+  o.warmup_steps = config.GetInt("energy.budget.warmup_steps");
+  o.reduced_precision_at = config.GetFloat("energy.budget.reduced_precision_at");
+  o.skip_at = config.GetFloat("energy.budget.skip_at");
+  o.throttle_at = config.GetFloat("energy.budget.throttle_at");
+  o.throttle_duty_cycle = config.GetFloat("energy.budget.throttle_duty_cycle");
+  o.stop_margin = config.GetFloat("energy.budget.stop_margin");
   return o;
 }
 
@@ -115,6 +157,9 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   // Cross-module checks, so nothing fails after the run dir exists.
   energy::ValidateMeterOptions(MeterOptionsFrom(config));
   energy::ValidateCarbonOptions(CarbonOptionsFrom(config));
+  energy::ValidateBudgetOptions(BudgetOptionsFrom(config));
+  const std::string& series = config.GetString("carbon.intensity_csv");
+  if (!series.empty()) energy::IntensitySeries::LoadCsv(series);
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);
   return config;
 }

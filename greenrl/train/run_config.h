@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "greenrl/core/config.h"
+#include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/select.h"
 
@@ -33,5 +34,6 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
 // The energy and carbon options of a loaded config.
 energy::MeterOptions MeterOptionsFrom(const Config& config);
 energy::CarbonOptions CarbonOptionsFrom(const Config& config);
+energy::BudgetOptions BudgetOptionsFrom(const Config& config);
 
 }  // namespace greenrl::train

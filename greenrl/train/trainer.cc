@@ -5,20 +5,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
 
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/monitor.h"
+#include "greenrl/energy/sampler.h"
 #include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/report/emissions.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 
@@ -66,6 +73,80 @@ std::string DefaultRunDir(const Config& config) {
                      config.GetInt("seed"), stamp);
 }
 
+namespace {
+// Whether other processes' energy is inside a domain's figure, from the meter's scope.
+std::string SharedNote(energy::Scope scope) {
+  switch (scope) {
+    case energy::Scope::kProcess:
+      return "no (this process's own CPU time)";
+    case energy::Scope::kPackage:
+      return "yes (a package counter covers every process on the socket)";
+    case energy::Scope::kDevice:
+      return "possibly (the whole device; see the meter details)";
+  }
+  return "unknown";
+}
+
+double UnixNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string ReadCpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "";
+}
+
+// emissions.csv: one CodeCarbon-compatible row for the run.
+report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double start_unix_s) {
+  report::EmissionsRow row;
+  row.timestamp = report::FormatEmissionsTimestamp(start_unix_s);
+  row.project_name = "greenrl";
+  row.run_id = fs::path(r.run_dir).filename().string();
+  row.experiment_id = r.algo + "-" + r.env_id;
+  row.duration_s = r.wall_time_s;
+  row.emissions_kg = r.carbon.kg_co2e;
+  double cpu_j = 0, gpu_j = 0, ram_j = 0;
+  bool has_cpu = false, has_gpu = false, has_ram = false;
+  for (const auto& d : r.domains) {
+    if (!energy::IsAdditiveDomain(d.domain)) continue;
+    if (d.domain.rfind("gpu:", 0) == 0) {
+      gpu_j += d.energy_j;
+      has_gpu = true;
+    } else if (d.domain.rfind("dram:", 0) == 0) {
+      ram_j += d.energy_j;
+      has_ram = true;
+    } else {
+      cpu_j += d.energy_j;
+      has_cpu = true;
+    }
+  }
+  const double t = r.wall_time_s > 0 ? r.wall_time_s : 1.0;
+  if (has_cpu) row.cpu_energy_j = cpu_j, row.cpu_power_w = cpu_j / t;
+  if (has_gpu) row.gpu_energy_j = gpu_j, row.gpu_power_w = gpu_j / t;
+  if (has_ram) row.ram_energy_j = ram_j, row.ram_power_w = ram_j / t;
+  row.energy_consumed_j = r.total_energy_j();
+  if (const energy::RegionIntensity* region = energy::FindRegion(r.carbon.region)) {
+    row.country_name = region->name;
+  }
+  row.os = "Linux";
+  row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());
+  row.cpu_model = ReadCpuModel();
+  row.gpu_count = has_gpu ? 1 : 0;
+  bool process_scope = false;
+  for (const auto& d : r.domains) process_scope |= d.scope == "process";
+  row.tracking_mode = process_scope ? "process" : "machine";
+  row.pue = r.carbon.pue;
+  return row;
+}
+}  // namespace
+
 TrainResult Train(const Config& config, TrainOptions options) {
   // --- Everything that can refuse the input, before the run dir exists.
   const std::string env_id = config.GetString("env_id");
@@ -80,26 +161,30 @@ TrainResult Train(const Config& config, TrainOptions options) {
   PrepareRunDir(run_dir);
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
+  const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
+  std::optional<energy::IntensitySeries> intensity_series;
+  if (!config.GetString("carbon.intensity_csv").empty()) {
+    intensity_series = energy::IntensitySeries::LoadCsv(config.GetString("carbon.intensity_csv"));
+  }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
   auto env = env::MakeVecEnv(env_id, n_envs, seed, static_cast<int>(config.GetInt("threads.env")));
   auto algorithm = MakeAlgorithm(config, env->spec());
 
   std::string meter_reason;
-  std::unique_ptr<energy::EnergyMeter> meter;
+  std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
   if (options.meter_override) {
-    meter = std::move(options.meter_override);
-    meter_reason = "meter given by the caller (" + meter->name() + ")";
+    meters.push_back(std::move(options.meter_override));
+    meter_reason = "meter given by the caller (" + meters.back()->name() + ")";
   } else {
     energy::MeterChoice choice = energy::SelectMeter(MeterOptionsFrom(config));
-    meter = std::move(choice.meter);
+    meters.push_back(std::move(choice.meter));
     meter_reason = choice.reason;
+    if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
+    meter_reason += "; " + choice.gpu_reason;
   }
   if (options.verbose) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
-  const auto meter_details = meter->Details();
-  std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
-  meters.push_back(std::move(meter));
-  const Clock& clock = SteadyClock::Instance();
+  const Clock& clock = options.clock != nullptr ? *options.clock : SteadyClock::Instance();
 
   // --- The run directory: resolved config first, metrics flushed row by row.
   CreateRunDir(run_dir);
@@ -107,21 +192,38 @@ TrainResult Train(const Config& config, TrainOptions options) {
   report::MetricsCsv metrics_csv(run_dir + "/metrics.csv");
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
+  energy::SamplerOptions sampler_options;
+  sampler_options.power_csv_path = run_dir + "/power.csv";
+  if (!options.verbose) sampler_options.warn = [](const std::string&) {};
+  energy::Sampler sampler(monitor, clock, config.GetFloat("energy.sample_period_s"),
+                          std::move(sampler_options));
+  const double start_unix_s = UnixNowS();
   const double t0 = clock.NowS();
   const double cpu0 = ProcessCpuSeconds();
+  sampler.Start();
+  energy::BudgetController budget(budget_options, /*start_s=*/0.0);  // times relative to t0
+  // The fused float32 update has no reduced-precision variant yet: that rung is passed over.
+  budget.ReportUnsupported(energy::BudgetAction::kReducePrecision,
+                           "the " + algo_id +
+                               " update runs in float32 on the CPU; no reduced "
+                               "precision is available on this device");
   env->Reset();
 
   std::deque<double> recent_returns;  // the last 100 finished training episodes
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
+  int64_t iteration = 0;
   int64_t next_eval = eval_freq > 0 ? eval_freq : -1;
   double last_progress_s = -1.0;
+  bool skip_non_critical = false;
+  bool stopped_by_budget = false;
   algo::Metrics row;
 
   auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
     r->emplace_back("energy/total_wh", total.total_energy_j() / kJoulesPerWh);
-    for (const auto& [domain, e] : total.energy_j)
+    for (const auto& [domain, e] : total.energy_j) {
       r->emplace_back("energy/" + domain + "_wh", e / kJoulesPerWh);
+    }
     r->emplace_back("energy/power_w", elapsed_s > 0 ? total.total_energy_j() / elapsed_s : NAN);
     r->emplace_back("carbon/g_co2e",
                     energy::ComputeCarbon(total.total_energy_j(), carbon_options).kg_co2e * 1000.0);
@@ -129,6 +231,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
   EvalResult final_eval;
   while (steps < total_steps) {
+    ++iteration;
     episodes.clear();
     monitor.BeginWindow("rollout");
     steps += algorithm->CollectRollout(*env, &episodes);
@@ -141,7 +244,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
     const bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
-    if (last || (next_eval > 0 && steps >= next_eval)) {
+    const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
+    if (last || (periodic_eval_due && !skip_non_critical)) {
       monitor.BeginWindow("eval");
       const EvalResult eval =
           EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed);
@@ -149,8 +253,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
-      while (next_eval > 0 && steps >= next_eval) next_eval += eval_freq;
     }
+    while (next_eval > 0 && steps >= next_eval) next_eval += eval_freq;
 
     double ep_return = 0, ep_length = 0;
     for (const auto& e : episodes) {
@@ -168,7 +272,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const double n_ep = static_cast<double>(episodes.size());
     row.clear();
     row.emplace_back("global_step", static_cast<double>(steps));
-    row.emplace_back("time_s", 0.0);  // filled below
+    row.emplace_back("time_s", 0.0);  // filled when the row is written
     row.emplace_back("charts/SPS", 0.0);
     row.emplace_back("charts/episodic_return", n_ep > 0 ? ep_return / n_ep : NAN);
     row.emplace_back("charts/episodic_length", n_ep > 0 ? ep_length / n_ep : NAN);
@@ -179,11 +283,29 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (last) break;  // the last row is written after the final checkpoint, below
 
     const double elapsed_s = clock.NowS() - t0;
-    row[1].second = elapsed_s;
-    row[2].second = steps / elapsed_s;
     const energy::Measurement total = monitor.Total();
-    energy_columns(total, elapsed_s, &row);
-    metrics_csv.WriteRow(row);
+
+    // The budget acts on what this iteration cost (energy.json records every decision).
+    if (budget.enabled()) {
+      const energy::BudgetDecision decision =
+          budget.OnIteration(steps, total_steps, total.total_energy_j(), clock.NowS() - t0);
+      skip_non_critical = decision.skip_non_critical;
+      if (decision.stop) {
+        stopped_by_budget = true;
+        break;  // final checkpoint and reports below
+      }
+      if (decision.throttle && decision.idle_s > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(decision.idle_s));
+      }
+    }
+
+    // Under budget pressure per-iteration logging thins out to every 10th iteration.
+    if (!skip_non_critical || iteration % 10 == 0) {
+      row[1].second = elapsed_s;
+      row[2].second = steps / elapsed_s;
+      energy_columns(total, elapsed_s, &row);
+      metrics_csv.WriteRow(row);
+    }
     if (options.progress && elapsed_s - last_progress_s >= 0.25) {
       last_progress_s = elapsed_s;
       fmt::print(stderr,
@@ -199,6 +321,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   TrainResult result;
   result.checkpoint_path = run_dir + "/checkpoints/final.pt";
   algorithm->SaveCheckpoint(result.checkpoint_path);
+  sampler.Stop();
   const double wall_time_s = clock.NowS() - t0;
   const double cpu_time_s = ProcessCpuSeconds() - cpu0;
   const energy::Measurement total = monitor.Total();
@@ -216,22 +339,62 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.wall_time_s = wall_time_s;
   r.cpu_time_s = cpu_time_s;
   r.steps_per_s = steps / wall_time_s;
-  r.eval_episodes = final_episodes;
-  r.eval_mean_return = final_eval.mean_return;
-  r.eval_std_return = final_eval.std_return;
+  if (stopped_by_budget) {
+    r.eval_episodes = 0;
+    r.eval_note = "the energy budget ended the run (greenrl eval --run " + run_dir +
+                  " evaluates its checkpoint)";
+  } else {
+    r.eval_episodes = final_episodes;
+    r.eval_mean_return = final_eval.mean_return;
+    r.eval_std_return = final_eval.std_return;
+  }
   r.monitor_duration_s = total.duration_s;
   for (const auto& d : monitor.domains()) {
     const auto it = total.energy_j.find(d.domain);
     r.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance),
-                         energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second});
+                         energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second,
+                         SharedNote(d.scope)});
   }
   for (const auto& [key, totals] : monitor.AllWindowTotals()) {
     r.windows.push_back({key, totals.count, totals.sum.duration_s, totals.sum.energy_j});
   }
   r.meter_reason = meter_reason;
-  r.meter_details = meter_details;
-  r.carbon = energy::ComputeCarbon(total.total_energy_j(), carbon_options);
+  for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
+    for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);
+  }
+  if (intensity_series) {
+    // The sampler's rows cover the run up to its last tick; the rest is one more interval.
+    std::vector<energy::EnergyInterval> intervals;
+    double covered_j = 0.0, last_unix_s = start_unix_s;
+    const auto& names = sampler.domain_names();
+    for (const auto& p : sampler.rows()) {
+      double e = 0.0;
+      for (size_t k = 0; k < names.size(); ++k) {
+        if (energy::IsAdditiveDomain(names[k])) e += p.energy_j[k];
+      }
+      intervals.push_back({p.unix_time_s - p.duration_s, p.unix_time_s, e});
+      covered_j += e;
+      last_unix_s = p.unix_time_s;
+    }
+    intervals.push_back({last_unix_s, std::max(last_unix_s, start_unix_s + wall_time_s),
+                         std::max(0.0, total.total_energy_j() - covered_j)});
+    r.carbon = energy::ComputeCarbonSeries(intervals, *intensity_series, carbon_options.pue);
+  } else {
+    r.carbon = energy::ComputeCarbon(total.total_energy_j(), carbon_options);
+  }
+  r.budget.enabled = budget.enabled();
+  r.budget.budget_wh = budget_options.budget_wh;
+  r.budget.final_state = energy::BudgetStateName(budget.state());
+  r.budget.stopped = stopped_by_budget;
+  r.budget.stop_reason = budget.stop_reason();
+  r.budget.events = budget.enabled() ? budget.events() : std::vector<energy::BudgetEvent>{};
+  r.sampler.period_s = sampler.period_s();
+  r.sampler.max_safe_period_s = sampler.MaxSafePeriodS();
+  r.sampler.rows = static_cast<int64_t>(sampler.rows().size());
+  r.sampler.missed_ticks = sampler.missed_ticks();
+  r.sampler.cpu_time_s = sampler.cpu_time_s();
   report::WriteEnergyJson(run_dir + "/energy.json", r);
+  report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, start_unix_s));
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "greenrl/core/clock.h"
 #include "greenrl/core/config.h"
 #include "greenrl/energy/meter.h"
 #include "greenrl/report/run_report.h"
@@ -22,6 +23,8 @@ struct TrainOptions {
   bool verbose = true;
   // Tests: a meter to use instead of energy.meter's choice (e.g. a FakeMeter).
   std::unique_ptr<energy::EnergyMeter> meter_override;
+  // Tests: the clock of the loop, windows, sampler and budget (default: SteadyClock).
+  const Clock* clock = nullptr;
 };
 
 // Output of a finished run.
@@ -31,7 +34,10 @@ struct TrainResult {
 };
 
 // Trains as `config` says (a config from LoadRunConfig), writes the run directory
-// (config.yaml, metrics.csv, energy.json, checkpoints/final.pt) and returns the report.
+// (config.yaml, metrics.csv, power.csv, energy.json, emissions.csv, checkpoints/final.pt) and
+// returns the report. With energy.budget_wh > 0 the BudgetController steps down its ladder as the
+// run nears the budget and may stop it early: the final checkpoint is still written, the final
+// evaluation is skipped (it would spend past the budget), and energy.json says why.
 // Every check that can fail on user input runs before the run directory is created.
 // Errors: ConfigError for bad input (also an existing non-empty out_dir: "--out");
 // std::runtime_error for I/O failures (the files already written stay intact).

@@ -9,9 +9,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/estimator_meter.h"
+#include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
+#include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 
 namespace greenrl::train {
@@ -147,6 +150,66 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
       message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
       std::string::npos);
   EXPECT_NE(message({"energy.meter=nvml"}).find("energy.meter: got 'nvml'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace greenrl::train
+
+namespace greenrl::train {
+namespace {
+
+// A budget of half of what a run needs: every meter read adds exactly 3 J (the sampler never
+// ticks: its period is an hour), so the full run's energy is the same every time. The budgeted
+// run walks the ladder, stops within one iteration's energy of its budget, keeps a checkpoint
+// that loads, and says so in energy.json.
+TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
+  const std::vector<std::string> sets = {"n_timesteps=10240", "eval.freq=0",
+                                         "energy.sample_period_s=3600",
+                                         "energy.budget.warmup_steps=512"};
+  TrainOptions full_options;
+  full_options.out_dir = FreshDir("budget_full");
+  full_options.verbose = false;
+  full_options.meter_override = ScriptedMeter();
+  const TrainResult full = Train(LoadRunConfig(Preset(), sets, 0), std::move(full_options));
+  const double full_j = full.report.total_energy_j();
+  ASSERT_GT(full_j, 0.0);
+
+  std::vector<std::string> budget_sets = sets;
+  budget_sets.push_back("energy.budget_wh=" + std::to_string(full_j / 2.0 / 3600.0));
+  TrainOptions options;
+  options.out_dir = FreshDir("budget_half");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  const Config config = LoadRunConfig(Preset(), budget_sets, 0);
+  const TrainResult r = Train(config, std::move(options));
+  const double budget_j = config.GetFloat("energy.budget_wh") * 3600.0;
+
+  EXPECT_TRUE(r.report.budget.stopped);
+  EXPECT_LT(r.report.steps, 10240);
+  EXPECT_EQ(r.report.eval_episodes, 0);  // the final evaluation would spend past the budget
+  // Never past the budget by more than one iteration's energy (the full run's mean per
+  // iteration: 40 iterations).
+  EXPECT_LE(r.report.total_energy_j(), budget_j + full_j / 40.0);
+
+  std::ifstream in(r.report.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["budget"]["stopped_by_budget"].get<bool>());
+  std::vector<std::string> actions;
+  for (const auto& e : j["budget"]["events"]) {
+    actions.push_back(e["action"].get<std::string>() + (e["taken"].get<bool>() ? "" : "(passed)"));
+    EXPECT_GT(e["global_step"].get<int64_t>(), 0);
+    EXPECT_FALSE(e["reason"].get<std::string>().empty());
+  }
+  const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
+                                           "throttle", "stop"};
+  EXPECT_EQ(actions, ladder);
+
+  // The checkpoint loads into a fresh PPO and acts.
+  Config reload = LoadRunConfig(r.report.run_dir + "/config.yaml", {}, std::nullopt);
+  auto ppo = algo::MakePpo(algo::PpoConfigFromConfig(reload), env::FindEnvSpec("CartPole-v1"));
+  ppo->LoadCheckpoint(r.checkpoint_path);
+  const EvalResult eval = EvaluatePolicy(*ppo, "CartPole-v1", 2, 0);
+  EXPECT_EQ(eval.returns.size(), 2u);
 }
 
 }  // namespace
