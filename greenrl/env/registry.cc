@@ -1,7 +1,11 @@
 #include "greenrl/env/registry.h"
 
 #include "greenrl/core/errors.h"
+#include "greenrl/env/classic/acrobot.h"
 #include "greenrl/env/classic/cartpole.h"
+#include "greenrl/env/classic/mountain_car.h"
+#include "greenrl/env/classic/mountain_car_continuous.h"
+#include "greenrl/env/classic/pendulum.h"
 
 namespace greenrl::env {
 namespace {
@@ -21,6 +25,10 @@ EnvRegistration Register() {
 const std::vector<EnvRegistration>& RegisteredEnvs() {
   static const std::vector<EnvRegistration> registry = {
       Register<CartPole>(),
+      Register<Acrobot>(),
+      Register<MountainCar>(),
+      Register<MountainCarContinuous>(),
+      Register<Pendulum>(),
   };
   return registry;
 }

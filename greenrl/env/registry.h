@@ -1,7 +1,7 @@
 // registry.h: the list of environment ids greenrl can build, and MakeVecEnv.
 //
 // Each entry pairs an env type's static EnvSpec with a factory for its BatchedEnv. Adding an env
-// (Acrobot-v1, MountainCar-v0, ...) is one line in registry.cc's table. Used by the trainer
+// is one line in registry.cc's table. Used by the trainer
 // (MakeVecEnv) and by `greenrl envs` (RegisteredEnvs).
 #pragma once
 
@@ -23,10 +23,12 @@ struct EnvRegistration {
   std::unique_ptr<BatchedEnv> (*make_batched)(int num_envs) = nullptr;
 };
 
-// Every registered env type, in a fixed order (currently: CartPole-v1).
+// Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,
+// MountainCarContinuous-v0, Pendulum-v1 (Gymnasium 1.0.0 ids, spaces, TimeLimits and reward
+// thresholds; Pendulum-v1 has no reward threshold).
 const std::vector<EnvRegistration>& RegisteredEnvs();
 
-// The registered ids joined by ", " (e.g. "CartPole-v1"), for messages.
+// The registered ids joined by ", " (e.g. "CartPole-v1, Acrobot-v1, ..."), for messages.
 std::string RegisteredEnvIdList();
 
 // The spec registered under env_id.
@@ -37,7 +39,7 @@ const EnvSpec& FindEnvSpec(const std::string& env_id);
 // Reset() on it before the first Step().
 // Args: env_id: a registered id; num_envs: rows N >= 1; seed: row i seeds from
 //   DeriveSeed(seed, i); num_threads: >= 1, the caller's thread included.
-// Errors: greenrl::ConfigError("env_id", env_id, "one of: CartPole-v1") for an unknown id;
+// Errors: greenrl::ConfigError("env_id", env_id, "one of: <ids>") for an unknown id;
 //   greenrl::ConfigError("num_envs", ...) for num_envs < 1;
 //   greenrl::ConfigError("num_threads", ...) for num_threads < 1.
 std::unique_ptr<VecEnv> MakeVecEnv(const std::string& env_id, int num_envs, uint64_t seed,

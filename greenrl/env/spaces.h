@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -41,7 +42,9 @@ struct EnvSpec {
   Box observation_space;        // observations are float32 [obs_dim()]
   ActionSpace action_space;     // Discrete (int64 actions) or Box (float32 [act_dim()] actions)
   int max_episode_steps = 0;    // TimeLimit: truncated once steps since reset >= this (steps)
-  double reward_threshold = 0;  // mean episodic return that counts as solved (Gymnasium registry)
+  // Mean episodic return that counts as solved (Gymnasium registry's reward_threshold); empty
+  // where Gymnasium registers none (Pendulum-v1).
+  std::optional<double> reward_threshold;
 
   // True when action_space holds a Discrete space.
   bool discrete_actions() const { return std::holds_alternative<Discrete>(action_space); }

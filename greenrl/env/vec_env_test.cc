@@ -80,10 +80,11 @@ std::vector<Snapshot> RandomRollout(uint64_t seed, int num_envs, int num_threads
 
 TEST(RegistryTest, ListsCartPoleWithItsSpec) {
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
-  ASSERT_EQ(envs.size(), 1u);
+  ASSERT_EQ(envs.size(), 5u);
   EXPECT_EQ(envs[0].spec->id, "CartPole-v1");
   EXPECT_EQ(&FindEnvSpec("CartPole-v1"), &CartPole::Spec());
-  EXPECT_EQ(RegisteredEnvIdList(), "CartPole-v1");
+  EXPECT_EQ(RegisteredEnvIdList(),
+            "CartPole-v1, Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0, Pendulum-v1");
 }
 
 TEST(RegistryTest, UnknownIdAndBadSizesAreConfigErrors) {
@@ -93,7 +94,7 @@ TEST(RegistryTest, UnknownIdAndBadSizesAreConfigErrors) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.field(), "env_id");
     EXPECT_NE(std::string(e.what()).find("Pong-v5"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("one of: CartPole-v1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of: CartPole-v1, Acrobot-v1"), std::string::npos) << e.what();
   }
   EXPECT_THROW(FindEnvSpec("cartpole-v1"), ConfigError);
   try {

@@ -157,6 +157,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
       {"missed_ticks", r.sampler.missed_ticks},
       {"cpu_time_s", r.sampler.cpu_time_s},
       {"cpu_fraction_of_run", r.cpu_time_s > 0 ? r.sampler.cpu_time_s / r.cpu_time_s : 0.0}};
+  j["power_limit"] = {{"mode", r.power_limit_mode}, {"log", r.power_limit_log}};
   const auto& c = r.carbon;
   j["carbon"] = {{"energy_kwh", c.energy_kwh},
                  {"pue", c.pue},

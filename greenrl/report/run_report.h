@@ -70,6 +70,8 @@ struct RunReport {
   energy::CarbonResult carbon;
   BudgetReport budget;
   SamplerReport sampler;
+  std::string power_limit_mode;              // energy.power_limit
+  std::vector<std::string> power_limit_log;  // plan, profiles, choice, set/would-set lines
 
   // Sum of the additive domains' energy_j (energy::IsAdditiveDomain: parts such as
   // "cpu:package-0/core" and containers such as "psys:0" are reported, never added).

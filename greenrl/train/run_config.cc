@@ -98,6 +98,13 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "share of wall time spent working while throttled", 0.0, 1.0, {}, true);
   AddKey(&s, "energy.budget.stop_margin", ValueType::kFloat, "1.0",
          "stop when used + margin x next iteration's energy would pass the budget", 1.0, 100.0);
+  AddKey(&s, "energy.power_limit", ValueType::kString, "off",
+         "GPU power-limit profiling (Zeus): off, dry-run (plan only), auto (sets limits; root)", {},
+         {}, {"off", "dry-run", "auto"});
+  AddKey(&s, "energy.power_limit_eta", ValueType::kFloat, "0.5",
+         "Zeus's eta: weight of energy against time in the limit choice", 0.0, 1.0);
+  AddKey(&s, "energy.power_limit_iterations", ValueType::kInt, "3",
+         "training iterations profiled at each power limit", 1, 1000);
   AddKey(&s, "carbon.region", ValueType::kString, "world",
          "grid region (ISO 3166 code, e.g. FR, US) or world");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",

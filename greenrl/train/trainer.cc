@@ -27,6 +27,7 @@
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
 #include "greenrl/train/evaluate.h"
+#include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
 
 namespace greenrl::train {
@@ -202,6 +203,31 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const double cpu0 = ProcessCpuSeconds();
   sampler.Start();
   energy::BudgetController budget(budget_options, /*start_s=*/0.0);  // times relative to t0
+  // GPU power limits: Zeus-style profiling (energy.power_limit) and the budget's throttle rung.
+  const std::string power_limit_mode = config.GetString("energy.power_limit");
+  std::unique_ptr<energy::PowerLimitControl> power_control;
+  std::string why_no_power_control = "energy.power_limit=off and no budget";
+  if (power_limit_mode != "off" || budget.enabled()) {
+    energy::PowerLimitOptions limit_options;
+    limit_options.nvml.library_path = config.GetString("energy.nvml_library");
+    limit_options.dry_run = power_limit_mode != "auto";
+    power_control = energy::NvmlPowerLimitControl::TryCreate(limit_options, &why_no_power_control);
+  }
+  PowerLimitProfiler power_limits(
+      std::move(power_control), power_limit_mode, config.GetFloat("energy.power_limit_eta"),
+      static_cast<int>(config.GetInt("energy.power_limit_iterations")), why_no_power_control);
+  if (options.verbose) {
+    for (const auto& line : power_limits.log()) fmt::print(stderr, "greenrl: {}\n", line);
+  }
+  // Energy of the GPU domains (or of everything when no GPU is metered): what a power limit moves.
+  auto limit_energy_j = [&](const energy::Measurement& m) {
+    double gpu = 0.0;
+    bool any_gpu = false;
+    for (const auto& [domain, e] : m.energy_j) {
+      if (domain.rfind("gpu:", 0) == 0) gpu += e, any_gpu = true;
+    }
+    return any_gpu ? gpu : m.total_energy_j();
+  };
   // The fused float32 update has no reduced-precision variant yet: that rung is passed over.
   budget.ReportUnsupported(energy::BudgetAction::kReducePrecision,
                            "the " + algo_id +
@@ -233,6 +259,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   while (steps < total_steps) {
     ++iteration;
     episodes.clear();
+    power_limits.BeforeIteration();
+    const bool profiling_limits = power_limits.profiling();
+    const double iteration_start_s = clock.NowS();
+    energy::Measurement iteration_start;
+    if (profiling_limits) iteration_start = monitor.Total();
     monitor.BeginWindow("rollout");
     steps += algorithm->CollectRollout(*env, &episodes);
     monitor.EndWindow("rollout");
@@ -241,6 +272,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const algo::Metrics update_metrics =
         algorithm->Update(algo::ProgressRemaining(steps, total_steps));
     monitor.EndWindow("update");
+    if (profiling_limits) {
+      power_limits.AfterIteration(limit_energy_j(monitor.Total()) - limit_energy_j(iteration_start),
+                                  clock.NowS() - iteration_start_s);
+    }
 
     const bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
@@ -290,6 +325,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const energy::BudgetDecision decision =
           budget.OnIteration(steps, total_steps, total.total_energy_j(), clock.NowS() - t0);
       skip_non_critical = decision.skip_non_critical;
+      for (energy::BudgetAction action : decision.actions) {
+        if (action == energy::BudgetAction::kThrottle) power_limits.Throttle();
+      }
       if (decision.stop) {
         stopped_by_budget = true;
         break;  // final checkpoint and reports below
@@ -322,6 +360,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   result.checkpoint_path = run_dir + "/checkpoints/final.pt";
   algorithm->SaveCheckpoint(result.checkpoint_path);
   sampler.Stop();
+  power_limits.Restore();
   const double wall_time_s = clock.NowS() - t0;
   const double cpu_time_s = ProcessCpuSeconds() - cpu0;
   const energy::Measurement total = monitor.Total();
@@ -388,6 +427,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.budget.stopped = stopped_by_budget;
   r.budget.stop_reason = budget.stop_reason();
   r.budget.events = budget.enabled() ? budget.events() : std::vector<energy::BudgetEvent>{};
+  r.power_limit_mode = power_limit_mode;
+  r.power_limit_log = power_limits.log();
   r.sampler.period_s = sampler.period_s();
   r.sampler.max_safe_period_s = sampler.MaxSafePeriodS();
   r.sampler.rows = static_cast<int64_t>(sampler.rows().size());

@@ -214,3 +214,72 @@ TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
 
 }  // namespace
 }  // namespace greenrl::train
+
+namespace greenrl::train {
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+// Zeus-style profiling through the fake libnvidia-ml: a GPU with limits 100-150 W gets the plan
+// 150, 125, 100 W, one iteration each, then the chosen limit, and its original 150 W back at the
+// end; in dry-run mode nothing is set at all.
+class PowerLimitTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PowerLimitTest, ProfilesPlanChoosesAndRestoresOrOnlyPlans) {
+  const std::string mode = GetParam();
+  const std::string dir = FreshDir("power_limit_" + mode);
+  fs::create_directories(dir);
+  const std::string script = dir + "/nvml.script", set_log = dir + "/set.log";
+  std::ofstream(script) << "device GPU-test 00000000:3B:00.0 Fake GPU\n"
+                           "energy_mj 0 1000 2000 3000 4000 5000\n"
+                           "power_limits 0 100000 150000 150000 150000\n";
+  setenv("GREENRL_FAKE_NVML_SCRIPT", script.c_str(), 1);
+  setenv("GREENRL_FAKE_NVML_SET_LOG", set_log.c_str(), 1);
+  const Config config =
+      LoadRunConfig(Preset(),
+                    {"n_timesteps=2048", "eval.freq=0", "energy.power_limit=" + mode,
+                     "energy.power_limit_iterations=1",
+                     std::string("energy.nvml_library=") + GREENRL_FAKE_NVML_PATH},
+                    0);
+  TrainOptions options;
+  options.out_dir = dir + "/run";
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  const TrainResult r = Train(config, std::move(options));
+  unsetenv("GREENRL_FAKE_NVML_SCRIPT");
+  unsetenv("GREENRL_FAKE_NVML_SET_LOG");
+
+  const std::vector<std::string> sets = ReadLines(set_log);
+  const std::vector<std::string>& log = r.report.power_limit_log;
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log[0].find("power-limit plan 150, 125, 100 W"), std::string::npos) << log[0];
+  if (mode == "dry-run") {
+    EXPECT_TRUE(sets.empty());
+    EXPECT_NE(log[1].find("dry-run: would profile 3 limits x 1 iterations"), std::string::npos)
+        << log[1];
+    return;
+  }
+  ASSERT_EQ(sets.size(), 5u);
+  EXPECT_EQ(sets[0], "GPU-test 150000");
+  EXPECT_EQ(sets[1], "GPU-test 125000");
+  EXPECT_EQ(sets[2], "GPU-test 100000");
+  EXPECT_TRUE(sets[3] == "GPU-test 150000" || sets[3] == "GPU-test 125000" ||
+              sets[3] == "GPU-test 100000")
+      << sets[3];
+  EXPECT_EQ(sets[4], "GPU-test 150000");  // the original limit, restored
+  std::ifstream in(r.report.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["power_limit"]["mode"], "auto");
+  EXPECT_GE(j["power_limit"]["log"].size(), 8u);  // plan, 3 sets, 3 profiles, choice, set, restore
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, PowerLimitTest, ::testing::Values("auto", "dry-run"));
+
+}  // namespace
+}  // namespace greenrl::train
