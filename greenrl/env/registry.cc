@@ -24,10 +24,8 @@ EnvRegistration Register() {
 
 const std::vector<EnvRegistration>& RegisteredEnvs() {
   static const std::vector<EnvRegistration> registry = {
-      Register<CartPole>(),
-      Register<Acrobot>(),
-      Register<MountainCar>(),
-      Register<MountainCarContinuous>(),
+      Register<CartPole>(),    Register<Acrobot>(),
+      Register<MountainCar>(), Register<MountainCarContinuous>(),
       Register<Pendulum>(),
   };
   return registry;

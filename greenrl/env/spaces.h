@@ -38,10 +38,10 @@ using ActionSpace = std::variant<Discrete, Box>;
 // Everything static about one env type: spaces, TimeLimit and reward threshold. One instance per
 // env type, built once and never mutated (e.g. CartPole::Spec()).
 struct EnvSpec {
-  std::string id;               // registered id, e.g. "CartPole-v1"
-  Box observation_space;        // observations are float32 [obs_dim()]
-  ActionSpace action_space;     // Discrete (int64 actions) or Box (float32 [act_dim()] actions)
-  int max_episode_steps = 0;    // TimeLimit: truncated once steps since reset >= this (steps)
+  std::string id;             // registered id, e.g. "CartPole-v1"
+  Box observation_space;      // observations are float32 [obs_dim()]
+  ActionSpace action_space;   // Discrete (int64 actions) or Box (float32 [act_dim()] actions)
+  int max_episode_steps = 0;  // TimeLimit: truncated once steps since reset >= this (steps)
   // Mean episodic return that counts as solved (Gymnasium registry's reward_threshold); empty
   // where Gymnasium registers none (Pendulum-v1).
   std::optional<double> reward_threshold;

@@ -94,7 +94,8 @@ TEST(RegistryTest, UnknownIdAndBadSizesAreConfigErrors) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.field(), "env_id");
     EXPECT_NE(std::string(e.what()).find("Pong-v5"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("one of: CartPole-v1, Acrobot-v1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one of: CartPole-v1, Acrobot-v1"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(FindEnvSpec("cartpole-v1"), ConfigError);
   try {

@@ -5,9 +5,12 @@
 #include <string>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/env/classic/internal/py_math.h"
 
 namespace greenrl::env {
 namespace {
+
+using internal::PowSquare;
 
 // s_augmented of acrobot.py: [theta1, theta2, dtheta1, dtheta2, torque].
 using Augmented = std::array<double, 5>;
@@ -19,7 +22,8 @@ Acrobot::Observation ToObservation(const Acrobot::State& s) {
 }
 
 // AcrobotEnv._dsdt with book_or_nips == "book", term by term in Gymnasium's order (left to right
-// as Python evaluates it, so the float64 results are the same).
+// as Python evaluates it, so the float64 results are the same). Squares of NumPy float64 values
+// go through pow (PowSquare); squares of the Python float constants are exact either way.
 Augmented Dsdt(const Augmented& s) {
   constexpr double m1 = Acrobot::kLinkMass1;
   constexpr double m2 = Acrobot::kLinkMass2;
@@ -41,12 +45,12 @@ Augmented Dsdt(const Augmented& s) {
       m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * cos_theta2) + I1 + I2;
   const double d2 = m2 * ((lc2 * lc2) + l1 * lc2 * cos_theta2) + I2;
   const double phi2 = m2 * lc2 * g * std::cos(theta1 + theta2 - pi / 2.0);
-  const double phi1 = -m2 * l1 * lc2 * (dtheta2 * dtheta2) * sin_theta2 -
+  const double phi1 = -m2 * l1 * lc2 * PowSquare(dtheta2) * sin_theta2 -
                       2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin_theta2 +
                       (m1 * lc1 + m2 * l1) * g * std::cos(theta1 - pi / 2) + phi2;
   const double ddtheta2 =
-      (a + d2 / d1 * phi1 - m2 * l1 * lc2 * (dtheta1 * dtheta1) * sin_theta2 - phi2) /
-      (m2 * (lc2 * lc2) + I2 - (d2 * d2) / d1);
+      (a + d2 / d1 * phi1 - m2 * l1 * lc2 * PowSquare(dtheta1) * sin_theta2 - phi2) /
+      (m2 * (lc2 * lc2) + I2 - PowSquare(d2) / d1);
   const double ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
   return {dtheta1, dtheta2, ddtheta1, ddtheta2, 0.0};
 }

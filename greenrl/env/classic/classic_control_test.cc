@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -161,9 +163,9 @@ TYPED_TEST(GoldenTest, EveryTrajectoryMatchesWithin1e9) {
     worst.obs = std::max(worst.obs, e.obs);
     worst.reward = std::max(worst.reward, e.reward);
   }
-  RecordProperty("max_state_rel_err", Format(worst.state));
-  RecordProperty("max_obs_rel_err", Format(worst.obs));
-  RecordProperty("max_reward_rel_err", Format(worst.reward));
+  this->RecordProperty("max_state_rel_err", Format(worst.state));
+  this->RecordProperty("max_obs_rel_err", Format(worst.obs));
+  this->RecordProperty("max_reward_rel_err", Format(worst.reward));
   std::printf("%s: max rel err state %s, obs %s, reward %s\n", TypeParam::Spec().id.c_str(),
               Format(worst.state).c_str(), Format(worst.obs).c_str(), Format(worst.reward).c_str());
   EXPECT_LE(worst.state, kTolerance);

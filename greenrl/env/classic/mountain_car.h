@@ -32,7 +32,7 @@ class MountainCar {
   static constexpr double kMaxSpeed = 0.07;  // |velocity| is clipped to this
   static constexpr double kGoalPosition = 0.5;
   static constexpr double kGoalVelocity = 0.0;
-  static constexpr double kForce = 0.001;    // velocity change per step of a push
+  static constexpr double kForce = 0.001;  // velocity change per step of a push
   static constexpr double kGravity = 0.0025;
   static constexpr double kResetLow = -0.6;  // reset: position ~ U(-0.6, -0.4), velocity 0
   static constexpr double kResetHigh = -0.4;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/env/classic/internal/py_math.h"
 
 namespace greenrl::env {
 namespace {
@@ -28,6 +29,14 @@ EnvSpec MakeSpec() {
 
 MountainCarContinuous::Observation ToObservation(const MountainCarContinuous::State& s) {
   return {static_cast<float>(s[0]), static_cast<float>(s[1])};
+}
+
+// x rounded to float32. Through a volatile: GCC 12.2 at -O2 (Debian 12.2.0-14) compiled
+// `state_ = {double(float(p)), double(float(v))}` as `state_ = {p, v}` after the pow call of the
+// reward went in, which the golden test caught; the volatile keeps the rounding.
+float RoundToFloat32(double x) {
+  volatile float rounded = static_cast<float>(x);
+  return rounded;
 }
 
 }  // namespace
@@ -70,9 +79,10 @@ MountainCarContinuous::StepResult MountainCarContinuous::Step(Action action) {
 
   StepResult result;
   result.terminated = position >= kGoalPosition && velocity >= kGoalVelocity;
-  result.reward = (result.terminated ? 100.0 : 0.0) - (a * a) * 0.1;  // raw, unclipped a
+  // reward -= math.pow(action[0], 2) * 0.1, with the raw, unclipped action.
+  result.reward = (result.terminated ? 100.0 : 0.0) - internal::PowSquare(a) * 0.1;
   // self.state = np.array([position, velocity], dtype=np.float32): the next step starts from it.
-  result.obs = {static_cast<float>(position), static_cast<float>(velocity)};
+  result.obs = {RoundToFloat32(position), RoundToFloat32(velocity)};
   state_ = {static_cast<double>(result.obs[0]), static_cast<double>(result.obs[1])};
   // TimeLimit(max_episode_steps=999), as applied by gymnasium.make.
   ++elapsed_steps_;

@@ -38,9 +38,9 @@ class MountainCarContinuous {
   static constexpr double kMaxSpeed = 0.07;
   static constexpr double kGoalPosition = 0.45;  // not 0.5 as in MountainCar-v0
   static constexpr double kGoalVelocity = 0.0;
-  static constexpr double kPower = 0.0015;     // velocity change per step at force 1
-  static constexpr double kGravity = 0.0025;   // literal 0.0025 in step()
-  static constexpr double kResetLow = -0.6;    // reset: position ~ U(-0.6, -0.4), velocity 0
+  static constexpr double kPower = 0.0015;    // velocity change per step at force 1
+  static constexpr double kGravity = 0.0025;  // literal 0.0025 in step()
+  static constexpr double kResetLow = -0.6;   // reset: position ~ U(-0.6, -0.4), velocity 0
   static constexpr double kResetHigh = -0.4;
   static constexpr int kMaxEpisodeSteps = 999;      // TimeLimit of MountainCarContinuous-v0
   static constexpr double kRewardThreshold = 90.0;  // reward_threshold of MountainCarContinuous-v0

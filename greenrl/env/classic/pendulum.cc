@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/env/classic/internal/py_math.h"
 
 namespace greenrl::env {
 namespace {
@@ -72,9 +73,10 @@ Pendulum::StepResult Pendulum::Step(Action action) {
   const double thdot = state_[1];
   const double u = Clip(static_cast<double>(action[0]), -kMaxTorque, kMaxTorque);
   const double angle = AngleNormalize(th);
-  const double costs = angle * angle + 0.1 * (thdot * thdot) + 0.001 * (u * u);
-  double newthdot =
-      thdot + (3 * kG / (2 * kL) * std::sin(th) + 3.0 / (kM * (kL * kL)) * u) * kDt;
+  // NumPy's `x ** 2` is pow(x, 2.0) (PowSquare).
+  const double costs = internal::PowSquare(angle) + 0.1 * internal::PowSquare(thdot) +
+                       0.001 * internal::PowSquare(u);
+  double newthdot = thdot + (3 * kG / (2 * kL) * std::sin(th) + 3.0 / (kM * (kL * kL)) * u) * kDt;
   newthdot = Clip(newthdot, -kMaxSpeed, kMaxSpeed);
   const double newth = th + newthdot * kDt;
   state_ = {newth, newthdot};

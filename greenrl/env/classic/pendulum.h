@@ -29,14 +29,14 @@ class Pendulum {
   using StepResult = env::StepResult<kObsDim>;
 
   // Constants of Gymnasium 1.0.0 pendulum.py (PendulumEnv.__init__ with g = 10.0).
-  static constexpr double kPi = 3.141592653589793;  // numpy.pi
-  static constexpr double kMaxSpeed = 8.0;          // rad/s, |theta_dot| is clipped to this
-  static constexpr double kMaxTorque = 2.0;         // N m, |u| is clipped to this
-  static constexpr double kDt = 0.05;               // s per step
-  static constexpr double kG = 10.0;                // m/s^2
-  static constexpr double kM = 1.0;                 // kg
-  static constexpr double kL = 1.0;                 // m
-  static constexpr double kResetThetaHigh = kPi;    // reset: theta ~ U(-pi, pi)
+  static constexpr double kPi = 3.141592653589793;   // numpy.pi
+  static constexpr double kMaxSpeed = 8.0;           // rad/s, |theta_dot| is clipped to this
+  static constexpr double kMaxTorque = 2.0;          // N m, |u| is clipped to this
+  static constexpr double kDt = 0.05;                // s per step
+  static constexpr double kG = 10.0;                 // m/s^2
+  static constexpr double kM = 1.0;                  // kg
+  static constexpr double kL = 1.0;                  // m
+  static constexpr double kResetThetaHigh = kPi;     // reset: theta ~ U(-pi, pi)
   static constexpr double kResetThetaDotHigh = 1.0;  // reset: theta_dot ~ U(-1, 1)
   static constexpr int kMaxEpisodeSteps = 200;       // TimeLimit of the registered Pendulum-v1
 
