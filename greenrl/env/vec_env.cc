@@ -15,68 +15,126 @@ int PoolSize(int num_threads, int num_envs) {
 
 }  // namespace
 
-VecEnv::VecEnv(std::unique_ptr<BatchedEnv> envs, uint64_t seed, int num_threads)
-    : envs_(std::move(envs)),
-      num_envs_(envs_ ? envs_->num_envs() : 0),
-      seed_(seed),
-      pool_(PoolSize(num_threads, num_envs_)) {
-  GREENRL_CHECK(envs_ != nullptr, "VecEnv needs a BatchedEnv");
-  GREENRL_CHECK(num_envs_ >= 1, "VecEnv needs at least one env");
-  const EnvSpec& s = envs_->spec();
-  const size_t n = static_cast<size_t>(num_envs_);
-  const size_t obs_dim = static_cast<size_t>(s.obs_dim());
-  if (s.discrete_actions()) {
-    discrete_actions_.assign(n, 0);
-  } else {
-    continuous_actions_.assign(n * static_cast<size_t>(s.act_dim()), 0.0f);
+// Everything a root VecEnv owns: the envs, their SoA buffers and the pool stepping them.
+struct VecEnv::Root {
+  Root(std::unique_ptr<BatchedEnv> batched, uint64_t seed, int num_threads)
+      : envs(std::move(batched)), pool(PoolSize(num_threads, envs->num_envs())) {
+    const EnvSpec& s = envs->spec();
+    const size_t n = static_cast<size_t>(envs->num_envs());
+    const size_t obs_dim = static_cast<size_t>(s.obs_dim());
+    if (s.discrete_actions()) {
+      discrete_actions.assign(n, 0);
+    } else {
+      continuous_actions.assign(n * static_cast<size_t>(s.act_dim()), 0.0f);
+    }
+    obs.assign(n * obs_dim, 0.0f);
+    reward.assign(n, 0.0f);
+    terminated.assign(n, 0);
+    truncated.assign(n, 0);
+    final_obs.assign(n * obs_dim, 0.0f);
+    episode_return.assign(n, 0.0f);
+    episode_length.assign(n, 0);
+
+    buffers.discrete_actions = discrete_actions.empty() ? nullptr : discrete_actions.data();
+    buffers.continuous_actions = continuous_actions.empty() ? nullptr : continuous_actions.data();
+    buffers.obs = obs.data();
+    buffers.reward = reward.data();
+    buffers.terminated = terminated.data();
+    buffers.truncated = truncated.data();
+    buffers.final_obs = final_obs.data();
+    buffers.episode_return = episode_return.data();
+    buffers.episode_length = episode_length.data();
+
+    reset_rows = [this, seed](int begin, int end) {
+      envs->ResetRows(begin, end, seed, buffers);
+    };
+    step_rows = [this](int begin, int end) { envs->StepRows(begin, end, buffers); };
   }
-  obs_.assign(n * obs_dim, 0.0f);
-  reward_.assign(n, 0.0f);
-  terminated_.assign(n, 0);
-  truncated_.assign(n, 0);
-  final_obs_.assign(n * obs_dim, 0.0f);
-  episode_return_.assign(n, 0.0f);
-  episode_length_.assign(n, 0);
 
-  buffers_.discrete_actions = discrete_actions_.empty() ? nullptr : discrete_actions_.data();
-  buffers_.continuous_actions = continuous_actions_.empty() ? nullptr : continuous_actions_.data();
-  buffers_.obs = obs_.data();
-  buffers_.reward = reward_.data();
-  buffers_.terminated = terminated_.data();
-  buffers_.truncated = truncated_.data();
-  buffers_.final_obs = final_obs_.data();
-  buffers_.episode_return = episode_return_.data();
-  buffers_.episode_length = episode_length_.data();
+  std::unique_ptr<BatchedEnv> envs;
+  bool has_reset = false;
 
-  reset_rows_ = [this](int begin, int end) { envs_->ResetRows(begin, end, seed_, buffers_); };
-  step_rows_ = [this](int begin, int end) { envs_->StepRows(begin, end, buffers_); };
+  std::vector<int64_t> discrete_actions;  // int64 [N]; empty for Box action spaces
+  std::vector<float> continuous_actions;  // float32 [N, act_dim]; empty for Discrete spaces
+  std::vector<float> obs;                 // float32 [N, obs_dim]
+  std::vector<float> reward;              // float32 [N]
+  std::vector<uint8_t> terminated;        // uint8 [N]
+  std::vector<uint8_t> truncated;         // uint8 [N]
+  std::vector<float> final_obs;           // float32 [N, obs_dim]
+  std::vector<float> episode_return;      // float32 [N]
+  std::vector<int32_t> episode_length;    // int32 [N], steps
+  VecBuffers buffers;                     // views of the vectors above
+
+  ThreadPool pool;
+  ThreadPool::RangeFn reset_rows;  // built once so Reset/Step allocate nothing
+  ThreadPool::RangeFn step_rows;
+};
+
+namespace {
+
+const EnvSpec* CheckedSpec(const std::unique_ptr<BatchedEnv>& envs) {
+  GREENRL_CHECK(envs != nullptr, "VecEnv needs a BatchedEnv");
+  GREENRL_CHECK(envs->num_envs() >= 1, "VecEnv needs at least one env");
+  return &envs->spec();
+}
+
+}  // namespace
+
+VecEnv::VecEnv(std::unique_ptr<BatchedEnv> envs, uint64_t seed, int num_threads)
+    : spec_(CheckedSpec(envs)), num_envs_(envs->num_envs()), seed_(seed) {
+  root_ = std::make_unique<Root>(std::move(envs), seed, num_threads);
+  views_.discrete_actions =
+      root_->discrete_actions.empty() ? nullptr : root_->discrete_actions.data();
+  views_.continuous_actions =
+      root_->continuous_actions.empty() ? nullptr : root_->continuous_actions.data();
+  views_.obs = root_->buffers.obs;
+  views_.reward = root_->buffers.reward;
+  views_.terminated = root_->buffers.terminated;
+  views_.truncated = root_->buffers.truncated;
+  views_.final_obs = root_->buffers.final_obs;
+  views_.episode_return = root_->buffers.episode_return;
+  views_.episode_length = root_->buffers.episode_length;
+}
+
+VecEnv::VecEnv(const EnvSpec* spec, int num_envs, uint64_t seed)
+    : spec_(spec), num_envs_(num_envs), seed_(seed) {
+  GREENRL_CHECK(spec != nullptr, "VecEnv decorator needs a spec");
+  GREENRL_CHECK(num_envs >= 1, "VecEnv needs at least one env");
 }
 
 VecEnv::~VecEnv() = default;
 
+int VecEnv::num_threads() const {
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override num_threads()");
+  return root_->pool.num_threads();
+}
+
 void VecEnv::Reset() {
-  pool_.ParallelFor(num_envs_, reset_rows_);
-  has_reset_ = true;
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override Reset()");
+  root_->pool.ParallelFor(num_envs_, root_->reset_rows);
+  root_->has_reset = true;
 }
 
 int64_t* VecEnv::discrete_actions() {
   GREENRL_CHECK(spec().discrete_actions(),
                 spec().id + " has a Box action space: use continuous_actions()");
-  return discrete_actions_.data();
+  return views_.discrete_actions;
 }
 
 float* VecEnv::continuous_actions() {
   GREENRL_CHECK(!spec().discrete_actions(),
                 spec().id + " has a Discrete action space: use discrete_actions()");
-  return continuous_actions_.data();
+  return views_.continuous_actions;
 }
 
 void VecEnv::Step() {
-  GREENRL_CHECK(has_reset_, "VecEnv::Step() called before Reset() (or after a failed Step())");
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override Step()");
+  GREENRL_CHECK(root_->has_reset,
+                "VecEnv::Step() called before Reset() (or after a failed Step())");
   try {
-    pool_.ParallelFor(num_envs_, step_rows_);
+    root_->pool.ParallelFor(num_envs_, root_->step_rows);
   } catch (...) {
-    has_reset_ = false;  // rows are partly stepped: demand a Reset() before the next Step()
+    root_->has_reset = false;  // rows are partly stepped: demand a Reset() before the next Step()
     throw;
   }
 }

@@ -31,6 +31,11 @@ namespace greenrl::env {
 
 // Thread-safety: a VecEnv is driven from one thread at a time; it uses its own workers inside
 // Reset() and Step().
+//
+// Decorators: wrappers.h derives VecEnvWrapper from VecEnv, so a wrapped VecEnv is used exactly
+// like a plain one (VecEnv&, same buffers and accessors). Only Reset(), Step() and num_threads()
+// are virtual; every buffer accessor is an inline read of a pointer fixed at construction, so the
+// hot loop pays nothing for the indirection.
 class VecEnv {
  public:
   // Args: envs: N >= 1 copies of one env type (non-null); seed: user seed, row i uses
@@ -39,24 +44,25 @@ class VecEnv {
   // Errors: greenrl::ConfigError("num_threads", ...) when num_threads < 1;
   //   greenrl::InternalError (GREENRL_CHECK) when envs is null or has no rows.
   VecEnv(std::unique_ptr<BatchedEnv> envs, uint64_t seed, int num_threads);
-  ~VecEnv();
+  virtual ~VecEnv();
 
   VecEnv(const VecEnv&) = delete;
   VecEnv& operator=(const VecEnv&) = delete;
 
-  // The env type's static spec (spaces, TimeLimit, reward threshold).
-  const EnvSpec& spec() const { return envs_->spec(); }
+  // The env type's static spec (spaces, TimeLimit, reward threshold). A wrapper may expose a
+  // different action space (e.g. RescaleActionVecEnv's [-1, 1]).
+  const EnvSpec& spec() const { return *spec_; }
   // Number of rows N.
   int num_envs() const { return num_envs_; }
   // Threads used by Reset/Step, the caller's included: min(num_threads, num_envs).
-  int num_threads() const { return pool_.num_threads(); }
+  virtual int num_threads() const;
   // The seed given at construction.
   uint64_t seed() const { return seed_; }
 
   // Resets every row: row i reseeds its generator with DeriveSeed(seed(), i) and resets. Writes
   // obs; clears reward, terminated, truncated, episode_return and episode_length; final_obs = obs.
   // Calling it again restarts the same episodes.
-  void Reset();
+  virtual void Reset();
 
   // Action buffer for Discrete action spaces: int64 [N], entries in [0, n). The caller fills it
   // before Step(). Errors: greenrl::InternalError (GREENRL_CHECK) for a Box action space.
@@ -71,47 +77,56 @@ class VecEnv {
   // throws (CartPole: std::invalid_argument for an action outside {0, 1}), rethrown on this thread
   // with its type and message, after every row range has finished. The buffers are then partly
   // updated and the next Step() fails its check until Reset() is called.
-  void Step();
+  virtual void Step();
 
   // float32 [N, obs_dim]: observation after the last Reset/Step (after autoreset for ended rows).
-  const float* obs() const { return obs_.data(); }
+  const float* obs() const { return views_.obs; }
   // float32 [N]: reward of the last step (0 after Reset).
-  const float* reward() const { return reward_.data(); }
+  const float* reward() const { return views_.reward; }
   // uint8 [N]: 1 where the last step reached a terminal state.
-  const uint8_t* terminated() const { return terminated_.data(); }
+  const uint8_t* terminated() const { return views_.terminated; }
   // uint8 [N]: 1 where the TimeLimit ended the episode on the last step (steps since reset >=
   // spec().max_episode_steps).
-  const uint8_t* truncated() const { return truncated_.data(); }
+  const uint8_t* truncated() const { return views_.truncated; }
   // float32 [N, obs_dim]: observation produced by the last step, before any autoreset. Equals the
   // obs row where the row did not end.
-  const float* final_obs() const { return final_obs_.data(); }
-  // float32 [N]: undiscounted return of the episode that ended in that row on the last step;
-  // valid where terminated || truncated, 0 elsewhere.
-  const float* episode_return() const { return episode_return_.data(); }
+  const float* final_obs() const { return views_.final_obs; }
+  // float32 [N]: undiscounted return of the episode that ended in that row on the last step, on
+  // the env's raw rewards (wrappers never change it); valid where terminated || truncated, 0
+  // elsewhere.
+  const float* episode_return() const { return views_.episode_return; }
   // int32 [N]: length in steps of the episode that ended in that row on the last step; valid where
   // terminated || truncated, 0 elsewhere.
-  const int32_t* episode_length() const { return episode_length_.data(); }
+  const int32_t* episode_length() const { return views_.episode_length; }
+
+ protected:
+  // Where the accessors above point. Set once by the constructor (root) or by a wrapper's
+  // constructor; the pointers stay valid for the object's lifetime.
+  struct Views {
+    int64_t* discrete_actions = nullptr;  // int64 [N]; null for Box action spaces
+    float* continuous_actions = nullptr;  // float32 [N, act_dim]; null for Discrete spaces
+    const float* obs = nullptr;           // float32 [N, obs_dim]
+    const float* reward = nullptr;        // float32 [N]
+    const uint8_t* terminated = nullptr;  // uint8 [N]
+    const uint8_t* truncated = nullptr;   // uint8 [N]
+    const float* final_obs = nullptr;     // float32 [N, obs_dim]
+    const float* episode_return = nullptr;  // float32 [N]
+    const int32_t* episode_length = nullptr;  // int32 [N], steps
+  };
+
+  // For decorators: a VecEnv with no envs and no thread pool; the derived class must fill views_
+  // and override Reset() and Step(). Args: spec: lives at least as long as this object.
+  VecEnv(const EnvSpec* spec, int num_envs, uint64_t seed);
+
+  Views views_;
 
  private:
-  std::unique_ptr<BatchedEnv> envs_;
+  struct Root;  // the BatchedEnv, its SoA buffers and the thread pool (vec_env.cc)
+
+  const EnvSpec* spec_;
   const int num_envs_;
   const uint64_t seed_;
-  bool has_reset_ = false;
-
-  std::vector<int64_t> discrete_actions_;  // int64 [N]; empty for Box action spaces
-  std::vector<float> continuous_actions_;  // float32 [N, act_dim]; empty for Discrete spaces
-  std::vector<float> obs_;                 // float32 [N, obs_dim]
-  std::vector<float> reward_;              // float32 [N]
-  std::vector<uint8_t> terminated_;        // uint8 [N]
-  std::vector<uint8_t> truncated_;         // uint8 [N]
-  std::vector<float> final_obs_;           // float32 [N, obs_dim]
-  std::vector<float> episode_return_;      // float32 [N]
-  std::vector<int32_t> episode_length_;    // int32 [N], steps
-  VecBuffers buffers_;                     // views of the vectors above
-
-  ThreadPool pool_;
-  ThreadPool::RangeFn reset_rows_;  // built once so Reset/Step allocate nothing
-  ThreadPool::RangeFn step_rows_;
+  std::unique_ptr<Root> root_;  // null in decorators
 };
 
 }  // namespace greenrl::env
