@@ -45,9 +45,7 @@ struct VecEnv::Root {
     buffers.episode_return = episode_return.data();
     buffers.episode_length = episode_length.data();
 
-    reset_rows = [this, seed](int begin, int end) {
-      envs->ResetRows(begin, end, seed, buffers);
-    };
+    reset_rows = [this, seed](int begin, int end) { envs->ResetRows(begin, end, seed, buffers); };
     step_rows = [this](int begin, int end) { envs->StepRows(begin, end, buffers); };
   }
 

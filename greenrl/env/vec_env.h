@@ -103,14 +103,14 @@ class VecEnv {
   // Where the accessors above point. Set once by the constructor (root) or by a wrapper's
   // constructor; the pointers stay valid for the object's lifetime.
   struct Views {
-    int64_t* discrete_actions = nullptr;  // int64 [N]; null for Box action spaces
-    float* continuous_actions = nullptr;  // float32 [N, act_dim]; null for Discrete spaces
-    const float* obs = nullptr;           // float32 [N, obs_dim]
-    const float* reward = nullptr;        // float32 [N]
-    const uint8_t* terminated = nullptr;  // uint8 [N]
-    const uint8_t* truncated = nullptr;   // uint8 [N]
-    const float* final_obs = nullptr;     // float32 [N, obs_dim]
-    const float* episode_return = nullptr;  // float32 [N]
+    int64_t* discrete_actions = nullptr;      // int64 [N]; null for Box action spaces
+    float* continuous_actions = nullptr;      // float32 [N, act_dim]; null for Discrete spaces
+    const float* obs = nullptr;               // float32 [N, obs_dim]
+    const float* reward = nullptr;            // float32 [N]
+    const uint8_t* terminated = nullptr;      // uint8 [N]
+    const uint8_t* truncated = nullptr;       // uint8 [N]
+    const float* final_obs = nullptr;         // float32 [N, obs_dim]
+    const float* episode_return = nullptr;    // float32 [N]
     const int32_t* episode_length = nullptr;  // int32 [N], steps
   };
 
