@@ -4,7 +4,28 @@
 
 #include "greenrl/core/errors.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GREENRL_CPU_RELAX() _mm_pause()
+#else
+#define GREENRL_CPU_RELAX() ((void)0)
+#endif
+
 namespace greenrl::env {
+namespace {
+
+// Spins until done() or kSpin has passed; returns done(). Reads the clock every 64 polls.
+template <typename Done>
+bool SpinUntil(Done done, std::chrono::microseconds spin) {
+  const auto deadline = std::chrono::steady_clock::now() + spin;
+  for (int polls = 1;; ++polls) {
+    if (done()) return true;
+    GREENRL_CPU_RELAX();
+    if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
   if (num_threads < 1) {
@@ -18,7 +39,7 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   work_cv_.notify_all();
   for (std::thread& worker : workers_) worker.join();
@@ -39,18 +60,21 @@ void ThreadPool::RunChunk(int chunk) {
 void ThreadPool::WorkerLoop(int chunk) {
   uint64_t seen_generation = 0;
   for (;;) {
-    {
+    auto has_job = [&] { return stop_.load() || generation_.load() != seen_generation; };
+    if (!SpinUntil(has_job, kSpinBeforeBlock)) {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen_generation; });
-      if (stop_) return;
-      seen_generation = generation_;
+      sleeping_workers_.fetch_add(1);  // seq_cst: ordered before the re-check in wait()
+      work_cv_.wait(lock, has_job);
+      sleeping_workers_.fetch_sub(1);
     }
-    // fn_, n_ and errors_ are published under mu_ before generation_ changes and are not
-    // touched by the caller until pending_ drops to 0.
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen_generation = generation_.load(std::memory_order_acquire);
+    // fn_, n_ and errors_ were written before generation_'s release store and are not touched by
+    // the caller until pending_ drops to 0.
     RunChunk(chunk);
-    {
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -61,21 +85,24 @@ void ThreadPool::ParallelFor(int n, const RangeFn& fn) {
     fn(0, n);
     return;
   }
-  {
+  fn_ = &fn;
+  n_ = n;
+  for (std::exception_ptr& error : errors_) error = nullptr;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1);  // seq_cst: publishes the job, then the sleeper check below
+  if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    for (std::exception_ptr& error : errors_) error = nullptr;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();
   RunChunk(0);
-  {
+  auto all_done = [&] { return pending_.load() == 0; };
+  if (!SpinUntil(all_done, kSpinBeforeBlock)) {
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
-    fn_ = nullptr;
+    caller_sleeping_.store(true);  // seq_cst: ordered before the re-check in wait()
+    done_cv_.wait(lock, all_done);
+    caller_sleeping_.store(false);
   }
+  fn_ = nullptr;
   for (const std::exception_ptr& error : errors_) {
     if (error) std::rethrow_exception(error);
   }

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -85,6 +88,35 @@ TEST(ThreadPoolTest, WorkerExceptionKeepsTypeAndMessageAndPoolStaysUsable) {
   std::atomic<int> after{0};
   pool.ParallelFor(8, [&](int begin, int end) { after += end - begin; });
   EXPECT_EQ(after.load(), 8);
+}
+
+// Process CPU time (all threads) in seconds.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// No busy-waiting when idle: after a burst of jobs, 3 workers waiting ~0.3 s for the next one
+// may spin for kSpinBeforeBlock (50 us) each, then must block. Allow 20 ms of CPU in all (a
+// spinning pool would use ~0.9 s).
+TEST(ThreadPoolTest, IdlePoolBurnsNoCpu) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  const ThreadPool::RangeFn fn = [&](int begin, int end) { sum += end - begin; };
+  for (int i = 0; i < 1000; ++i) pool.ParallelFor(64, fn);
+  EXPECT_EQ(sum.load(), 64000);
+  const double cpu_before = ProcessCpuSeconds();
+  const auto wall_before = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double idle_cpu_s = ProcessCpuSeconds() - cpu_before;
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+  RecordProperty("idle_cpu_ms", std::to_string(idle_cpu_s * 1e3));
+  std::printf("idle pool: %.3f ms CPU over %.0f ms wall\n", idle_cpu_s * 1e3, wall_s * 1e3);
+  EXPECT_LT(idle_cpu_s, 0.020);
+  pool.ParallelFor(64, fn);  // and it still wakes up
+  EXPECT_EQ(sum.load(), 64064);
 }
 
 }  // namespace
