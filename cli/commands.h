@@ -15,6 +15,8 @@ Runner RegisterTrain(CLI::App& app);
 Runner RegisterEval(CLI::App& app);
 // greenrl meters [--set energy.key=value ...] [--watch N]
 Runner RegisterMeters(CLI::App& app);
+// greenrl envs
+Runner RegisterEnvs(CLI::App& app);
 // greenrl bench ppo-cartpole [--seeds N] [--steps N] [--config FILE]
 Runner RegisterBench(CLI::App& app);
 

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   const auto eval = greenrl::cli::RegisterEval(app);
   const auto bench = greenrl::cli::RegisterBench(app);
   const auto meters = greenrl::cli::RegisterMeters(app);
+  const auto envs = greenrl::cli::RegisterEnvs(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("eval")) return eval();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("meters")) return meters();
+    if (app.got_subcommand("envs")) return envs();
   } catch (const greenrl::ConfigError& e) {
     fmt::print(stderr, "greenrl: error: {}\n", e.what());
     return 2;
