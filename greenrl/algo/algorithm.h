@@ -51,6 +51,15 @@ class Algorithm {
   // written for another algorithm, env or network shape.
   virtual void LoadCheckpoint(const std::string& path) = 0;
 
+  // Whether the update can switch to reduced precision on this device (the energy budget's first
+  // rung); when not, *why_not says why. Default: not supported.
+  virtual bool CanReducePrecision(std::string* why_not) const {
+    *why_not = name() + " has no reduced-precision update";
+    return false;
+  }
+  // Switches the update to reduced precision (after CanReducePrecision returned true).
+  virtual void ReducePrecision() {}
+
   // A copy of every trainable parameter in the model's flat layout, float32 [num_params]
   // (for tests, parameter broadcast and checkpoint comparison).
   virtual std::vector<float> GetParameters() const = 0;

@@ -65,6 +65,22 @@ void AddPpoKeys(ConfigSchema* schema) {
          std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
   AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
          "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
+  AddKey(schema, "precision", ValueType::kString, "fp32",
+         "forward and loss dtype: fp32, bf16 (CPU or CUDA autocast), fp16 (CUDA autocast)",
+         std::nullopt, std::nullopt, std::vector<std::string>{"fp32", "bf16", "fp16"});
+  AddKey(schema, "grad_scaler.enabled", ValueType::kString, "auto",
+         "loss scaling: auto (on for fp16 only), true, false", std::nullopt, std::nullopt,
+         std::vector<std::string>{"auto", "true", "false"});
+  AddKey(schema, "grad_scaler.init_scale", ValueType::kFloat, "65536.0", "initial loss scale", 0.0,
+         1e30, std::vector<std::string>{}, /*min_exclusive=*/true);
+  AddKey(schema, "grad_scaler.growth_factor", ValueType::kFloat, "2.0",
+         "scale growth after growth_interval finite steps", 1.0, 1e6, std::vector<std::string>{},
+         /*min_exclusive=*/true);
+  AddKey(schema, "grad_scaler.backoff_factor", ValueType::kFloat, "0.5",
+         "scale backoff after a non-finite step", 0.0, 1.0, std::vector<std::string>{},
+         /*min_exclusive=*/true);
+  AddKey(schema, "grad_scaler.growth_interval", ValueType::kInt, "2000",
+         "finite steps in a row before the scale grows", 1, 1e9);
   AddKey(schema, "update_path", ValueType::kString, "fused",
          "fused: hand-written backward over BLAS; autograd: LibTorch", std::nullopt, std::nullopt,
          std::vector<std::string>{"fused", "autograd"});
@@ -93,6 +109,19 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
                                      config.GetString("policy_kwargs.activation_fn"));
   c.ortho_init = config.GetBool("policy_kwargs.ortho_init");
   c.update_path = config.GetString("update_path");
+  c.precision = precision::ParsePrecision("precision", config.GetString("precision"));
+  if (c.precision == precision::Precision::kFp16) {
+    // LibTorch 1.13 CPU autocast is bf16 only, and this build runs on the CPU.
+    throw ConfigError("precision", "fp16",
+                      "fp32 or bf16 on the CPU (fp16 autocast needs a CUDA build of LibTorch)");
+  }
+  const std::string& scaler = config.GetString("grad_scaler.enabled");
+  c.grad_scaler.enabled =
+      scaler == "true" || (scaler == "auto" && c.precision == precision::Precision::kFp16);
+  c.grad_scaler.init_scale = config.GetFloat("grad_scaler.init_scale");
+  c.grad_scaler.growth_factor = config.GetFloat("grad_scaler.growth_factor");
+  c.grad_scaler.backoff_factor = config.GetFloat("grad_scaler.backoff_factor");
+  c.grad_scaler.growth_interval = config.GetInt("grad_scaler.growth_interval");
   const int64_t rollout = static_cast<int64_t>(c.n_steps) * c.n_envs;
   if (c.batch_size > rollout) {
     throw ConfigError("batch_size", std::to_string(c.batch_size),
@@ -115,6 +144,8 @@ class Ppo final : public Algorithm {
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  bool CanReducePrecision(std::string* why_not) const override;
+  void ReducePrecision() override;
   std::vector<float> GetParameters() const override {
     return std::vector<float>(params_.params(), params_.params() + params_.num_params());
   }
@@ -144,7 +175,10 @@ class Ppo final : public Algorithm {
   nn::ActorCriticParams params_;
   nn::FusedMlp actor_, critic_;
   nn::FlatAdam adam_;
-  nn::ActorCriticModule module_{nullptr};  // LibTorch view, built for update_path=autograd
+  nn::ActorCriticModule module_{nullptr};  // LibTorch view, built for the autograd path
+  precision::GradScaler scaler_;
+  // The path each minibatch takes: fused (fp32 only) or autograd (any precision).
+  bool use_autograd_ = false;
 
   // Storage, t-major [n_steps, n_envs, ...].
   std::vector<float> obs_;           // float32 [T, N, obs_dim]
@@ -184,10 +218,13 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
                                   config.activation, config.ortho_init}),
       actor_(params_.spec().actor_spec(), max_batch_),
       critic_(params_.spec().critic_spec(), max_batch_),
-      adam_(params_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-5}) {
+      adam_(params_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-5}),
+      scaler_(config.grad_scaler) {
   Rng init_rng(DeriveSeed(config.seed, 0));
   params_.Initialize(init_rng);
-  if (config_.update_path == "autograd") module_ = nn::ActorCriticModule(params_);
+  use_autograd_ =
+      config_.update_path == "autograd" || config_.precision != precision::Precision::kFp32;
+  if (use_autograd_) module_ = nn::ActorCriticModule(params_);
 
   const size_t tn = static_cast<size_t>(buffer_size_);
   obs_.assign(tn * obs_dim_, 0.0f);
@@ -291,9 +328,8 @@ Metrics Ppo::Update(double progress_remaining) {
       GatherMinibatch(&indices_[start], batch);
       NormalizeAdvantages(batch);
       params_.ZeroGrads();
-      const MinibatchStats s = config_.update_path == "autograd"
-                                   ? AutogradLossAndGrad(batch, clip_range)
-                                   : FusedLossAndGrad(batch, clip_range);
+      const MinibatchStats s = use_autograd_ ? AutogradLossAndGrad(batch, clip_range)
+                                             : FusedLossAndGrad(batch, clip_range);
       sum.pg_loss += s.pg_loss;
       sum.value_loss += s.value_loss;
       sum.entropy += s.entropy;
@@ -305,9 +341,15 @@ Metrics Ppo::Update(double progress_remaining) {
         stop = true;  // SB3: skip this step and the remaining epochs
         break;
       }
-      grad_norm_sum +=
-          nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
-      adam_.Step(params_.params(), params_.grads(), lr);
+      // Gradients were computed for loss x scale: unscale, and skip a step with inf or NaN
+      // (GradScaler.step), then update the scale (GradScaler.update).
+      const bool found_inf = scaler_.UnscaleAndCheck(params_.grads(), params_.num_params());
+      if (!found_inf) {
+        grad_norm_sum +=
+            nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
+        adam_.Step(params_.params(), params_.grads(), lr);
+      }
+      scaler_.Update(found_inf);
     }
   }
   // Explained variance of the rollout's values for its returns (SB3: 1 - Var[y - y_pred] / Var[y]).
@@ -339,6 +381,8 @@ Metrics Ppo::Update(double progress_remaining) {
       {"losses/grad_norm", grad_norm_sum / m},
       {"losses/n_updates", static_cast<double>(adam_.step_count())},
       {"losses/epochs", static_cast<double>(epochs_run)},
+      {"charts/loss_scale", scaler_.scale()},
+      {"losses/skipped_steps", static_cast<double>(scaler_.skipped_steps())},
   };
 }
 
@@ -384,6 +428,7 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
   const float* values = critic_.Forward(params_.critic_params(), mb_obs_.data(), batch);
   const double inv_b = 1.0 / batch;
   const double lo = 1.0 - clip_range, hi = 1.0 + clip_range;
+  const double loss_scale = scaler_.scale();
   MinibatchStats s;
   for (int i = 0; i < batch; ++i) {
     const float* z = logits + static_cast<size_t>(i) * num_actions_;
@@ -403,11 +448,12 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     for (int k = 0; k < num_actions_; ++k) {
       const double p = std::exp(static_cast<double>(logp[k]));
       const double d_entropy_term = config_.ent_coef * inv_b * p * (logp[k] + entropy);
-      g[k] = static_cast<float>(d_logp_a * ((k == a ? 1.0 : 0.0) - p) + d_entropy_term);
+      g[k] =
+          static_cast<float>(loss_scale * (d_logp_a * ((k == a ? 1.0 : 0.0) - p) + d_entropy_term));
     }
     const double err = static_cast<double>(values[i]) - mb_returns_[i];
     s.value_loss += err * err * inv_b;
-    grad_values_[i] = static_cast<float>(config_.vf_coef * 2.0 * err * inv_b);
+    grad_values_[i] = static_cast<float>(loss_scale * config_.vf_coef * 2.0 * err * inv_b);
     s.entropy += entropy * inv_b;
     s.approx_kl += ((ratio - 1.0) - log_ratio) * inv_b;
     s.old_approx_kl += -log_ratio * inv_b;
@@ -427,7 +473,12 @@ Ppo::MinibatchStats Ppo::AutogradLossAndGrad(int batch, double clip_range) {
   auto old_log_prob = torch::from_blob(mb_log_probs_.data(), {batch}, f32);
   auto advantages = torch::from_blob(mb_advantages_.data(), {batch}, f32);
   auto returns = torch::from_blob(mb_returns_.data(), {batch}, f32);
-  auto [logits, values] = module_->forward(obs);
+  // Forward under autocast (bf16 matmuls); the loss is computed from float32 copies of the
+  // outputs, so log-softmax and the squared error keep float32 accuracy.
+  precision::AutocastScope autocast(config_.precision);
+  auto [logits_raw, values_raw] = module_->forward(obs);
+  auto logits = logits_raw.to(torch::kFloat32);
+  auto values = values_raw.to(torch::kFloat32);
   auto log_probs_all = torch::log_softmax(logits, /*dim=*/1);
   auto log_prob = log_probs_all.gather(/*dim=*/1, actions).squeeze(/*dim=*/1);
   auto entropy = -(log_probs_all.exp() * log_probs_all).sum(/*dim=*/1);
@@ -439,7 +490,7 @@ Ppo::MinibatchStats Ppo::AutogradLossAndGrad(int batch, double clip_range) {
   auto value_loss = torch::nn::functional::mse_loss(returns, values);
   auto entropy_loss = -entropy.mean();
   auto loss = policy_loss + config_.ent_coef * entropy_loss + config_.vf_coef * value_loss;
-  loss.backward();
+  (loss * scaler_.scale()).backward();
   torch::NoGradGuard no_grad;
   MinibatchStats s;
   s.pg_loss = policy_loss.item<double>();
@@ -449,6 +500,29 @@ Ppo::MinibatchStats Ppo::AutogradLossAndGrad(int batch, double clip_range) {
   s.old_approx_kl = (-log_ratio).mean().item<double>();
   s.clip_fraction = ((ratio - 1).abs() > clip_range).to(torch::kFloat32).mean().item<double>();
   return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precision: the energy budget's first rung switches to bf16 autocast, but only where the CPU
+// computes bf16 natively; emulated bf16 costs more time and energy than float32.
+bool Ppo::CanReducePrecision(std::string* why_not) const {
+  if (config_.precision != precision::Precision::kFp32) {
+    *why_not = std::string("the update already runs in ") + precision::ToString(config_.precision);
+    return false;
+  }
+  if (!precision::CpuHasNativeBf16()) {
+    *why_not =
+        "this CPU has no native bf16 (no avx512_bf16 or amx_bf16): bf16 autocast would cost more "
+        "time and energy than the float32 update";
+    return false;
+  }
+  return true;
+}
+
+void Ppo::ReducePrecision() {
+  config_.precision = precision::Precision::kBf16;
+  if (!use_autograd_) module_ = nn::ActorCriticModule(params_);
+  use_autograd_ = true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,6 +572,9 @@ void Ppo::SaveCheckpoint(const std::string& path) const {
   archive.write("adam.exp_avg", vec_tensor(adam.exp_avg()));
   archive.write("adam.exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
   archive.write("adam.step", torch::tensor(adam_.step_count()));
+  archive.write("grad_scaler.scale", torch::tensor(scaler_.scale()));
+  archive.write("grad_scaler.growth_tracker", torch::tensor(scaler_.growth_tracker()));
+  archive.write("grad_scaler.skipped_steps", torch::tensor(scaler_.skipped_steps()));
   std::ostringstream bytes;
   archive.save_to(bytes);
   WriteFileAtomic(path, bytes.str());
@@ -568,6 +645,9 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   std::copy(m.data_ptr<float>(), m.data_ptr<float>() + m.numel(), adam_.exp_avg().begin());
   std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), adam_.exp_avg_sq().begin());
   adam_.set_step_count(read_tensor("adam.step").item<int64_t>());
+  scaler_.Restore(read_tensor("grad_scaler.scale").item<double>(),
+                  read_tensor("grad_scaler.growth_tracker").item<int64_t>(),
+                  read_tensor("grad_scaler.skipped_steps").item<int64_t>());
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/spaces.h"
 #include "greenrl/nn/fused_mlp.h"
+#include "greenrl/precision/autocast.h"
+#include "greenrl/precision/grad_scaler.h"
 
 namespace greenrl::algo {
 
@@ -36,7 +38,12 @@ struct PpoConfig {
   nn::Activation activation = nn::Activation::kTanh;  // policy_kwargs.activation_fn
   bool ortho_init = true;                             // policy_kwargs.ortho_init
   std::string update_path = "fused";  // "fused" (hand-written backward over BLAS) or "autograd"
-  uint64_t seed = 0;                  // network init, action sampling and minibatch shuffling
+  // Forward and loss dtype: fp32 (either path) or bf16/fp16 (autograd path under autocast; fp32
+  // master weights, gradients and Adam state).
+  precision::Precision precision = precision::Precision::kFp32;
+  // Loss scaling (GradScaler semantics); enabled by default for fp16 only.
+  precision::GradScalerOptions grad_scaler{false, 65536.0, 2.0, 0.5, 2000};
+  uint64_t seed = 0;  // network init, action sampling and minibatch shuffling
 };
 
 // Declares PPO's keys (names, types, SB3 defaults, ranges, one-line docs) in `schema`.

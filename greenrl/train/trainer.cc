@@ -228,11 +228,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     return any_gpu ? gpu : m.total_energy_j();
   };
-  // The fused float32 update has no reduced-precision variant yet: that rung is passed over.
-  budget.ReportUnsupported(energy::BudgetAction::kReducePrecision,
-                           "the " + algo_id +
-                               " update runs in float32 on the CPU; no reduced "
-                               "precision is available on this device");
+  // The first rung needs a reduced-precision update this device runs natively.
+  std::string why_no_reduced_precision;
+  if (!algorithm->CanReducePrecision(&why_no_reduced_precision)) {
+    budget.ReportUnsupported(energy::BudgetAction::kReducePrecision, why_no_reduced_precision);
+  }
   env->Reset();
 
   std::deque<double> recent_returns;  // the last 100 finished training episodes
@@ -326,6 +326,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
           budget.OnIteration(steps, total_steps, total.total_energy_j(), clock.NowS() - t0);
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
+        if (action == energy::BudgetAction::kReducePrecision) algorithm->ReducePrecision();
         if (action == energy::BudgetAction::kThrottle) power_limits.Throttle();
       }
       if (decision.stop) {

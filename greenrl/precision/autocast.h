@@ -1,0 +1,35 @@
+// autocast.h: precision as a setting. `precision: fp32 | bf16 | fp16` selects the dtype of the
+// forward pass and loss under LibTorch autocast (CPU: bf16 only in LibTorch 1.13; CUDA: fp16 or
+// bf16), with float32 master weights, gradients and optimiser state throughout.
+#pragma once
+
+#include <string>
+
+namespace greenrl::precision {
+
+enum class Precision { kFp32, kBf16, kFp16 };
+
+// Parses "fp32" / "bf16" / "fp16". Errors: ConfigError(field, text, "one of: fp32, bf16, fp16").
+Precision ParsePrecision(const std::string& field, const std::string& text);
+const char* ToString(Precision precision);
+
+// Whether this CPU computes bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo). Without
+// it, bf16 autocast converts on every op and costs more time and energy than float32.
+bool CpuHasNativeBf16();
+
+// RAII autocast region for the CPU: bf16 enables LibTorch's CPU autocast with dtype bfloat16
+// and restores the previous state at scope exit; fp32 does nothing.
+// Errors: ConfigError("precision", "fp16", ...) on the CPU (no CPU fp16 autocast in 1.13).
+class AutocastScope {
+ public:
+  explicit AutocastScope(Precision precision);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+  bool previous_enabled_ = false;
+};
+
+}  // namespace greenrl::precision

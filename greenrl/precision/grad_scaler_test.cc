@@ -1,0 +1,64 @@
+// GradScaler's rules pinned on a scripted sequence of finite and non-finite gradients.
+#include "greenrl/precision/grad_scaler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::precision {
+namespace {
+
+// init 1024, growth 2 every 3 finite steps, backoff 0.5:
+//   step: 1    2    3     4    5    6    7     8    9    10
+//   grad: ok   ok   ok    inf  ok   nan  ok    ok   ok   ok
+//   scale after Update:
+//         1024 1024 2048  1024 1024 512  512   512  1024 1024
+//   optimiser steps taken: 8 (steps 4 and 6 skipped)
+TEST(GradScalerTest, ScriptedSequenceGivesExactScalesAndStepCount) {
+  GradScaler scaler({true, 1024.0, 2.0, 0.5, 3});
+  const std::vector<float> script = {1, 1, 1, INFINITY, 1, NAN, 1, 1, 1, 1};
+  const std::vector<double> expected = {1024, 1024, 2048, 1024, 1024, 512, 512, 512, 1024, 1024};
+  int steps_taken = 0;
+  for (size_t i = 0; i < script.size(); ++i) {
+    std::vector<float> grads = {2.0f * static_cast<float>(scaler.scale()), script[i]};
+    const bool found_inf = scaler.UnscaleAndCheck(grads.data(), 2);
+    EXPECT_EQ(found_inf, !std::isfinite(script[i])) << i;
+    if (!found_inf) {
+      EXPECT_FLOAT_EQ(grads[0], 2.0f);  // unscaled exactly
+      ++steps_taken;
+    }
+    scaler.Update(found_inf);
+    EXPECT_EQ(scaler.scale(), expected[i]) << "after step " << i + 1;
+  }
+  EXPECT_EQ(steps_taken, 8);
+  EXPECT_EQ(scaler.skipped_steps(), 2);
+  EXPECT_EQ(scaler.growth_tracker(), 1);
+}
+
+TEST(GradScalerTest, DisabledIsIdentityButStillDetects) {
+  GradScaler scaler({false, 65536.0, 2.0, 0.5, 2000});
+  EXPECT_EQ(scaler.scale(), 1.0);
+  std::vector<float> grads = {3.0f, INFINITY};
+  EXPECT_TRUE(scaler.UnscaleAndCheck(grads.data(), 2));
+  EXPECT_EQ(grads[0], 3.0f);
+  scaler.Update(true);
+  EXPECT_EQ(scaler.scale(), 1.0);
+}
+
+TEST(GradScalerTest, BadOptionsNameTheirKey) {
+  EXPECT_THROW(GradScaler({true, 0.0, 2.0, 0.5, 1}), ConfigError);
+  EXPECT_THROW(GradScaler({true, 1.0, 1.0, 0.5, 1}), ConfigError);
+  EXPECT_THROW(GradScaler({true, 1.0, 2.0, 1.5, 1}), ConfigError);
+  try {
+    GradScaler({true, 1.0, 2.0, 0.5, 0});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "grad_scaler.growth_interval");
+  }
+}
+
+}  // namespace
+}  // namespace greenrl::precision
