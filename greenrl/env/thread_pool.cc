@@ -14,13 +14,17 @@
 namespace greenrl::env {
 namespace {
 
-// Spins until done() or kSpin has passed; returns done(). Reads the clock every 64 polls.
+// Polls done() until it holds or `spin` has passed; returns done(). The first 256 polls only
+// pause the core; later ones also yield it, so on an oversubscribed machine the thread being
+// waited for can run on this core instead of waiting for the spin to end. Reads the clock every
+// 64 polls.
 template <typename Done>
 bool SpinUntil(Done done, std::chrono::microseconds spin) {
   const auto deadline = std::chrono::steady_clock::now() + spin;
   for (int polls = 1;; ++polls) {
     if (done()) return true;
     GREENRL_CPU_RELAX();
+    if (polls > 256) std::this_thread::yield();
     if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
   }
 }
