@@ -2,14 +2,18 @@
 // and the final evaluation return per seed, then the medians. A benchmark, not a test: it
 // prints figures and asserts nothing.
 #include <fmt/format.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 
 #include "cli/commands.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/nn/actor_critic.h"
+#include "greenrl/nn/fused_mlp.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -29,6 +33,36 @@ struct BenchArgs {
 const std::map<std::string, std::string>& Benchmarks() {
   static const std::map<std::string, std::string> b = {{"ppo-cartpole", "ppo/cartpole.yaml"}};
   return b;
+}
+
+// The floor: the GEMM rate this machine reaches, in the same run, on the update's dominant
+// shape (a [256, 64] x [64, 64] product), for float32 (BLAS sgemm, as the fused path calls it)
+// and bf16 (LibTorch's mm, as autocast runs it). GFLOP/s, best of 5 timings of 200 products.
+double GemmGflops(const std::string& precision) {
+  const int m = 256, n = 64, k = 64, reps = 200;
+  const double flops = 2.0 * m * n * k * reps;
+  double best_s = 1e30;
+  if (precision == "fp32") {
+    std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
+    for (int t = 0; t < 5; ++t) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < reps; ++r) {
+        nn::blas::Sgemm('N', 'N', n, m, k, 1.0f, b.data(), n, a.data(), k, 0.0f, c.data(), n);
+      }
+      best_s = std::min(
+          best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  } else {
+    auto a = torch::rand({m, k}).to(torch::kBFloat16);
+    auto b = torch::rand({k, n}).to(torch::kBFloat16);
+    for (int t = 0; t < 5; ++t) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < reps; ++r) torch::mm(a, b);
+      best_s = std::min(
+          best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  return flops / best_s / 1e9;
 }
 
 double Median(std::vector<double> v) {
@@ -69,9 +103,29 @@ Runner RegisterBench(CLI::App& app) {
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         probe.GetInt("threads.env"));
-    fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13}\n", "seed", "wall_s", "steps/s",
-               "cpu_s", "eval_return", "energy_wh", "sampler_cpu%");
-    std::vector<double> walls, sps, cpus, returns;
+    // Matrix FLOPs of one PPO minibatch update (actor and critic), for the achieved rate.
+    nn::ActorCriticSpec spec;
+    spec.obs_dim = 4;  // CartPole-v1
+    spec.num_actions = 2;
+    spec.pi_arch.clear();
+    spec.vf_arch.clear();
+    for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.pi"))
+      spec.pi_arch.push_back(static_cast<int>(h));
+    for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.vf"))
+      spec.vf_arch.push_back(static_cast<int>(h));
+    const int batch = static_cast<int>(probe.GetInt("batch_size"));
+    const double flops_per_update = static_cast<double>(spec.actor_spec().UpdateFlops(batch) +
+                                                        spec.critic_spec().UpdateFlops(batch));
+    const std::string precision = probe.GetString("precision");
+    const double floor_gflops = GemmGflops(precision);
+    fmt::print(
+        "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "
+        "on this machine {:.1f} GFLOP/s ({})\n",
+        precision, flops_per_update / 1e6, floor_gflops,
+        precision == "fp32" ? "sgemm [256,64]x[64,64]" : "torch::mm bf16 [256,64]x[64,64]");
+    fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "wall_s",
+               "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%", "update_GFLOP/s");
+    std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
     for (int seed = 0; seed < args->seeds; ++seed) {
       const Config config = train::LoadRunConfig(preset, sets, seed);
@@ -84,9 +138,22 @@ Runner RegisterBench(CLI::App& app) {
       // Sampler overhead: CPU time of the power-sampling thread over the run's CPU time.
       const double sampler_pct =
           r.cpu_time_s > 0 ? 100.0 * r.sampler.cpu_time_s / r.cpu_time_s : 0.0;
-      fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f}\n",
-                 seed, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return,
-                 r.eval_std_return, r.total_energy_j() / 3600.0, sampler_pct);
+      // Achieved rate of the update window: minibatches x FLOPs / its wall time.
+      double update_s = 0.0;
+      for (const auto& w : r.windows) {
+        if (w.key == "update") update_s = w.duration_s;
+      }
+      const int64_t rollout = probe.GetInt("n_steps") * probe.GetInt("n_envs");
+      const double minibatches = static_cast<double>(r.steps / rollout) *
+                                 static_cast<double>(probe.GetInt("n_epochs")) *
+                                 std::ceil(static_cast<double>(rollout) / batch);
+      const double update_gflops =
+          update_s > 0 ? minibatches * flops_per_update / update_s / 1e9 : 0;
+      gflops.push_back(update_gflops);
+      fmt::print(
+          "{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f} {:>14.1f}\n",
+          seed, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return, r.eval_std_return,
+          r.total_energy_j() / 3600.0, sampler_pct, update_gflops);
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);
@@ -96,6 +163,8 @@ Runner RegisterBench(CLI::App& app) {
     }
     fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", Median(walls), Median(sps),
                Median(cpus), Median(returns));
+    fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
+               Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
     fmt::print("seeds with mean eval return >= {:g}: {} of {}\n", threshold, solved, args->seeds);
     if (!keep) fs::remove_all(base);
     return 0;

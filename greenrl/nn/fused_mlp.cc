@@ -24,6 +24,15 @@ const char* ToString(Activation activation) {
 
 int64_t MlpSpec::num_params() const { return weight_offset(num_layers()); }
 
+int64_t MlpSpec::UpdateFlops(int batch) const {
+  int64_t flops = 0;
+  for (int l = 0; l < num_layers(); ++l) {
+    const int64_t mac = static_cast<int64_t>(batch) * sizes[l] * sizes[l + 1];
+    flops += 2 * mac * (l == 0 ? 2 : 3);
+  }
+  return flops;
+}
+
 int64_t MlpSpec::weight_offset(int layer) const {
   int64_t offset = 0;
   for (int l = 0; l < layer; ++l) {

@@ -34,6 +34,10 @@ struct MlpSpec {
   int out_dim() const { return sizes.back(); }
   // Number of float32 parameters (weights and biases).
   int64_t num_params() const;
+  // Matrix-multiply FLOPs (2 per multiply-add) of one forward and backward pass over `batch`
+  // rows: forward 2 B sum(in x out); backward the same for dW, and again for dX of every layer
+  // but the first. Elementwise work (bias, activation) is not counted.
+  int64_t UpdateFlops(int batch) const;
   // Offset of W_l and of b_l in the flat parameter buffer.
   int64_t weight_offset(int layer) const;
   int64_t bias_offset(int layer) const;
