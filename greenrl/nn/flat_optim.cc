@@ -11,6 +11,28 @@ FlatAdam::FlatAdam(int64_t num_params, AdamOptions options)
   GREENRL_CHECK(num_params >= 0, "num_params must be >= 0");
 }
 
+namespace {
+// The per-element Adam update; cloned for AVX2 (chosen at run time by the loader's ifunc), with
+// the same arithmetic per element in every clone (no FMA contraction: -ffp-contract=off).
+__attribute__((target_clones("avx2", "default"))) void AdamKernel(
+    float* params, const float* grads, float* m, float* v, int64_t n, float b1, float one_minus_b1,
+    float b2, float one_minus_b2, float inv_sqrt_bc2, float eps, float step_size) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grads[i];
+    m[i] = m[i] * b1 + one_minus_b1 * g;
+    v[i] = v[i] * b2 + one_minus_b2 * g * g;
+    const float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
+    params[i] -= step_size * (m[i] / denom);
+  }
+}
+
+__attribute__((target_clones("avx2", "default"))) double SumOfSquares(const float* x, int64_t n) {
+  double sum_sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  return sum_sq;
+}
+}  // namespace
+
 void FlatAdam::Step(float* params, const float* grads, double lr) {
   ++step_count_;
   const double bias_correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_count_));
@@ -22,22 +44,12 @@ void FlatAdam::Step(float* params, const float* grads, double lr) {
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bias_correction2));
   const float eps = static_cast<float>(options_.eps);
   const float step_size = static_cast<float>(lr / bias_correction1);
-  float* m = exp_avg_.data();
-  float* v = exp_avg_sq_.data();
-  const int64_t n = num_params();
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grads[i];
-    m[i] = m[i] * b1 + one_minus_b1 * g;
-    v[i] = v[i] * b2 + one_minus_b2 * g * g;
-    const float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
-    params[i] -= step_size * (m[i] / denom);
-  }
+  AdamKernel(params, grads, exp_avg_.data(), exp_avg_sq_.data(), num_params(), b1, one_minus_b1, b2,
+             one_minus_b2, inv_sqrt_bc2, eps, step_size);
 }
 
 double ClipGradNorm(float* grads, int64_t n, double max_norm) {
-  double sum_sq = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(grads[i]) * grads[i];
-  const double total = std::sqrt(sum_sq);
+  const double total = std::sqrt(SumOfSquares(grads, n));
   if (max_norm > 0.0 && std::isfinite(max_norm)) {
     const double coef = max_norm / (total + 1e-6);
     if (coef < 1.0) {

@@ -50,8 +50,11 @@ namespace {
 // interpolant, "accurate up to a couple of ulp in the range [-9, 9], outside of which
 // tanh(x) = +/-1" in float32. Same coefficients, our own evaluation. T is float or a GCC vector
 // of floats; the clamp is written as selects (x > 9 ? 9 : x keeps NaN) so it has no branches.
+// GCC warns that passing 32-byte vectors by value changes the ABI without AVX; TanhRational is
+// always inlined, so no such call exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
 template <typename T>
-inline T TanhRational(T x) {
+inline __attribute__((always_inline)) T TanhRational(T x) {
   constexpr float kAlpha1 = 4.89352455891786e-03f, kAlpha3 = 6.37261928875436e-04f,
                   kAlpha5 = 1.48572235717979e-05f, kAlpha7 = 5.12229709037114e-08f,
                   kAlpha9 = -8.60467152213735e-11f, kAlpha11 = 2.00018790482477e-13f,
@@ -76,9 +79,10 @@ inline T TanhRational(T x) {
 }
 
 typedef float Float4 __attribute__((vector_size(16)));  // SSE, baseline on x86-64
+typedef float Float8 __attribute__((vector_size(32)));  // AVX
 
-// y[0..n) = tanh(y[0..n)), 4 lanes at a time.
-void TanhInPlace(float* y, size_t n) {
+// y[0..n) = tanh(y[0..n)), 4 lanes at a time (SSE2, every x86-64).
+void TanhInPlaceSse(float* y, size_t n) {
   size_t j = 0;
   for (; j + 4 <= n; j += 4) {
     Float4 v;
@@ -87,6 +91,34 @@ void TanhInPlace(float* y, size_t n) {
     std::memcpy(y + j, &v, sizeof(v));
   }
   for (; j < n; ++j) y[j] = TanhApprox(y[j]);
+}
+
+// The same, 8 lanes at a time, for CPUs with AVX2 (chosen at run time). The arithmetic is the
+// same per lane (no FMA contraction: -ffp-contract=off), so results equal the SSE version's.
+__attribute__((target("avx2"))) void TanhInPlaceAvx2(float* y, size_t n) {
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    Float8 v;
+    std::memcpy(&v, y + j, sizeof(v));
+    v = TanhRational(v);
+    std::memcpy(y + j, &v, sizeof(v));
+  }
+  for (; j < n; ++j) y[j] = TanhApprox(y[j]);
+}
+
+// delta[j] *= 1 - h[j]^2 (tanh' from its output), vectorised for AVX2 where the CPU has it.
+__attribute__((target_clones("avx2", "default"))) void TanhBackwardInPlace(const float* h,
+                                                                           float* delta, size_t n) {
+  for (size_t j = 0; j < n; ++j) delta[j] *= 1.0f - h[j] * h[j];
+}
+
+void TanhInPlace(float* y, size_t n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    TanhInPlaceAvx2(y, n);
+  } else {
+    TanhInPlaceSse(y, n);
+  }
 }
 }  // namespace
 
@@ -176,7 +208,7 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
     const float* h = act_[l - 1].data();
     const size_t n = static_cast<size_t>(batch) * in;
     if (spec_.activation == Activation::kTanh) {
-      for (size_t j = 0; j < n; ++j) next_delta[j] *= 1.0f - h[j] * h[j];
+      TanhBackwardInPlace(h, next_delta, n);
     } else {
       for (size_t j = 0; j < n; ++j) next_delta[j] = h[j] > 0.0f ? next_delta[j] : 0.0f;
     }
