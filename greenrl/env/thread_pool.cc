@@ -1,5 +1,6 @@
 #include "greenrl/env/thread_pool.h"
 
+#include <algorithm>
 #include <string>
 
 #include "greenrl/core/errors.h"
@@ -31,7 +32,7 @@ bool SpinUntil(Done done, std::chrono::microseconds spin) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads) {
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads), active_threads_(num_threads) {
   if (num_threads < 1) {
     throw ConfigError("num_threads", std::to_string(num_threads), "an integer >= 1");
   }
@@ -49,10 +50,16 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : workers_) worker.join();
 }
 
+void ThreadPool::set_active_threads(int threads) {
+  active_threads_ = std::max(1, std::min(threads, num_threads_));
+}
+
 void ThreadPool::RunChunk(int chunk) {
   const int64_t n = n_;
-  const int begin = static_cast<int>(n * chunk / num_threads_);
-  const int end = static_cast<int>(n * (chunk + 1) / num_threads_);
+  const int t = job_threads_;
+  if (chunk >= t) return;
+  const int begin = static_cast<int>(n * chunk / t);
+  const int end = static_cast<int>(n * (chunk + 1) / t);
   if (begin >= end) return;
   try {
     (*fn_)(begin, end);
@@ -89,8 +96,13 @@ void ThreadPool::ParallelFor(int n, const RangeFn& fn) {
     fn(0, n);
     return;
   }
+  if (active_threads_ == 1) {  // throttled to the caller alone: no hand-off at all
+    fn(0, n);
+    return;
+  }
   fn_ = &fn;
   n_ = n;
+  job_threads_ = active_threads_;
   for (std::exception_ptr& error : errors_) error = nullptr;
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   generation_.fetch_add(1);  // seq_cst: publishes the job, then the sleeper check below

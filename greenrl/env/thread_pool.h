@@ -43,7 +43,13 @@ class ThreadPool {
   // Threads taking part in ParallelFor, the caller's included.
   int num_threads() const { return num_threads_; }
 
-  // Runs fn on the chunks [n*k/T, n*(k+1)/T) for k in [0, T), T = num_threads(), skipping empty
+  // Splits later jobs over only the first `threads` chunks (clamped to [1, num_threads()]); the
+  // other workers still take part in the hand-off but get empty chunks. The energy budget's
+  // throttle rung uses it to run fewer env threads. Not thread-safe against ParallelFor.
+  void set_active_threads(int threads);
+  int active_threads() const { return active_threads_; }
+
+  // Runs fn on the chunks [n*k/T, n*(k+1)/T) for k in [0, T), T = active_threads(), skipping empty
   // chunks; returns when all chunks are done. Chunk boundaries depend only on n and T.
   // Allocates nothing (fn is referenced, not copied).
   // Errors: if chunks throw, every chunk still finishes, then the exception of the lowest-numbered
@@ -67,6 +73,8 @@ class ThreadPool {
 
   const RangeFn* fn_ = nullptr;  // current job's function; published by generation_ (release)
   int n_ = 0;                    // current job's size; published by generation_ (release)
+  int active_threads_;           // chunks with work (<= num_threads_); see set_active_threads
+  int job_threads_ = 1;          // active_threads_ of the current job; published like n_
   std::atomic<uint64_t> generation_{0};  // incremented once per job
   std::atomic<int> pending_{0};          // workers still running the current job
   std::atomic<bool> stop_{false};        // set by the destructor

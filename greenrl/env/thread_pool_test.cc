@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -117,6 +119,37 @@ TEST(ThreadPoolTest, IdlePoolBurnsNoCpu) {
   EXPECT_LT(idle_cpu_s, 0.020);
   pool.ParallelFor(64, fn);  // and it still wakes up
   EXPECT_EQ(sum.load(), 64064);
+}
+
+}  // namespace
+}  // namespace greenrl::env
+
+namespace greenrl::env {
+namespace {
+
+// Throttled to fewer threads, the pool still covers every row once, on fewer threads.
+TEST(ThreadPoolTest, ActiveThreadsLimitsTheThreadsThatWork) {
+  ThreadPool pool(3);
+  std::vector<std::thread::id> owner(90);
+  const ThreadPool::RangeFn fn = [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) owner[i] = std::this_thread::get_id();
+  };
+  pool.ParallelFor(90, fn);
+  std::set<std::thread::id> all(owner.begin(), owner.end());
+  EXPECT_EQ(all.size(), 3u);
+  pool.set_active_threads(2);
+  EXPECT_EQ(pool.active_threads(), 2);
+  std::fill(owner.begin(), owner.end(), std::thread::id());
+  pool.ParallelFor(90, fn);
+  std::set<std::thread::id> two(owner.begin(), owner.end());
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_EQ(two.count(std::thread::id()), 0u);  // every row written
+  pool.set_active_threads(0);                   // clamped to 1: the caller alone
+  EXPECT_EQ(pool.active_threads(), 1);
+  pool.ParallelFor(90, fn);
+  std::set<std::thread::id> one(owner.begin(), owner.end());
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(*one.begin(), std::this_thread::get_id());
 }
 
 }  // namespace

@@ -107,6 +107,11 @@ int VecEnv::num_threads() const {
   return root_->pool.num_threads();
 }
 
+void VecEnv::SetActiveThreads(int threads) {
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override SetActiveThreads()");
+  root_->pool.set_active_threads(threads);
+}
+
 void VecEnv::Reset() {
   GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override Reset()");
   root_->pool.ParallelFor(num_envs_, root_->reset_rows);

@@ -56,6 +56,10 @@ class VecEnv {
   int num_envs() const { return num_envs_; }
   // Threads used by Reset/Step, the caller's included: min(num_threads, num_envs).
   virtual int num_threads() const;
+  // Steps rows on only `threads` of the num_threads() threads from now on (clamped to
+  // [1, num_threads()]); results do not change (rows are seeded per env). The energy budget's
+  // throttle rung calls it. Decorators forward it to the env they wrap.
+  virtual void SetActiveThreads(int threads);
   // The seed given at construction.
   uint64_t seed() const { return seed_; }
 

@@ -28,6 +28,7 @@ class VecEnvWrapper : public VecEnv {
   VecEnvWrapper(std::unique_ptr<VecEnv> inner, const EnvSpec* spec);
 
   int num_threads() const override { return inner_->num_threads(); }
+  void SetActiveThreads(int threads) override { inner_->SetActiveThreads(threads); }
   void Reset() override { inner_->Reset(); }
   void Step() override { inner_->Step(); }
 

@@ -327,7 +327,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
         if (action == energy::BudgetAction::kReducePrecision) algorithm->ReducePrecision();
-        if (action == energy::BudgetAction::kThrottle) power_limits.Throttle();
+        if (action == energy::BudgetAction::kThrottle) {
+          power_limits.Throttle();
+          env->SetActiveThreads(
+              std::max(1, static_cast<int>(env->num_threads() * decision.env_threads_fraction)));
+        }
       }
       if (decision.stop) {
         stopped_by_budget = true;
