@@ -126,4 +126,21 @@ TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
   EXPECT_TRUE(fs::exists(out + "/power.csv"));
 }
 
+// A run trained with normalize: true evaluates after reload with its saved statistics: greenrl
+// eval reports exactly the return of the training run's final evaluation (same seed, same
+// episodes).
+TEST(CliTest, EvalOfNormalizedRunMatchesTrainingsFinalEval) {
+  const std::string out = Dir("normalized");
+  Result r = RunGreenrl("train --config " + Preset() +
+                        " --set normalize=true --set n_timesteps=4096 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto at = r.output.find("eval return    ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string trained = r.output.substr(at + 15, r.output.find(" (", at) - at - 15);
+  r = RunGreenrl("eval --run " + out + " --episodes 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("return  " + trained + " over 10"), std::string::npos) << trained << "\n"
+                                                                                 << r.output;
+}
+
 }  // namespace

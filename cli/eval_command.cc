@@ -43,8 +43,14 @@ Runner RegisterEval(CLI::App& app) {
     const std::string env_id = config.GetString("env_id");
     auto algorithm = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec(env_id));
     algorithm->LoadCheckpoint(checkpoint);
-    const train::EvalResult r = train::EvaluatePolicy(*algorithm, env_id, args->episodes,
-                                                      static_cast<uint64_t>(config.GetInt("seed")));
+    // A run trained with normalize: true evaluates with its saved, frozen statistics.
+    std::optional<train::NormalizerSnapshot> normalizer;
+    if (config.GetBool("normalize")) {
+      normalizer = train::LoadNormalizer(args->run_dir + "/checkpoints/normalizer.json");
+    }
+    const train::EvalResult r = train::EvaluatePolicy(
+        *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
+        /*deterministic=*/true, normalizer ? &*normalizer : nullptr);
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
     fmt::print("  return  {:.2f} ± {:.2f} over {} deterministic episodes\n", r.mean_return,
                r.std_return, args->episodes);

@@ -1,20 +1,65 @@
 #include "greenrl/train/evaluate.h"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 
 namespace greenrl::train {
 
+void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot) {
+  nlohmann::json j;
+  j["format_version"] = 1;
+  j["norm_obs"] = snapshot.options.norm_obs;
+  j["norm_reward"] = snapshot.options.norm_reward;
+  j["clip_obs"] = snapshot.options.clip_obs;
+  j["clip_reward"] = snapshot.options.clip_reward;
+  j["gamma"] = snapshot.options.gamma;
+  j["epsilon"] = snapshot.options.epsilon;
+  j["state"] = snapshot.state;
+  WriteFileAtomic(path, j.dump() + "\n");
+}
+
+NormalizerSnapshot LoadNormalizer(const std::string& path) {
+  const std::string accepted = "a normaliser file written by greenrl train";
+  NormalizerSnapshot s;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    if (j.at("format_version").get<int>() != 1) {
+      throw ConfigError("normalizer", path, accepted + " of format version 1");
+    }
+    s.options.norm_obs = j.at("norm_obs").get<bool>();
+    s.options.norm_reward = j.at("norm_reward").get<bool>();
+    s.options.clip_obs = j.at("clip_obs").get<double>();
+    s.options.clip_reward = j.at("clip_reward").get<double>();
+    s.options.gamma = j.at("gamma").get<double>();
+    s.options.epsilon = j.at("epsilon").get<double>();
+    s.state = j.at("state").get<std::vector<double>>();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError("normalizer", path, accepted + " (" + e.what() + ")");
+  }
+  return s;
+}
+
 EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id, int episodes,
-                          uint64_t seed, bool deterministic) {
+                          uint64_t seed, bool deterministic, const NormalizerSnapshot* normalizer) {
   if (episodes < 1) {
     throw ConfigError("episodes", std::to_string(episodes), "an integer >= 1");
   }
   // Eval envs use their own seed stream, apart from the training envs' (seed, i) streams.
-  auto env = env::MakeVecEnv(env_id, episodes, DeriveSeed(seed, 0x6576616cULL), 1);
+  std::unique_ptr<env::VecEnv> env =
+      env::MakeVecEnv(env_id, episodes, DeriveSeed(seed, 0x6576616cULL), 1);
+  if (normalizer != nullptr) {
+    auto wrapped = std::make_unique<env::NormalizeVecEnv>(std::move(env), normalizer->options);
+    wrapped->SetState(normalizer->state);
+    wrapped->set_training(false);
+    env = std::move(wrapped);
+  }
   env->Reset();
   EvalResult result;
   result.returns.assign(episodes, 0.0);

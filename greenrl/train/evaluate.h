@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "greenrl/algo/algorithm.h"
+#include "greenrl/env/wrappers.h"
 
 namespace greenrl::train {
 
@@ -20,7 +21,23 @@ struct EvalResult {
 // Runs `episodes` episodes of env_id in parallel (one env each, seeds derived from `seed`),
 // acting with the policy's mode when deterministic. Every episode ends by the env's TimeLimit at
 // the latest. Errors: ConfigError for an unknown env_id or episodes < 1.
+// normalizer: when non-null, the observation/reward normaliser the agent trained with
+// (NormalizeVecEnv::GetState() and its options): the eval envs are wrapped in a NormalizeVecEnv
+// with exactly those statistics, frozen (SB3: eval envs use training=False), so the agent sees
+// the normalisation it trained with and evaluation never moves it. Returns are raw rewards.
+struct NormalizerSnapshot {
+  env::NormalizeOptions options;
+  std::vector<double> state;  // NormalizeVecEnv::GetState()
+};
+// Writes a normaliser snapshot to `path` atomically (JSON: format version, options, state).
+// Errors: std::runtime_error naming the path when it cannot be written.
+void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot);
+// Reads what SaveNormalizer wrote.
+// Errors: ConfigError("normalizer", path, ...) for a missing or malformed file.
+NormalizerSnapshot LoadNormalizer(const std::string& path);
+
 EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id, int episodes,
-                          uint64_t seed, bool deterministic = true);
+                          uint64_t seed, bool deterministic = true,
+                          const NormalizerSnapshot* normalizer = nullptr);
 
 }  // namespace greenrl::train

@@ -54,6 +54,16 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
   AddKey(&s, "n_timesteps", ValueType::kInt, "100000", "env steps to train for (summed over envs)",
          1, 1e12);
+  AddKey(&s, "normalize", ValueType::kBool, "false",
+         "wrap the envs in VecNormalize (rl-zoo's normalize); gamma is the algorithm's");
+  AddKey(&s, "normalize_kwargs.norm_obs", ValueType::kBool, "true",
+         "normalise observations by their running mean and variance");
+  AddKey(&s, "normalize_kwargs.norm_reward", ValueType::kBool, "true",
+         "scale rewards by the running std of the discounted return");
+  AddKey(&s, "normalize_kwargs.clip_obs", ValueType::kFloat, "10.0",
+         "clip normalised observations to +-clip_obs", 0.0, 1e9, {}, true);
+  AddKey(&s, "normalize_kwargs.clip_reward", ValueType::kFloat, "10.0",
+         "clip normalised rewards to +-clip_reward", 0.0, 1e9, {}, true);
   AddKey(&s, "threads.env", ValueType::kInt, "1",
          "threads stepping envs (1: on the training thread)", 1, 256);
   AddKey(&s, "threads.torch", ValueType::kInt, "1", "LibTorch intra-op and OpenMP/OpenBLAS threads",
@@ -124,6 +134,16 @@ energy::MeterOptions MeterOptionsFrom(const Config& config) {
   o.watts_per_core = config.GetFloat("energy.watts_per_core");
   o.gpu = config.GetString("energy.gpu");
   o.nvml_library = config.GetString("energy.nvml_library");
+  return o;
+}
+
+env::NormalizeOptions NormalizeOptionsFrom(const Config& config) {
+  env::NormalizeOptions o;
+  o.norm_obs = config.GetBool("normalize_kwargs.norm_obs");
+  o.norm_reward = config.GetBool("normalize_kwargs.norm_reward");
+  o.clip_obs = config.GetFloat("normalize_kwargs.clip_obs");
+  o.clip_reward = config.GetFloat("normalize_kwargs.clip_reward");
+  o.gamma = config.GetFloat("gamma");  // rl-zoo passes the algorithm's gamma to VecNormalize
   return o;
 }
 

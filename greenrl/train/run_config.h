@@ -10,6 +10,7 @@
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/select.h"
+#include "greenrl/env/wrappers.h"
 
 namespace greenrl::train {
 
@@ -35,5 +36,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
 energy::MeterOptions MeterOptionsFrom(const Config& config);
 energy::CarbonOptions CarbonOptionsFrom(const Config& config);
 energy::BudgetOptions BudgetOptionsFrom(const Config& config);
+// VecNormalize options (normalize_kwargs.*, gamma from the algorithm's `gamma`).
+env::NormalizeOptions NormalizeOptionsFrom(const Config& config);
 
 }  // namespace greenrl::train

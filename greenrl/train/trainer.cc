@@ -169,7 +169,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
-  auto env = env::MakeVecEnv(env_id, n_envs, seed, static_cast<int>(config.GetInt("threads.env")));
+  std::unique_ptr<env::VecEnv> env =
+      env::MakeVecEnv(env_id, n_envs, seed, static_cast<int>(config.GetInt("threads.env")));
+  // VecNormalize (normalize: true): the agent trains on normalised obs and rewards; evaluation
+  // and the checkpoint use the same statistics, frozen.
+  env::NormalizeVecEnv* normalizer = nullptr;
+  if (config.GetBool("normalize")) {
+    auto wrapped =
+        std::make_unique<env::NormalizeVecEnv>(std::move(env), NormalizeOptionsFrom(config));
+    normalizer = wrapped.get();
+    env = std::move(wrapped);
+  }
+  auto snapshot = [&]() -> std::optional<NormalizerSnapshot> {
+    if (normalizer == nullptr) return std::nullopt;
+    return NormalizerSnapshot{normalizer->options(), normalizer->GetState()};
+  };
   auto algorithm = MakeAlgorithm(config, env->spec());
 
   std::string meter_reason;
@@ -282,8 +296,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
     if (last || (periodic_eval_due && !skip_non_critical)) {
       monitor.BeginWindow("eval");
+      const auto norm = snapshot();
       const EvalResult eval =
-          EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed);
+          EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed,
+                         /*deterministic=*/true, norm ? &*norm : nullptr);
       monitor.EndWindow("eval");
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
@@ -364,6 +380,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   TrainResult result;
   result.checkpoint_path = run_dir + "/checkpoints/final.pt";
   algorithm->SaveCheckpoint(result.checkpoint_path);
+  if (const auto norm = snapshot()) SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
   sampler.Stop();
   power_limits.Restore();
   const double wall_time_s = clock.NowS() - t0;

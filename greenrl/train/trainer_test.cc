@@ -283,3 +283,41 @@ INSTANTIATE_TEST_SUITE_P(Modes, PowerLimitTest, ::testing::Values("auto", "dry-r
 
 }  // namespace
 }  // namespace greenrl::train
+
+namespace greenrl::train {
+namespace {
+
+// normalize: true trains on VecNormalize'd observations; the checkpoint keeps the statistics, and
+// an evaluation after reload sees exactly the normalisation of the final evaluation in training
+// (the same returns, episode by episode), with the statistics frozen.
+TEST(TrainerTest, NormalizerStatisticsTravelWithTheCheckpoint) {
+  const Config config = LoadRunConfig(
+      Preset(), {"n_timesteps=2048", "eval.freq=0", "normalize=true", "eval.final_episodes=4"}, 5);
+  TrainOptions options;
+  options.out_dir = FreshDir("normalize");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  const TrainResult r = Train(config, std::move(options));
+  const std::string norm_path = r.report.run_dir + "/checkpoints/normalizer.json";
+  ASSERT_TRUE(fs::exists(norm_path));
+  const NormalizerSnapshot snapshot = LoadNormalizer(norm_path);
+  EXPECT_EQ(snapshot.options.gamma, 0.98);  // the preset's gamma, as rl-zoo passes it
+  // [version, obs_dim, count, mean x4, var x4, ...]: the running count grew during training.
+  ASSERT_GT(snapshot.state.size(), 3u);
+  EXPECT_GT(snapshot.state[2], 2048.0);
+
+  Config reload = LoadRunConfig(r.report.run_dir + "/config.yaml", {}, std::nullopt);
+  auto ppo = algo::MakePpo(algo::PpoConfigFromConfig(reload), env::FindEnvSpec("CartPole-v1"));
+  ppo->LoadCheckpoint(r.checkpoint_path);
+  const EvalResult a = EvaluatePolicy(*ppo, "CartPole-v1", 4, 5, true, &snapshot);
+  const EvalResult b = EvaluatePolicy(*ppo, "CartPole-v1", 4, 5, true, &snapshot);
+  EXPECT_EQ(a.returns, b.returns);  // frozen: evaluating does not move the statistics
+  EXPECT_DOUBLE_EQ(a.mean_return, r.report.eval_mean_return);
+  // Without the statistics the same agent sees other inputs.
+  const EvalResult raw = EvaluatePolicy(*ppo, "CartPole-v1", 4, 5, true, nullptr);
+  EXPECT_EQ(raw.returns.size(), 4u);
+  EXPECT_THROW(LoadNormalizer(r.report.run_dir + "/config.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace greenrl::train
