@@ -35,8 +35,9 @@ class Algorithm {
 
   // One update from the last rollout. progress_remaining goes from 1 to 0 over training as in
   // SB3 (1 - num_timesteps / total_timesteps); schedules read it.
-  // Returns: the update's metrics (CleanRL keys).
-  virtual Metrics Update(double progress_remaining) = 0;
+  // Returns: the update's metrics (CleanRL keys), valid until the next Update; the same keys in
+  // the same order every call.
+  virtual const Metrics& Update(double progress_remaining) = 0;
 
   // Actions for obs float32 [n, obs_dim] into actions int64 [n] (Discrete spaces);
   // deterministic: the mode of the policy (argmax), else a sample.

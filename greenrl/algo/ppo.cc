@@ -140,7 +140,7 @@ class Ppo final : public Algorithm {
 
   std::string name() const override { return "ppo"; }
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
-  Metrics Update(double progress_remaining) override;
+  const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
@@ -200,7 +200,8 @@ class Ppo final : public Algorithm {
   std::vector<float> mb_log_probs_, mb_advantages_, mb_returns_;  // float32 [B]
   std::vector<float> grad_logits_;                                // float32 [B, A]
   std::vector<float> grad_values_;                                // float32 [B]
-  std::vector<float> row_log_probs_;                              // float32 [A]
+  Metrics metrics_;                   // returned by Update; keys fixed after the first call
+  std::vector<float> row_log_probs_;  // float32 [A]
 };
 
 Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
@@ -308,7 +309,7 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 // Update: n_epochs x shuffled minibatches (the last one may be smaller, as SB3's
 // RolloutBuffer.get), loss = pg_loss + ent_coef * entropy_loss + vf_coef * value_loss,
 // gradient-norm clip, Adam; KL early stop as SB3 (approx_kl > 1.5 target_kl).
-Metrics Ppo::Update(double progress_remaining) {
+const Metrics& Ppo::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining);
   const double clip_range = config_.clip_range.Value(progress_remaining);
   MinibatchStats sum;
@@ -368,22 +369,33 @@ Metrics Ppo::Update(double progress_remaining) {
   }
   const double explained_variance = var_y == 0.0 ? std::nan("") : 1.0 - var_d / var_y;
   const double m = static_cast<double>(std::max<int64_t>(num_minibatches, 1));
-  return {
-      {"charts/learning_rate", lr},
-      {"charts/clip_range", clip_range},
-      {"losses/value_loss", sum.value_loss / m},
-      {"losses/policy_loss", sum.pg_loss / m},
-      {"losses/entropy", sum.entropy / m},
-      {"losses/old_approx_kl", sum.old_approx_kl / m},
-      {"losses/approx_kl", sum.approx_kl / m},
-      {"losses/clipfrac", sum.clip_fraction / m},
-      {"losses/explained_variance", explained_variance},
-      {"losses/grad_norm", grad_norm_sum / m},
-      {"losses/n_updates", static_cast<double>(adam_.step_count())},
-      {"losses/epochs", static_cast<double>(epochs_run)},
-      {"charts/loss_scale", scaler_.scale()},
-      {"losses/skipped_steps", static_cast<double>(scaler_.skipped_steps())},
-  };
+  // The keys are built once (first call); later calls only write values: no allocation.
+  const double values[] = {lr,
+                           clip_range,
+                           sum.value_loss / m,
+                           sum.pg_loss / m,
+                           sum.entropy / m,
+                           sum.old_approx_kl / m,
+                           sum.approx_kl / m,
+                           sum.clip_fraction / m,
+                           explained_variance,
+                           grad_norm_sum / m,
+                           static_cast<double>(adam_.step_count()),
+                           static_cast<double>(epochs_run),
+                           scaler_.scale(),
+                           static_cast<double>(scaler_.skipped_steps())};
+  static const char* const kKeys[] = {
+      "charts/learning_rate", "charts/clip_range",   "losses/value_loss",
+      "losses/policy_loss",   "losses/entropy",      "losses/old_approx_kl",
+      "losses/approx_kl",     "losses/clipfrac",     "losses/explained_variance",
+      "losses/grad_norm",     "losses/n_updates",    "losses/epochs",
+      "charts/loss_scale",    "losses/skipped_steps"};
+  static_assert(sizeof(values) / sizeof(values[0]) == sizeof(kKeys) / sizeof(kKeys[0]));
+  if (metrics_.empty()) {
+    for (const char* key : kKeys) metrics_.emplace_back(key, 0.0);
+  }
+  for (size_t k = 0; k < metrics_.size(); ++k) metrics_[k].second = values[k];
+  return metrics_;
 }
 
 void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
