@@ -71,8 +71,10 @@ CartPole::StepResult CartPole::Step(Action action) {
   const double theta = state_[2];
   const double theta_dot = state_[3];
   const double force = action == 1 ? kForceMag : -kForceMag;
-  const double costheta = std::cos(theta);
-  const double sintheta = std::sin(theta);
+  // glibc's sincos runs the same correctly rounded kernels as sin and cos in one call (the
+  // golden-trajectory test checks the results stay bit-identical).
+  double sintheta, costheta;
+  ::sincos(theta, &sintheta, &costheta);
   const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
   const double thetaacc = (kGravity * sintheta - costheta * temp) /
                           (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
