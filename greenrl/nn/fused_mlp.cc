@@ -112,6 +112,97 @@ __attribute__((target_clones("avx2", "default"))) void TanhBackwardInPlace(const
   for (size_t j = 0; j < n; ++j) delta[j] *= 1.0f - h[j] * h[j];
 }
 
+// Thin layers (few inputs, like an observation of 4, or few outputs, like 2 logits or 1 value)
+// leave BLAS little to block and much to pack; plain loops vectorised over the wide dimension
+// are faster there. kThin is the width at or below which a dimension counts as thin.
+constexpr int kThin = 8;
+
+// y [B, out] = b + x [B, in] W^T for in <= kThin; wt: W^T, float32 [in, out].
+__attribute__((target_clones("avx2", "default"))) void ForwardThinIn(const float* x,
+                                                                     const float* wt,
+                                                                     const float* b, float* y,
+                                                                     int batch, int in, int out) {
+  for (int i = 0; i < batch; ++i) {
+    float* yr = y + static_cast<size_t>(i) * out;
+    const float* xr = x + static_cast<size_t>(i) * in;
+    for (int o = 0; o < out; ++o) yr[o] = b[o];
+    for (int k = 0; k < in; ++k) {
+      const float xk = xr[k];
+      const float* wk = wt + static_cast<size_t>(k) * out;
+      for (int o = 0; o < out; ++o) yr[o] += xk * wk[o];
+    }
+  }
+}
+
+// y [B, out] = b + x [B, in] W^T for out <= kThin: one dot product of length `in` per output,
+// with 8 partial sums so the loop vectorises.
+__attribute__((target_clones("avx2", "default"))) void ForwardThinOut(const float* x,
+                                                                      const float* w,
+                                                                      const float* b, float* y,
+                                                                      int batch, int in, int out) {
+  for (int i = 0; i < batch; ++i) {
+    const float* xr = x + static_cast<size_t>(i) * in;
+    for (int o = 0; o < out; ++o) {
+      const float* wo = w + static_cast<size_t>(o) * in;
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      int k = 0;
+      for (; k + 8 <= in; k += 8) {
+        for (int j = 0; j < 8; ++j) acc[j] += xr[k + j] * wo[k + j];
+      }
+      float sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+      for (; k < in; ++k) sum += xr[k] * wo[k];
+      y[static_cast<size_t>(i) * out + o] = b[o] + sum;
+    }
+  }
+}
+
+// For out <= kThin: gw [out, in] += delta^T h and, when dx is non-null, dx [B, in] = delta W.
+__attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const float* h,
+                                                                       const float* w,
+                                                                       const float* delta,
+                                                                       float* gw, float* dx,
+                                                                       int batch, int in, int out) {
+  for (int i = 0; i < batch; ++i) {
+    const float* hr = h + static_cast<size_t>(i) * in;
+    const float* dr = delta + static_cast<size_t>(i) * out;
+    float* xr = dx == nullptr ? nullptr : dx + static_cast<size_t>(i) * in;
+    if (xr != nullptr) {
+      for (int k = 0; k < in; ++k) xr[k] = 0.0f;
+    }
+    for (int o = 0; o < out; ++o) {
+      const float d = dr[o];
+      float* g = gw + static_cast<size_t>(o) * in;
+      const float* wo = w + static_cast<size_t>(o) * in;
+      for (int k = 0; k < in; ++k) g[k] += d * hr[k];
+      if (xr != nullptr) {
+        for (int k = 0; k < in; ++k) xr[k] += d * wo[k];
+      }
+    }
+  }
+}
+
+// For in <= kThin: gw [out, in] += delta^T x, accumulated transposed in gt (float32 [in, out],
+// zeroed here) so the inner loop runs over the wide `out`.
+__attribute__((target_clones("avx2", "default"))) void BackwardThinIn(const float* x,
+                                                                      const float* delta, float* gw,
+                                                                      float* gt, int batch, int in,
+                                                                      int out) {
+  for (int j = 0; j < in * out; ++j) gt[j] = 0.0f;
+  for (int i = 0; i < batch; ++i) {
+    const float* xr = x + static_cast<size_t>(i) * in;
+    const float* dr = delta + static_cast<size_t>(i) * out;
+    for (int k = 0; k < in; ++k) {
+      const float xk = xr[k];
+      float* g = gt + static_cast<size_t>(k) * out;
+      for (int o = 0; o < out; ++o) g[o] += xk * dr[o];
+    }
+  }
+  for (int o = 0; o < out; ++o) {
+    for (int k = 0; k < in; ++k)
+      gw[static_cast<size_t>(o) * in + k] += gt[static_cast<size_t>(k) * out + o];
+  }
+}
+
 void TanhInPlace(float* y, size_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) {
@@ -150,6 +241,11 @@ FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_ba
     act_[l].assign(static_cast<size_t>(max_batch_) * spec_.sizes[l + 1], 0.0f);
   }
   delta_a_.assign(static_cast<size_t>(max_batch_) * max_width, 0.0f);
+  size_t thin = 0;
+  for (int l = 0; l < spec_.num_layers(); ++l) {
+    thin = std::max(thin, static_cast<size_t>(spec_.sizes[l]) * spec_.sizes[l + 1]);
+  }
+  thin_.assign(thin, 0.0f);
   delta_b_.assign(static_cast<size_t>(max_batch_) * max_width, 0.0f);
 }
 
@@ -167,9 +263,19 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     const float* w = params + spec_.weight_offset(l);
     const float* b = params + spec_.bias_offset(l);
     float* y = act_[l].data();
-    for (int i = 0; i < batch; ++i)
-      std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
-    blas::Sgemm('T', 'N', out, batch, in, 1.0f, w, in, input, in, 1.0f, y, out);
+    if (in <= kThin) {
+      for (int o = 0; o < out; ++o) {
+        for (int k = 0; k < in; ++k) thin_[static_cast<size_t>(k) * out + o] = w[o * in + k];
+      }
+      ForwardThinIn(input, thin_.data(), b, y, batch, in, out);
+    } else if (out <= kThin) {
+      ForwardThinOut(input, w, b, y, batch, in, out);
+    } else {
+      for (int i = 0; i < batch; ++i) {
+        std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
+      }
+      blas::Sgemm('T', 'N', out, batch, in, 1.0f, w, in, input, in, 1.0f, y, out);
+    }
     if (l < last) {
       const size_t n = static_cast<size_t>(batch) * out;
       if (spec_.activation == Activation::kTanh) {
@@ -197,14 +303,23 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
     const float* input = l == 0 ? x_ : act_[l - 1].data();
     float* gw = grads + spec_.weight_offset(l);
     float* gb = grads + spec_.bias_offset(l);
-    blas::Sgemm('N', 'T', in, out, batch, 1.0f, input, in, delta, out, 1.0f, gw, in);
+    const float* w = params + spec_.weight_offset(l);
     for (int i = 0; i < batch; ++i) {
       const float* row = delta + static_cast<size_t>(i) * out;
       for (int j = 0; j < out; ++j) gb[j] += row[j];
     }
-    if (l == 0) break;
-    const float* w = params + spec_.weight_offset(l);
-    blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, next_delta, in);
+    if (out <= kThin) {
+      BackwardThinOut(input, w, delta, gw, l == 0 ? nullptr : next_delta, batch, in, out);
+      if (l == 0) break;
+    } else {
+      if (in <= kThin) {
+        BackwardThinIn(input, delta, gw, thin_.data(), batch, in, out);
+      } else {
+        blas::Sgemm('N', 'T', in, out, batch, 1.0f, input, in, delta, out, 1.0f, gw, in);
+      }
+      if (l == 0) break;
+      blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, next_delta, in);
+    }
     const float* h = act_[l - 1].data();
     const size_t n = static_cast<size_t>(batch) * in;
     if (spec_.activation == Activation::kTanh) {

@@ -2,7 +2,8 @@
 // buffers with direct BLAS calls (sgemm_), for the small networks of RL (e.g. SB3's MlpPolicy,
 // [64, 64] tanh). LibTorch eager costs several microseconds of dispatch per op, and a PPO update
 // of two such networks is ~60 ops. This path runs one GEMM per layer and direction and nothing
-// else (bench/: ~0.55 ms per batch-256 PPO minibatch update against ~1.5 ms for LibTorch
+// else, and plain vectorised loops for thin layers (<= 8 inputs or outputs) (bench/: ~0.55 ms
+// per batch-256 PPO minibatch update against ~1.5 ms for LibTorch
 // autograd on the 2-core CI machine), and is checked against LibTorch autograd in
 // fused_mlp_test.cc.
 //
@@ -70,6 +71,7 @@ class FusedMlp {
   const float* x_ = nullptr;
   std::vector<std::vector<float>> act_;   // per layer l: float32 [max_batch, out_l]
   std::vector<float> delta_a_, delta_b_;  // float32 [max_batch, max width]
+  std::vector<float> thin_;  // float32 [largest in x out]: W^T or dW^T scratch of thin layers
 };
 
 // tanh in float32 within a few ulp of the correctly rounded value, branch-free so loops over
