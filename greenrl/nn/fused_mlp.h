@@ -1,11 +1,11 @@
 // fused_mlp.h: a multilayer perceptron evaluated and differentiated by hand on flat float32
 // buffers with direct BLAS calls (sgemm_), for the small networks of RL (e.g. SB3's MlpPolicy,
 // [64, 64] tanh). LibTorch eager costs several microseconds of dispatch per op, and a PPO update
-// of two such networks is ~60 ops. This path runs one GEMM per layer and direction and nothing
-// else, and plain vectorised loops for thin layers (<= 8 inputs or outputs) (bench/: ~0.55 ms
-// per batch-256 PPO minibatch update against ~1.5 ms for LibTorch
-// autograd on the 2-core CI machine), and is checked against LibTorch autograd in
-// fused_mlp_test.cc.
+// of two such networks is ~60 ops. This path runs one BLAS GEMM per wide layer and direction,
+// and thin layers (<= 8 inputs or outputs: the observation layer, the logit and value heads) as
+// vectorised loops (bench/: ~0.4 ms per batch-256 PPO minibatch update against ~1.5 ms for
+// LibTorch autograd on the 2-core CI machine). fused_mlp_test.cc checks it against LibTorch
+// autograd.
 //
 // Parameter layout (the same as a stack of torch::nn::Linear, so LibTorch modules can view it):
 //   for each layer l: W_l float32 [out_l, in_l] row-major, then b_l float32 [out_l].
