@@ -87,23 +87,12 @@ const EnvSpec& Acrobot::Spec() {
   return spec;
 }
 
-Acrobot::Acrobot(uint64_t seed) : rng_(seed) {}
-
-Acrobot::Observation Acrobot::Reset(uint64_t seed) {
-  rng_.Seed(seed);
-  return Reset();
-}
-
 Acrobot::Observation Acrobot::Reset() {
   // np_random.uniform(-0.1, 0.1, size=(4,)).astype(np.float32)
   for (double& v : state_) v = static_cast<float>(rng_.Uniform(kResetLow, kResetHigh));
   has_reset_ = true;
   elapsed_steps_ = 0;
   return ToObservation(state_);
-}
-
-void Acrobot::SetState(const double state[4]) {
-  for (int i = 0; i < 4; ++i) state_[i] = state[i];
 }
 
 Acrobot::StepResult Acrobot::Step(Action action) {

@@ -14,12 +14,13 @@
 
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
+#include "greenrl/env/classic/classic_env_base.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env {
 
 // One Acrobot-v1 env with its own Rng. Thread-safety: none; one thread per instance.
-class Acrobot {
+class Acrobot : public ClassicEnvBase<Acrobot, 4> {
  public:
   using Action = int64_t;                          // 0: torque -1, 1: torque 0, 2: torque +1
   static constexpr int kObsDim = 6;                // [cos t1, sin t1, cos t2, sin t2, dt1, dt2]
@@ -52,12 +53,9 @@ class Acrobot {
   // reward_threshold -100.
   static const EnvSpec& Spec();
 
-  // Args: seed: seeds the env's own Rng (used by Reset()). The env needs a Reset before Step.
-  explicit Acrobot(uint64_t seed = 0);
+  explicit Acrobot(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
-  // Reseeds the Rng with `seed`, then resets as Reset() does (gymnasium reset(seed=seed)).
-  // Returns: float32 [6], the initial observation.
-  Observation Reset(uint64_t seed);
+  using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // Draws each state component from U(-0.1, 0.1) (order theta1, theta2, dtheta1, dtheta2) and
   // rounds it to float32, as Gymnasium does (`.astype(np.float32)`); clears the TimeLimit count.
   // Returns: float32 [6], the initial observation.
@@ -72,20 +70,6 @@ class Acrobot {
   // Errors: std::invalid_argument naming the action when it is not 0, 1 or 2 (nothing changes);
   //   greenrl::InternalError (GREENRL_CHECK) when called before any Reset().
   StepResult Step(Action action);
-
-  // Overwrites the float64 state (like `env.unwrapped.state = ...` in Python; for tests). Leaves
-  // the TimeLimit step count as it is. Args: state: float64 [4] in the State layout.
-  void SetState(const double state[4]);
-  // The float64 internal state, State layout.
-  const State& state() const { return state_; }
-  // Steps since the last Reset() (TimeLimit's _elapsed_steps).
-  int elapsed_steps() const { return elapsed_steps_; }
-
- private:
-  Rng rng_;
-  State state_{};
-  bool has_reset_ = false;
-  int elapsed_steps_ = 0;
 };
 
 }  // namespace greenrl::env

@@ -38,23 +38,12 @@ const EnvSpec& CartPole::Spec() {
   return spec;
 }
 
-CartPole::CartPole(uint64_t seed) : rng_(seed) {}
-
-CartPole::Observation CartPole::Reset(uint64_t seed) {
-  rng_.Seed(seed);
-  return Reset();
-}
-
 CartPole::Observation CartPole::Reset() {
   for (double& v : state_) v = rng_.Uniform(kResetLow, kResetHigh);
   has_reset_ = true;
   elapsed_steps_ = 0;
   steps_beyond_terminated_ = -1;
   return ToObservation(state_);
-}
-
-void CartPole::SetState(const double state[4]) {
-  for (int i = 0; i < 4; ++i) state_[i] = state[i];
 }
 
 CartPole::StepResult CartPole::Step(Action action) {

@@ -13,13 +13,14 @@
 
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
+#include "greenrl/env/classic/classic_env_base.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env {
 
 // One CartPole-v1 env with its own Rng. Thread-safety: none; one thread per instance (VecEnv gives
 // each row to exactly one thread per call).
-class CartPole {
+class CartPole : public ClassicEnvBase<CartPole, 4> {
  public:
   using Action = int64_t;                          // 0: push left, 1: push right
   static constexpr int kObsDim = 4;                // [x, x_dot, theta, theta_dot]
@@ -52,12 +53,9 @@ class CartPole {
   // reward_threshold 475.
   static const EnvSpec& Spec();
 
-  // Args: seed: seeds the env's own Rng (used by Reset()). The env needs a Reset before Step.
-  explicit CartPole(uint64_t seed = 0);
+  explicit CartPole(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
-  // Reseeds the Rng with `seed`, then resets as Reset() does (gymnasium reset(seed=seed)).
-  // Returns: float32 [4], the initial observation.
-  Observation Reset(uint64_t seed);
+  using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // Draws each state component from U(-0.05, 0.05) (in the order x, x_dot, theta, theta_dot) from
   // the env's own Rng, and clears the TimeLimit step count and the after-termination counter.
   // Returns: float32 [4], the initial observation.
@@ -72,20 +70,7 @@ class CartPole {
   //   greenrl::InternalError (GREENRL_CHECK) when called before any Reset().
   StepResult Step(Action action);
 
-  // Overwrites the float64 state (like `env.unwrapped.state = ...` in Python; for tests). Leaves
-  // the TimeLimit step count and the after-termination counter as they are.
-  // Args: state: float64 [4] in the State layout.
-  void SetState(const double state[4]);
-  // The float64 internal state, State layout.
-  const State& state() const { return state_; }
-  // Steps since the last Reset() (TimeLimit's _elapsed_steps).
-  int elapsed_steps() const { return elapsed_steps_; }
-
  private:
-  Rng rng_;
-  State state_{};
-  bool has_reset_ = false;
-  int elapsed_steps_ = 0;
   int steps_beyond_terminated_ = -1;  // -1 plays Python's None: not terminated yet this episode
 };
 

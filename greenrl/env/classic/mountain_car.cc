@@ -37,21 +37,12 @@ const EnvSpec& MountainCar::Spec() {
   return spec;
 }
 
-MountainCar::MountainCar(uint64_t seed) : rng_(seed) {}
-
-MountainCar::Observation MountainCar::Reset(uint64_t seed) {
-  rng_.Seed(seed);
-  return Reset();
-}
-
 MountainCar::Observation MountainCar::Reset() {
   state_ = {rng_.Uniform(kResetLow, kResetHigh), 0.0};
   has_reset_ = true;
   elapsed_steps_ = 0;
   return ToObservation(state_);
 }
-
-void MountainCar::SetState(const double state[2]) { state_ = {state[0], state[1]}; }
 
 MountainCar::StepResult MountainCar::Step(Action action) {
   if (action < 0 || action > 2) {

@@ -13,12 +13,13 @@
 
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
+#include "greenrl/env/classic/classic_env_base.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env {
 
 // One MountainCar-v0 env with its own Rng. Thread-safety: none; one thread per instance.
-class MountainCar {
+class MountainCar : public ClassicEnvBase<MountainCar, 2> {
  public:
   using Action = int64_t;                          // 0: push left, 1: no push, 2: push right
   static constexpr int kObsDim = 2;                // [position, velocity]
@@ -43,11 +44,9 @@ class MountainCar {
   // high = [0.6, 0.07]; action Discrete(3); max_episode_steps 200; reward_threshold -110.
   static const EnvSpec& Spec();
 
-  // Args: seed: seeds the env's own Rng (used by Reset()). The env needs a Reset before Step.
-  explicit MountainCar(uint64_t seed = 0);
+  explicit MountainCar(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
-  // Reseeds the Rng with `seed`, then resets as Reset() does. Returns: float32 [2].
-  Observation Reset(uint64_t seed);
+  using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // position ~ U(-0.6, -0.4) from the env's own Rng, velocity 0; clears the TimeLimit count.
   // Returns: float32 [2], the initial observation.
   Observation Reset();
@@ -60,19 +59,6 @@ class MountainCar {
   // Errors: std::invalid_argument naming the action when it is not 0, 1 or 2 (nothing changes);
   //   greenrl::InternalError (GREENRL_CHECK) when called before any Reset().
   StepResult Step(Action action);
-
-  // Overwrites the float64 state (for tests). Args: state: float64 [2], State layout.
-  void SetState(const double state[2]);
-  // The float64 internal state, State layout.
-  const State& state() const { return state_; }
-  // Steps since the last Reset() (TimeLimit's _elapsed_steps).
-  int elapsed_steps() const { return elapsed_steps_; }
-
- private:
-  Rng rng_;
-  State state_{};
-  bool has_reset_ = false;
-  int elapsed_steps_ = 0;
 };
 
 }  // namespace greenrl::env

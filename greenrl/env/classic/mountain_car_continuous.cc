@@ -46,21 +46,12 @@ const EnvSpec& MountainCarContinuous::Spec() {
   return spec;
 }
 
-MountainCarContinuous::MountainCarContinuous(uint64_t seed) : rng_(seed) {}
-
-MountainCarContinuous::Observation MountainCarContinuous::Reset(uint64_t seed) {
-  rng_.Seed(seed);
-  return Reset();
-}
-
 MountainCarContinuous::Observation MountainCarContinuous::Reset() {
   state_ = {rng_.Uniform(kResetLow, kResetHigh), 0.0};
   has_reset_ = true;
   elapsed_steps_ = 0;
   return ToObservation(state_);
 }
-
-void MountainCarContinuous::SetState(const double state[2]) { state_ = {state[0], state[1]}; }
 
 MountainCarContinuous::StepResult MountainCarContinuous::Step(Action action) {
   GREENRL_CHECK(has_reset_, "MountainCarContinuous::Step() called before Reset()");

@@ -14,12 +14,13 @@
 
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
+#include "greenrl/env/classic/classic_env_base.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env {
 
 // One MountainCarContinuous-v0 env with its own Rng. Thread-safety: none; one thread per instance.
-class MountainCarContinuous {
+class MountainCarContinuous : public ClassicEnvBase<MountainCarContinuous, 2> {
  public:
   static constexpr int kActDim = 1;
   using Action = const float*;                     // float32 [1]: force, any finite value
@@ -50,11 +51,9 @@ class MountainCarContinuous {
   // max_episode_steps 999; reward_threshold 90.
   static const EnvSpec& Spec();
 
-  // Args: seed: seeds the env's own Rng (used by Reset()). The env needs a Reset before Step.
-  explicit MountainCarContinuous(uint64_t seed = 0);
+  explicit MountainCarContinuous(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
-  // Reseeds the Rng with `seed`, then resets as Reset() does. Returns: float32 [2].
-  Observation Reset(uint64_t seed);
+  using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // position ~ U(-0.6, -0.4) from the env's own Rng, velocity 0 (float64 until the first step);
   // clears the TimeLimit count. Returns: float32 [2], the initial observation.
   Observation Reset();
@@ -70,19 +69,6 @@ class MountainCarContinuous {
   //   reach 999. No latch after termination. Non-finite actions are not checked (as Gymnasium).
   // Errors: greenrl::InternalError (GREENRL_CHECK) when called before any Reset().
   StepResult Step(Action action);
-
-  // Overwrites the float64 state (for tests). Args: state: float64 [2], State layout.
-  void SetState(const double state[2]);
-  // The internal state, State layout.
-  const State& state() const { return state_; }
-  // Steps since the last Reset() (TimeLimit's _elapsed_steps).
-  int elapsed_steps() const { return elapsed_steps_; }
-
- private:
-  Rng rng_;
-  State state_{};
-  bool has_reset_ = false;
-  int elapsed_steps_ = 0;
 };
 
 }  // namespace greenrl::env

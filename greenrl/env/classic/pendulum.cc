@@ -48,13 +48,6 @@ double Pendulum::AngleNormalize(double x) {
   return r - kPi;
 }
 
-Pendulum::Pendulum(uint64_t seed) : rng_(seed) {}
-
-Pendulum::Observation Pendulum::Reset(uint64_t seed) {
-  rng_.Seed(seed);
-  return Reset();
-}
-
 Pendulum::Observation Pendulum::Reset() {
   const double theta = rng_.Uniform(-kResetThetaHigh, kResetThetaHigh);
   const double theta_dot = rng_.Uniform(-kResetThetaDotHigh, kResetThetaDotHigh);
@@ -63,8 +56,6 @@ Pendulum::Observation Pendulum::Reset() {
   elapsed_steps_ = 0;
   return ToObservation(state_);
 }
-
-void Pendulum::SetState(const double state[2]) { state_ = {state[0], state[1]}; }
 
 Pendulum::StepResult Pendulum::Step(Action action) {
   GREENRL_CHECK(has_reset_, "Pendulum::Step() called before Reset()");

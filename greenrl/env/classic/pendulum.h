@@ -13,12 +13,13 @@
 
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
+#include "greenrl/env/classic/classic_env_base.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env {
 
 // One Pendulum-v1 env with its own Rng. Thread-safety: none; one thread per instance.
-class Pendulum {
+class Pendulum : public ClassicEnvBase<Pendulum, 2> {
  public:
   static constexpr int kActDim = 1;
   using Action = const float*;                     // float32 [1]: torque (N m), any finite value
@@ -44,11 +45,9 @@ class Pendulum {
   // low = -high; action Box float32 [1] in [-2, 2]; max_episode_steps 200; no reward_threshold.
   static const EnvSpec& Spec();
 
-  // Args: seed: seeds the env's own Rng (used by Reset()). The env needs a Reset before Step.
-  explicit Pendulum(uint64_t seed = 0);
+  explicit Pendulum(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
-  // Reseeds the Rng with `seed`, then resets as Reset() does. Returns: float32 [3].
-  Observation Reset(uint64_t seed);
+  using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // theta ~ U(-pi, pi), then theta_dot ~ U(-1, 1), from the env's own Rng; clears the TimeLimit
   // count. Returns: float32 [3], the initial observation.
   Observation Reset();
@@ -66,19 +65,6 @@ class Pendulum {
   // pendulum.py's angle_normalize: ((x + pi) mod 2 pi) - pi with floor modulo (Python's %), so
   // the result lies in [-pi, pi) and AngleNormalize(pi) == -pi.
   static double AngleNormalize(double x);
-
-  // Overwrites the float64 state (for tests). Args: state: float64 [2], State layout.
-  void SetState(const double state[2]);
-  // The float64 internal state, State layout.
-  const State& state() const { return state_; }
-  // Steps since the last Reset() (TimeLimit's _elapsed_steps).
-  int elapsed_steps() const { return elapsed_steps_; }
-
- private:
-  Rng rng_;
-  State state_{};
-  bool has_reset_ = false;
-  int elapsed_steps_ = 0;
 };
 
 }  // namespace greenrl::env
