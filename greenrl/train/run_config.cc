@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/schedule.h"
@@ -10,7 +11,7 @@
 namespace greenrl::train {
 
 const std::vector<std::string>& AlgorithmIds() {
-  static const std::vector<std::string> ids = {"ppo"};
+  static const std::vector<std::string> ids = {"ppo", "dqn"};
   return ids;
 }
 
@@ -124,6 +125,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
          "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
   if (algo == "ppo") algo::AddPpoKeys(&s);
+  if (algo == "dqn") algo::AddDqnKeys(&s);
   return s;
 }
 
@@ -188,6 +190,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   const std::string& series = config.GetString("carbon.intensity_csv");
   if (!series.empty()) energy::IntensitySeries::LoadCsv(series);
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);
+  if (config.GetString("algo") == "dqn") algo::DqnConfigFromConfig(config);
   return config;
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
@@ -39,6 +40,9 @@ constexpr double kJoulesPerWh = 3600.0;
 
 std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::EnvSpec& spec) {
   // AlgorithmIds() lists what is handled here.
+  if (config.GetString("algo") == "dqn") {
+    return algo::MakeDqn(algo::DqnConfigFromConfig(config), spec);
+  }
   return algo::MakePpo(algo::PpoConfigFromConfig(config), spec);
 }
 

@@ -1,0 +1,236 @@
+// dqn.h: Deep Q-Network (Mnih et al., 2015, Nature 518:529) for Discrete action spaces, with
+// Stable-Baselines3's hyperparameters, defaults and semantics (SB3 2.x stable_baselines3/dqn/dqn.py,
+// common/off_policy_algorithm.py, common/buffers.py) and double DQN (van Hasselt et al., 2016,
+// arXiv:1509.06461) as an option. dqn.cc reads top to bottom in CleanRL's order (cleanrl/dqn.py).
+//
+// How the Algorithm interface maps onto SB3's off-policy loop:
+// - CollectRollout = SB3's collect_rollouts for `train_freq` vec steps: epsilon-greedy actions
+//   (uniform random before `learning_starts`), transitions into the replay buffer, the epsilon
+//   schedule and the target-network update after every vec step (SB3's _on_step). Returns
+//   train_freq * n_envs env steps.
+// - Update = SB3's train(gradient_steps) once num_timesteps > learning_starts (SB3's learn():
+//   `num_timesteps > learning_starts`, strictly); before that a no-op returning the same keys.
+//
+// The hot loop runs on flat float32 buffers: nn::FusedMlp forward/backward over BLAS, the Huber
+// loss gradient by hand, nn::ClipGradNorm and nn::FlatAdam; dqn_test.cc checks it against
+// LibTorch autograd. Nothing is allocated per step after construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/algo/algorithm.h"
+#include "greenrl/core/config.h"
+#include "greenrl/core/rng.h"
+#include "greenrl/core/schedule.h"
+#include "greenrl/env/spaces.h"
+#include "greenrl/nn/flat_optim.h"
+#include "greenrl/nn/fused_mlp.h"
+
+namespace greenrl::algo {
+
+// DQN's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
+// these fields; defaults are SB3's DQN defaults; configs/dqn/*.yaml hold rl-zoo's presets.
+struct DqnConfig {
+  int n_envs = 1;                     // parallel envs (rows of the VecEnv)
+  int64_t total_timesteps = 100000;   // n_timesteps: the horizon of the epsilon schedule, env steps
+  Schedule learning_rate = Schedule::Constant(1e-4);  // Adam step size, or lin_<initial>
+  int64_t buffer_size = 1000000;      // replay capacity, transitions (summed over envs)
+  int64_t learning_starts = 100;      // env steps of uniform random actions before learning
+  int batch_size = 32;                // transitions per gradient step (sampled with replacement)
+  double tau = 1.0;                   // target update coefficient (1: hard copy; else Polyak)
+  double gamma = 0.99;                // discount factor
+  int train_freq = 4;                 // vec steps per rollout (SB3 train_freq in "step" units)
+  int gradient_steps = 1;             // gradient steps per update
+  int64_t target_update_interval = 10000;  // env steps (summed over envs) between target updates
+  double exploration_fraction = 0.1;       // share of total_timesteps over which epsilon decays
+  double exploration_initial_eps = 1.0;    // epsilon at the start
+  double exploration_final_eps = 0.05;     // epsilon after the decay
+  double max_grad_norm = 10.0;             // global gradient-norm clip
+  bool double_q = false;  // double DQN: a* = argmax_a Q(s', a), evaluated by the target network
+  std::vector<int> net_arch{64, 64};                  // policy_kwargs.net_arch (hidden sizes)
+  nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
+  uint64_t seed = 0;  // network init, exploration and replay sampling
+};
+
+// Declares DQN's keys (names, types, SB3 defaults, ranges, one-line docs) in `schema`.
+void AddDqnKeys(ConfigSchema* schema);
+
+// Reads DQN's fields from a loaded config (keys declared by AddDqnKeys plus the common "n_envs",
+// "n_timesteps" and "seed"). Every key's range is checked when the Config loads (ConfigError
+// naming the key); no cross-key rule is needed: batch_size > buffer_size is valid (sampling is
+// with replacement) and exploration_final_eps > exploration_initial_eps is valid as in SB3.
+DqnConfig DqnConfigFromConfig(const Config& config);
+
+// SB3's get_linear_fn (stable_baselines3/common/utils.py) for the exploration rate: with
+// progress = 1 - progress_remaining, returns `final` once progress > fraction, else
+// initial + progress * (final - initial) / fraction. fraction == 0 returns `final` (SB3 would
+// divide by zero at progress 0). Args: progress_remaining in [0, 1] (1 at the start).
+double LinearEpsilon(double initial, double final, double fraction, double progress_remaining);
+
+// The 1-step TD target of SB3's DQN.train (and, with next_q_online, double DQN):
+//   y_i = r_i + gamma * (1 - terminated_i) * q'_i,
+//   q'_i = max_a Q_target(s'_i, a)                              (next_q_online == nullptr)
+//   q'_i = Q_target(s'_i, argmax_a Q_online(s'_i, a))          (double DQN; ties: lowest a)
+// Truncation is not an input: a truncated row bootstraps like a running one, from the real final
+// observation that the replay buffer stored as s' (SB3 handle_timeout_termination: dones are
+// multiplied by 1 - timeout, and a timeout is `truncated and not terminated`, so a row both
+// terminated and truncated does not bootstrap).
+// Args: rewards float32 [batch]; terminated uint8 [batch] (0/1); next_q_target float32
+//   [batch, num_actions]; next_q_online float32 [batch, num_actions] or nullptr; out: targets
+//   float32 [batch].
+void ComputeTdTargets(const float* rewards, const uint8_t* terminated, const float* next_q_target,
+                      const float* next_q_online, int batch, int num_actions, double gamma,
+                      float* targets);
+
+// The Huber loss of SB3's DQN.train, F.smooth_l1_loss(Q(s, a), y) with beta 1 and mean
+// reduction, and its gradient with respect to the network's outputs:
+//   d_i = Q(s_i, a_i) - y_i;  loss = (1/B) sum_i (|d_i| < 1 ? d_i^2 / 2 : |d_i| - 1/2)
+//   dloss/dQ(s_i, a_i) = clamp(d_i, -1, 1) / B, 0 for the other actions.
+// Args: q float32 [batch, num_actions]; actions int64 [batch]; targets float32 [batch];
+//   out: grad_q float32 [batch, num_actions] (overwritten); *mean_q (may be null) gets the mean of
+//   Q(s_i, a_i) (CleanRL's losses/q_values). Returns: the loss.
+double HuberTdLossAndGrad(const float* q, const int64_t* actions, const float* targets, int batch,
+                          int num_actions, float* grad_q, double* mean_q);
+
+// Uniform experience replay for Discrete actions (SB3 ReplayBuffer with optimize_memory_usage
+// false and handle_timeout_termination true): a ring of `capacity` transitions summed over envs;
+// when full, each new transition overwrites the oldest. terminated and truncated are kept apart;
+// next_obs is the observation the step produced before any autoreset (VecEnv::final_obs), so a
+// truncated row keeps its real final observation. Not thread-safe.
+class DiscreteReplayBuffer {
+ public:
+  // Errors: GREENRL_CHECK when capacity < 1 or obs_dim < 1.
+  DiscreteReplayBuffer(int64_t capacity, int obs_dim);
+
+  // Appends one transition. obs, next_obs: float32 [obs_dim]; action: in [0, num_actions).
+  void Add(const float* obs, const float* next_obs, int64_t action, float reward, bool terminated,
+           bool truncated);
+
+  int64_t capacity() const { return capacity_; }
+  // Transitions held: min(transitions added, capacity).
+  int64_t size() const { return full_ ? capacity_ : pos_; }
+  // Where the next transition goes, in [0, capacity).
+  int64_t pos() const { return pos_; }
+  int obs_dim() const { return obs_dim_; }
+
+  // Row i in [0, capacity) (i < size() for meaningful values).
+  const float* obs(int64_t i) const { return &obs_[static_cast<size_t>(i) * obs_dim_]; }
+  const float* next_obs(int64_t i) const { return &next_obs_[static_cast<size_t>(i) * obs_dim_]; }
+  int64_t action(int64_t i) const { return actions_[i]; }
+  float reward(int64_t i) const { return rewards_[i]; }
+  uint8_t terminated(int64_t i) const { return terminated_[i]; }
+  uint8_t truncated(int64_t i) const { return truncated_[i]; }
+
+ private:
+  int64_t capacity_;
+  int obs_dim_;
+  int64_t pos_ = 0;
+  bool full_ = false;
+  std::vector<float> obs_;           // float32 [capacity, obs_dim]
+  std::vector<float> next_obs_;      // float32 [capacity, obs_dim]
+  std::vector<int64_t> actions_;     // int64 [capacity]
+  std::vector<float> rewards_;       // float32 [capacity]
+  std::vector<uint8_t> terminated_;  // uint8 [capacity]
+  std::vector<uint8_t> truncated_;   // uint8 [capacity]
+};
+
+// DQN. Declared here (PPO keeps its class in ppo.cc) so that tests can read the replay buffer,
+// the target network and the counters, and drive a gradient step on chosen transitions.
+// Thread-safety: one thread at a time.
+class Dqn final : public Algorithm {
+ public:
+  // Errors: ConfigError("env_id", id, "an env with a Discrete action space") for Box actions.
+  Dqn(const DqnConfig& config, const env::EnvSpec& spec);
+
+  std::string name() const override { return "dqn"; }
+  // Steps `env` train_freq vec steps; returns train_freq * n_envs. Errors: GREENRL_CHECK when
+  // env.num_envs() != n_envs.
+  int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
+  // gradient_steps gradient steps on uniformly sampled minibatches once num_timesteps >
+  // learning_starts, else none. Keys, in order: charts/learning_rate, charts/epsilon,
+  // losses/td_loss, losses/q_values, losses/grad_norm (each a mean over the update's steps; NaN
+  // when no step ran), losses/n_updates (gradient steps so far), losses/target_updates (target
+  // updates so far).
+  const Metrics& Update(double progress_remaining) override;
+  // deterministic: argmax_a Q(s, a) (ties: lowest a); else epsilon-greedy at the current
+  // exploration rate, one coin for the whole batch (SB3 DQN.predict).
+  void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
+  // The online and target Q parameters, Adam's moments and step, and the counters (env steps,
+  // gradient steps, target updates) in a LibTorch archive, written atomically. The replay buffer
+  // and the generators are not saved: a loaded DQN evaluates and acts as saved, and training on
+  // from it would refill the buffer.
+  void SaveCheckpoint(const std::string& path) const override;
+  void LoadCheckpoint(const std::string& path) override;
+  // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
+  std::vector<float> GetParameters() const override { return q_params_; }
+
+  // For tests: `num_steps` gradient steps with minibatch k made of the transitions
+  // indices[k * batch_size, (k + 1) * batch_size) (each in [0, replay_buffer().size())), at
+  // learning rate lr. Returns the metrics as Update does.
+  const Metrics& TrainOnIndices(const int64_t* indices, int num_steps, double lr);
+
+  const DqnConfig& config() const { return config_; }
+  const DiscreteReplayBuffer& replay_buffer() const { return buffer_; }
+  // The target network's parameters, float32 [num_params].
+  const std::vector<float>& target_parameters() const { return target_params_; }
+  // Epsilon used for the next action (SB3's exploration_rate).
+  double exploration_rate() const { return exploration_rate_; }
+  int64_t num_timesteps() const { return num_timesteps_; }
+  int64_t n_updates() const { return n_updates_; }
+  int64_t target_updates() const { return target_updates_; }
+
+ private:
+  void UpdateTarget();
+  void WriteMetrics(double lr, int steps, double loss_sum, double q_sum, double grad_norm_sum);
+
+  // Config and sizes.
+  DqnConfig config_;
+  env::EnvSpec spec_;
+  int obs_dim_, num_actions_, num_envs_;
+  int target_chunk_steps_;  // gradient steps whose target Q-values one forward pass computes
+
+  // Seeding: init, exploration and sampling each own a generator derived from the seed.
+  Rng explore_rng_;
+  Rng sample_rng_;
+
+  // Networks and optimiser: online Q and target Q as flat buffers; Adam (SB3 DQNPolicy passes no
+  // optimizer_kwargs, so PyTorch's eps 1e-8).
+  nn::MlpSpec q_spec_;
+  std::vector<float> q_params_;       // float32 [num_params]
+  std::vector<float> q_grads_;        // float32 [num_params]
+  std::vector<float> target_params_;  // float32 [num_params]
+  nn::FusedMlp q_net_;                // online forward/backward workspace
+  nn::FusedMlp target_net_;           // target forward workspace, target_chunk_steps_ batches
+  nn::FlatAdam adam_;
+
+  // Storage.
+  DiscreteReplayBuffer buffer_;
+
+  // Counters and schedule state.
+  int64_t num_timesteps_ = 0;   // env steps so far (summed over envs)
+  int64_t n_updates_ = 0;       // gradient steps so far
+  int64_t target_updates_ = 0;  // target-network updates so far
+  double exploration_rate_;
+
+  // Scratch (allocated once).
+  std::vector<float> last_obs_;        // float32 [n_envs, obs_dim]: obs before the step
+  std::vector<int64_t> indices_;       // int64 [gradient_steps * batch_size]
+  std::vector<float> chunk_next_obs_;  // float32 [chunk_steps * B, obs_dim]
+  std::vector<float> mb_obs_;          // float32 [B, obs_dim]
+  std::vector<int64_t> mb_actions_;    // int64 [B]
+  std::vector<float> mb_rewards_;      // float32 [B]
+  std::vector<uint8_t> mb_terminated_;  // uint8 [B]
+  std::vector<float> mb_next_q_online_;  // float32 [B, A] (double DQN)
+  std::vector<float> mb_targets_;        // float32 [B]
+  std::vector<float> grad_q_;            // float32 [B, A]
+  Metrics metrics_;  // returned by Update; keys fixed at construction
+};
+
+// Creates DQN for `spec` (Discrete actions only).
+// Errors: ConfigError("env_id", id, "an env with a Discrete action space") for Box actions.
+std::unique_ptr<Algorithm> MakeDqn(const DqnConfig& config, const env::EnvSpec& spec);
+
+}  // namespace greenrl::algo
