@@ -8,14 +8,17 @@
 // Either way Adam and gradient clipping run once over the flat gradient buffer.
 #include "greenrl/algo/ppo.h"
 
+#include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "greenrl/algo/gae.h"
@@ -25,7 +28,9 @@
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/actor_critic_module.h"
 #include "greenrl/nn/categorical.h"
+#include "greenrl/nn/cuda_graph.h"
 #include "greenrl/nn/flat_optim.h"
+#include "greenrl/nn/tensor_optim.h"
 
 namespace greenrl::algo {
 
@@ -81,9 +86,15 @@ void AddPpoKeys(ConfigSchema* schema) {
          /*min_exclusive=*/true);
   AddKey(schema, "grad_scaler.growth_interval", ValueType::kInt, "2000",
          "finite steps in a row before the scale grows", 1, 1e9);
-  AddKey(schema, "update_path", ValueType::kString, "fused",
-         "fused: hand-written backward over BLAS; autograd: LibTorch", std::nullopt, std::nullopt,
-         std::vector<std::string>{"fused", "autograd"});
+  AddKey(schema, "update_path", ValueType::kString, "auto",
+         "fused: hand-written backward over BLAS (CPU, fp32); autograd: LibTorch on `device`; "
+         "auto: fused where it applies",
+         std::nullopt, std::nullopt, std::vector<std::string>{"auto", "fused", "autograd"});
+  AddKey(schema, "device", ValueType::kString, "cpu",
+         "where policy and update run: cpu, cuda, auto (cuda when present)", std::nullopt,
+         std::nullopt, std::vector<std::string>{"cpu", "cuda", "auto"});
+  AddKey(schema, "cuda_graph", ValueType::kBool, "true",
+         "device cuda: replay each minibatch step as one captured CUDA graph");
 }
 
 PpoConfig PpoConfigFromConfig(const Config& config) {
@@ -108,12 +119,26 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
                                      config.GetString("policy_kwargs.activation_fn"));
   c.ortho_init = config.GetBool("policy_kwargs.ortho_init");
-  c.update_path = config.GetString("update_path");
   c.precision = precision::ParsePrecision("precision", config.GetString("precision"));
-  if (c.precision == precision::Precision::kFp16) {
-    // LibTorch 1.13 CPU autocast is bf16 only, and this build runs on the CPU.
+  const std::string& device = config.GetString("device");
+  const bool cuda = torch::cuda::is_available();
+  if (device == "cuda" && !cuda) {
+    throw ConfigError("device", "cuda",
+                      "cpu or auto (this LibTorch " + std::string(TORCH_VERSION) +
+                          " sees no CUDA device; GPU runs need a CUDA build: README, section GPU)");
+  }
+  c.device = device == "auto" ? (cuda ? "cuda" : "cpu") : device;
+  c.cuda_graph = config.GetBool("cuda_graph");
+  const std::string& path = config.GetString("update_path");
+  if (path == "fused" && c.device == "cuda") {
+    throw ConfigError("update_path", "fused",
+                      "autograd or auto with device cuda (the fused path runs on the CPU)");
+  }
+  c.update_path = path == "auto" ? (c.device == "cpu" ? "fused" : "autograd") : path;
+  if (c.precision == precision::Precision::kFp16 && c.device == "cpu") {
+    // LibTorch 1.13 CPU autocast is bf16 only.
     throw ConfigError("precision", "fp16",
-                      "fp32 or bf16 on the CPU (fp16 autocast needs a CUDA build of LibTorch)");
+                      "fp32 or bf16 with device cpu (fp16 autocast needs device cuda)");
   }
   const std::string& scaler = config.GetString("grad_scaler.enabled");
   c.grad_scaler.enabled =
@@ -158,7 +183,16 @@ class Ppo final : public Algorithm {
   void GatherMinibatch(const int64_t* indices, int batch);
   void NormalizeAdvantages(int batch);
   MinibatchStats FusedLossAndGrad(int batch, double clip_range);
-  MinibatchStats AutogradLossAndGrad(int batch, double clip_range);
+  // Policy logits float32 [n, A] and values float32 [n] for host obs float32 [n, obs_dim]
+  // (fused forward on the CPU; the module on the device otherwise). Valid until the next call.
+  std::pair<const float*, const float*> PolicyForward(const float* obs, int n);
+  // The autograd path: device state, one epoch loop over device tensors, one minibatch step.
+  void EnsureTensorState();
+  void TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_t* num_minibatches,
+                    double* grad_norm_sum, int* epochs_run);
+  // Loss and backward for the minibatch at rows `index` (int64 [batch] on the device) of the
+  // device rollout; accumulates the stats into stats_. No host sync (capturable).
+  void TensorLossAndGrad(const torch::Tensor& index, int batch);
 
   // Config and sizes.
   PpoConfig config_;
@@ -175,10 +209,30 @@ class Ppo final : public Algorithm {
   nn::ActorCriticParams params_;
   nn::FusedMlp actor_, critic_;
   nn::FlatAdam adam_;
-  nn::ActorCriticModule module_{nullptr};  // LibTorch view, built for the autograd path
   precision::GradScaler scaler_;
-  // The path each minibatch takes: fused (fp32 only) or autograd (any precision).
+  // The path each minibatch takes: fused (CPU fp32 only) or autograd (any precision, device).
   bool use_autograd_ = false;
+
+  // Autograd path state on device_ (built at first use from the host state above, which it
+  // mirrors back after every update so that Act, checkpoints and GetParameters read the host).
+  torch::Device device_{torch::kCPU};
+  bool tensor_ready_ = false;
+  nn::TensorOptimState opt_;               // flat params, grads, Adam, scaler on the device
+  nn::ActorCriticModule module_{nullptr};  // LibTorch view of opt_.params / opt_.grads
+  torch::Tensor dev_obs_;         // float32 [T * N, obs_dim]: the rollout, uploaded per update
+  torch::Tensor dev_actions_;     // int64 [T * N]
+  torch::Tensor dev_log_probs_;   // float32 [T * N]
+  torch::Tensor dev_advantages_;  // float32 [T * N]
+  torch::Tensor dev_returns_;     // float32 [T * N]
+  torch::Tensor dev_perm_;        // int64 [T * N]: this epoch's shuffled row order
+  torch::Tensor mb_index_;        // int64 [batch_size]: the graph's minibatch rows (static)
+  torch::Tensor clip_t_;          // float32 [1]: clip range of this update (static)
+  torch::Tensor stats_;       // float32 [7]: sums of pg, value, entropy, kl, old kl, clipfrac, norm
+  torch::Tensor last_stats_;  // float32 [6]: the last minibatch's share of the first six
+  std::unique_ptr<nn::CudaGraph> graph_;  // the full-size minibatch step, after kWarmupSteps
+  int eager_steps_ = 0;  // full-size steps run eagerly so far (warm-up before capture)
+  static constexpr int kWarmupSteps = 3;  // PyTorch's docs warm up 3 iterations on a side stream
+  std::vector<float> dev_logits_host_, dev_values_host_;  // rollout forward results on the host
 
   // Storage, t-major [n_steps, n_envs, ...].
   std::vector<float> obs_;           // float32 [T, N, obs_dim]
@@ -225,7 +279,10 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   params_.Initialize(init_rng);
   use_autograd_ =
       config_.update_path == "autograd" || config_.precision != precision::Precision::kFp32;
-  if (use_autograd_) module_ = nn::ActorCriticModule(params_);
+  if (config_.device == "cuda") {
+    GREENRL_CHECK(use_autograd_, "device cuda needs update_path autograd");
+    device_ = torch::Device(torch::kCUDA, 0);
+  }
 
   const size_t tn = static_cast<size_t>(buffer_size_);
   obs_.assign(tn * obs_dim_, 0.0f);
@@ -257,13 +314,14 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
 // rollout (GAE below).
 int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) {
   GREENRL_CHECK(env.num_envs() == num_envs_, "VecEnv size differs from n_envs");
+  if (device_.is_cuda()) EnsureTensorState();
   const int n = num_envs_;
   int64_t* env_actions = env.discrete_actions();
   for (int t = 0; t < num_steps_; ++t) {
     const size_t row = static_cast<size_t>(t) * n;
     float* obs_t = &obs_[row * obs_dim_];
     std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, obs_t);
-    const float* logits = actor_.Forward(params_.actor_params(), obs_t, n);
+    const auto [logits, values] = PolicyForward(obs_t, n);
     for (int i = 0; i < n; ++i) {
       nn::LogSoftmaxRow(logits + static_cast<size_t>(i) * num_actions_, num_actions_,
                         row_log_probs_.data());
@@ -272,7 +330,6 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       log_probs_[row + i] = row_log_probs_[a];
       env_actions[i] = a;
     }
-    const float* values = critic_.Forward(params_.critic_params(), obs_t, n);
     std::copy(values, values + n, &values_[row]);
 
     env.Step();
@@ -289,13 +346,13 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       }
     }
     if (any_truncated) {
-      const float* final_values = critic_.Forward(params_.critic_params(), env.final_obs(), n);
+      const float* final_values = PolicyForward(env.final_obs(), n).second;
       for (int i = 0; i < n; ++i) {
         if (truncated_[row + i] && !terminated_[row + i]) final_values_[row + i] = final_values[i];
       }
     }
   }
-  const float* last = critic_.Forward(params_.critic_params(), env.obs(), n);
+  const float* last = PolicyForward(env.obs(), n).second;
   std::copy(last, last + n, last_values_.begin());
 
   // Bootstrap and GAE.
@@ -303,6 +360,21 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
              terminated_.data(), truncated_.data(), final_values_.data(), last_values_.data(),
              advantages_.data(), returns_.data());
   return buffer_size_;
+}
+
+std::pair<const float*, const float*> Ppo::PolicyForward(const float* obs, int n) {
+  if (!device_.is_cuda()) {
+    return {actor_.Forward(params_.actor_params(), obs, n),
+            critic_.Forward(params_.critic_params(), obs, n)};
+  }
+  torch::NoGradGuard no_grad;
+  auto host_obs = torch::from_blob(const_cast<float*>(obs), {n, obs_dim_}, torch::kFloat32);
+  auto [logits, values] = module_->forward(host_obs.to(device_));
+  dev_logits_host_.resize(static_cast<size_t>(n) * num_actions_);
+  dev_values_host_.resize(n);
+  torch::from_blob(dev_logits_host_.data(), {n, num_actions_}, torch::kFloat32).copy_(logits);
+  torch::from_blob(dev_values_host_.data(), {n}, torch::kFloat32).copy_(values);
+  return {dev_logits_host_.data(), dev_values_host_.data()};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -317,6 +389,10 @@ const Metrics& Ppo::Update(double progress_remaining) {
   double grad_norm_sum = 0.0;
   bool stop = false;
   int epochs_run = 0;
+  if (use_autograd_) {
+    TensorUpdate(lr, clip_range, &sum, &num_minibatches, &grad_norm_sum, &epochs_run);
+    stop = true;  // the fused loop below is skipped
+  }
   for (int epoch = 0; epoch < config_.n_epochs && !stop; ++epoch) {
     ++epochs_run;
     std::iota(indices_.begin(), indices_.end(), 0);
@@ -329,8 +405,7 @@ const Metrics& Ppo::Update(double progress_remaining) {
       GatherMinibatch(&indices_[start], batch);
       NormalizeAdvantages(batch);
       params_.ZeroGrads();
-      const MinibatchStats s = use_autograd_ ? AutogradLossAndGrad(batch, clip_range)
-                                             : FusedLossAndGrad(batch, clip_range);
+      const MinibatchStats s = FusedLossAndGrad(batch, clip_range);
       sum.pg_loss += s.pg_loss;
       sum.value_loss += s.value_loss;
       sum.entropy += s.entropy;
@@ -476,42 +551,166 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
   return s;
 }
 
-// The same loss written with LibTorch ops (SB3's ppo.py train()), gradients by autograd into
-// the flat gradient buffer the module's .grad tensors view.
-Ppo::MinibatchStats Ppo::AutogradLossAndGrad(int batch, double clip_range) {
-  auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
-  auto obs = torch::from_blob(mb_obs_.data(), {batch, obs_dim_}, f32);
-  auto actions = torch::from_blob(mb_actions_.data(), {batch, 1}, torch::kInt64);
-  auto old_log_prob = torch::from_blob(mb_log_probs_.data(), {batch}, f32);
-  auto advantages = torch::from_blob(mb_advantages_.data(), {batch}, f32);
-  auto returns = torch::from_blob(mb_returns_.data(), {batch}, f32);
-  // Forward under autocast (bf16 matmuls); the loss is computed from float32 copies of the
-  // outputs, so log-softmax and the squared error keep float32 accuracy.
-  precision::AutocastScope autocast(config_.precision);
-  auto [logits_raw, values_raw] = module_->forward(obs);
-  auto logits = logits_raw.to(torch::kFloat32);
-  auto values = values_raw.to(torch::kFloat32);
+// ---------------------------------------------------------------------------------------------
+// The autograd path: the same loss written with LibTorch ops (SB3's ppo.py train()) on device_,
+// gradients by autograd into the flat gradient tensor the module's .grad tensors view, and the
+// optimiser step as a few ops over the flat tensors (nn/tensor_optim.h). Nothing in a minibatch
+// step waits for the host, so on CUDA the full-size step is captured once in a graph and
+// replayed. The minibatch order comes from the same host shuffle as the fused path.
+void Ppo::EnsureTensorState() {
+  if (tensor_ready_) return;
+  const auto options = torch::TensorOptions().device(device_);
+  opt_ =
+      nn::MakeTensorOptimState(params_.params(), adam_.exp_avg().data(), adam_.exp_avg_sq().data(),
+                               params_.num_params(), adam_.step_count(), scaler_.scale(),
+                               scaler_.growth_tracker(), scaler_.skipped_steps(), options);
+  module_ = nn::ActorCriticModule(params_.spec(), opt_.params, opt_.grads);
+  const auto f32 = options.dtype(torch::kFloat32);
+  const auto i64 = options.dtype(torch::kInt64);
+  dev_obs_ = torch::zeros({buffer_size_, obs_dim_}, f32);
+  dev_actions_ = torch::zeros({buffer_size_}, i64);
+  dev_log_probs_ = torch::zeros({buffer_size_}, f32);
+  dev_advantages_ = torch::zeros({buffer_size_}, f32);
+  dev_returns_ = torch::zeros({buffer_size_}, f32);
+  dev_perm_ = torch::zeros({buffer_size_}, i64);
+  mb_index_ = torch::zeros({config_.batch_size}, i64);
+  clip_t_ = torch::zeros({1}, f32);
+  stats_ = torch::zeros({7}, f32);
+  last_stats_ = torch::zeros({6}, f32);
+  graph_ = std::make_unique<nn::CudaGraph>();  // never replay a graph over the old tensors
+  eager_steps_ = 0;
+  tensor_ready_ = true;
+}
+
+void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_t* num_minibatches,
+                       double* grad_norm_sum, int* epochs_run) {
+  EnsureTensorState();
+  auto host = [](auto* data, int64_t n, torch::ScalarType t) {
+    return torch::from_blob(static_cast<void*>(data), {n}, t);
+  };
+  dev_obs_.view({-1}).copy_(host(obs_.data(), buffer_size_ * obs_dim_, torch::kFloat32));
+  dev_actions_.copy_(host(actions_.data(), buffer_size_, torch::kInt64));
+  dev_log_probs_.copy_(host(log_probs_.data(), buffer_size_, torch::kFloat32));
+  dev_advantages_.copy_(host(advantages_.data(), buffer_size_, torch::kFloat32));
+  dev_returns_.copy_(host(returns_.data(), buffer_size_, torch::kFloat32));
+  opt_.lr.fill_(lr);
+  clip_t_.fill_(clip_range);
+  stats_.zero_();
+  const nn::ScaleUpdateOptions scale_update{scaler_.enabled(), config_.grad_scaler.growth_factor,
+                                            config_.grad_scaler.backoff_factor,
+                                            config_.grad_scaler.growth_interval};
+  const nn::AdamOptions adam{0.9, 0.999, 1e-5};
+  auto step = [&](const torch::Tensor& index, int batch) {
+    TensorLossAndGrad(index, batch);
+    nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
+    torch::NoGradGuard no_grad;
+    stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));
+  };
+  const bool early_stop = config_.target_kl > 0.0;
+  const bool use_graph = device_.is_cuda() && config_.cuda_graph && !early_stop;
+  std::optional<nn::CudaSideStream> side;
+  if (device_.is_cuda()) side.emplace();
+  bool stop = false;
+  for (int epoch = 0; epoch < config_.n_epochs && !stop; ++epoch) {
+    ++*epochs_run;
+    std::iota(indices_.begin(), indices_.end(), 0);
+    for (int64_t i = buffer_size_ - 1; i > 0; --i) {  // Fisher-Yates, as the fused path
+      std::swap(indices_[i], indices_[shuffle_rng_.Below(static_cast<uint64_t>(i) + 1)]);
+    }
+    dev_perm_.copy_(host(indices_.data(), buffer_size_, torch::kInt64));
+    for (int64_t start = 0; start < buffer_size_; start += config_.batch_size) {
+      const int batch =
+          static_cast<int>(std::min<int64_t>(config_.batch_size, buffer_size_ - start));
+      const torch::Tensor rows = dev_perm_.narrow(0, start, batch);
+      ++*num_minibatches;
+      if (early_stop) {
+        // SB3: compute the loss, and skip the step and the remaining epochs when
+        // approx_kl > 1.5 target_kl (one host read per minibatch).
+        TensorLossAndGrad(rows, batch);
+        if (last_stats_[3].item<double>() > 1.5 * config_.target_kl) {
+          stop = true;
+          break;
+        }
+        nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
+        torch::NoGradGuard no_grad;
+        stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));
+      } else if (use_graph && batch == config_.batch_size) {
+        mb_index_.copy_(rows);
+        if (graph_->captured()) {
+          graph_->Replay();
+        } else if (eager_steps_ < kWarmupSteps) {
+          step(mb_index_, batch);
+          ++eager_steps_;
+        } else {
+          graph_->Capture([&] { step(mb_index_, batch); });
+          graph_->Replay();  // capture records the work; this runs it
+        }
+      } else {
+        step(rows, batch);
+      }
+    }
+  }
+  // One host read of everything the metrics and the host mirror need.
+  const torch::Tensor stats = stats_.to(torch::kCPU, torch::kFloat64);
+  const double* st = stats.data_ptr<double>();
+  sum->pg_loss = st[0];
+  sum->value_loss = st[1];
+  sum->entropy = st[2];
+  sum->approx_kl = st[3];
+  sum->old_approx_kl = st[4];
+  sum->clip_fraction = st[5];
+  *grad_norm_sum = st[6];
+  auto to_host = [](const torch::Tensor& from, float* to) {
+    torch::from_blob(to, {from.numel()}, torch::kFloat32).copy_(from);
+  };
+  to_host(opt_.params, params_.params());
+  to_host(opt_.exp_avg, adam_.exp_avg().data());
+  to_host(opt_.exp_avg_sq, adam_.exp_avg_sq().data());
+  adam_.set_step_count(static_cast<int64_t>(opt_.step.item<float>()));
+  scaler_.Restore(opt_.scale.item<double>(), opt_.growth_tracker.item<int>(),
+                  static_cast<int64_t>(opt_.skipped.item<float>()));
+}
+
+void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
+  auto obs = dev_obs_.index_select(0, index);
+  auto actions = dev_actions_.index_select(0, index).unsqueeze(1);
+  auto old_log_prob = dev_log_probs_.index_select(0, index);
+  auto advantages = dev_advantages_.index_select(0, index);
+  auto returns = dev_returns_.index_select(0, index);
+  if (config_.normalize_advantage && batch > 1) {  // unbiased std, as SB3 (see the fused path)
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8);
+  }
+  opt_.grads.zero_();
+  torch::Tensor logits, values;
+  {
+    // Forward under autocast; the loss is computed from float32 copies of the outputs, so
+    // log-softmax and the squared error keep float32 accuracy. No autocast weight cache on CUDA
+    // (a captured region must not use it).
+    precision::AutocastScope autocast(
+        config_.precision,
+        device_.is_cuda() ? precision::AutocastDevice::kCuda : precision::AutocastDevice::kCpu,
+        /*cache_enabled=*/!device_.is_cuda());
+    auto [logits_raw, values_raw] = module_->forward(obs);
+    logits = logits_raw.to(torch::kFloat32);
+    values = values_raw.to(torch::kFloat32);
+  }
   auto log_probs_all = torch::log_softmax(logits, /*dim=*/1);
   auto log_prob = log_probs_all.gather(/*dim=*/1, actions).squeeze(/*dim=*/1);
   auto entropy = -(log_probs_all.exp() * log_probs_all).sum(/*dim=*/1);
   auto log_ratio = log_prob - old_log_prob;
   auto ratio = torch::exp(log_ratio);
   auto policy_loss_1 = advantages * ratio;
-  auto policy_loss_2 = advantages * torch::clamp(ratio, 1.0 - clip_range, 1.0 + clip_range);
+  auto policy_loss_2 = advantages * torch::clamp(ratio, 1.0 - clip_t_, 1.0 + clip_t_);
   auto policy_loss = -torch::min(policy_loss_1, policy_loss_2).mean();
   auto value_loss = torch::nn::functional::mse_loss(returns, values);
   auto entropy_loss = -entropy.mean();
   auto loss = policy_loss + config_.ent_coef * entropy_loss + config_.vf_coef * value_loss;
-  (loss * scaler_.scale()).backward();
+  (loss * opt_.scale.squeeze(0)).backward();
   torch::NoGradGuard no_grad;
-  MinibatchStats s;
-  s.pg_loss = policy_loss.item<double>();
-  s.value_loss = value_loss.item<double>();
-  s.entropy = entropy.mean().item<double>();
-  s.approx_kl = ((ratio - 1) - log_ratio).mean().item<double>();
-  s.old_approx_kl = (-log_ratio).mean().item<double>();
-  s.clip_fraction = ((ratio - 1).abs() > clip_range).to(torch::kFloat32).mean().item<double>();
-  return s;
+  last_stats_.copy_(torch::stack({policy_loss, value_loss, entropy.mean(),
+                                  ((ratio - 1) - log_ratio).mean(), (-log_ratio).mean(),
+                                  ((ratio - 1).abs() > clip_t_).to(torch::kFloat32).mean()}));
+  stats_.narrow(0, 0, 6).add_(last_stats_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -533,8 +732,8 @@ bool Ppo::CanReducePrecision(std::string* why_not) const {
 
 void Ppo::ReducePrecision() {
   config_.precision = precision::Precision::kBf16;
-  if (!use_autograd_) module_ = nn::ActorCriticModule(params_);
   use_autograd_ = true;
+  tensor_ready_ = false;  // rebuilt from the host state, with no graph captured in fp32
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -660,6 +859,7 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   scaler_.Restore(read_tensor("grad_scaler.scale").item<double>(),
                   read_tensor("grad_scaler.growth_tracker").item<int64_t>(),
                   read_tensor("grad_scaler.skipped_steps").item<int64_t>());
+  tensor_ready_ = false;  // the autograd path's device state is rebuilt from the loaded state
 }
 
 }  // namespace

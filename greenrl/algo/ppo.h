@@ -37,7 +37,16 @@ struct PpoConfig {
   std::vector<int> vf_arch{64, 64};  // policy_kwargs.net_arch.vf
   nn::Activation activation = nn::Activation::kTanh;  // policy_kwargs.activation_fn
   bool ortho_init = true;                             // policy_kwargs.ortho_init
-  std::string update_path = "fused";  // "fused" (hand-written backward over BLAS) or "autograd"
+  // "fused" (hand-written backward over BLAS, CPU and fp32 only) or "autograd" (LibTorch
+  // autograd and the flat-tensor optimiser step of nn/tensor_optim.h, on `device`).
+  std::string update_path = "fused";
+  // Where policy and update run: "cpu", or "cuda" (device 0 of a CUDA build; autograd path).
+  std::string device = "cpu";
+  // With device "cuda": capture each full-size minibatch step (forward, loss, backward,
+  // unscale, clip, Adam, scale update) in a CUDA graph after 3 eager warm-up steps, and replay
+  // it. Ignored on the CPU and when target_kl > 0 (the early stop reads approx_kl on the host
+  // before each step).
+  bool cuda_graph = true;
   // Forward and loss dtype: fp32 (either path) or bf16/fp16 (autograd path under autocast; fp32
   // master weights, gradients and Adam state).
   precision::Precision precision = precision::Precision::kFp32;
@@ -50,8 +59,11 @@ struct PpoConfig {
 void AddPpoKeys(ConfigSchema* schema);
 
 // Reads PPO's fields from a loaded config (keys declared by AddPpoKeys plus "n_envs" and
-// "seed"). Errors: ConfigError for combinations a single key's range cannot express
-// (batch_size > n_steps * n_envs).
+// "seed"). `device: auto` resolves to "cuda" when this LibTorch has CUDA and a device is
+// present, else "cpu"; update_path "auto" to "fused" on the CPU in fp32, else "autograd".
+// Errors: ConfigError for combinations a single key's range cannot express (batch_size >
+// n_steps * n_envs; device cuda without a CUDA device; update_path fused with device cuda;
+// precision fp16 on the CPU).
 PpoConfig PpoConfigFromConfig(const Config& config);
 
 // Creates PPO for `spec` (Discrete actions only).

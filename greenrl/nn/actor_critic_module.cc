@@ -4,14 +4,21 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/torch.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace greenrl::nn {
 
 namespace {
-torch::Tensor View(float* data, std::vector<int64_t> shape) {
-  return torch::from_blob(data, shape, torch::TensorOptions().dtype(torch::kFloat32));
+torch::Tensor View(const torch::Tensor& flat, int64_t offset, std::vector<int64_t> shape) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  return flat.narrow(0, offset, numel).view(shape);
 }
 
-torch::nn::Sequential MakeBoundMlp(const MlpSpec& spec, float* params, float* grads) {
+// params and grads: the flat tensors of this MLP's slice (weights then biases per layer).
+torch::nn::Sequential MakeBoundMlp(const MlpSpec& spec, const torch::Tensor& params,
+                                   const torch::Tensor& grads) {
   torch::nn::Sequential seq;
   for (int l = 0; l < spec.num_layers(); ++l) {
     const int in = spec.sizes[l];
@@ -19,11 +26,11 @@ torch::nn::Sequential MakeBoundMlp(const MlpSpec& spec, float* params, float* gr
     torch::nn::Linear linear(torch::nn::LinearOptions(in, out));
     {
       torch::NoGradGuard no_grad;
-      linear->weight.set_data(View(params + spec.weight_offset(l), {out, in}));
-      linear->bias.set_data(View(params + spec.bias_offset(l), {out}));
+      linear->weight.set_data(View(params, spec.weight_offset(l), {out, in}));
+      linear->bias.set_data(View(params, spec.bias_offset(l), {out}));
     }
-    linear->weight.mutable_grad() = View(grads + spec.weight_offset(l), {out, in});
-    linear->bias.mutable_grad() = View(grads + spec.bias_offset(l), {out});
+    linear->weight.mutable_grad() = View(grads, spec.weight_offset(l), {out, in});
+    linear->bias.mutable_grad() = View(grads, spec.bias_offset(l), {out});
     seq->push_back(linear);
     if (l + 1 < spec.num_layers()) {
       if (spec.activation == Activation::kTanh) {
@@ -35,14 +42,30 @@ torch::nn::Sequential MakeBoundMlp(const MlpSpec& spec, float* params, float* gr
   }
   return seq;
 }
+
+torch::Tensor HostFlat(float* data, int64_t n) {
+  return torch::from_blob(data, {n}, torch::TensorOptions().dtype(torch::kFloat32));
+}
 }  // namespace
 
-ActorCriticModuleImpl::ActorCriticModuleImpl(ActorCriticParams& params) {
-  const ActorCriticSpec& spec = params.spec();
+ActorCriticModuleImpl::ActorCriticModuleImpl(ActorCriticParams& params)
+    : ActorCriticModuleImpl(params.spec(), HostFlat(params.params(), params.num_params()),
+                            HostFlat(params.grads(), params.num_params())) {}
+
+ActorCriticModuleImpl::ActorCriticModuleImpl(const ActorCriticSpec& spec,
+                                             const torch::Tensor& params,
+                                             const torch::Tensor& grads) {
+  const int64_t actor = spec.actor_spec().num_params();
+  const int64_t critic = spec.critic_spec().num_params();
+  const int64_t n = actor + critic;
+  if (params.numel() != n || grads.numel() != n) {
+    throw std::invalid_argument("ActorCriticModule: flat tensors must hold " + std::to_string(n) +
+                                " parameters");
+  }
   pi_ = register_module(
-      "pi", MakeBoundMlp(spec.actor_spec(), params.actor_params(), params.actor_grads()));
-  vf_ = register_module(
-      "vf", MakeBoundMlp(spec.critic_spec(), params.critic_params(), params.critic_grads()));
+      "pi", MakeBoundMlp(spec.actor_spec(), params.narrow(0, 0, actor), grads.narrow(0, 0, actor)));
+  vf_ = register_module("vf", MakeBoundMlp(spec.critic_spec(), params.narrow(0, actor, critic),
+                                           grads.narrow(0, actor, critic)));
 }
 
 std::pair<torch::Tensor, torch::Tensor> ActorCriticModuleImpl::forward(const torch::Tensor& obs) {

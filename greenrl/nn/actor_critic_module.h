@@ -16,8 +16,14 @@ namespace greenrl::nn {
 
 class ActorCriticModuleImpl : public torch::nn::Module {
  public:
-  // Binds to params; params must outlive the module and keep its buffers in place.
+  // Binds to params' host buffers; params must outlive the module and keep its buffers in place.
   explicit ActorCriticModuleImpl(ActorCriticParams& params);
+  // Binds to flat tensors on any device laid out as ActorCriticParams ([actor | critic], each
+  // layer's weight [out, in] then bias [out]): params float32 [num_params] and grads float32
+  // [num_params], which must outlive the module. Errors: std::invalid_argument when either
+  // tensor's size differs from the spec's parameter count.
+  ActorCriticModuleImpl(const ActorCriticSpec& spec, const torch::Tensor& params,
+                        const torch::Tensor& grads);
 
   // obs: float32 [batch, obs_dim]. Returns (logits float32 [batch, num_actions],
   // values float32 [batch]).

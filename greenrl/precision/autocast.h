@@ -17,19 +17,28 @@ const char* ToString(Precision precision);
 // it, bf16 autocast converts on every op and costs more time and energy than float32.
 bool CpuHasNativeBf16();
 
-// RAII autocast region for the CPU: bf16 enables LibTorch's CPU autocast with dtype bfloat16
-// and restores the previous state at scope exit; fp32 does nothing.
+// Where an autocast region runs: LibTorch's CPU or CUDA autocast.
+enum class AutocastDevice { kCpu, kCuda };
+
+// RAII autocast region: bf16 (CPU or CUDA) or fp16 (CUDA) enables LibTorch's autocast for that
+// device with that dtype and restores the previous state at scope exit; fp32 does nothing.
+// cache_enabled = false turns off autocast's weight-cast cache inside the region, as PyTorch
+// requires for a region captured in a CUDA graph (torch.cuda.graph docs: "autocast caching must
+// be disabled"). Works with LibTorch 1.13 (per-device setters) and >= 2.4 (device-type API).
 // Errors: ConfigError("precision", "fp16", ...) on the CPU (no CPU fp16 autocast in 1.13).
 class AutocastScope {
  public:
-  explicit AutocastScope(Precision precision);
+  explicit AutocastScope(Precision precision, AutocastDevice device = AutocastDevice::kCpu,
+                         bool cache_enabled = true);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
   bool active_ = false;
+  AutocastDevice device_ = AutocastDevice::kCpu;
   bool previous_enabled_ = false;
+  bool previous_cache_enabled_ = true;
 };
 
 }  // namespace greenrl::precision
