@@ -1,6 +1,7 @@
 // algorithm.h: the interface the trainer drives (../shared/DESIGN.md, "Data flow"): collect a
 // rollout from a VecEnv, update, act for evaluation, checkpoint. One implementation per file
-// (ppo.cc; dqn and sac later), each in CleanRL's order.
+// (ppo.cc, sac.cc, ...), each in CleanRL's order. Discrete action spaces act through Act(),
+// Box action spaces through ActContinuous(); EnvSpec::discrete_actions() says which applies.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/core/errors.h"
 #include "greenrl/env/vec_env.h"
 
 namespace greenrl::algo {
@@ -42,6 +44,22 @@ class Algorithm {
   // Actions for obs float32 [n, obs_dim] into actions int64 [n] (Discrete spaces);
   // deterministic: the mode of the policy (argmax), else a sample.
   virtual void Act(const float* obs, int n, bool deterministic, int64_t* actions) = 0;
+
+  // Actions for Box action spaces: obs float32 [n, obs_dim] (row-major, as VecEnv::obs()) into
+  // actions float32 [n, act_dim] (row-major, as VecEnv::continuous_actions()). Every component
+  // is already inside the env's Box [low, high] (the algorithm rescales or clips; the caller
+  // writes the rows to the env as they are). deterministic: the policy's mode (SAC: tanh of the
+  // Gaussian mean, rescaled; PPO: the Gaussian mean, clipped), else a sample from the
+  // algorithm's own generator. Chunks of any n >= 1 are accepted; allocates nothing.
+  // Not thread-safe (scratch buffers and the sampling generator are shared).
+  // Errors: greenrl::InternalError for an algorithm built for a Discrete action space (the
+  // default below; an algorithm that acts on Box spaces overrides it). It is a default rather
+  // than a pure virtual so Discrete-only algorithms need no stub; MakeX already refused a Box
+  // env for them with a ConfigError, so reaching it is a bug.
+  virtual void ActContinuous(const float* obs, int n, bool deterministic, float* actions) {
+    (void)obs, (void)n, (void)deterministic, (void)actions;
+    GREENRL_CHECK(false, name() + " acts on Discrete action spaces only (no ActContinuous)");
+  }
 
   // Writes the model and optimiser state to `path` atomically (temp file, fsync, rename).
   // Errors: std::runtime_error naming the path when it cannot be written.

@@ -68,6 +68,8 @@ void AddPpoKeys(ConfigSchema* schema) {
          "critic hidden sizes", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation",
          std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+  AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "0.0",
+         "Box actions: initial log std of the diagonal Gaussian", -20.0, 2.0);
   AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
          "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
   AddKey(schema, "precision", ValueType::kString, "fp32",
@@ -119,6 +121,7 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
                                      config.GetString("policy_kwargs.activation_fn"));
   c.ortho_init = config.GetBool("policy_kwargs.ortho_init");
+  c.log_std_init = config.GetFloat("policy_kwargs.log_std_init");
   c.precision = precision::ParsePrecision("precision", config.GetString("precision"));
   const std::string& device = config.GetString("device");
   const bool cuda = torch::cuda::is_available();
@@ -158,6 +161,7 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
 namespace {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 class Ppo final : public Algorithm {
  public:
@@ -167,6 +171,7 @@ class Ppo final : public Algorithm {
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
   const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
+  void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
   bool CanReducePrecision(std::string* why_not) const override;
@@ -197,7 +202,9 @@ class Ppo final : public Algorithm {
   // Config and sizes.
   PpoConfig config_;
   env::EnvSpec spec_;
-  int obs_dim_, num_actions_, num_envs_, num_steps_;
+  int obs_dim_, num_actions_, num_envs_, num_steps_;  // num_actions_: logits or Gaussian dims
+  bool gaussian_;                                     // Box actions: diagonal Gaussian policy
+  std::vector<float> action_low_, action_high_;       // float32 [A]: the Box bounds (Gaussian)
   int64_t buffer_size_;
   int max_batch_;
 
@@ -220,7 +227,7 @@ class Ppo final : public Algorithm {
   nn::TensorOptimState opt_;               // flat params, grads, Adam, scaler on the device
   nn::ActorCriticModule module_{nullptr};  // LibTorch view of opt_.params / opt_.grads
   torch::Tensor dev_obs_;         // float32 [T * N, obs_dim]: the rollout, uploaded per update
-  torch::Tensor dev_actions_;     // int64 [T * N]
+  torch::Tensor dev_actions_;     // int64 [T * N] (Discrete) or float32 [T * N, A] (Box)
   torch::Tensor dev_log_probs_;   // float32 [T * N]
   torch::Tensor dev_advantages_;  // float32 [T * N]
   torch::Tensor dev_returns_;     // float32 [T * N]
@@ -236,7 +243,8 @@ class Ppo final : public Algorithm {
 
   // Storage, t-major [n_steps, n_envs, ...].
   std::vector<float> obs_;           // float32 [T, N, obs_dim]
-  std::vector<int64_t> actions_;     // int64 [T, N]
+  std::vector<int64_t> actions_;     // int64 [T, N] (Discrete)
+  std::vector<float> cont_actions_;  // float32 [T, N, A] (Box): the unclipped Gaussian samples
   std::vector<float> log_probs_;     // float32 [T, N]
   std::vector<float> values_;        // float32 [T, N]
   std::vector<float> rewards_;       // float32 [T, N]
@@ -248,29 +256,33 @@ class Ppo final : public Algorithm {
   std::vector<float> returns_;       // float32 [T, N]
 
   // Minibatch scratch (allocated once).
-  std::vector<int64_t> indices_;     // int64 [T * N], permuted each epoch
-  std::vector<float> mb_obs_;        // float32 [B, obs_dim]
-  std::vector<int64_t> mb_actions_;  // int64 [B]
+  std::vector<int64_t> indices_;        // int64 [T * N], permuted each epoch
+  std::vector<float> mb_obs_;           // float32 [B, obs_dim]
+  std::vector<int64_t> mb_actions_;     // int64 [B]
+  std::vector<float> mb_cont_actions_;  // float32 [B, A]
   std::vector<float> mb_log_probs_, mb_advantages_, mb_returns_;  // float32 [B]
   std::vector<float> grad_logits_;                                // float32 [B, A]
   std::vector<float> grad_values_;                                // float32 [B]
-  Metrics metrics_;                   // returned by Update; keys fixed after the first call
-  std::vector<float> row_log_probs_;  // float32 [A]
+  Metrics metrics_;                       // returned by Update; keys fixed after the first call
+  std::vector<float> row_log_probs_;      // float32 [A]
+  std::vector<double> log_std_grad_acc_;  // float64 [A]: d loss / d log std summed over a batch
 };
 
 Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
     : config_(config),
       spec_(spec),
       obs_dim_(static_cast<int>(spec.obs_dim())),
-      num_actions_(static_cast<int>(spec.num_actions())),
+      num_actions_(static_cast<int>(spec.discrete_actions() ? spec.num_actions() : spec.act_dim())),
+      gaussian_(!spec.discrete_actions()),
       num_envs_(config.n_envs),
       num_steps_(config.n_steps),
       buffer_size_(static_cast<int64_t>(config.n_steps) * config.n_envs),
       max_batch_(std::max({config.batch_size, config.n_envs, 64})),
       sample_rng_(DeriveSeed(config.seed, 1)),
       shuffle_rng_(DeriveSeed(config.seed, 2)),
-      params_(nn::ActorCriticSpec{obs_dim_, num_actions_, config.pi_arch, config.vf_arch,
-                                  config.activation, config.ortho_init}),
+      params_(nn::ActorCriticSpec{obs_dim_, num_actions_, gaussian_, config.log_std_init,
+                                  config.pi_arch, config.vf_arch, config.activation,
+                                  config.ortho_init}),
       actor_(params_.spec().actor_spec(), max_batch_),
       critic_(params_.spec().critic_spec(), max_batch_),
       adam_(params_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-5}),
@@ -286,7 +298,13 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
 
   const size_t tn = static_cast<size_t>(buffer_size_);
   obs_.assign(tn * obs_dim_, 0.0f);
-  actions_.assign(tn, 0);
+  actions_.assign(gaussian_ ? 0 : tn, 0);
+  cont_actions_.assign(gaussian_ ? tn * num_actions_ : 0, 0.0f);
+  if (gaussian_) {
+    const auto& box = std::get<env::Box>(spec.action_space);
+    action_low_ = box.low;
+    action_high_ = box.high;
+  }
   log_probs_.assign(tn, 0.0f);
   values_.assign(tn, 0.0f);
   rewards_.assign(tn, 0.0f);
@@ -300,12 +318,14 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   const size_t b = static_cast<size_t>(config_.batch_size);
   mb_obs_.assign(b * obs_dim_, 0.0f);
   mb_actions_.assign(b, 0);
+  mb_cont_actions_.assign(gaussian_ ? b * num_actions_ : 0, 0.0f);
   mb_log_probs_.assign(b, 0.0f);
   mb_advantages_.assign(b, 0.0f);
   mb_returns_.assign(b, 0.0f);
   grad_logits_.assign(b * num_actions_, 0.0f);
   grad_values_.assign(b, 0.0f);
   row_log_probs_.assign(num_actions_, 0.0f);
+  log_std_grad_acc_.assign(num_actions_, 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,19 +336,39 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   GREENRL_CHECK(env.num_envs() == num_envs_, "VecEnv size differs from n_envs");
   if (device_.is_cuda()) EnsureTensorState();
   const int n = num_envs_;
-  int64_t* env_actions = env.discrete_actions();
+  int64_t* env_actions = gaussian_ ? nullptr : env.discrete_actions();
   for (int t = 0; t < num_steps_; ++t) {
     const size_t row = static_cast<size_t>(t) * n;
     float* obs_t = &obs_[row * obs_dim_];
     std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, obs_t);
     const auto [logits, values] = PolicyForward(obs_t, n);
-    for (int i = 0; i < n; ++i) {
-      nn::LogSoftmaxRow(logits + static_cast<size_t>(i) * num_actions_, num_actions_,
-                        row_log_probs_.data());
-      const int64_t a = nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
-      actions_[row + i] = a;
-      log_probs_[row + i] = row_log_probs_[a];
-      env_actions[i] = a;
+    if (gaussian_) {
+      // a = mean + std * eps, eps ~ N(0, I); log N(a; mean, std) = sum_j -eps_j^2 / 2 - log std_j
+      // - log(2 pi) / 2. The env gets a clipped to the Box; the buffer keeps a.
+      const float* log_std = params_.log_std();
+      float* env_cont = env.continuous_actions();
+      for (int i = 0; i < n; ++i) {
+        double log_prob = 0.0;
+        for (int j = 0; j < num_actions_; ++j) {
+          const size_t k = static_cast<size_t>(i) * num_actions_ + j;
+          const double eps = sample_rng_.Normal();
+          const float a =
+              static_cast<float>(logits[k] + std::exp(static_cast<double>(log_std[j])) * eps);
+          log_prob += -0.5 * eps * eps - log_std[j] - kHalfLog2Pi;
+          cont_actions_[row * num_actions_ + k] = a;
+          env_cont[k] = std::clamp(a, action_low_[j], action_high_[j]);
+        }
+        log_probs_[row + i] = static_cast<float>(log_prob);
+      }
+    } else {
+      for (int i = 0; i < n; ++i) {
+        nn::LogSoftmaxRow(logits + static_cast<size_t>(i) * num_actions_, num_actions_,
+                          row_log_probs_.data());
+        const int64_t a = nn::SampleCategorical(row_log_probs_.data(), num_actions_, sample_rng_);
+        actions_[row + i] = a;
+        log_probs_[row + i] = row_log_probs_[a];
+        env_actions[i] = a;
+      }
     }
     std::copy(values, values + n, &values_[row]);
 
@@ -478,7 +518,12 @@ void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
     const int64_t k = indices[j];
     std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_],
               &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
-    mb_actions_[j] = actions_[k];
+    if (gaussian_) {
+      std::copy(&cont_actions_[k * num_actions_], &cont_actions_[(k + 1) * num_actions_],
+                &mb_cont_actions_[static_cast<size_t>(j) * num_actions_]);
+    } else {
+      mb_actions_[j] = actions_[k];
+    }
     mb_log_probs_[j] = log_probs_[k];
     mb_advantages_[j] = advantages_[k];
     mb_returns_[j] = returns_[k];
@@ -517,12 +562,33 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
   const double lo = 1.0 - clip_range, hi = 1.0 + clip_range;
   const double loss_scale = scaler_.scale();
   MinibatchStats s;
+  // Gaussian (Box actions): with u_j = (a_j - mean_j) / std_j,
+  //   log p = sum_j -u_j^2 / 2 - log std_j - log(2 pi) / 2, H = sum_j log std_j + (1 + log 2 pi) /
+  //   2 d log p / d mean_j = u_j / std_j, d log p / d log std_j = u_j^2 - 1, dH / d log std_j = 1.
+  const float* log_std = params_.log_std();
+  double gaussian_entropy = 0.0;
+  if (gaussian_) {
+    for (int j = 0; j < num_actions_; ++j) gaussian_entropy += log_std[j] + 0.5 + kHalfLog2Pi;
+  }
+  std::fill(log_std_grad_acc_.begin(), log_std_grad_acc_.end(), 0.0);
   for (int i = 0; i < batch; ++i) {
     const float* z = logits + static_cast<size_t>(i) * num_actions_;
     float* logp = row_log_probs_.data();
-    const double entropy = nn::LogSoftmaxRow(z, num_actions_, logp);
-    const int64_t a = mb_actions_[i];
-    const double log_ratio = static_cast<double>(logp[a]) - mb_log_probs_[i];
+    double entropy = 0.0, log_prob = 0.0;
+    int64_t a = 0;
+    if (gaussian_) {
+      entropy = gaussian_entropy;
+      const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
+      for (int j = 0; j < num_actions_; ++j) {
+        const double u = (static_cast<double>(act[j]) - z[j]) * std::exp(-double(log_std[j]));
+        log_prob += -0.5 * u * u - log_std[j] - kHalfLog2Pi;
+      }
+    } else {
+      entropy = nn::LogSoftmaxRow(z, num_actions_, logp);
+      a = mb_actions_[i];
+      log_prob = logp[a];
+    }
+    const double log_ratio = log_prob - mb_log_probs_[i];
     const double ratio = std::exp(log_ratio);
     const double adv = mb_advantages_[i];
     const double s1 = ratio * adv;
@@ -532,7 +598,17 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     const double g_ratio = s1 < s2 ? adv : (s1 == s2 ? adv * (in_range ? 1.0 : 0.5) : 0.0);
     const double d_logp_a = -inv_b * g_ratio * ratio;
     float* g = &grad_logits_[static_cast<size_t>(i) * num_actions_];
-    for (int k = 0; k < num_actions_; ++k) {
+    if (gaussian_) {
+      const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
+      for (int j = 0; j < num_actions_; ++j) {
+        const double inv_std = std::exp(-double(log_std[j]));
+        const double u = (static_cast<double>(act[j]) - z[j]) * inv_std;
+        g[j] = static_cast<float>(loss_scale * d_logp_a * u * inv_std);
+        // The entropy term -ent_coef * mean(H) adds -ent_coef / B per row to d/d log std.
+        log_std_grad_acc_[j] += loss_scale * (d_logp_a * (u * u - 1.0) - config_.ent_coef * inv_b);
+      }
+    }
+    for (int k = 0; k < num_actions_ && !gaussian_; ++k) {
       const double p = std::exp(static_cast<double>(logp[k]));
       const double d_entropy_term = config_.ent_coef * inv_b * p * (logp[k] + entropy);
       g[k] =
@@ -545,6 +621,9 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     s.approx_kl += ((ratio - 1.0) - log_ratio) * inv_b;
     s.old_approx_kl += -log_ratio * inv_b;
     s.clip_fraction += (std::fabs(ratio - 1.0) > clip_range ? 1.0 : 0.0) * inv_b;
+  }
+  for (int j = 0; j < num_actions_ && gaussian_; ++j) {
+    params_.log_std_grads()[j] += static_cast<float>(log_std_grad_acc_[j]);
   }
   actor_.Backward(params_.actor_params(), grad_logits_.data(), params_.actor_grads());
   critic_.Backward(params_.critic_params(), grad_values_.data(), params_.critic_grads());
@@ -568,7 +647,8 @@ void Ppo::EnsureTensorState() {
   const auto f32 = options.dtype(torch::kFloat32);
   const auto i64 = options.dtype(torch::kInt64);
   dev_obs_ = torch::zeros({buffer_size_, obs_dim_}, f32);
-  dev_actions_ = torch::zeros({buffer_size_}, i64);
+  dev_actions_ = gaussian_ ? torch::zeros({buffer_size_, num_actions_}, f32)
+                           : torch::zeros({buffer_size_}, i64);
   dev_log_probs_ = torch::zeros({buffer_size_}, f32);
   dev_advantages_ = torch::zeros({buffer_size_}, f32);
   dev_returns_ = torch::zeros({buffer_size_}, f32);
@@ -589,7 +669,12 @@ void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_
     return torch::from_blob(static_cast<void*>(data), {n}, t);
   };
   dev_obs_.view({-1}).copy_(host(obs_.data(), buffer_size_ * obs_dim_, torch::kFloat32));
-  dev_actions_.copy_(host(actions_.data(), buffer_size_, torch::kInt64));
+  if (gaussian_) {
+    dev_actions_.view({-1}).copy_(
+        host(cont_actions_.data(), buffer_size_ * num_actions_, torch::kFloat32));
+  } else {
+    dev_actions_.copy_(host(actions_.data(), buffer_size_, torch::kInt64));
+  }
   dev_log_probs_.copy_(host(log_probs_.data(), buffer_size_, torch::kFloat32));
   dev_advantages_.copy_(host(advantages_.data(), buffer_size_, torch::kFloat32));
   dev_returns_.copy_(host(returns_.data(), buffer_size_, torch::kFloat32));
@@ -673,7 +758,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_
 
 void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
   auto obs = dev_obs_.index_select(0, index);
-  auto actions = dev_actions_.index_select(0, index).unsqueeze(1);
+  auto actions = dev_actions_.index_select(0, index);
   auto old_log_prob = dev_log_probs_.index_select(0, index);
   auto advantages = dev_advantages_.index_select(0, index);
   auto returns = dev_returns_.index_select(0, index);
@@ -694,9 +779,17 @@ void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
     logits = logits_raw.to(torch::kFloat32);
     values = values_raw.to(torch::kFloat32);
   }
-  auto log_probs_all = torch::log_softmax(logits, /*dim=*/1);
-  auto log_prob = log_probs_all.gather(/*dim=*/1, actions).squeeze(/*dim=*/1);
-  auto entropy = -(log_probs_all.exp() * log_probs_all).sum(/*dim=*/1);
+  torch::Tensor log_prob, entropy;
+  if (gaussian_) {  // SB3 DiagGaussianDistribution: Normal(mean, exp(log_std)), summed over dims
+    const torch::Tensor& log_std = module_->log_std();
+    auto u = (actions - logits) * torch::exp(-log_std);
+    log_prob = (-0.5 * u * u - log_std - kHalfLog2Pi).sum(/*dim=*/1);
+    entropy = (log_std + (0.5 + kHalfLog2Pi)).sum().expand({batch});
+  } else {
+    auto log_probs_all = torch::log_softmax(logits, /*dim=*/1);
+    log_prob = log_probs_all.gather(/*dim=*/1, actions.unsqueeze(1)).squeeze(/*dim=*/1);
+    entropy = -(log_probs_all.exp() * log_probs_all).sum(/*dim=*/1);
+  }
   auto log_ratio = log_prob - old_log_prob;
   auto ratio = torch::exp(log_ratio);
   auto policy_loss_1 = advantages * ratio;
@@ -738,7 +831,30 @@ void Ppo::ReducePrecision() {
 
 // ---------------------------------------------------------------------------------------------
 // Acting for evaluation, in chunks of the workspace size.
+void Ppo::ActContinuous(const float* obs, int n, bool deterministic, float* actions) {
+  GREENRL_CHECK(gaussian_, "PPO for Discrete actions acts through Act()");
+  const float* log_std = params_.log_std();
+  for (int start = 0; start < n; start += max_batch_) {
+    const int rows = std::min(max_batch_, n - start);
+    const float* mean =
+        actor_.Forward(params_.actor_params(), obs + static_cast<size_t>(start) * obs_dim_, rows);
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < num_actions_; ++j) {
+        const size_t k = static_cast<size_t>(i) * num_actions_ + j;
+        float a = mean[k];
+        if (!deterministic) {
+          a = static_cast<float>(a +
+                                 std::exp(static_cast<double>(log_std[j])) * sample_rng_.Normal());
+        }
+        actions[static_cast<size_t>(start) * num_actions_ + k] =
+            std::clamp(a, action_low_[j], action_high_[j]);
+      }
+    }
+  }
+}
+
 void Ppo::Act(const float* obs, int n, bool deterministic, int64_t* actions) {
+  GREENRL_CHECK(!gaussian_, "PPO for Box actions acts through ActContinuous()");
   for (int start = 0; start < n; start += max_batch_) {
     const int rows = std::min(max_batch_, n - start);
     const float* logits =
@@ -866,9 +982,14 @@ void Ppo::LoadCheckpoint(const std::string& path) {
 
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec) {
   if (!spec.discrete_actions()) {
-    throw ConfigError("env_id", spec.id,
-                      "an env with a Discrete action space (PPO for Box "
-                      "actions is not implemented yet)");
+    const auto& box = std::get<env::Box>(spec.action_space);
+    for (size_t j = 0; j < box.low.size(); ++j) {
+      if (!std::isfinite(box.low[j]) || !std::isfinite(box.high[j])) {
+        throw ConfigError("env_id", spec.id,
+                          "an env with a Discrete or bounded Box action space (PPO clips "
+                          "Gaussian samples to the bounds)");
+      }
+    }
   }
   return std::make_unique<Ppo>(config, spec);
 }

@@ -1,6 +1,8 @@
 // ppo.h: Proximal Policy Optimization (Schulman et al., 2017, arXiv:1707.06347) for Discrete
-// action spaces, with Stable-Baselines3's hyperparameters, defaults and update (SB3 2.x
-// stable_baselines3/ppo/ppo.py). ppo.cc reads top to bottom in CleanRL's order.
+// action spaces (categorical policy) and Box action spaces (diagonal Gaussian with a
+// state-independent log std, SB3's DiagGaussianDistribution), with Stable-Baselines3's
+// hyperparameters, defaults and update (SB3 2.x stable_baselines3/ppo/ppo.py). ppo.cc reads top to
+// bottom in CleanRL's order.
 #pragma once
 
 #include <memory>
@@ -37,6 +39,7 @@ struct PpoConfig {
   std::vector<int> vf_arch{64, 64};  // policy_kwargs.net_arch.vf
   nn::Activation activation = nn::Activation::kTanh;  // policy_kwargs.activation_fn
   bool ortho_init = true;                             // policy_kwargs.ortho_init
+  double log_std_init = 0.0;  // policy_kwargs.log_std_init (Box actions: initial Gaussian log std)
   // "fused" (hand-written backward over BLAS, CPU and fp32 only) or "autograd" (LibTorch
   // autograd and the flat-tensor optimiser step of nn/tensor_optim.h, on `device`).
   std::string update_path = "fused";
@@ -66,8 +69,10 @@ void AddPpoKeys(ConfigSchema* schema);
 // precision fp16 on the CPU).
 PpoConfig PpoConfigFromConfig(const Config& config);
 
-// Creates PPO for `spec` (Discrete actions only).
-// Errors: ConfigError("env_id", id, "an env with a Discrete action space") for Box actions.
+// Creates PPO for `spec`: a categorical policy for Discrete actions, a diagonal Gaussian for Box
+// actions (samples are clipped to the Box before the env; the buffer keeps the unclipped sample
+// and its log-prob, as SB3). Errors: ConfigError("env_id", ...) for a Box action space with an
+// unbounded component (clipping needs finite bounds).
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec);
 
 }  // namespace greenrl::algo

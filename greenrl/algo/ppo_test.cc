@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
@@ -139,11 +140,19 @@ TEST(PpoTest, CheckpointRoundTripAndRefusals) {
   std::remove(garbage.c_str());
 }
 
-TEST(PpoTest, RefusesBatchLargerThanRolloutAndBoxActions) {
+// A bounded Box is accepted; an unbounded one is refused (samples are clipped to the bounds).
+TEST(PpoTest, RefusesUnboundedBoxActions) {
   PpoConfig c = SmallConfig("fused");
   env::EnvSpec box = env::FindEnvSpec("CartPole-v1");
   box.action_space = env::Box{{-1.0f}, {1.0f}, {1}};
-  EXPECT_THROW(MakePpo(c, box), ConfigError);
+  EXPECT_NO_THROW(MakePpo(c, box));
+  box.action_space = env::Box{{-1.0f}, {std::numeric_limits<float>::infinity()}, {1}};
+  try {
+    MakePpo(c, box);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "env_id");
+  }
 }
 
 }  // namespace
@@ -206,6 +215,79 @@ TEST(PpoPrecisionTest, Bf16UpdateIsFiniteAndCloseToFp32) {
   // stays within that envelope.
   EXPECT_LT(max_diff, 12 * 9e-4 * 1.01);
   EXPECT_NEAR(ma[2].second, mb[2].second, 0.05 * std::fabs(ma[2].second));  // value loss
+}
+
+// Box actions (Pendulum-v1, a diagonal Gaussian): the hand-written Gaussian loss gradient
+// (means and the log std) against LibTorch autograd, as for the categorical policy.
+TEST(PpoGaussianTest, FusedUpdateMatchesAutograd) {
+  auto env_a = env::MakeVecEnv("Pendulum-v1", 4, 11, 1);
+  auto env_b = env::MakeVecEnv("Pendulum-v1", 4, 11, 1);
+  env_a->Reset();
+  env_b->Reset();
+  PpoConfig fused_config = SmallConfig("fused"), autograd_config = SmallConfig("autograd");
+  fused_config.log_std_init = autograd_config.log_std_init = -0.5;
+  auto fused = MakePpo(fused_config, env_a->spec());
+  auto autograd = MakePpo(autograd_config, env_b->spec());
+  const std::vector<float> initial = fused->GetParameters();
+  ASSERT_EQ(initial, autograd->GetParameters());
+  // The log std block (last entry: Pendulum has one action dimension) starts at log_std_init.
+  EXPECT_EQ(initial.back(), -0.5f);
+  std::vector<EpisodeRecord> ep_a, ep_b;
+  for (int iteration = 0; iteration < 2; ++iteration) {
+    fused->CollectRollout(*env_a, &ep_a);
+    autograd->CollectRollout(*env_b, &ep_b);
+    const double progress = ProgressRemaining(256 * (iteration + 1), 1024);
+    const Metrics ma = fused->Update(progress);
+    const Metrics mb = autograd->Update(progress);
+    for (size_t k = 0; k < ma.size(); ++k) {
+      EXPECT_NEAR(ma[k].second, mb[k].second, 1e-4 * std::max(1.0, std::fabs(mb[k].second)))
+          << ma[k].first;
+    }
+    const auto pa = fused->GetParameters();
+    const auto pb = autograd->GetParameters();
+    double max_diff = 0;
+    for (size_t i = 0; i < pa.size(); ++i)
+      max_diff = std::max(max_diff, double(std::fabs(pa[i] - pb[i])));
+    EXPECT_LT(max_diff, 2e-5) << "iteration " << iteration;
+    EXPECT_NE(pa.back(), initial.back()) << "the log std must be trained";
+  }
+}
+
+// The env gets samples clipped to the Box while the buffer keeps the unclipped sample and its
+// log-prob: with a wide Gaussian (std e^2 = 7.4 against bounds [-2, 2], so most samples are
+// clipped) and a learning rate of 0, every ratio is exactly 1 (approx_kl 0, clipfrac 0), which
+// would fail if log-probs were taken of the clipped actions. The entropy is the closed form
+// log std + (1 + log 2 pi) / 2 = 2 + 1.41893853.
+TEST(PpoGaussianTest, EnvGetsClippedActionsBufferKeepsSamples) {
+  for (const std::string path : {"fused", "autograd"}) {
+    auto env = env::MakeVecEnv("Pendulum-v1", 4, 3, 1);
+    env->Reset();
+    PpoConfig c = SmallConfig(path);
+    c.learning_rate = Schedule::Constant(0.0);
+    c.n_epochs = 1;
+    c.log_std_init = 2.0;
+    auto ppo = MakePpo(c, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_LE(std::fabs(env->continuous_actions()[i]), 2.0f);
+    }
+    const Metrics m = ppo->Update(1.0);
+    auto get = [&](const std::string& key) {
+      for (const auto& [k, v] : m) {
+        if (k == key) return v;
+      }
+      ADD_FAILURE() << key;
+      return 0.0;
+    };
+    EXPECT_NEAR(get("losses/approx_kl"), 0.0, 1e-7) << path;
+    EXPECT_NEAR(get("losses/old_approx_kl"), 0.0, 1e-6) << path;
+    EXPECT_EQ(get("losses/clipfrac"), 0.0) << path;
+    EXPECT_NEAR(get("losses/entropy"), 2.0 + 1.4189385332046727, 1e-6) << path;
+    std::vector<float> obs(3 * 5, 0.5f), actions(5, 99.f);
+    ppo->ActContinuous(obs.data(), 5, /*deterministic=*/false, actions.data());
+    for (float a : actions) EXPECT_LE(std::fabs(a), 2.0f);
+  }
 }
 
 }  // namespace

@@ -46,8 +46,10 @@ MlpSpec ActorCriticSpec::actor_spec() const {
 MlpSpec ActorCriticSpec::critic_spec() const { return MakeSpec(obs_dim, vf_arch, 1, activation); }
 
 ActorCriticParams::ActorCriticParams(ActorCriticSpec spec)
-    : spec_(std::move(spec)), actor_num_params_(spec_.actor_spec().num_params()) {
-  const int64_t total = actor_num_params_ + spec_.critic_spec().num_params();
+    : spec_(std::move(spec)),
+      actor_num_params_(spec_.actor_spec().num_params()),
+      log_std_offset_(actor_num_params_ + spec_.critic_spec().num_params()) {
+  const int64_t total = log_std_offset_ + (spec_.gaussian ? spec_.num_actions : 0);
   params_.assign(total, 0.0f);
   grads_.assign(total, 0.0f);
 }
@@ -57,6 +59,9 @@ void ActorCriticParams::Initialize(Rng& rng) {
   const double sqrt2 = std::sqrt(2.0);
   InitMlp(spec_.actor_spec(), actor_params(), spec_.ortho_init, sqrt2, 0.01, rng);
   InitMlp(spec_.critic_spec(), critic_params(), spec_.ortho_init, sqrt2, 1.0, rng);
+  if (spec_.gaussian) {
+    std::fill(log_std(), log_std() + spec_.num_actions, static_cast<float>(spec_.log_std_init));
+  }
 }
 
 void ActorCriticParams::ZeroGrads() { std::fill(grads_.begin(), grads_.end(), 0.0f); }

@@ -18,8 +18,13 @@ namespace greenrl::nn {
 
 // Shape of the policy. Field names follow SB3's policy_kwargs.
 struct ActorCriticSpec {
-  int obs_dim = 0;                            // observation size (Box shape [obs_dim])
-  int num_actions = 0;                        // Discrete(n)
+  int obs_dim = 0;      // observation size (Box shape [obs_dim])
+  int num_actions = 0;  // actor outputs: Discrete(n) logits, or the Box's act_dim Gaussian means
+  // Box actions: a diagonal Gaussian with a state-independent log std, one learned value per
+  // action dimension (SB3 DiagGaussianDistribution), stored after the critic in the flat buffer
+  // and initialised to log_std_init. False: categorical over num_actions logits.
+  bool gaussian = false;
+  double log_std_init = 0.0;                  // SB3 policy_kwargs.log_std_init
   std::vector<int> pi_arch{64, 64};           // actor hidden sizes (net_arch.pi)
   std::vector<int> vf_arch{64, 64};           // critic hidden sizes (net_arch.vf)
   Activation activation = Activation::kTanh;  // activation_fn
@@ -37,25 +42,32 @@ class ActorCriticParams {
   const ActorCriticSpec& spec() const { return spec_; }
   int64_t num_params() const { return static_cast<int64_t>(params_.size()); }
   int64_t actor_num_params() const { return actor_num_params_; }
+  // Offset of the log-std block (float32 [num_actions], Gaussian only) in the flat buffers.
+  int64_t log_std_offset() const { return log_std_offset_; }
 
   // Orthogonal init as SB3 (gains above, biases 0) when spec.ortho_init, else PyTorch's
   // nn.Linear default U(-1/sqrt(in), 1/sqrt(in)) for weights and biases.
   void Initialize(Rng& rng);
 
-  // float32 [num_params]: actor parameters first, then critic parameters.
+  // float32 [num_params]: actor parameters first, then critic parameters, then (Gaussian) the
+  // log std [num_actions].
   float* params() { return params_.data(); }
   const float* params() const { return params_.data(); }
   float* actor_params() { return params_.data(); }
   float* critic_params() { return params_.data() + actor_num_params_; }
+  float* log_std() { return params_.data() + log_std_offset_; }
+  const float* log_std() const { return params_.data() + log_std_offset_; }
   // float32 [num_params], same layout.
   float* grads() { return grads_.data(); }
   float* actor_grads() { return grads_.data(); }
   float* critic_grads() { return grads_.data() + actor_num_params_; }
+  float* log_std_grads() { return grads_.data() + log_std_offset_; }
   void ZeroGrads();
 
  private:
   ActorCriticSpec spec_;
   int64_t actor_num_params_;
+  int64_t log_std_offset_;
   std::vector<float> params_;
   std::vector<float> grads_;
 };

@@ -57,7 +57,7 @@ ActorCriticModuleImpl::ActorCriticModuleImpl(const ActorCriticSpec& spec,
                                              const torch::Tensor& grads) {
   const int64_t actor = spec.actor_spec().num_params();
   const int64_t critic = spec.critic_spec().num_params();
-  const int64_t n = actor + critic;
+  const int64_t n = actor + critic + (spec.gaussian ? spec.num_actions : 0);
   if (params.numel() != n || grads.numel() != n) {
     throw std::invalid_argument("ActorCriticModule: flat tensors must hold " + std::to_string(n) +
                                 " parameters");
@@ -66,6 +66,15 @@ ActorCriticModuleImpl::ActorCriticModuleImpl(const ActorCriticSpec& spec,
       "pi", MakeBoundMlp(spec.actor_spec(), params.narrow(0, 0, actor), grads.narrow(0, 0, actor)));
   vf_ = register_module("vf", MakeBoundMlp(spec.critic_spec(), params.narrow(0, actor, critic),
                                            grads.narrow(0, actor, critic)));
+  if (spec.gaussian) {
+    torch::Tensor log_std = torch::zeros({spec.num_actions});
+    {
+      torch::NoGradGuard no_grad;
+      log_std.set_data(params.narrow(0, actor + critic, spec.num_actions));
+    }
+    log_std_ = register_parameter("log_std", log_std);
+    log_std_.mutable_grad() = grads.narrow(0, actor + critic, spec.num_actions);
+  }
 }
 
 std::pair<torch::Tensor, torch::Tensor> ActorCriticModuleImpl::forward(const torch::Tensor& obs) {

@@ -25,13 +25,18 @@ class ActorCriticModuleImpl : public torch::nn::Module {
   ActorCriticModuleImpl(const ActorCriticSpec& spec, const torch::Tensor& params,
                         const torch::Tensor& grads);
 
-  // obs: float32 [batch, obs_dim]. Returns (logits float32 [batch, num_actions],
-  // values float32 [batch]).
+  // obs: float32 [batch, obs_dim]. Returns (actor output float32 [batch, num_actions]: logits,
+  // or Gaussian means for a Gaussian spec; values float32 [batch]).
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs);
+
+  // The Gaussian log std, float32 [num_actions] (a view of the flat buffer); undefined for a
+  // categorical spec.
+  const torch::Tensor& log_std() const { return log_std_; }
 
  private:
   torch::nn::Sequential pi_{nullptr};
   torch::nn::Sequential vf_{nullptr};
+  torch::Tensor log_std_;
 };
 TORCH_MODULE(ActorCriticModule);
 

@@ -67,9 +67,16 @@ EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id,
   std::vector<uint8_t> done(episodes, 0);
   int remaining = episodes;
   const int64_t max_steps = static_cast<int64_t>(env->spec().max_episode_steps) + 1;
+  // Discrete spaces act through Act (int64 actions), Box spaces through ActContinuous (float32
+  // [episodes, act_dim] rows already inside the Box).
+  const bool discrete = env->spec().discrete_actions();
   for (int64_t step = 0; remaining > 0; ++step) {
     GREENRL_CHECK(step <= max_steps, "an evaluation episode outlived its TimeLimit");
-    algorithm.Act(env->obs(), episodes, deterministic, env->discrete_actions());
+    if (discrete) {
+      algorithm.Act(env->obs(), episodes, deterministic, env->discrete_actions());
+    } else {
+      algorithm.ActContinuous(env->obs(), episodes, deterministic, env->continuous_actions());
+    }
     env->Step();
     for (int i = 0; i < episodes; ++i) {
       if (!done[i] && (env->terminated()[i] || env->truncated()[i])) {
