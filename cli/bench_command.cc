@@ -31,7 +31,8 @@ struct BenchArgs {
 
 // Benchmark name -> preset path relative to the configs dir.
 const std::map<std::string, std::string>& Benchmarks() {
-  static const std::map<std::string, std::string> b = {{"ppo-cartpole", "ppo/cartpole.yaml"}};
+  static const std::map<std::string, std::string> b = {{"ppo-cartpole", "ppo/cartpole.yaml"},
+                                                        {"dqn-cartpole", "dqn/cartpole.yaml"}};
   return b;
 }
 
@@ -75,7 +76,8 @@ double Median(std::vector<double> v) {
 Runner RegisterBench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark a preset over several seeds");
-  cmd->add_option("name", args->name, "benchmark: ppo-cartpole")->required();
+  cmd->add_option("name", args->name, "benchmark: ppo-cartpole, dqn-cartpole")
+      ->required();
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
   cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
   cmd->add_option("--configs", args->config_dir, "presets folder (default configs)");
@@ -85,7 +87,9 @@ Runner RegisterBench(CLI::App& app) {
   return [args]() {
     namespace fs = std::filesystem;
     const auto it = Benchmarks().find(args->name);
-    if (it == Benchmarks().end()) throw ConfigError("name", args->name, "one of: ppo-cartpole");
+    if (it == Benchmarks().end()) {
+      throw ConfigError("name", args->name, "one of: ppo-cartpole, dqn-cartpole");
+    }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
     const std::string preset = args->config_dir + "/" + it->second;
@@ -99,30 +103,36 @@ Runner RegisterBench(CLI::App& app) {
              : (fs::temp_directory_path() / ("greenrl-bench-" + std::to_string(::getpid())))
                    .string();
     const double threshold = 475.0;  // CartPole-v1 reward_threshold (Gymnasium registry)
+    // The GEMM-floor and GFLOP/s columns model PPO's minibatch update only.
+    const bool ppo = probe.GetString("algo") == "ppo";
     fmt::print(
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         probe.GetInt("threads.env"));
-    // Matrix FLOPs of one PPO minibatch update (actor and critic), for the achieved rate.
-    nn::ActorCriticSpec spec;
-    spec.obs_dim = 4;  // CartPole-v1
-    spec.num_actions = 2;
-    spec.pi_arch.clear();
-    spec.vf_arch.clear();
-    for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.pi"))
-      spec.pi_arch.push_back(static_cast<int>(h));
-    for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.vf"))
-      spec.vf_arch.push_back(static_cast<int>(h));
-    const int batch = static_cast<int>(probe.GetInt("batch_size"));
-    const double flops_per_update = static_cast<double>(spec.actor_spec().UpdateFlops(batch) +
-                                                        spec.critic_spec().UpdateFlops(batch));
-    const std::string precision = probe.GetString("precision");
-    const double floor_gflops = GemmGflops(precision);
-    fmt::print(
-        "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "
-        "on this machine {:.1f} GFLOP/s ({})\n",
-        precision, flops_per_update / 1e6, floor_gflops,
-        precision == "fp32" ? "sgemm [256,64]x[64,64]" : "torch::mm bf16 [256,64]x[64,64]");
+    double flops_per_update = 0.0, floor_gflops = 0.0;
+    int batch = 1;
+    if (ppo) {
+      // Matrix FLOPs of one PPO minibatch update (actor and critic), for the achieved rate.
+      nn::ActorCriticSpec spec;
+      spec.obs_dim = 4;  // CartPole-v1
+      spec.num_actions = 2;
+      spec.pi_arch.clear();
+      spec.vf_arch.clear();
+      for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.pi"))
+        spec.pi_arch.push_back(static_cast<int>(h));
+      for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.vf"))
+        spec.vf_arch.push_back(static_cast<int>(h));
+      batch = static_cast<int>(probe.GetInt("batch_size"));
+      flops_per_update = static_cast<double>(spec.actor_spec().UpdateFlops(batch) +
+                                             spec.critic_spec().UpdateFlops(batch));
+      const std::string precision = probe.GetString("precision");
+      floor_gflops = GemmGflops(precision);
+      fmt::print(
+          "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "
+          "on this machine {:.1f} GFLOP/s ({})\n",
+          precision, flops_per_update / 1e6, floor_gflops,
+          precision == "fp32" ? "sgemm [256,64]x[64,64]" : "torch::mm bf16 [256,64]x[64,64]");
+    }
     fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "wall_s",
                "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%", "update_GFLOP/s");
     std::vector<double> walls, sps, cpus, returns, gflops;
@@ -143,12 +153,14 @@ Runner RegisterBench(CLI::App& app) {
       for (const auto& w : r.windows) {
         if (w.key == "update") update_s = w.duration_s;
       }
-      const int64_t rollout = probe.GetInt("n_steps") * probe.GetInt("n_envs");
-      const double minibatches = static_cast<double>(r.steps / rollout) *
-                                 static_cast<double>(probe.GetInt("n_epochs")) *
-                                 std::ceil(static_cast<double>(rollout) / batch);
-      const double update_gflops =
-          update_s > 0 ? minibatches * flops_per_update / update_s / 1e9 : 0;
+      double update_gflops = 0.0;
+      if (ppo) {
+        const int64_t rollout = probe.GetInt("n_steps") * probe.GetInt("n_envs");
+        const double minibatches = static_cast<double>(r.steps / rollout) *
+                                   static_cast<double>(probe.GetInt("n_epochs")) *
+                                   std::ceil(static_cast<double>(rollout) / batch);
+        update_gflops = update_s > 0 ? minibatches * flops_per_update / update_s / 1e9 : 0;
+      }
       gflops.push_back(update_gflops);
       fmt::print(
           "{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f} {:>14.1f}\n",
@@ -163,8 +175,10 @@ Runner RegisterBench(CLI::App& app) {
     }
     fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", Median(walls), Median(sps),
                Median(cpus), Median(returns));
-    fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
-               Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
+    if (ppo) {
+      fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
+                 Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
+    }
     fmt::print("seeds with mean eval return >= {:g}: {} of {}\n", threshold, solved, args->seeds);
     if (!keep) fs::remove_all(base);
     return 0;

@@ -143,4 +143,31 @@ TEST(CliTest, EvalOfNormalizedRunMatchesTrainingsFinalEval) {
                                                                                  << r.output;
 }
 
+// The DQN CartPole preset through the CLI, shortened to 2,048 steps (1,024 random, then 5
+// updates of 128 gradient steps): it trains, writes its run dir, and its checkpoint evaluates
+// with the training run's final-evaluation return (same seed, same episodes).
+TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
+  const std::string out = Dir("dqn");
+  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
+  Result r =
+      RunGreenrl("train --config " + preset + " --set n_timesteps=2048 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dqn on CartPole-v1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("steps          2048"), std::string::npos) << r.output;
+  const auto at = r.output.find("eval return    ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string trained = r.output.substr(at + 15, r.output.find(" (", at) - at - 15);
+  std::ifstream metrics(out + "/metrics.csv");
+  std::string header;
+  std::getline(metrics, header);
+  for (const char* key : {"losses/td_loss", "losses/q_values", "charts/epsilon",
+                          "charts/learning_rate", "losses/n_updates", "losses/target_updates"}) {
+    EXPECT_NE(header.find(key), std::string::npos) << key << "\n" << header;
+  }
+  r = RunGreenrl("eval --run " + out + " --episodes 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("return  " + trained + " over 10"), std::string::npos) << trained << "\n"
+                                                                                 << r.output;
+}
+
 }  // namespace

@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/train/evaluate.h"
@@ -41,7 +40,7 @@ Runner RegisterEval(CLI::App& app) {
     const Config config = train::LoadRunConfig(config_path, {}, args->seed);
     train::ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
     const std::string env_id = config.GetString("env_id");
-    auto algorithm = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec(env_id));
+    auto algorithm = train::MakeAlgorithm(config, env::FindEnvSpec(env_id));
     algorithm->LoadCheckpoint(checkpoint);
     // A run trained with normalize: true evaluates with its saved, frozen statistics.
     std::optional<train::NormalizerSnapshot> normalizer;

@@ -1,7 +1,8 @@
 // dqn.h: Deep Q-Network (Mnih et al., 2015, Nature 518:529) for Discrete action spaces, with
-// Stable-Baselines3's hyperparameters, defaults and semantics (SB3 2.x stable_baselines3/dqn/dqn.py,
-// common/off_policy_algorithm.py, common/buffers.py) and double DQN (van Hasselt et al., 2016,
-// arXiv:1509.06461) as an option. dqn.cc reads top to bottom in CleanRL's order (cleanrl/dqn.py).
+// Stable-Baselines3's hyperparameters, defaults and semantics (SB3 2.x
+// stable_baselines3/dqn/dqn.py, common/off_policy_algorithm.py, common/buffers.py) and double DQN
+// (van Hasselt et al., 2016, arXiv:1509.06461) as an option. dqn.cc reads top to bottom in
+// CleanRL's order (cleanrl/dqn.py).
 //
 // How the Algorithm interface maps onto SB3's off-policy loop:
 // - CollectRollout = SB3's collect_rollouts for `train_freq` vec steps: epsilon-greedy actions
@@ -34,16 +35,16 @@ namespace greenrl::algo {
 // DQN's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
 // these fields; defaults are SB3's DQN defaults; configs/dqn/*.yaml hold rl-zoo's presets.
 struct DqnConfig {
-  int n_envs = 1;                     // parallel envs (rows of the VecEnv)
-  int64_t total_timesteps = 100000;   // n_timesteps: the horizon of the epsilon schedule, env steps
+  int n_envs = 1;                    // parallel envs (rows of the VecEnv)
+  int64_t total_timesteps = 100000;  // n_timesteps: the horizon of the epsilon schedule, env steps
   Schedule learning_rate = Schedule::Constant(1e-4);  // Adam step size, or lin_<initial>
-  int64_t buffer_size = 1000000;      // replay capacity, transitions (summed over envs)
-  int64_t learning_starts = 100;      // env steps of uniform random actions before learning
-  int batch_size = 32;                // transitions per gradient step (sampled with replacement)
-  double tau = 1.0;                   // target update coefficient (1: hard copy; else Polyak)
-  double gamma = 0.99;                // discount factor
-  int train_freq = 4;                 // vec steps per rollout (SB3 train_freq in "step" units)
-  int gradient_steps = 1;             // gradient steps per update
+  int64_t buffer_size = 1000000;  // replay capacity, transitions (summed over envs)
+  int64_t learning_starts = 100;  // env steps of uniform random actions before learning
+  int batch_size = 32;            // transitions per gradient step (sampled with replacement)
+  double tau = 1.0;               // target update coefficient (1: hard copy; else Polyak)
+  double gamma = 0.99;            // discount factor
+  int train_freq = 4;             // vec steps per rollout (SB3 train_freq in "step" units)
+  int gradient_steps = 1;         // gradient steps per update
   int64_t target_update_interval = 10000;  // env steps (summed over envs) between target updates
   double exploration_fraction = 0.1;       // share of total_timesteps over which epsilon decays
   double exploration_initial_eps = 1.0;    // epsilon at the start
@@ -184,6 +185,9 @@ class Dqn final : public Algorithm {
 
  private:
   void UpdateTarget();
+  // Q(x, .) of the online network for one row x float32 [obs_dim]; returns float32
+  // [num_actions] in row_a_ or row_b_, valid until the next call.
+  const float* ForwardOneRow(const float* x);
   void WriteMetrics(double lr, int steps, double loss_sum, double q_sum, double grad_norm_sum);
 
   // Config and sizes.
@@ -216,17 +220,18 @@ class Dqn final : public Algorithm {
   double exploration_rate_;
 
   // Scratch (allocated once).
-  std::vector<float> last_obs_;        // float32 [n_envs, obs_dim]: obs before the step
-  std::vector<int64_t> indices_;       // int64 [gradient_steps * batch_size]
-  std::vector<float> chunk_next_obs_;  // float32 [chunk_steps * B, obs_dim]
-  std::vector<float> mb_obs_;          // float32 [B, obs_dim]
-  std::vector<int64_t> mb_actions_;    // int64 [B]
-  std::vector<float> mb_rewards_;      // float32 [B]
-  std::vector<uint8_t> mb_terminated_;  // uint8 [B]
+  std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step
+  std::vector<int64_t> indices_;         // int64 [gradient_steps * batch_size]
+  std::vector<float> chunk_next_obs_;    // float32 [chunk_steps * B, obs_dim]
+  std::vector<float> mb_obs_;            // float32 [B, obs_dim]
+  std::vector<int64_t> mb_actions_;      // int64 [B]
+  std::vector<float> mb_rewards_;        // float32 [B]
+  std::vector<uint8_t> mb_terminated_;   // uint8 [B]
   std::vector<float> mb_next_q_online_;  // float32 [B, A] (double DQN)
   std::vector<float> mb_targets_;        // float32 [B]
   std::vector<float> grad_q_;            // float32 [B, A]
-  Metrics metrics_;  // returned by Update; keys fixed at construction
+  std::vector<float> row_a_, row_b_;     // float32 [max layer width]: ForwardOneRow
+  Metrics metrics_;                      // returned by Update; keys fixed at construction
 };
 
 // Creates DQN for `spec` (Discrete actions only).

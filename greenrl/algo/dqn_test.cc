@@ -80,7 +80,8 @@ DqnConfig RandomOnlyConfig() {
 //   running:    1 + 0.5 * max(2, 4) = 3
 //   truncated:  1 + 0.5 * 4         = 3  (bootstraps from the real final observation)
 //   terminated: 1                        (no bootstrap)
-//   both:       1                        (terminated wins; SB3 timeout = truncated and not terminated)
+//   both:       1                        (terminated wins; SB3 timeout = truncated and not
+//   terminated)
 // Double DQN with Q_online(s', .) = [5, 1]: a' = 0, so the bootstrap value is Q_target(s', 0) = 2:
 //   running/truncated 1 + 0.5 * 2 = 2, terminated/both 1.
 TEST(DqnTdTargetTest, HandComputedTruncatedTerminatedBothAndDoubleQ) {
@@ -412,8 +413,7 @@ TEST(DqnGradientTest, FusedHuberBackwardMatchesAutograd) {
   EXPECT_GT(large, 0) << "no TD error on the linear branch of the Huber loss";
   EXPECT_LT(large, b) << "no TD error on the quadratic branch of the Huber loss";
   double mean_q = 0;
-  const double loss =
-      HuberTdLossAndGrad(q, actions.data(), y.data(), b, 2, grad_q.data(), &mean_q);
+  const double loss = HuberTdLossAndGrad(q, actions.data(), y.data(), b, 2, grad_q.data(), &mean_q);
   std::vector<float> grads(params.size(), 0.0f);
   mlp.Backward(params.data(), grad_q.data(), grads.data());
 
@@ -453,9 +453,8 @@ TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
     for (auto& i : idx) i = static_cast<int64_t>(rng.Below(200));
     const Metrics& m = dqn.TrainOnIndices(idx.data(), 1, lr);
     adam.zero_grad();
-    torch::Tensor loss =
-        ReferenceLoss(online, target, Gather(dqn.replay_buffer(), idx.data(), c.batch_size),
-                      c.gamma, double_q);
+    torch::Tensor loss = ReferenceLoss(
+        online, target, Gather(dqn.replay_buffer(), idx.data(), c.batch_size), c.gamma, double_q);
     loss.backward();
     const double ref_norm = torch::nn::utils::clip_grad_norm_(online.parameters(), 0.5);
     adam.step();
@@ -647,9 +646,24 @@ TEST(DqnPresetTest, SmokeTrainingIsFinite) {
   EXPECT_EQ(updates, 9);  // rollouts ending at 1024, 1280, ..., 3072 (> learning_starts 1000)
   EXPECT_FALSE(episodes.empty());
   for (float p : dqn->GetParameters()) ASSERT_TRUE(std::isfinite(p));
-  std::vector<int64_t> actions(2);
-  dqn->Act(env->obs(), 1, /*deterministic=*/true, actions.data());
-  EXPECT_TRUE(actions[0] == 0 || actions[0] == 1);
+  // The one-row acting path (sgemv) picks the same greedy actions as the batched one (sgemm).
+  const auto* trained = static_cast<const Dqn*>(dqn.get());
+  const int rows = 200;
+  std::vector<float> obs;
+  for (int i = 0; i < rows; ++i) {
+    const float* o = trained->replay_buffer().obs(i * 13);
+    obs.insert(obs.end(), o, o + 4);
+  }
+  std::vector<int64_t> batched(rows), single(rows);
+  dqn->Act(obs.data(), rows, /*deterministic=*/true, batched.data());
+  int ones = 0;
+  for (int i = 0; i < rows; ++i) {
+    dqn->Act(&obs[i * 4], 1, /*deterministic=*/true, &single[i]);
+    ones += single[i] == 1;
+  }
+  EXPECT_EQ(single, batched);
+  EXPECT_GT(ones, 0);
+  EXPECT_LT(ones, rows);
 }
 
 }  // namespace

@@ -26,9 +26,16 @@ __attribute__((target_clones("avx2", "default"))) void AdamKernel(
   }
 }
 
+// Eight independent float64 partial sums: a single accumulator is one long dependency chain the
+// compiler may not reorder (no -ffast-math), ~4 cycles per element; eight vectorise.
 __attribute__((target_clones("avx2", "default"))) double SumOfSquares(const float* x, int64_t n) {
-  double sum_sq = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += static_cast<double>(x[i + j]) * x[i + j];
+  }
+  double sum_sq = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
   return sum_sq;
 }
 }  // namespace

@@ -37,6 +37,7 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr double kJoulesPerWh = 3600.0;
+}  // namespace
 
 std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::EnvSpec& spec) {
   // AlgorithmIds() lists what is handled here.
@@ -45,6 +46,8 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
   }
   return algo::MakePpo(algo::PpoConfigFromConfig(config), spec);
 }
+
+namespace {
 
 void PrepareRunDir(const std::string& dir) {
   std::error_code ec;

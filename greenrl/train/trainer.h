@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "greenrl/algo/algorithm.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/config.h"
 #include "greenrl/energy/meter.h"
@@ -42,6 +43,11 @@ struct TrainResult {
 // Errors: ConfigError for bad input (also an existing non-empty out_dir: "--out");
 // std::runtime_error for I/O failures (the files already written stay intact).
 TrainResult Train(const Config& config, TrainOptions options);
+
+// The algorithm `config` names (a config from LoadRunConfig), built for `spec` (training, and
+// `greenrl eval` reloading a checkpoint). Errors: ConfigError from the algorithm's MakeX, e.g.
+// ("env_id", id, ...) for an action space it does not support.
+std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::EnvSpec& spec);
 
 // Sets LibTorch intra-op threads and OpenMP's thread count (which OpenBLAS's OpenMP build
 // follows) to `torch_threads`, so no pool oversubscribes the cores or spins idle workers.
