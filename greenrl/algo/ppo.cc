@@ -459,11 +459,19 @@ const Metrics& Ppo::Update(double progress_remaining) {
       }
       // Gradients were computed for loss x scale: unscale, and skip a step with inf or NaN
       // (GradScaler.step), then update the scale (GradScaler.update).
-      const bool found_inf = scaler_.UnscaleAndCheck(params_.grads(), params_.num_params());
+      // Without loss scaling there is nothing to unscale, and the gradient norm (summed in
+      // float64, so it cannot overflow for float32 entries) is non-finite exactly when an entry
+      // is inf or NaN: one pass over the buffer checks and measures.
+      bool found_inf =
+          scaler_.enabled() && scaler_.UnscaleAndCheck(params_.grads(), params_.num_params());
       if (!found_inf) {
-        grad_norm_sum +=
+        const double norm =
             nn::ClipGradNorm(params_.grads(), params_.num_params(), config_.max_grad_norm);
-        adam_.Step(params_.params(), params_.grads(), lr);
+        found_inf = !std::isfinite(norm);
+        if (!found_inf) {
+          grad_norm_sum += norm;
+          adam_.Step(params_.params(), params_.grads(), lr);
+        }
       }
       scaler_.Update(found_inf);
     }

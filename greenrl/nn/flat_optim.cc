@@ -57,7 +57,7 @@ void FlatAdam::Step(float* params, const float* grads, double lr) {
 
 double ClipGradNorm(float* grads, int64_t n, double max_norm) {
   const double total = std::sqrt(SumOfSquares(grads, n));
-  if (max_norm > 0.0 && std::isfinite(max_norm)) {
+  if (max_norm > 0.0 && std::isfinite(max_norm) && std::isfinite(total)) {
     const double coef = max_norm / (total + 1e-6);
     if (coef < 1.0) {
       const float c = static_cast<float>(coef);

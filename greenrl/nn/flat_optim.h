@@ -45,7 +45,8 @@ class FlatAdam {
 
 // torch.nn.utils.clip_grad_norm_ (PyTorch 1.13) over one flat buffer: total = ||grads||_2 (over
 // all entries), coef = max_norm / (total + 1e-6), grads *= min(coef, 1). Returns the total norm
-// before clipping. max_norm <= 0 or infinite disables clipping (the norm is still returned).
+// before clipping. max_norm <= 0 or infinite disables clipping (the norm is still returned); a
+// non-finite total (an inf or NaN entry) leaves grads unchanged.
 double ClipGradNorm(float* grads, int64_t n, double max_norm);
 
 }  // namespace greenrl::nn
