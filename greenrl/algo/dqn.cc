@@ -5,15 +5,13 @@
 // so in a comment.
 #include "greenrl/algo/dqn.h"
 
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "greenrl/core/atomic_file.h"
+#include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/nn/categorical.h"
 
@@ -461,99 +459,36 @@ const float* Dqn::ForwardOneRow(const float* x) {
 // Checkpoint: a LibTorch archive (torch::serialize) with both networks, Adam's moments and step,
 // the counters, and what the network was built for, so a mismatching load fails clearly.
 void Dqn::SaveCheckpoint(const std::string& path) const {
-  torch::serialize::OutputArchive archive;
-  auto vec_tensor = [](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
-                            torch::kFloat32)
-        .clone();
-  };
-  auto& adam = const_cast<nn::FlatAdam&>(adam_);
-  archive.write("format_version", torch::tensor(kCheckpointFormatVersion));
-  archive.write("algo", c10::IValue(std::string("dqn")));
-  archive.write("env_id", c10::IValue(spec_.id));
-  archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
-  archive.write("num_actions", torch::tensor(static_cast<int64_t>(num_actions_)));
-  archive.write("net_arch", torch::tensor(std::vector<int64_t>(config_.net_arch.begin(),
-                                                               config_.net_arch.end())));
-  archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
-  archive.write("q_params", vec_tensor(q_params_));
-  archive.write("target_params", vec_tensor(target_params_));
-  archive.write("adam.exp_avg", vec_tensor(adam.exp_avg()));
-  archive.write("adam.exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
-  archive.write("adam.step", torch::tensor(adam_.step_count()));
-  archive.write("num_timesteps", torch::tensor(num_timesteps_));
-  archive.write("n_updates", torch::tensor(n_updates_));
-  archive.write("target_updates", torch::tensor(target_updates_));
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  WriteFileAtomic(path, bytes.str());
+  CheckpointWriter w("dqn", spec_.id, kCheckpointFormatVersion);
+  w.WriteInt("obs_dim", obs_dim_);
+  w.WriteInt("num_actions", num_actions_);
+  w.WriteInts("net_arch", config_.net_arch);
+  w.WriteString("activation", nn::ToString(config_.activation));
+  const int64_t n = static_cast<int64_t>(q_params_.size());
+  w.WriteFloats("q_params", q_params_.data(), n);
+  w.WriteFloats("target_params", target_params_.data(), n);
+  w.WriteFloats("adam.exp_avg", adam_.exp_avg().data(), n);
+  w.WriteFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
+  w.WriteInt("adam.step", adam_.step_count());
+  w.WriteInt("num_timesteps", num_timesteps_);
+  w.WriteInt("n_updates", n_updates_);
+  w.WriteInt("target_updates", target_updates_);
+  w.Save(path);
 }
 
 void Dqn::LoadCheckpoint(const std::string& path) {
-  const std::string accepted = "a DQN checkpoint written by greenrl train";
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
-    throw ConfigError("checkpoint", path, accepted + " (" + what + ")");
-  }
-  auto read_tensor = [&](const std::string& key) {
-    torch::Tensor t;
-    if (!archive.try_read(key, t)) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return t.contiguous();
-  };
-  auto read_string = [&](const std::string& key) {
-    c10::IValue v;
-    if (!archive.try_read(key, v) || !v.isString()) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return v.toStringRef();
-  };
-  auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
-    if (got != want) {
-      throw ConfigError(
-          "checkpoint", path,
-          accepted + " for " + what + " " + want + " (it was written for " + got + ")");
-    }
-  };
-  const int64_t version = read_tensor("format_version").item<int64_t>();
-  if (version != kCheckpointFormatVersion) {
-    throw ConfigError("checkpoint", path,
-                      accepted + " of format version " + std::to_string(kCheckpointFormatVersion) +
-                          " (this file has version " + std::to_string(version) + ")");
-  }
-  expect("algo", read_string("algo"), "dqn");
-  expect("env", read_string("env_id"), spec_.id);
-  std::string want_arch, got_arch;
-  for (int h : config_.net_arch) want_arch += (want_arch.empty() ? "" : ",") + std::to_string(h);
-  const torch::Tensor arch = read_tensor("net_arch");
-  for (int64_t i = 0; i < arch.numel(); ++i) {
-    got_arch += (got_arch.empty() ? "" : ",") + std::to_string(arch[i].item<int64_t>());
-  }
-  expect("net_arch", "[" + got_arch + "]", "[" + want_arch + "]");
-  expect("activation_fn", read_string("activation"), nn::ToString(config_.activation));
-  const int64_t num_params = static_cast<int64_t>(q_params_.size());
-  auto read_floats = [&](const std::string& key, float* out) {
-    const torch::Tensor t = read_tensor(key);
-    if (t.numel() != num_params || t.scalar_type() != torch::kFloat32) {
-      throw ConfigError(
-          "checkpoint", path,
-          accepted + " with " + std::to_string(num_params) + " float32 '" + key + "' values");
-    }
-    std::copy(t.data_ptr<float>(), t.data_ptr<float>() + num_params, out);
-  };
-  read_floats("q_params", q_params_.data());
-  read_floats("target_params", target_params_.data());
-  read_floats("adam.exp_avg", adam_.exp_avg().data());
-  read_floats("adam.exp_avg_sq", adam_.exp_avg_sq().data());
-  adam_.set_step_count(read_tensor("adam.step").item<int64_t>());
-  num_timesteps_ = read_tensor("num_timesteps").item<int64_t>();
-  n_updates_ = read_tensor("n_updates").item<int64_t>();
-  target_updates_ = read_tensor("target_updates").item<int64_t>();
+  CheckpointReader r(path, "dqn", spec_.id, kCheckpointFormatVersion);
+  r.ExpectInts("net_arch", "net_arch", config_.net_arch);
+  r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  const int64_t n = static_cast<int64_t>(q_params_.size());
+  r.ReadFloats("q_params", q_params_.data(), n);
+  r.ReadFloats("target_params", target_params_.data(), n);
+  r.ReadFloats("adam.exp_avg", adam_.exp_avg().data(), n);
+  r.ReadFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
+  adam_.set_step_count(r.Int("adam.step"));
+  num_timesteps_ = r.Int("num_timesteps");
+  n_updates_ = r.Int("n_updates");
+  target_updates_ = r.Int("target_updates");
   exploration_rate_ = LinearEpsilon(
       config_.exploration_initial_eps, config_.exploration_final_eps, config_.exploration_fraction,
       1.0 - static_cast<double>(num_timesteps_) / static_cast<double>(config_.total_timesteps));

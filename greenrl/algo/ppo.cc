@@ -10,8 +10,6 @@
 
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -21,8 +19,8 @@
 #include <optional>
 #include <sstream>
 
+#include "greenrl/algo/checkpoint.h"
 #include "greenrl/algo/gae.h"
-#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/nn/actor_critic.h"
@@ -884,105 +882,35 @@ void Ppo::Act(const float* obs, int n, bool deterministic, int64_t* actions) {
 // Checkpoint: a LibTorch archive (torch::serialize) holding the flat parameters, Adam's moments
 // and step count, and what the network was built for, so a mismatching load fails clearly.
 void Ppo::SaveCheckpoint(const std::string& path) const {
-  torch::serialize::OutputArchive archive;
-  auto vec_tensor = [](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
-                            torch::kFloat32)
-        .clone();
-  };
-  archive.write("format_version", torch::tensor(kCheckpointFormatVersion));
-  archive.write("algo", c10::IValue(std::string("ppo")));
-  archive.write("env_id", c10::IValue(spec_.id));
-  archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
-  archive.write("num_actions", torch::tensor(static_cast<int64_t>(num_actions_)));
-  archive.write("pi_arch", torch::tensor(std::vector<int64_t>(config_.pi_arch.begin(),
-                                                              config_.pi_arch.end())));
-  archive.write("vf_arch", torch::tensor(std::vector<int64_t>(config_.vf_arch.begin(),
-                                                              config_.vf_arch.end())));
-  archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
-  archive.write("params", torch::from_blob(const_cast<float*>(params_.params()),
-                                           {params_.num_params()}, torch::kFloat32)
-                              .clone());
-  auto& adam = const_cast<nn::FlatAdam&>(adam_);
-  archive.write("adam.exp_avg", vec_tensor(adam.exp_avg()));
-  archive.write("adam.exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
-  archive.write("adam.step", torch::tensor(adam_.step_count()));
-  archive.write("grad_scaler.scale", torch::tensor(scaler_.scale()));
-  archive.write("grad_scaler.growth_tracker", torch::tensor(scaler_.growth_tracker()));
-  archive.write("grad_scaler.skipped_steps", torch::tensor(scaler_.skipped_steps()));
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  WriteFileAtomic(path, bytes.str());
+  CheckpointWriter w("ppo", spec_.id, kCheckpointFormatVersion);
+  w.WriteInt("obs_dim", obs_dim_);
+  w.WriteInt("num_actions", num_actions_);
+  w.WriteInts("pi_arch", config_.pi_arch);
+  w.WriteInts("vf_arch", config_.vf_arch);
+  w.WriteString("activation", nn::ToString(config_.activation));
+  const int64_t n = params_.num_params();
+  w.WriteFloats("params", params_.params(), n);
+  w.WriteFloats("adam.exp_avg", adam_.exp_avg().data(), n);
+  w.WriteFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
+  w.WriteInt("adam.step", adam_.step_count());
+  w.WriteDouble("grad_scaler.scale", scaler_.scale());
+  w.WriteInt("grad_scaler.growth_tracker", scaler_.growth_tracker());
+  w.WriteInt("grad_scaler.skipped_steps", scaler_.skipped_steps());
+  w.Save(path);
 }
 
 void Ppo::LoadCheckpoint(const std::string& path) {
-  const std::string accepted = "a PPO checkpoint written by greenrl train";
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
-    throw ConfigError("checkpoint", path, accepted + " (" + what + ")");
-  }
-  auto read_tensor = [&](const std::string& key) {
-    torch::Tensor t;
-    if (!archive.try_read(key, t)) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return t;
-  };
-  auto read_string = [&](const std::string& key) {
-    c10::IValue v;
-    if (!archive.try_read(key, v) || !v.isString()) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return v.toStringRef();
-  };
-  auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
-    if (got != want) {
-      throw ConfigError(
-          "checkpoint", path,
-          accepted + " for " + what + " " + want + " (it was written for " + got + ")");
-    }
-  };
-  const int64_t version = read_tensor("format_version").item<int64_t>();
-  if (version != kCheckpointFormatVersion) {
-    throw ConfigError("checkpoint", path,
-                      accepted + " of format version " + std::to_string(kCheckpointFormatVersion) +
-                          " (this file has version " + std::to_string(version) + ")");
-  }
-  expect("algo", read_string("algo"), "ppo");
-  expect("env", read_string("env_id"), spec_.id);
-  auto arch = [](const std::vector<int>& v) {
-    std::string s;
-    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-    return s;
-  };
-  auto tensor_arch = [](const torch::Tensor& t) {
-    std::string s;
-    for (int64_t i = 0; i < t.numel(); ++i)
-      s += (s.empty() ? "" : ",") + std::to_string(t[i].item<int64_t>());
-    return s;
-  };
-  expect("net_arch.pi", tensor_arch(read_tensor("pi_arch")), arch(config_.pi_arch));
-  expect("net_arch.vf", tensor_arch(read_tensor("vf_arch")), arch(config_.vf_arch));
-  expect("activation_fn", read_string("activation"), nn::ToString(config_.activation));
-  torch::Tensor params = read_tensor("params").contiguous();
-  torch::Tensor m = read_tensor("adam.exp_avg").contiguous();
-  torch::Tensor v = read_tensor("adam.exp_avg_sq").contiguous();
-  if (params.numel() != params_.num_params() || m.numel() != params_.num_params() ||
-      v.numel() != params_.num_params() || params.scalar_type() != torch::kFloat32) {
-    throw ConfigError("checkpoint", path,
-                      accepted + " with " + std::to_string(params_.num_params()) + " parameters");
-  }
-  std::copy(params.data_ptr<float>(), params.data_ptr<float>() + params.numel(), params_.params());
-  std::copy(m.data_ptr<float>(), m.data_ptr<float>() + m.numel(), adam_.exp_avg().begin());
-  std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), adam_.exp_avg_sq().begin());
-  adam_.set_step_count(read_tensor("adam.step").item<int64_t>());
-  scaler_.Restore(read_tensor("grad_scaler.scale").item<double>(),
-                  read_tensor("grad_scaler.growth_tracker").item<int64_t>(),
-                  read_tensor("grad_scaler.skipped_steps").item<int64_t>());
+  CheckpointReader r(path, "ppo", spec_.id, kCheckpointFormatVersion);
+  r.ExpectInts("net_arch.pi", "pi_arch", config_.pi_arch);
+  r.ExpectInts("net_arch.vf", "vf_arch", config_.vf_arch);
+  r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  const int64_t n = params_.num_params();
+  r.ReadFloats("params", params_.params(), n);
+  r.ReadFloats("adam.exp_avg", adam_.exp_avg().data(), n);
+  r.ReadFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
+  adam_.set_step_count(r.Int("adam.step"));
+  scaler_.Restore(r.Double("grad_scaler.scale"), r.Int("grad_scaler.growth_tracker"),
+                  r.Int("grad_scaler.skipped_steps"));
   tensor_ready_ = false;  // the autograd path's device state is rebuilt from the loaded state
 }
 

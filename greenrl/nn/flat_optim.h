@@ -34,6 +34,8 @@ class FlatAdam {
   // First and second moment estimates, float32 [num_params] each (checkpointed).
   std::vector<float>& exp_avg() { return exp_avg_; }
   std::vector<float>& exp_avg_sq() { return exp_avg_sq_; }
+  const std::vector<float>& exp_avg() const { return exp_avg_; }
+  const std::vector<float>& exp_avg_sq() const { return exp_avg_sq_; }
   void set_step_count(int64_t step_count) { step_count_ = step_count; }
 
  private:

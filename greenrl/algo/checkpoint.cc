@@ -1,0 +1,139 @@
+#include "greenrl/algo/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "greenrl/core/atomic_file.h"
+#include "greenrl/core/errors.h"
+
+namespace greenrl::algo {
+
+namespace {
+std::string Join(const std::vector<int64_t>& values) {
+  std::string s;
+  for (int64_t v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
+  return "[" + s + "]";
+}
+}  // namespace
+
+CheckpointWriter::CheckpointWriter(const std::string& algo, const std::string& env_id,
+                                   int64_t format_version) {
+  WriteInt("format_version", format_version);
+  WriteString("algo", algo);
+  WriteString("env_id", env_id);
+}
+
+void CheckpointWriter::WriteFloats(const std::string& key, const float* data, int64_t n) {
+  archive_.write(key, torch::from_blob(const_cast<float*>(data), {n}, torch::kFloat32).clone());
+}
+
+void CheckpointWriter::WriteInts(const std::string& key, const std::vector<int>& values) {
+  archive_.write(key, torch::tensor(std::vector<int64_t>(values.begin(), values.end())));
+}
+
+void CheckpointWriter::WriteInt(const std::string& key, int64_t value) {
+  archive_.write(key, torch::tensor(value));
+}
+
+void CheckpointWriter::WriteDouble(const std::string& key, double value) {
+  archive_.write(key, torch::tensor(value, torch::kFloat64));
+}
+
+void CheckpointWriter::WriteString(const std::string& key, const std::string& value) {
+  archive_.write(key, c10::IValue(value));
+}
+
+void CheckpointWriter::Save(const std::string& path) const {
+  std::ostringstream bytes;
+  archive_.save_to(bytes);
+  WriteFileAtomic(path, bytes.str());
+}
+
+CheckpointReader::CheckpointReader(const std::string& path, const std::string& algo,
+                                   const std::string& env_id, int64_t format_version)
+    : path_(path) {
+  std::string upper = algo;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  accepted_ = "a " + upper + " checkpoint written by greenrl train";
+  try {
+    archive_.load_from(path);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    Fail(what.substr(0, what.find('\n')));
+  }
+  const int64_t version = Int("format_version");
+  if (version != format_version) {
+    throw ConfigError("checkpoint", path_,
+                      accepted_ + " of format version " + std::to_string(format_version) +
+                          " (this file has version " + std::to_string(version) + ")");
+  }
+  ExpectString("algo", "algo", algo);
+  ExpectString("env", "env_id", env_id);
+}
+
+void CheckpointReader::Fail(const std::string& why) const {
+  throw ConfigError("checkpoint", path_, accepted_ + " (" + why + ")");
+}
+
+torch::Tensor CheckpointReader::ReadTensor(const std::string& key) {
+  torch::Tensor t;
+  if (!archive_.try_read(key, t)) Fail("no '" + key + "' entry");
+  return t.contiguous();
+}
+
+int64_t CheckpointReader::Int(const std::string& key) {
+  const torch::Tensor t = ReadTensor(key);
+  if (t.numel() != 1 || !torch::isIntegralType(t.scalar_type(), /*includeBool=*/false)) {
+    Fail("'" + key + "' is not an integer");
+  }
+  return t.item<int64_t>();
+}
+
+double CheckpointReader::Double(const std::string& key) {
+  const torch::Tensor t = ReadTensor(key);
+  if (t.numel() != 1) Fail("'" + key + "' is not a number");
+  return t.item<double>();
+}
+
+std::string CheckpointReader::String(const std::string& key) {
+  c10::IValue v;
+  if (!archive_.try_read(key, v) || !v.isString()) Fail("no '" + key + "' entry");
+  return v.toStringRef();
+}
+
+void CheckpointReader::ReadFloats(const std::string& key, float* out, int64_t n) {
+  const torch::Tensor t = ReadTensor(key);
+  if (t.numel() != n || t.scalar_type() != torch::kFloat32) {
+    Fail("expected " + std::to_string(n) + " float32 '" + key + "' values, found " +
+         std::to_string(t.numel()) + " " + std::string(c10::toString(t.scalar_type())));
+  }
+  std::copy(t.data_ptr<float>(), t.data_ptr<float>() + n, out);
+}
+
+void CheckpointReader::ExpectString(const std::string& what, const std::string& key,
+                                    const std::string& want) {
+  const std::string got = String(key);
+  if (got != want) {
+    throw ConfigError(
+        "checkpoint", path_,
+        accepted_ + " for " + what + " " + want + " (it was written for " + got + ")");
+  }
+}
+
+void CheckpointReader::ExpectInts(const std::string& what, const std::string& key,
+                                  const std::vector<int>& want) {
+  const torch::Tensor t = ReadTensor(key).to(torch::kInt64);
+  const std::vector<int64_t> got(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  const std::vector<int64_t> want64(want.begin(), want.end());
+  if (got != want64) {
+    throw ConfigError("checkpoint", path_,
+                      accepted_ + " for " + what + " " + Join(want64) + " (it was written for " +
+                          Join(got) + ")");
+  }
+}
+
+}  // namespace greenrl::algo

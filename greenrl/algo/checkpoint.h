@@ -1,0 +1,68 @@
+// checkpoint.h: the checkpoint file every algorithm writes and reads: a LibTorch archive
+// (torch::serialize) with a header (format_version, algo, env_id) and named entries, written
+// atomically (temp file, fsync, rename). The reader turns every way a file can be wrong (missing,
+// not an archive, another algorithm or env, another format version, a missing entry, a shape or
+// dtype that does not fit) into one ConfigError naming the file and what was expected.
+#pragma once
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace greenrl::algo {
+
+// Collects a checkpoint's entries and writes them in one atomic file write.
+class CheckpointWriter {
+ public:
+  // Writes the header: format_version (int64), algo and env_id (strings).
+  CheckpointWriter(const std::string& algo, const std::string& env_id, int64_t format_version);
+
+  void WriteFloats(const std::string& key, const float* data, int64_t n);  // float32 [n], copied
+  void WriteInts(const std::string& key, const std::vector<int>& values);  // int64 [size]
+  void WriteInt(const std::string& key, int64_t value);                    // int64 scalar
+  void WriteDouble(const std::string& key, double value);                  // float64 scalar
+  void WriteString(const std::string& key, const std::string& value);
+
+  // Writes the file at `path` (temp file, fsync, rename).
+  // Errors: std::runtime_error naming the path when it cannot be written.
+  void Save(const std::string& path) const;
+
+ private:
+  mutable torch::serialize::OutputArchive archive_;
+};
+
+// Opens a checkpoint and checks its header against what the caller was built for.
+class CheckpointReader {
+ public:
+  // Errors: ConfigError("checkpoint", path, "a <ALGO> checkpoint written by greenrl train ...")
+  // for a missing or unreadable file, a file that is not a LibTorch archive, and a header whose
+  // format_version, algo or env_id differs from the arguments (the message names both).
+  CheckpointReader(const std::string& path, const std::string& algo, const std::string& env_id,
+                   int64_t format_version);
+
+  // Entry readers. Errors: ConfigError naming the path and the entry when it is missing or has
+  // another type.
+  int64_t Int(const std::string& key);
+  double Double(const std::string& key);
+  std::string String(const std::string& key);
+  // Copies float32 [n] into out. Errors: ConfigError when the entry holds another number of
+  // values or another dtype.
+  void ReadFloats(const std::string& key, float* out, int64_t n);
+  // Checks that an entry equals what this model was built with. Errors: ConfigError "<accepted>
+  // for <what> <want> (it was written for <got>)".
+  void ExpectString(const std::string& what, const std::string& key, const std::string& want);
+  void ExpectInts(const std::string& what, const std::string& key, const std::vector<int>& want);
+
+ private:
+  torch::Tensor ReadTensor(const std::string& key);
+  [[noreturn]] void Fail(const std::string& why) const;
+
+  std::string path_;
+  std::string accepted_;  // "a PPO checkpoint written by greenrl train"
+  torch::serialize::InputArchive archive_;
+};
+
+}  // namespace greenrl::algo
