@@ -19,8 +19,9 @@ struct EvalResult {
 };
 
 // Runs `episodes` episodes of env_id in parallel (one env each, seeds derived from `seed`),
-// acting with the policy's mode when deterministic. Every episode ends by the env's TimeLimit at
-// the latest. Errors: ConfigError for an unknown env_id or episodes < 1.
+// acting with the policy's mode when deterministic: Algorithm::Act for a Discrete action space,
+// Algorithm::ActContinuous for a Box one. Every episode ends by the env's TimeLimit at the
+// latest. Errors: ConfigError for an unknown env_id or episodes < 1.
 // normalizer: when non-null, the observation/reward normaliser the agent trained with
 // (NormalizeVecEnv::GetState() and its options): the eval envs are wrapped in a NormalizeVecEnv
 // with exactly those statistics, frozen (SB3: eval envs use training=False), so the agent sees

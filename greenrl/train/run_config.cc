@@ -4,6 +4,7 @@
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
+#include "greenrl/algo/sac.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
@@ -11,7 +12,7 @@
 namespace greenrl::train {
 
 const std::vector<std::string>& AlgorithmIds() {
-  static const std::vector<std::string> ids = {"ppo", "dqn"};
+  static const std::vector<std::string> ids = {"ppo", "dqn", "sac"};
   return ids;
 }
 
@@ -126,6 +127,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
   if (algo == "ppo") algo::AddPpoKeys(&s);
   if (algo == "dqn") algo::AddDqnKeys(&s);
+  if (algo == "sac") algo::AddSacKeys(&s);
   return s;
 }
 
@@ -191,6 +193,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   if (!series.empty()) energy::IntensitySeries::LoadCsv(series);
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);
   if (config.GetString("algo") == "dqn") algo::DqnConfigFromConfig(config);
+  if (config.GetString("algo") == "sac") algo::SacConfigFromConfig(config);
   return config;
 }
 

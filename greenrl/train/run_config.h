@@ -14,7 +14,7 @@
 
 namespace greenrl::train {
 
-// Algorithms `greenrl train` knows: {"ppo"}.
+// Algorithms `greenrl train` knows: {"ppo", "dqn", "sac"}.
 const std::vector<std::string>& AlgorithmIds();
 
 // The accepted keys for `algo`: the common keys (algo, env_id, seed, n_envs, n_timesteps,

@@ -17,6 +17,7 @@
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
+#include "greenrl/algo/sac.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
@@ -43,6 +44,9 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
   // AlgorithmIds() lists what is handled here.
   if (config.GetString("algo") == "dqn") {
     return algo::MakeDqn(algo::DqnConfigFromConfig(config), spec);
+  }
+  if (config.GetString("algo") == "sac") {
+    return algo::MakeSac(algo::SacConfigFromConfig(config), spec);
   }
   return algo::MakePpo(algo::PpoConfigFromConfig(config), spec);
 }

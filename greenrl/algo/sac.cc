@@ -1,0 +1,760 @@
+// sac.cc: SAC for Box actions, in CleanRL's order (cleanrl/sac_continuous_action.py): config
+// keys, seeding, networks and optimisers, storage, rollout, update (entropy coefficient, critic,
+// actor, Polyak), acting, checkpoint. Semantics and defaults are SB3's (sac/sac.py train(),
+// sac/policies.py); where CleanRL differs (its log-std squashing, qf_loss without SB3's 0.5) SB3
+// wins and the metric keys are CleanRL's.
+//
+// Networks are LibTorch modules (256-wide layers at batch 256 are GEMM-bound, so the dispatch
+// cost of autograd is small next to the matrix products). Every parameter of the actor, of the
+// two critics and of the two target critics lives in one flat float32 buffer per group, with
+// .grad views into one flat gradient buffer, so each optimiser step is one nn::FlatAdam pass and
+// the Polyak update one loop. Nothing is allocated on the host per step except LibTorch's own
+// activations.
+#include "greenrl/algo/sac.h"
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "greenrl/core/atomic_file.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/core/rng.h"
+#include "greenrl/nn/squashed_gaussian.h"
+
+namespace greenrl::algo {
+
+// ---------------------------------------------------------------------------------------------
+// Config: SB3 SAC defaults (stable_baselines3/sac/sac.py __init__, sac/policies.py).
+void AddSacKeys(ConfigSchema* schema) {
+  AddKey(schema, "policy", ValueType::kString, "MlpPolicy", "policy class (SB3 name)", std::nullopt,
+         std::nullopt, std::vector<std::string>{"MlpPolicy"});
+  AddKey(schema, "learning_rate", ValueType::kSchedule, "0.0003",
+         "Adam step size of actor, critics and entropy coefficient (or lin_<initial>)", 0.0, 1.0);
+  AddKey(schema, "buffer_size", ValueType::kInt, "1000000", "replay buffer capacity (transitions)",
+         1, 1e10);
+  AddKey(schema, "learning_starts", ValueType::kInt, "100",
+         "env steps of uniform random actions before the first gradient step", 0, 1e12);
+  AddKey(schema, "batch_size", ValueType::kInt, "256", "transitions per gradient step", 1, 1 << 20);
+  AddKey(schema, "tau", ValueType::kFloat, "0.005", "Polyak coefficient of the target critics",
+         0.0, 1.0, std::vector<std::string>{}, /*min_exclusive=*/true);
+  AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
+  AddKey(schema, "train_freq", ValueType::kInt, "1", "VecEnv steps between updates (unit: step)",
+         1, 1 << 24);
+  AddKey(schema, "gradient_steps", ValueType::kInt, "1",
+         "gradient steps per update (-1: as many as env steps collected)", -1, 1 << 24);
+  AddKey(schema, "ent_coef", ValueType::kString, "auto",
+         "entropy coefficient: auto (learned from 1.0), auto_<initial>, or a fixed number");
+  AddKey(schema, "target_entropy", ValueType::kString, "auto",
+         "target entropy of the learned coefficient: auto (-dim(A)) or a number");
+  AddKey(schema, "target_update_interval", ValueType::kInt, "1",
+         "gradient steps between target-critic updates", 1, 1e9);
+  AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[256, 256]",
+         "hidden sizes of the actor and of each critic", 1, 65536);
+  AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
+         std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+}
+
+SacConfig SacConfigFromConfig(const Config& config) {
+  SacConfig c;
+  c.n_envs = static_cast<int>(config.GetInt("n_envs"));
+  c.seed = static_cast<uint64_t>(config.GetInt("seed"));
+  c.learning_rate = config.GetSchedule("learning_rate");
+  c.buffer_size = config.GetInt("buffer_size");
+  c.learning_starts = config.GetInt("learning_starts");
+  c.batch_size = static_cast<int>(config.GetInt("batch_size"));
+  c.tau = config.GetFloat("tau");
+  c.gamma = config.GetFloat("gamma");
+  c.train_freq = static_cast<int>(config.GetInt("train_freq"));
+  c.gradient_steps = static_cast<int>(config.GetInt("gradient_steps"));
+  c.target_update_interval = static_cast<int>(config.GetInt("target_update_interval"));
+  // ent_coef as SB3 reads it: "auto" (learned, init 1.0), "auto_0.1" (learned, init 0.1), or a
+  // float (fixed).
+  const std::string ent_coef = config.GetString("ent_coef");
+  const std::string ent_accepted = "auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0";
+  if (ent_coef.rfind("auto", 0) == 0) {
+    c.learn_ent_coef = true;
+    c.ent_coef_init = 1.0;
+    if (ent_coef.size() > 4) {
+      const auto v = ent_coef[4] == '_' ? internal::ParseYamlNumber(ent_coef.substr(5))
+                                        : std::optional<double>();
+      if (!v || !(*v > 0.0) || !std::isfinite(*v)) throw ConfigError("ent_coef", ent_coef, ent_accepted);
+      c.ent_coef_init = *v;
+    }
+  } else {
+    const auto v = internal::ParseYamlNumber(ent_coef);
+    if (!v || !(*v >= 0.0) || !std::isfinite(*v)) throw ConfigError("ent_coef", ent_coef, ent_accepted);
+    c.learn_ent_coef = false;
+    c.ent_coef_init = *v;
+  }
+  const std::string target_entropy = config.GetString("target_entropy");
+  if (target_entropy != "auto") {
+    const auto v = internal::ParseYamlNumber(target_entropy);
+    if (!v || !std::isfinite(*v)) {
+      throw ConfigError("target_entropy", target_entropy, "auto (-dim(A)) or a finite number");
+    }
+    c.target_entropy = *v;
+  }
+  c.net_arch.clear();
+  for (int64_t h : config.GetIntList("policy_kwargs.net_arch")) c.net_arch.push_back(static_cast<int>(h));
+  c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
+                                     config.GetString("policy_kwargs.activation_fn"));
+  if (c.batch_size > c.buffer_size) {
+    throw ConfigError("batch_size", std::to_string(c.batch_size),
+                      "an integer in [1, buffer_size = " + std::to_string(c.buffer_size) + "]");
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The update's pieces (sac.h).
+SacReplayBuffer::SacReplayBuffer(int64_t capacity, int obs_dim, int act_dim)
+    : capacity_(capacity), obs_dim_(obs_dim), act_dim_(act_dim) {
+  GREENRL_CHECK(capacity >= 1 && obs_dim >= 1 && act_dim >= 1, "bad replay buffer shape");
+  // new T[n] without () leaves the memory untouched: the OS commits pages as rows are written.
+  obs_.reset(new float[capacity * obs_dim]);
+  next_obs_.reset(new float[capacity * obs_dim]);
+  actions_.reset(new float[capacity * act_dim]);
+  rewards_.reset(new float[capacity]);
+  terminated_.reset(new uint8_t[capacity]);
+  truncated_.reset(new uint8_t[capacity]);
+}
+
+void SacReplayBuffer::Add(const float* obs, const float* actions, const float* rewards,
+                          const uint8_t* terminated, const uint8_t* truncated,
+                          const float* next_obs, int n) {
+  for (int i = 0; i < n; ++i) {
+    const int64_t r = pos_;
+    std::copy(obs + static_cast<int64_t>(i) * obs_dim_, obs + static_cast<int64_t>(i + 1) * obs_dim_,
+              &obs_[r * obs_dim_]);
+    std::copy(next_obs + static_cast<int64_t>(i) * obs_dim_,
+              next_obs + static_cast<int64_t>(i + 1) * obs_dim_, &next_obs_[r * obs_dim_]);
+    std::copy(actions + static_cast<int64_t>(i) * act_dim_,
+              actions + static_cast<int64_t>(i + 1) * act_dim_, &actions_[r * act_dim_]);
+    rewards_[r] = rewards[i];
+    terminated_[r] = terminated[i] != 0;
+    truncated_[r] = truncated[i] != 0;
+    pos_ = (pos_ + 1) % capacity_;
+    size_ = std::min(size_ + 1, capacity_);
+  }
+}
+
+void SacReplayBuffer::Gather(const int64_t* indices, int batch, float* obs, float* actions,
+                             float* rewards, float* dones, float* next_obs) const {
+  for (int j = 0; j < batch; ++j) {
+    const int64_t k = indices[j];
+    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_], obs + static_cast<int64_t>(j) * obs_dim_);
+    std::copy(&next_obs_[k * obs_dim_], &next_obs_[(k + 1) * obs_dim_],
+              next_obs + static_cast<int64_t>(j) * obs_dim_);
+    std::copy(&actions_[k * act_dim_], &actions_[(k + 1) * act_dim_],
+              actions + static_cast<int64_t>(j) * act_dim_);
+    rewards[j] = rewards_[k];
+    // SB3 handle_timeout_termination: done * (1 - timeout), i.e. the termination flag alone.
+    dones[j] = terminated_[k] ? 1.0f : 0.0f;
+  }
+}
+
+void SacTdTarget(const float* rewards, const float* dones, const float* next_q1,
+                 const float* next_q2, const float* next_log_prob, double alpha, double gamma,
+                 int n, float* target) {
+  for (int i = 0; i < n; ++i) {
+    const double next_q =
+        std::min(next_q1[i], next_q2[i]) - alpha * static_cast<double>(next_log_prob[i]);
+    target[i] = static_cast<float>(rewards[i] + (1.0 - dones[i]) * gamma * next_q);
+  }
+}
+
+void PolyakUpdate(const float* params, float* target, int64_t n, double tau) {
+  const float a = static_cast<float>(1.0 - tau), b = static_cast<float>(tau);
+  for (int64_t k = 0; k < n; ++k) target[k] = a * target[k] + b * params[k];
+}
+
+double EntropyCoefStep(const float* log_probs, int n, double target_entropy, double lr,
+                       nn::FlatAdam& adam, float* log_alpha) {
+  double mean = 0.0;
+  for (int i = 0; i < n; ++i) mean += static_cast<double>(log_probs[i]) + target_entropy;
+  mean /= n;
+  const double loss = -static_cast<double>(*log_alpha) * mean;
+  const float grad = static_cast<float>(-mean);
+  adam.Step(log_alpha, &grad, lr);
+  return loss;
+}
+
+namespace {
+
+constexpr int64_t kCheckpointFormatVersion = 1;
+// SB3 sac/policies.py: log std of the actor clamped to [LOG_STD_MIN, LOG_STD_MAX].
+constexpr double kLogStdMin = -20.0;
+constexpr double kLogStdMax = 2.0;
+
+// ---------------------------------------------------------------------------------------------
+// Networks (SB3 sac/policies.py Actor and ContinuousCritic, share_features_extractor=False).
+
+// A Linear layer initialised as PyTorch's default (kaiming_uniform_(a=sqrt(5)) for the weight and
+// U(-1/sqrt(in), 1/sqrt(in)) for the bias, i.e. both U(-1/sqrt(in), 1/sqrt(in))), drawn from
+// `rng` instead of torch's global generator.
+torch::nn::Linear MakeLinear(int in, int out, Rng& rng) {
+  torch::nn::Linear linear(torch::nn::LinearOptions(in, out));
+  torch::NoGradGuard no_grad;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  for (torch::Tensor* t : {&linear->weight, &linear->bias}) {
+    float* p = t->data_ptr<float>();
+    for (int64_t k = 0; k < t->numel(); ++k) p[k] = static_cast<float>(rng.Uniform(-bound, bound));
+  }
+  return linear;
+}
+
+// [in, hidden..., out] with the activation after every hidden layer (SB3 create_mlp); out < 1
+// leaves the last hidden layer as the output (the actor's latent).
+torch::nn::Sequential MakeMlp(int in, const std::vector<int>& hidden, int out,
+                              nn::Activation activation, Rng& rng) {
+  torch::nn::Sequential seq;
+  int last = in;
+  for (int h : hidden) {
+    seq->push_back(MakeLinear(last, h, rng));
+    if (activation == nn::Activation::kTanh) {
+      seq->push_back(torch::nn::Tanh());
+    } else {
+      seq->push_back(torch::nn::ReLU());
+    }
+    last = h;
+  }
+  if (out > 0) seq->push_back(MakeLinear(last, out, rng));
+  return seq;
+}
+
+// pi(a|s): latent = MLP(s); mean = mu(latent); log_std = clamp(log_std(latent), -20, 2).
+class ActorImpl : public torch::nn::Module {
+ public:
+  ActorImpl(int obs_dim, int act_dim, const std::vector<int>& arch, nn::Activation activation,
+            Rng& rng) {
+    latent_ = register_module("latent_pi", MakeMlp(obs_dim, arch, 0, activation, rng));
+    const int last = arch.empty() ? obs_dim : arch.back();
+    mu_ = register_module("mu", MakeLinear(last, act_dim, rng));
+    log_std_ = register_module("log_std", MakeLinear(last, act_dim, rng));
+  }
+  // obs float32 [B, obs_dim] -> (mean, log_std) float32 [B, act_dim] each.
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs) {
+    const torch::Tensor latent = latent_->forward(obs);
+    return {mu_->forward(latent), torch::clamp(log_std_->forward(latent), kLogStdMin, kLogStdMax)};
+  }
+
+ private:
+  torch::nn::Sequential latent_{nullptr};
+  torch::nn::Linear mu_{nullptr}, log_std_{nullptr};
+};
+TORCH_MODULE(Actor);
+
+// Q(s, a) = MLP(cat(s, a)) -> float32 [B].
+class SoftQNetworkImpl : public torch::nn::Module {
+ public:
+  SoftQNetworkImpl(int obs_dim, int act_dim, const std::vector<int>& arch,
+                   nn::Activation activation, Rng& rng) {
+    q_ = register_module("qf", MakeMlp(obs_dim + act_dim, arch, 1, activation, rng));
+  }
+  torch::Tensor forward(const torch::Tensor& obs, const torch::Tensor& action) {
+    return q_->forward(torch::cat({obs, action}, /*dim=*/1)).squeeze(/*dim=*/1);
+  }
+
+ private:
+  torch::nn::Sequential q_{nullptr};
+};
+TORCH_MODULE(SoftQNetwork);
+
+// One flat float32 buffer holding every parameter of some modules (in registration order), and
+// one for their gradients: each parameter becomes a view of its slice, its .grad a view of the
+// same slice of `grads`, so autograd accumulates straight into the flat gradient buffer.
+struct FlatParams {
+  torch::Tensor params;  // float32 [num_params]
+  torch::Tensor grads;   // float32 [num_params]; undefined when bound without gradients
+  std::vector<torch::Tensor> list;  // the bound parameters (backward's `inputs`)
+
+  int64_t numel() const { return params.numel(); }
+  float* data() { return params.data_ptr<float>(); }
+  const float* data() const { return params.data_ptr<float>(); }
+};
+
+FlatParams BindFlat(const std::vector<torch::nn::Module*>& modules, bool with_grads) {
+  FlatParams f;
+  for (torch::nn::Module* m : modules) {
+    for (auto& p : m->parameters()) f.list.push_back(p);
+  }
+  int64_t total = 0;
+  for (const auto& p : f.list) total += p.numel();
+  f.params = torch::empty({total}, torch::kFloat32);
+  if (with_grads) f.grads = torch::zeros({total}, torch::kFloat32);
+  int64_t offset = 0;
+  for (auto& p : f.list) {
+    const int64_t n = p.numel();
+    {
+      torch::NoGradGuard no_grad;
+      torch::Tensor slice = f.params.narrow(/*dim=*/0, offset, n).view(p.sizes());
+      slice.copy_(p);
+      p.set_data(slice);
+    }
+    if (with_grads) {
+      p.mutable_grad() = f.grads.narrow(/*dim=*/0, offset, n).view(p.sizes());
+    } else {
+      p.requires_grad_(false);
+    }
+    offset += n;
+  }
+  return f;
+}
+
+torch::Tensor View(float* data, std::vector<int64_t> shape) {
+  return torch::from_blob(data, shape, torch::TensorOptions().dtype(torch::kFloat32));
+}
+
+class Sac final : public Algorithm {
+ public:
+  Sac(const SacConfig& config, const env::EnvSpec& spec);
+
+  std::string name() const override { return "sac"; }
+  int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
+  const Metrics& Update(double progress_remaining) override;
+  void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
+  void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
+  void SaveCheckpoint(const std::string& path) const override;
+  void LoadCheckpoint(const std::string& path) override;
+  // Actor parameters, then both critics' (qf1 | qf2).
+  std::vector<float> GetParameters() const override {
+    std::vector<float> v(actor_flat_.data(), actor_flat_.data() + actor_flat_.numel());
+    v.insert(v.end(), critic_flat_.data(), critic_flat_.data() + critic_flat_.numel());
+    return v;
+  }
+
+ private:
+  // Policy actions in [-1, 1] for rows of obs (float32 [n, obs_dim]) into out (float32
+  // [n, act_dim]), in chunks of act_chunk_ rows.
+  void ActUnit(const float* obs, int n, bool deterministic, float* out);
+  void FillNormal(std::vector<float>* v, Rng& rng);
+
+  // Config and sizes.
+  SacConfig config_;
+  env::EnvSpec spec_;
+  int obs_dim_, act_dim_, num_envs_, act_chunk_;
+  std::vector<float> low_, high_;  // float32 [act_dim], the env's Box
+  double target_entropy_;
+
+  // Seeding: init, rollout actions (warm-up uniforms and actor noise), update noise and replay
+  // indices each own a generator derived from the seed.
+  Rng action_rng_, update_rng_, replay_rng_;
+
+  // Networks and optimisers: actor; critics qf1 | qf2 in one buffer; their targets in another;
+  // log alpha. Adam with PyTorch's defaults (SB3 SAC passes no optimizer_kwargs).
+  Actor actor_{nullptr};
+  SoftQNetwork qf1_{nullptr}, qf2_{nullptr}, qf1_target_{nullptr}, qf2_target_{nullptr};
+  FlatParams actor_flat_, critic_flat_, target_flat_;
+  nn::FlatAdam actor_adam_, critic_adam_, alpha_adam_;
+  float log_alpha_ = 0.0f;  // log of the entropy coefficient (learned) or of the fixed value
+
+  // Storage.
+  SacReplayBuffer buffer_;
+  int64_t num_timesteps_ = 0;  // env steps taken (all envs), SB3's num_timesteps
+  int64_t n_updates_ = 0;      // gradient steps taken
+  int64_t last_rollout_steps_ = 0;
+
+  // Scratch, allocated once.
+  std::vector<float> step_obs_;      // float32 [N, obs_dim]: obs before the step
+  std::vector<float> step_actions_;  // float32 [N, act_dim]: actions in [-1, 1]
+  std::vector<float> act_noise_;     // float32 [act_chunk, act_dim]
+  std::vector<int64_t> indices_;     // int64 [B]
+  std::vector<float> b_obs_, b_next_obs_;     // float32 [B, obs_dim]
+  std::vector<float> b_actions_;              // float32 [B, act_dim]
+  std::vector<float> b_rewards_, b_dones_;    // float32 [B]
+  std::vector<float> b_noise_, b_next_noise_;  // float32 [B, act_dim]
+  std::vector<float> b_log_prob_;             // float32 [B]
+  std::vector<float> b_target_;               // float32 [B]
+  Metrics metrics_;
+};
+
+Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
+    : config_(config),
+      spec_(spec),
+      obs_dim_(static_cast<int>(spec.obs_dim())),
+      act_dim_(static_cast<int>(spec.act_dim())),
+      num_envs_(config.n_envs),
+      act_chunk_(std::max({config.batch_size, config.n_envs, 64})),
+      target_entropy_(std::isnan(config.target_entropy) ? -static_cast<double>(spec.act_dim())
+                                                        : config.target_entropy),
+      action_rng_(DeriveSeed(config.seed, 1)),
+      update_rng_(DeriveSeed(config.seed, 2)),
+      replay_rng_(DeriveSeed(config.seed, 3)),
+      actor_adam_(1, nn::AdamOptions{}),
+      critic_adam_(1, nn::AdamOptions{}),
+      alpha_adam_(1, nn::AdamOptions{}),
+      buffer_(config.buffer_size, obs_dim_, act_dim_) {
+  const env::Box& box = std::get<env::Box>(spec.action_space);
+  low_ = box.low;
+  high_ = box.high;
+
+  // Networks: actor, critics, then targets as exact copies of the critics (SB3:
+  // critic_target.load_state_dict(critic.state_dict())).
+  Rng init_rng(DeriveSeed(config.seed, 0));
+  actor_ = Actor(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  qf1_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  qf2_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  qf1_target_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  qf2_target_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  actor_flat_ = BindFlat({actor_.ptr().get()}, /*with_grads=*/true);
+  critic_flat_ = BindFlat({qf1_.ptr().get(), qf2_.ptr().get()}, /*with_grads=*/true);
+  target_flat_ = BindFlat({qf1_target_.ptr().get(), qf2_target_.ptr().get()}, /*with_grads=*/false);
+  target_flat_.params.copy_(critic_flat_.params);
+  actor_adam_ = nn::FlatAdam(actor_flat_.numel(), nn::AdamOptions{});
+  critic_adam_ = nn::FlatAdam(critic_flat_.numel(), nn::AdamOptions{});
+  // SB3: log_ent_coef = log(init) as a learned parameter; a fixed ent_coef is used as given.
+  log_alpha_ = static_cast<float>(std::log(config.ent_coef_init));
+
+  const size_t b = static_cast<size_t>(config.batch_size);
+  step_obs_.assign(static_cast<size_t>(num_envs_) * obs_dim_, 0.0f);
+  step_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
+  act_noise_.assign(static_cast<size_t>(act_chunk_) * act_dim_, 0.0f);
+  indices_.assign(b, 0);
+  b_obs_.assign(b * obs_dim_, 0.0f);
+  b_next_obs_.assign(b * obs_dim_, 0.0f);
+  b_actions_.assign(b * act_dim_, 0.0f);
+  b_rewards_.assign(b, 0.0f);
+  b_dones_.assign(b, 0.0f);
+  b_noise_.assign(b * act_dim_, 0.0f);
+  b_next_noise_.assign(b * act_dim_, 0.0f);
+  b_log_prob_.assign(b, 0.0f);
+  b_target_.assign(b, 0.0f);
+}
+
+void Sac::FillNormal(std::vector<float>* v, Rng& rng) {
+  for (float& x : *v) x = static_cast<float>(rng.Normal());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollout: train_freq VecEnv steps. Before learning_starts env steps, uniform random actions
+// (SB3: action_space.sample(), stored scaled to [-1, 1]; uniform on [-1, 1] then rescaled is the
+// same distribution); then a ~ pi(.|obs). The buffer stores [-1, 1] actions, the env gets them
+// rescaled to its Box (SB3 unscale_action).
+int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) {
+  GREENRL_CHECK(env.num_envs() == num_envs_, "VecEnv size differs from n_envs");
+  const int n = num_envs_;
+  float* env_actions = env.continuous_actions();
+  for (int t = 0; t < config_.train_freq; ++t) {
+    std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, step_obs_.begin());
+    if (num_timesteps_ < config_.learning_starts) {
+      for (float& a : step_actions_) a = static_cast<float>(action_rng_.Uniform(-1.0, 1.0));
+    } else {
+      ActUnit(step_obs_.data(), n, /*deterministic=*/false, step_actions_.data());
+    }
+    nn::RescaleToBox(step_actions_.data(), n, act_dim_, low_.data(), high_.data(), env_actions);
+    env.Step();
+    // next_obs = final_obs: the real last observation where a row ended (truncated included).
+    buffer_.Add(step_obs_.data(), step_actions_.data(), env.reward(), env.terminated(),
+                env.truncated(), env.final_obs(), n);
+    for (int i = 0; i < n; ++i) {
+      if (env.terminated()[i] || env.truncated()[i]) {
+        episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
+      }
+    }
+    num_timesteps_ += n;
+  }
+  last_rollout_steps_ = static_cast<int64_t>(config_.train_freq) * n;
+  return last_rollout_steps_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update: SB3 sac.py train(), per gradient step:
+//   1. a_pi, log_pi ~ pi(.|s) (reparameterised);
+//   2. alpha = exp(log_alpha) (before its step); alpha_loss = -(log_alpha (log_pi + H*)).mean();
+//      Adam step of log_alpha;
+//   3. y = r + (1 - terminated) gamma (min Q'(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s');
+//   4. critic_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)); Adam step of both critics;
+//   5. actor_loss = (alpha log_pi - min(Q1, Q2)(s, a_pi)).mean() with the updated critics;
+//      Adam step of the actor;
+//   6. every target_update_interval gradient steps: Polyak update of the target critics.
+const Metrics& Sac::Update(double progress_remaining) {
+  const double lr = config_.learning_rate.Value(progress_remaining);
+  const int gradient_steps =
+      config_.gradient_steps >= 0 ? config_.gradient_steps : static_cast<int>(last_rollout_steps_);
+  // SB3 trains once num_timesteps > learning_starts (and never on an empty buffer).
+  const bool train = num_timesteps_ > config_.learning_starts && buffer_.size() > 0;
+  const int steps = train ? gradient_steps : 0;
+  const int b = config_.batch_size;
+  double sum_qf1 = 0, sum_qf2 = 0, sum_actor = 0, sum_alpha = 0, sum_alpha_loss = 0, sum_q1v = 0;
+  const auto obs = View(b_obs_.data(), {b, obs_dim_});
+  const auto next_obs = View(b_next_obs_.data(), {b, obs_dim_});
+  const auto actions = View(b_actions_.data(), {b, act_dim_});
+  const auto noise = View(b_noise_.data(), {b, act_dim_});
+  const auto next_noise = View(b_next_noise_.data(), {b, act_dim_});
+  const auto target = View(b_target_.data(), {b});
+  for (int g = 0; g < steps; ++g) {
+    // Storage: a uniform batch with replacement (SB3 ReplayBuffer.sample).
+    for (int j = 0; j < b; ++j) {
+      indices_[j] = static_cast<int64_t>(replay_rng_.Below(static_cast<uint64_t>(buffer_.size())));
+    }
+    buffer_.Gather(indices_.data(), b, b_obs_.data(), b_actions_.data(), b_rewards_.data(),
+                   b_dones_.data(), b_next_obs_.data());
+    FillNormal(&b_noise_, update_rng_);
+    FillNormal(&b_next_noise_, update_rng_);
+
+    // 1. The actor's fresh samples.
+    auto [mean, log_std] = actor_->forward(obs);
+    const nn::SquashedGaussianSample pi = nn::SampleSquashedGaussian(mean, log_std, noise);
+
+    // 2. Entropy coefficient.
+    const double alpha = std::exp(static_cast<double>(log_alpha_));
+    if (config_.learn_ent_coef) {
+      const torch::Tensor lp = pi.log_prob.detach().contiguous();
+      sum_alpha_loss +=
+          EntropyCoefStep(lp.data_ptr<float>(), b, target_entropy_, lr, alpha_adam_, &log_alpha_);
+    }
+    sum_alpha += alpha;
+
+    // 3. TD target from the target critics.
+    {
+      torch::NoGradGuard no_grad;
+      auto [next_mean, next_log_std] = actor_->forward(next_obs);
+      const nn::SquashedGaussianSample next =
+          nn::SampleSquashedGaussian(next_mean, next_log_std, next_noise);
+      const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
+      const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
+      const torch::Tensor nlp = next.log_prob.contiguous();
+      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(),
+                  nq2.data_ptr<float>(), nlp.data_ptr<float>(), alpha, config_.gamma, b,
+                  b_target_.data());
+    }
+
+    // 4. Critics.
+    const torch::Tensor q1 = qf1_->forward(obs, actions);
+    const torch::Tensor q2 = qf2_->forward(obs, actions);
+    const torch::Tensor qf1_loss = (q1 - target).square().mean();
+    const torch::Tensor qf2_loss = (q2 - target).square().mean();
+    const torch::Tensor qf_loss = 0.5 * (qf1_loss + qf2_loss);
+    critic_flat_.grads.zero_();
+    qf_loss.backward();
+    critic_adam_.Step(critic_flat_.data(), critic_flat_.grads.data_ptr<float>(), lr);
+
+    // 5. Actor, against the updated critics; gradients only into the actor's parameters.
+    const torch::Tensor q_pi =
+        torch::min(qf1_->forward(obs, pi.action), qf2_->forward(obs, pi.action));
+    const torch::Tensor actor_loss = (alpha * pi.log_prob - q_pi).mean();
+    actor_flat_.grads.zero_();
+    actor_loss.backward(/*gradient=*/{}, /*retain_graph=*/c10::nullopt, /*create_graph=*/false,
+                        /*inputs=*/actor_flat_.list);
+    actor_adam_.Step(actor_flat_.data(), actor_flat_.grads.data_ptr<float>(), lr);
+
+    // 6. Targets.
+    ++n_updates_;
+    if (n_updates_ % config_.target_update_interval == 0) {
+      PolyakUpdate(critic_flat_.data(), target_flat_.data(), critic_flat_.numel(), config_.tau);
+    }
+    sum_qf1 += qf1_loss.item<double>();
+    sum_qf2 += qf2_loss.item<double>();
+    sum_actor += actor_loss.item<double>();
+    sum_q1v += q1.mean().item<double>();
+  }
+  // Means over the gradient steps (SB3 logs np.mean of each); NaN before training starts.
+  const double m = steps > 0 ? static_cast<double>(steps) : std::nan("");
+  const double values[] = {lr,
+                           sum_qf1 / m,
+                           sum_qf2 / m,
+                           0.5 * (sum_qf1 + sum_qf2) / m,
+                           sum_actor / m,
+                           steps > 0 ? sum_alpha / m : std::exp(static_cast<double>(log_alpha_)),
+                           config_.learn_ent_coef ? sum_alpha_loss / m : std::nan(""),
+                           sum_q1v / m,
+                           static_cast<double>(n_updates_)};
+  static const char* const kKeys[] = {
+      "charts/learning_rate", "losses/qf1_loss",   "losses/qf2_loss",
+      "losses/qf_loss",       "losses/actor_loss", "losses/alpha",
+      "losses/alpha_loss",    "losses/qf1_values", "losses/n_updates"};
+  static_assert(sizeof(values) / sizeof(values[0]) == sizeof(kKeys) / sizeof(kKeys[0]));
+  if (metrics_.empty()) {
+    for (const char* key : kKeys) metrics_.emplace_back(key, 0.0);
+  }
+  for (size_t k = 0; k < metrics_.size(); ++k) metrics_[k].second = values[k];
+  return metrics_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Acting: tanh(mean) (deterministic, SB3's mode) or a fresh sample, then rescaled to the Box.
+void Sac::ActUnit(const float* obs, int n, bool deterministic, float* out) {
+  torch::NoGradGuard no_grad;
+  for (int start = 0; start < n; start += act_chunk_) {
+    const int rows = std::min(act_chunk_, n - start);
+    const torch::Tensor o =
+        View(const_cast<float*>(obs) + static_cast<size_t>(start) * obs_dim_, {rows, obs_dim_});
+    auto [mean, log_std] = actor_->forward(o);
+    torch::Tensor a;
+    if (deterministic) {
+      a = torch::tanh(mean);
+    } else {
+      const size_t k = static_cast<size_t>(rows) * act_dim_;
+      for (size_t j = 0; j < k; ++j) act_noise_[j] = static_cast<float>(action_rng_.Normal());
+      a = torch::tanh(mean + torch::exp(log_std) * View(act_noise_.data(), {rows, act_dim_}));
+    }
+    a = a.contiguous();
+    std::copy(a.data_ptr<float>(), a.data_ptr<float>() + a.numel(),
+              out + static_cast<size_t>(start) * act_dim_);
+  }
+}
+
+void Sac::ActContinuous(const float* obs, int n, bool deterministic, float* actions) {
+  ActUnit(obs, n, deterministic, actions);
+  nn::RescaleToBox(actions, n, act_dim_, low_.data(), high_.data(), actions);
+}
+
+void Sac::Act(const float*, int, bool, int64_t*) {
+  GREENRL_CHECK(false, "sac acts on Box action spaces: call ActContinuous");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoint: a LibTorch archive with the actor, the critics, the target critics, log alpha,
+// the three Adam states and the counters, plus what the networks were built for so a
+// mismatching load fails clearly. The replay buffer is not saved (up to buffer_size
+// transitions; SB3 saves it separately, save_replay_buffer), so a reloaded agent acts and
+// evaluates exactly, and training resumed from it refills the buffer from scratch.
+void Sac::SaveCheckpoint(const std::string& path) const {
+  torch::serialize::OutputArchive archive;
+  auto vec_tensor = [](const std::vector<float>& v) {
+    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                            torch::kFloat32)
+        .clone();
+  };
+  auto write_adam = [&](const std::string& prefix, const nn::FlatAdam& adam_const) {
+    auto& adam = const_cast<nn::FlatAdam&>(adam_const);
+    archive.write(prefix + ".exp_avg", vec_tensor(adam.exp_avg()));
+    archive.write(prefix + ".exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
+    archive.write(prefix + ".step", torch::tensor(adam.step_count()));
+  };
+  archive.write("format_version", torch::tensor(kCheckpointFormatVersion));
+  archive.write("algo", c10::IValue(std::string("sac")));
+  archive.write("env_id", c10::IValue(spec_.id));
+  archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
+  archive.write("act_dim", torch::tensor(static_cast<int64_t>(act_dim_)));
+  archive.write("net_arch", torch::tensor(std::vector<int64_t>(config_.net_arch.begin(),
+                                                               config_.net_arch.end())));
+  archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
+  archive.write("actor", actor_flat_.params.clone());
+  archive.write("critic", critic_flat_.params.clone());
+  archive.write("critic_target", target_flat_.params.clone());
+  archive.write("log_alpha", torch::tensor(log_alpha_));
+  write_adam("actor_adam", actor_adam_);
+  write_adam("critic_adam", critic_adam_);
+  write_adam("alpha_adam", alpha_adam_);
+  archive.write("num_timesteps", torch::tensor(num_timesteps_));
+  archive.write("n_updates", torch::tensor(n_updates_));
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  WriteFileAtomic(path, bytes.str());
+}
+
+void Sac::LoadCheckpoint(const std::string& path) {
+  const std::string accepted = "a SAC checkpoint written by greenrl train";
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    throw ConfigError("checkpoint", path, accepted + " (" + what + ")");
+  }
+  auto read_tensor = [&](const std::string& key) {
+    torch::Tensor t;
+    if (!archive.try_read(key, t)) {
+      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
+    }
+    return t.contiguous();
+  };
+  auto read_string = [&](const std::string& key) {
+    c10::IValue v;
+    if (!archive.try_read(key, v) || !v.isString()) {
+      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
+    }
+    return v.toStringRef();
+  };
+  auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
+    if (got != want) {
+      throw ConfigError(
+          "checkpoint", path,
+          accepted + " for " + what + " " + want + " (it was written for " + got + ")");
+    }
+  };
+  const int64_t version = read_tensor("format_version").item<int64_t>();
+  if (version != kCheckpointFormatVersion) {
+    throw ConfigError("checkpoint", path,
+                      accepted + " of format version " + std::to_string(kCheckpointFormatVersion) +
+                          " (this file has version " + std::to_string(version) + ")");
+  }
+  expect("algo", read_string("algo"), "sac");
+  expect("env", read_string("env_id"), spec_.id);
+  std::string arch, saved_arch;
+  for (int x : config_.net_arch) arch += (arch.empty() ? "" : ",") + std::to_string(x);
+  const torch::Tensor saved = read_tensor("net_arch");
+  for (int64_t i = 0; i < saved.numel(); ++i) {
+    saved_arch += (saved_arch.empty() ? "" : ",") + std::to_string(saved[i].item<int64_t>());
+  }
+  expect("net_arch", saved_arch, arch);
+  expect("activation_fn", read_string("activation"), nn::ToString(config_.activation));
+  // Read everything before writing anything, so a bad file leaves the agent as it was.
+  auto read_sized = [&](const std::string& key, int64_t n) {
+    torch::Tensor t = read_tensor(key);
+    if (t.numel() != n || t.scalar_type() != torch::kFloat32) {
+      throw ConfigError("checkpoint", path,
+                        accepted + " with " + std::to_string(n) + " values in '" + key + "'");
+    }
+    return t;
+  };
+  const torch::Tensor actor = read_sized("actor", actor_flat_.numel());
+  const torch::Tensor critic = read_sized("critic", critic_flat_.numel());
+  const torch::Tensor target = read_sized("critic_target", target_flat_.numel());
+  const torch::Tensor am = read_sized("actor_adam.exp_avg", actor_flat_.numel());
+  const torch::Tensor av = read_sized("actor_adam.exp_avg_sq", actor_flat_.numel());
+  const torch::Tensor cm = read_sized("critic_adam.exp_avg", critic_flat_.numel());
+  const torch::Tensor cv = read_sized("critic_adam.exp_avg_sq", critic_flat_.numel());
+  const torch::Tensor lm = read_sized("alpha_adam.exp_avg", 1);
+  const torch::Tensor lv = read_sized("alpha_adam.exp_avg_sq", 1);
+  const float log_alpha = read_tensor("log_alpha").item<float>();
+  const int64_t actor_step = read_tensor("actor_adam.step").item<int64_t>();
+  const int64_t critic_step = read_tensor("critic_adam.step").item<int64_t>();
+  const int64_t alpha_step = read_tensor("alpha_adam.step").item<int64_t>();
+  const int64_t num_timesteps = read_tensor("num_timesteps").item<int64_t>();
+  const int64_t n_updates = read_tensor("n_updates").item<int64_t>();
+  {
+    torch::NoGradGuard no_grad;
+    actor_flat_.params.copy_(actor);
+    critic_flat_.params.copy_(critic);
+    target_flat_.params.copy_(target);
+  }
+  auto restore = [](nn::FlatAdam& adam, const torch::Tensor& m, const torch::Tensor& v,
+                    int64_t step) {
+    std::copy(m.data_ptr<float>(), m.data_ptr<float>() + m.numel(), adam.exp_avg().begin());
+    std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), adam.exp_avg_sq().begin());
+    adam.set_step_count(step);
+  };
+  restore(actor_adam_, am, av, actor_step);
+  restore(critic_adam_, cm, cv, critic_step);
+  restore(alpha_adam_, lm, lv, alpha_step);
+  log_alpha_ = log_alpha;
+  num_timesteps_ = num_timesteps;
+  n_updates_ = n_updates;
+}
+
+}  // namespace
+
+std::unique_ptr<Algorithm> MakeSac(const SacConfig& config, const env::EnvSpec& spec) {
+  if (spec.discrete_actions()) {
+    throw ConfigError("env_id", spec.id, "an env with a Box action space (SAC is for continuous actions)");
+  }
+  const env::Box& box = std::get<env::Box>(spec.action_space);
+  for (size_t k = 0; k < box.low.size(); ++k) {
+    if (!std::isfinite(box.low[k]) || !std::isfinite(box.high[k]) || !(box.low[k] < box.high[k])) {
+      throw ConfigError("env_id", spec.id,
+                        "an env whose action Box has finite bounds low < high (SAC rescales "
+                        "[-1, 1] actions to the bounds)");
+    }
+  }
+  return std::make_unique<Sac>(config, spec);
+}
+
+}  // namespace greenrl::algo

@@ -1,0 +1,136 @@
+// sac.h: Soft Actor-Critic (Haarnoja et al., 2018, arXiv:1801.01290 and arXiv:1812.05905) for
+// Box action spaces, with Stable-Baselines3's hyperparameters, defaults and update (SB3 2.x
+// stable_baselines3/sac/sac.py, sac/policies.py). sac.cc reads top to bottom in CleanRL's order
+// (cleanrl/sac_continuous_action.py): config, seeding, networks and optimisers, storage, loop.
+//
+// Mapping onto the Algorithm interface (algorithm.h):
+// - CollectRollout: `train_freq` steps of the VecEnv (train_freq x n_envs env steps), each
+//   stored in the replay buffer; uniform random actions until `learning_starts` env steps
+//   were taken, then samples of the squashed-Gaussian actor;
+// - Update(progress_remaining): `gradient_steps` gradient steps (-1: as many as env steps
+//   collected by the last rollout) once more than `learning_starts` env steps were taken (SB3's
+//   `num_timesteps > learning_starts`); before that a no-op that returns the same metric keys
+//   with NaN losses;
+// - ActContinuous: the actor's mode tanh(mean) (deterministic) or a sample, rescaled to the Box.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/algo/algorithm.h"
+#include "greenrl/core/config.h"
+#include "greenrl/core/schedule.h"
+#include "greenrl/env/spaces.h"
+#include "greenrl/nn/flat_optim.h"
+#include "greenrl/nn/fused_mlp.h"
+
+namespace greenrl::algo {
+
+// SAC's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
+// these fields; defaults are SB3's SAC defaults; configs/sac/*.yaml hold rl-zoo's presets.
+struct SacConfig {
+  int n_envs = 1;                                     // parallel envs (rows of the VecEnv)
+  Schedule learning_rate = Schedule::Constant(3e-4);  // Adam step size of all three optimisers
+  int64_t buffer_size = 1000000;  // replay capacity in transitions (all envs together)
+  int64_t learning_starts = 100;  // env steps of uniform random actions before training
+  int batch_size = 256;           // transitions per gradient step
+  double tau = 0.005;             // Polyak coefficient of the target critics (1: hard copy)
+  double gamma = 0.99;            // discount factor
+  int train_freq = 1;             // VecEnv steps per rollout (SB3 train_freq=(n, "step"))
+  int gradient_steps = 1;         // gradient steps per update; -1: train_freq * n_envs
+  // Entropy coefficient alpha: learned (SB3 ent_coef="auto" / "auto_<init>") from ent_coef_init,
+  // or fixed at ent_coef_init.
+  bool learn_ent_coef = true;
+  double ent_coef_init = 1.0;
+  // Target entropy of the learned alpha; NaN: SB3's "auto", -dim(A) (set by MakeSac).
+  double target_entropy = std::nan("");
+  int target_update_interval = 1;         // gradient steps between Polyak updates
+  std::vector<int> net_arch{256, 256};    // policy_kwargs.net_arch (actor and each critic)
+  nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
+  uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices
+};
+
+// Declares SAC's keys (names, types, SB3 defaults, ranges, one-line docs) in `schema`.
+void AddSacKeys(ConfigSchema* schema);
+
+// Reads SAC's fields from a loaded config (keys declared by AddSacKeys plus "n_envs" and
+// "seed"). Errors: ConfigError naming the field for text keys that do not parse (ent_coef:
+// "auto, auto_<initial value > 0> or a number >= 0"; target_entropy: "auto or a finite number")
+// and for batch_size > buffer_size.
+SacConfig SacConfigFromConfig(const Config& config);
+
+// Creates SAC for `spec`.
+// Errors: ConfigError("env_id", id, ...) for a Discrete action space or a Box with an infinite
+// bound (actions are rescaled from [-1, 1] to the bounds).
+std::unique_ptr<Algorithm> MakeSac(const SacConfig& config, const env::EnvSpec& spec);
+
+// ---------------------------------------------------------------------------------------------
+// The pieces of SAC's update as free functions, so tests check them against hand-computed
+// values. sac.cc's loop calls exactly these.
+
+// Replay storage of SB3's ReplayBuffer(handle_timeout_termination=True), flat over envs:
+// transitions go into a ring of `capacity` rows; when full, the oldest rows are overwritten.
+// `terminated` and `truncated` are stored apart; next_obs is the VecEnv's final_obs, i.e. the
+// real last observation of an ended episode (never the reset observation), and the TD target
+// uses done = terminated only, so it bootstraps through truncation but not termination.
+// Memory is reserved at construction without being touched (pages are committed as rows are
+// written), so a 1e6 buffer costs only what is used. Not thread-safe.
+class SacReplayBuffer {
+ public:
+  // Errors: GREENRL_CHECK for capacity < 1 or a dimension < 1.
+  SacReplayBuffer(int64_t capacity, int obs_dim, int act_dim);
+
+  // Appends n transitions (one per VecEnv row). obs, next_obs: float32 [n, obs_dim] (obs before
+  // the step; next_obs = VecEnv::final_obs()); actions: float32 [n, act_dim] in the policy's
+  // [-1, 1] scale; rewards: float32 [n]; terminated, truncated: uint8 [n].
+  void Add(const float* obs, const float* actions, const float* rewards,
+           const uint8_t* terminated, const uint8_t* truncated, const float* next_obs, int n);
+
+  // Copies the rows `indices` (int64 [batch], each in [0, size())) into the outputs:
+  // obs, next_obs float32 [batch, obs_dim]; actions float32 [batch, act_dim]; rewards float32
+  // [batch]; dones float32 [batch] = terminated (truncation is not a done).
+  void Gather(const int64_t* indices, int batch, float* obs, float* actions, float* rewards,
+              float* dones, float* next_obs) const;
+
+  int64_t size() const { return size_; }
+  int64_t capacity() const { return capacity_; }
+  // Stored flags of row i (tests).
+  bool terminated(int64_t i) const { return terminated_[i] != 0; }
+  bool truncated(int64_t i) const { return truncated_[i] != 0; }
+  const float* next_obs(int64_t i) const { return &next_obs_[i * obs_dim_]; }
+
+ private:
+  int64_t capacity_;
+  int obs_dim_, act_dim_;
+  int64_t pos_ = 0, size_ = 0;
+  std::unique_ptr<float[]> obs_, next_obs_;  // float32 [capacity, obs_dim]
+  std::unique_ptr<float[]> actions_;         // float32 [capacity, act_dim]
+  std::unique_ptr<float[]> rewards_;         // float32 [capacity]
+  std::unique_ptr<uint8_t[]> terminated_;    // uint8 [capacity]
+  std::unique_ptr<uint8_t[]> truncated_;     // uint8 [capacity]
+};
+
+// SB3 SAC's critic target (sac.py train()), per row i:
+//   y_i = r_i + (1 - done_i) * gamma * (min(q1'_i, q2'_i) - alpha * next_log_prob_i),
+// where q1', q2' are the target critics at (next_obs, a'), a' ~ pi(.|next_obs) with log-density
+// next_log_prob, and done = terminated (SacReplayBuffer::Gather). All arrays float32 [n].
+void SacTdTarget(const float* rewards, const float* dones, const float* next_q1,
+                 const float* next_q2, const float* next_log_prob, double alpha, double gamma,
+                 int n, float* target);
+
+// SB3's polyak_update (common/utils.py): target = (1 - tau) target + tau params, over n floats.
+void PolyakUpdate(const float* params, float* target, int64_t n, double tau);
+
+// One step of SB3's learned entropy coefficient (sac.py train()):
+//   alpha_loss = -(log_alpha * (log_prob + target_entropy).detach()).mean(), so
+//   d alpha_loss / d log_alpha = -mean_i(log_prob_i + target_entropy),
+// then one Adam step of *log_alpha with `adam` (1 parameter) at `lr`.
+// Args: log_probs: float32 [n], the actor's log-densities of its fresh samples.
+// Returns: alpha_loss at the log_alpha before the step.
+double EntropyCoefStep(const float* log_probs, int n, double target_entropy, double lr,
+                       nn::FlatAdam& adam, float* log_alpha);
+
+}  // namespace greenrl::algo
