@@ -480,15 +480,25 @@ void Dqn::LoadCheckpoint(const std::string& path) {
   CheckpointReader r(path, "dqn", spec_.id, kCheckpointFormatVersion);
   r.ExpectInts("net_arch", "net_arch", config_.net_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  // Read everything before writing anything, so a bad file leaves the agent as it was.
   const int64_t n = static_cast<int64_t>(q_params_.size());
-  r.ReadFloats("q_params", q_params_.data(), n);
-  r.ReadFloats("target_params", target_params_.data(), n);
-  r.ReadFloats("adam.exp_avg", adam_.exp_avg().data(), n);
-  r.ReadFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
-  adam_.set_step_count(r.Int("adam.step"));
-  num_timesteps_ = r.Int("num_timesteps");
-  n_updates_ = r.Int("n_updates");
-  target_updates_ = r.Int("target_updates");
+  std::vector<float> q(n), target(n), m(n), v(n);
+  r.ReadFloats("q_params", q.data(), n);
+  r.ReadFloats("target_params", target.data(), n);
+  r.ReadFloats("adam.exp_avg", m.data(), n);
+  r.ReadFloats("adam.exp_avg_sq", v.data(), n);
+  const int64_t step = r.Int("adam.step");
+  const int64_t num_timesteps = r.Int("num_timesteps");
+  const int64_t n_updates = r.Int("n_updates");
+  const int64_t target_updates = r.Int("target_updates");
+  q_params_ = q;
+  target_params_ = target;
+  adam_.exp_avg() = m;
+  adam_.exp_avg_sq() = v;
+  adam_.set_step_count(step);
+  num_timesteps_ = num_timesteps;
+  n_updates_ = n_updates;
+  target_updates_ = target_updates;
   exploration_rate_ = LinearEpsilon(
       config_.exploration_initial_eps, config_.exploration_final_eps, config_.exploration_fraction,
       1.0 - static_cast<double>(num_timesteps_) / static_cast<double>(config_.total_timesteps));

@@ -904,13 +904,21 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   r.ExpectInts("net_arch.pi", "pi_arch", config_.pi_arch);
   r.ExpectInts("net_arch.vf", "vf_arch", config_.vf_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  // Read everything before writing anything, so a bad file leaves the agent as it was.
   const int64_t n = params_.num_params();
-  r.ReadFloats("params", params_.params(), n);
-  r.ReadFloats("adam.exp_avg", adam_.exp_avg().data(), n);
-  r.ReadFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
-  adam_.set_step_count(r.Int("adam.step"));
-  scaler_.Restore(r.Double("grad_scaler.scale"), r.Int("grad_scaler.growth_tracker"),
-                  r.Int("grad_scaler.skipped_steps"));
+  std::vector<float> params(n), m(n), v(n);
+  r.ReadFloats("params", params.data(), n);
+  r.ReadFloats("adam.exp_avg", m.data(), n);
+  r.ReadFloats("adam.exp_avg_sq", v.data(), n);
+  const int64_t step = r.Int("adam.step");
+  const double scale = r.Double("grad_scaler.scale");
+  const int64_t growth_tracker = r.Int("grad_scaler.growth_tracker");
+  const int64_t skipped = r.Int("grad_scaler.skipped_steps");
+  std::copy(params.begin(), params.end(), params_.params());
+  adam_.exp_avg() = m;
+  adam_.exp_avg_sq() = v;
+  adam_.set_step_count(step);
+  scaler_.Restore(scale, growth_tracker, skipped);
   tensor_ready_ = false;  // the autograd path's device state is rebuilt from the loaded state
 }
 

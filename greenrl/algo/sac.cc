@@ -12,8 +12,6 @@
 // activations.
 #include "greenrl/algo/sac.h"
 
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -21,7 +19,7 @@
 #include <limits>
 #include <sstream>
 
-#include "greenrl/core/atomic_file.h"
+#include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/nn/squashed_gaussian.h"
@@ -40,11 +38,11 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "learning_starts", ValueType::kInt, "100",
          "env steps of uniform random actions before the first gradient step", 0, 1e12);
   AddKey(schema, "batch_size", ValueType::kInt, "256", "transitions per gradient step", 1, 1 << 20);
-  AddKey(schema, "tau", ValueType::kFloat, "0.005", "Polyak coefficient of the target critics",
-         0.0, 1.0, std::vector<std::string>{}, /*min_exclusive=*/true);
+  AddKey(schema, "tau", ValueType::kFloat, "0.005", "Polyak coefficient of the target critics", 0.0,
+         1.0, std::vector<std::string>{}, /*min_exclusive=*/true);
   AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
-  AddKey(schema, "train_freq", ValueType::kInt, "1", "VecEnv steps between updates (unit: step)",
-         1, 1 << 24);
+  AddKey(schema, "train_freq", ValueType::kInt, "1", "VecEnv steps between updates (unit: step)", 1,
+         1 << 24);
   AddKey(schema, "gradient_steps", ValueType::kInt, "1",
          "gradient steps per update (-1: as many as env steps collected)", -1, 1 << 24);
   AddKey(schema, "ent_coef", ValueType::kString, "auto",
@@ -75,19 +73,22 @@ SacConfig SacConfigFromConfig(const Config& config) {
   // ent_coef as SB3 reads it: "auto" (learned, init 1.0), "auto_0.1" (learned, init 0.1), or a
   // float (fixed).
   const std::string ent_coef = config.GetString("ent_coef");
-  const std::string ent_accepted = "auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0";
+  const std::string ent_accepted =
+      "auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0";
   if (ent_coef.rfind("auto", 0) == 0) {
     c.learn_ent_coef = true;
     c.ent_coef_init = 1.0;
     if (ent_coef.size() > 4) {
       const auto v = ent_coef[4] == '_' ? internal::ParseYamlNumber(ent_coef.substr(5))
                                         : std::optional<double>();
-      if (!v || !(*v > 0.0) || !std::isfinite(*v)) throw ConfigError("ent_coef", ent_coef, ent_accepted);
+      if (!v || !(*v > 0.0) || !std::isfinite(*v))
+        throw ConfigError("ent_coef", ent_coef, ent_accepted);
       c.ent_coef_init = *v;
     }
   } else {
     const auto v = internal::ParseYamlNumber(ent_coef);
-    if (!v || !(*v >= 0.0) || !std::isfinite(*v)) throw ConfigError("ent_coef", ent_coef, ent_accepted);
+    if (!v || !(*v >= 0.0) || !std::isfinite(*v))
+      throw ConfigError("ent_coef", ent_coef, ent_accepted);
     c.learn_ent_coef = false;
     c.ent_coef_init = *v;
   }
@@ -100,7 +101,8 @@ SacConfig SacConfigFromConfig(const Config& config) {
     c.target_entropy = *v;
   }
   c.net_arch.clear();
-  for (int64_t h : config.GetIntList("policy_kwargs.net_arch")) c.net_arch.push_back(static_cast<int>(h));
+  for (int64_t h : config.GetIntList("policy_kwargs.net_arch"))
+    c.net_arch.push_back(static_cast<int>(h));
   c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
                                      config.GetString("policy_kwargs.activation_fn"));
   if (c.batch_size > c.buffer_size) {
@@ -129,8 +131,8 @@ void SacReplayBuffer::Add(const float* obs, const float* actions, const float* r
                           const float* next_obs, int n) {
   for (int i = 0; i < n; ++i) {
     const int64_t r = pos_;
-    std::copy(obs + static_cast<int64_t>(i) * obs_dim_, obs + static_cast<int64_t>(i + 1) * obs_dim_,
-              &obs_[r * obs_dim_]);
+    std::copy(obs + static_cast<int64_t>(i) * obs_dim_,
+              obs + static_cast<int64_t>(i + 1) * obs_dim_, &obs_[r * obs_dim_]);
     std::copy(next_obs + static_cast<int64_t>(i) * obs_dim_,
               next_obs + static_cast<int64_t>(i + 1) * obs_dim_, &next_obs_[r * obs_dim_]);
     std::copy(actions + static_cast<int64_t>(i) * act_dim_,
@@ -147,7 +149,8 @@ void SacReplayBuffer::Gather(const int64_t* indices, int batch, float* obs, floa
                              float* rewards, float* dones, float* next_obs) const {
   for (int j = 0; j < batch; ++j) {
     const int64_t k = indices[j];
-    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_], obs + static_cast<int64_t>(j) * obs_dim_);
+    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_],
+              obs + static_cast<int64_t>(j) * obs_dim_);
     std::copy(&next_obs_[k * obs_dim_], &next_obs_[(k + 1) * obs_dim_],
               next_obs + static_cast<int64_t>(j) * obs_dim_);
     std::copy(&actions_[k * act_dim_], &actions_[(k + 1) * act_dim_],
@@ -269,8 +272,8 @@ TORCH_MODULE(SoftQNetwork);
 // one for their gradients: each parameter becomes a view of its slice, its .grad a view of the
 // same slice of `grads`, so autograd accumulates straight into the flat gradient buffer.
 struct FlatParams {
-  torch::Tensor params;  // float32 [num_params]
-  torch::Tensor grads;   // float32 [num_params]; undefined when bound without gradients
+  torch::Tensor params;             // float32 [num_params]
+  torch::Tensor grads;              // float32 [num_params]; undefined when bound without gradients
   std::vector<torch::Tensor> list;  // the bound parameters (backward's `inputs`)
 
   int64_t numel() const { return params.numel(); }
@@ -360,16 +363,16 @@ class Sac final : public Algorithm {
   int64_t last_rollout_steps_ = 0;
 
   // Scratch, allocated once.
-  std::vector<float> step_obs_;      // float32 [N, obs_dim]: obs before the step
-  std::vector<float> step_actions_;  // float32 [N, act_dim]: actions in [-1, 1]
-  std::vector<float> act_noise_;     // float32 [act_chunk, act_dim]
-  std::vector<int64_t> indices_;     // int64 [B]
-  std::vector<float> b_obs_, b_next_obs_;     // float32 [B, obs_dim]
-  std::vector<float> b_actions_;              // float32 [B, act_dim]
-  std::vector<float> b_rewards_, b_dones_;    // float32 [B]
+  std::vector<float> step_obs_;                // float32 [N, obs_dim]: obs before the step
+  std::vector<float> step_actions_;            // float32 [N, act_dim]: actions in [-1, 1]
+  std::vector<float> act_noise_;               // float32 [act_chunk, act_dim]
+  std::vector<int64_t> indices_;               // int64 [B]
+  std::vector<float> b_obs_, b_next_obs_;      // float32 [B, obs_dim]
+  std::vector<float> b_actions_;               // float32 [B, act_dim]
+  std::vector<float> b_rewards_, b_dones_;     // float32 [B]
   std::vector<float> b_noise_, b_next_noise_;  // float32 [B, act_dim]
-  std::vector<float> b_log_prob_;             // float32 [B]
-  std::vector<float> b_target_;               // float32 [B]
+  std::vector<float> b_log_prob_;              // float32 [B]
+  std::vector<float> b_target_;                // float32 [B]
   Metrics metrics_;
 };
 
@@ -519,9 +522,8 @@ const Metrics& Sac::Update(double progress_remaining) {
       const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
       const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
       const torch::Tensor nlp = next.log_prob.contiguous();
-      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(),
-                  nq2.data_ptr<float>(), nlp.data_ptr<float>(), alpha, config_.gamma, b,
-                  b_target_.data());
+      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(), nq2.data_ptr<float>(),
+                  nlp.data_ptr<float>(), alpha, config_.gamma, b, b_target_.data());
     }
 
     // 4. Critics.
@@ -615,127 +617,66 @@ void Sac::Act(const float*, int, bool, int64_t*) {
 // transitions; SB3 saves it separately, save_replay_buffer), so a reloaded agent acts and
 // evaluates exactly, and training resumed from it refills the buffer from scratch.
 void Sac::SaveCheckpoint(const std::string& path) const {
-  torch::serialize::OutputArchive archive;
-  auto vec_tensor = [](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
-                            torch::kFloat32)
-        .clone();
+  CheckpointWriter w("sac", spec_.id, kCheckpointFormatVersion);
+  auto write_adam = [&](const std::string& prefix, const nn::FlatAdam& adam) {
+    w.WriteFloats(prefix + ".exp_avg", adam.exp_avg().data(), adam.num_params());
+    w.WriteFloats(prefix + ".exp_avg_sq", adam.exp_avg_sq().data(), adam.num_params());
+    w.WriteInt(prefix + ".step", adam.step_count());
   };
-  auto write_adam = [&](const std::string& prefix, const nn::FlatAdam& adam_const) {
-    auto& adam = const_cast<nn::FlatAdam&>(adam_const);
-    archive.write(prefix + ".exp_avg", vec_tensor(adam.exp_avg()));
-    archive.write(prefix + ".exp_avg_sq", vec_tensor(adam.exp_avg_sq()));
-    archive.write(prefix + ".step", torch::tensor(adam.step_count()));
-  };
-  archive.write("format_version", torch::tensor(kCheckpointFormatVersion));
-  archive.write("algo", c10::IValue(std::string("sac")));
-  archive.write("env_id", c10::IValue(spec_.id));
-  archive.write("obs_dim", torch::tensor(static_cast<int64_t>(obs_dim_)));
-  archive.write("act_dim", torch::tensor(static_cast<int64_t>(act_dim_)));
-  archive.write("net_arch", torch::tensor(std::vector<int64_t>(config_.net_arch.begin(),
-                                                               config_.net_arch.end())));
-  archive.write("activation", c10::IValue(std::string(nn::ToString(config_.activation))));
-  archive.write("actor", actor_flat_.params.clone());
-  archive.write("critic", critic_flat_.params.clone());
-  archive.write("critic_target", target_flat_.params.clone());
-  archive.write("log_alpha", torch::tensor(log_alpha_));
+  w.WriteInt("obs_dim", obs_dim_);
+  w.WriteInt("act_dim", act_dim_);
+  w.WriteInts("net_arch", config_.net_arch);
+  w.WriteString("activation", nn::ToString(config_.activation));
+  w.WriteFloats("actor", actor_flat_.data(), actor_flat_.numel());
+  w.WriteFloats("critic", critic_flat_.data(), critic_flat_.numel());
+  w.WriteFloats("critic_target", target_flat_.data(), target_flat_.numel());
+  w.WriteDouble("log_alpha", log_alpha_);
   write_adam("actor_adam", actor_adam_);
   write_adam("critic_adam", critic_adam_);
   write_adam("alpha_adam", alpha_adam_);
-  archive.write("num_timesteps", torch::tensor(num_timesteps_));
-  archive.write("n_updates", torch::tensor(n_updates_));
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  WriteFileAtomic(path, bytes.str());
+  w.WriteInt("num_timesteps", num_timesteps_);
+  w.WriteInt("n_updates", n_updates_);
+  w.Save(path);
 }
 
 void Sac::LoadCheckpoint(const std::string& path) {
-  const std::string accepted = "a SAC checkpoint written by greenrl train";
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
-    throw ConfigError("checkpoint", path, accepted + " (" + what + ")");
-  }
-  auto read_tensor = [&](const std::string& key) {
-    torch::Tensor t;
-    if (!archive.try_read(key, t)) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return t.contiguous();
-  };
-  auto read_string = [&](const std::string& key) {
-    c10::IValue v;
-    if (!archive.try_read(key, v) || !v.isString()) {
-      throw ConfigError("checkpoint", path, accepted + " (no '" + key + "' entry)");
-    }
-    return v.toStringRef();
-  };
-  auto expect = [&](const std::string& what, const std::string& got, const std::string& want) {
-    if (got != want) {
-      throw ConfigError(
-          "checkpoint", path,
-          accepted + " for " + what + " " + want + " (it was written for " + got + ")");
-    }
-  };
-  const int64_t version = read_tensor("format_version").item<int64_t>();
-  if (version != kCheckpointFormatVersion) {
-    throw ConfigError("checkpoint", path,
-                      accepted + " of format version " + std::to_string(kCheckpointFormatVersion) +
-                          " (this file has version " + std::to_string(version) + ")");
-  }
-  expect("algo", read_string("algo"), "sac");
-  expect("env", read_string("env_id"), spec_.id);
-  std::string arch, saved_arch;
-  for (int x : config_.net_arch) arch += (arch.empty() ? "" : ",") + std::to_string(x);
-  const torch::Tensor saved = read_tensor("net_arch");
-  for (int64_t i = 0; i < saved.numel(); ++i) {
-    saved_arch += (saved_arch.empty() ? "" : ",") + std::to_string(saved[i].item<int64_t>());
-  }
-  expect("net_arch", saved_arch, arch);
-  expect("activation_fn", read_string("activation"), nn::ToString(config_.activation));
+  CheckpointReader r(path, "sac", spec_.id, kCheckpointFormatVersion);
+  r.ExpectInts("net_arch", "net_arch", config_.net_arch);
+  r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
   // Read everything before writing anything, so a bad file leaves the agent as it was.
-  auto read_sized = [&](const std::string& key, int64_t n) {
-    torch::Tensor t = read_tensor(key);
-    if (t.numel() != n || t.scalar_type() != torch::kFloat32) {
-      throw ConfigError("checkpoint", path,
-                        accepted + " with " + std::to_string(n) + " values in '" + key + "'");
-    }
-    return t;
+  auto read = [&](const std::string& key, int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    r.ReadFloats(key, v.data(), n);
+    return v;
   };
-  const torch::Tensor actor = read_sized("actor", actor_flat_.numel());
-  const torch::Tensor critic = read_sized("critic", critic_flat_.numel());
-  const torch::Tensor target = read_sized("critic_target", target_flat_.numel());
-  const torch::Tensor am = read_sized("actor_adam.exp_avg", actor_flat_.numel());
-  const torch::Tensor av = read_sized("actor_adam.exp_avg_sq", actor_flat_.numel());
-  const torch::Tensor cm = read_sized("critic_adam.exp_avg", critic_flat_.numel());
-  const torch::Tensor cv = read_sized("critic_adam.exp_avg_sq", critic_flat_.numel());
-  const torch::Tensor lm = read_sized("alpha_adam.exp_avg", 1);
-  const torch::Tensor lv = read_sized("alpha_adam.exp_avg_sq", 1);
-  const float log_alpha = read_tensor("log_alpha").item<float>();
-  const int64_t actor_step = read_tensor("actor_adam.step").item<int64_t>();
-  const int64_t critic_step = read_tensor("critic_adam.step").item<int64_t>();
-  const int64_t alpha_step = read_tensor("alpha_adam.step").item<int64_t>();
-  const int64_t num_timesteps = read_tensor("num_timesteps").item<int64_t>();
-  const int64_t n_updates = read_tensor("n_updates").item<int64_t>();
-  {
-    torch::NoGradGuard no_grad;
-    actor_flat_.params.copy_(actor);
-    critic_flat_.params.copy_(critic);
-    target_flat_.params.copy_(target);
-  }
-  auto restore = [](nn::FlatAdam& adam, const torch::Tensor& m, const torch::Tensor& v,
+  const auto actor = read("actor", actor_flat_.numel());
+  const auto critic = read("critic", critic_flat_.numel());
+  const auto target = read("critic_target", target_flat_.numel());
+  const auto am = read("actor_adam.exp_avg", actor_flat_.numel());
+  const auto av = read("actor_adam.exp_avg_sq", actor_flat_.numel());
+  const auto cm = read("critic_adam.exp_avg", critic_flat_.numel());
+  const auto cv = read("critic_adam.exp_avg_sq", critic_flat_.numel());
+  const auto lm = read("alpha_adam.exp_avg", 1);
+  const auto lv = read("alpha_adam.exp_avg_sq", 1);
+  const double log_alpha = r.Double("log_alpha");
+  const int64_t actor_step = r.Int("actor_adam.step");
+  const int64_t critic_step = r.Int("critic_adam.step");
+  const int64_t alpha_step = r.Int("alpha_adam.step");
+  const int64_t num_timesteps = r.Int("num_timesteps");
+  const int64_t n_updates = r.Int("n_updates");
+  std::copy(actor.begin(), actor.end(), actor_flat_.data());
+  std::copy(critic.begin(), critic.end(), critic_flat_.data());
+  std::copy(target.begin(), target.end(), target_flat_.data());
+  auto restore = [](nn::FlatAdam& adam, const std::vector<float>& m, const std::vector<float>& v,
                     int64_t step) {
-    std::copy(m.data_ptr<float>(), m.data_ptr<float>() + m.numel(), adam.exp_avg().begin());
-    std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), adam.exp_avg_sq().begin());
+    adam.exp_avg() = m;
+    adam.exp_avg_sq() = v;
     adam.set_step_count(step);
   };
   restore(actor_adam_, am, av, actor_step);
   restore(critic_adam_, cm, cv, critic_step);
   restore(alpha_adam_, lm, lv, alpha_step);
-  log_alpha_ = log_alpha;
+  log_alpha_ = static_cast<decltype(log_alpha_)>(log_alpha);
   num_timesteps_ = num_timesteps;
   n_updates_ = n_updates;
 }
@@ -744,7 +685,8 @@ void Sac::LoadCheckpoint(const std::string& path) {
 
 std::unique_ptr<Algorithm> MakeSac(const SacConfig& config, const env::EnvSpec& spec) {
   if (spec.discrete_actions()) {
-    throw ConfigError("env_id", spec.id, "an env with a Box action space (SAC is for continuous actions)");
+    throw ConfigError("env_id", spec.id,
+                      "an env with a Box action space (SAC is for continuous actions)");
   }
   const env::Box& box = std::get<env::Box>(spec.action_space);
   for (size_t k = 0; k < box.low.size(); ++k) {
