@@ -3,7 +3,7 @@
 #
 # Idempotent: packages already installed are not fetched again, and `apt-get update` runs only
 # when something is missing. Works as root or through sudo. Debian packages only, nothing is
-# downloaded from anywhere else (see README.md, "Dependencies").
+# downloaded from anywhere else (see README.md, "Two commands").
 set -euo pipefail
 
 # Build tools and libraries. libopenblas0-openmp replaces Debian's reference BLAS under LibTorch

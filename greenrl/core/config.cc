@@ -290,14 +290,14 @@ YAML::Node LoadYamlFile(const std::string& path) {
   std::ifstream file(path);
   if (problem.empty() && !file) problem = "cannot open it for reading";
   if (!problem.empty()) {
-    throw ConfigError(path, "", "an existing, readable YAML file (" + problem + ")");
+    throw ConfigError("--config", path, "an existing, readable YAML file (" + problem + ")");
   }
   std::stringstream content;
   content << file.rdbuf();
   try {
     return YAML::Load(content.str());
   } catch (const YAML::Exception& error) {
-    throw ConfigError(path, "", "valid YAML: " + YamlErrorText(error));
+    throw ConfigError("--config", path, "valid YAML: " + YamlErrorText(error));
   }
 }
 
@@ -448,8 +448,9 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
   if (!yaml_path.empty()) {
     const YAML::Node root = LoadYamlFile(yaml_path);
     if (!root.IsNull() && !root.IsMap()) {
-      throw ConfigError(yaml_path, root.IsSequence() ? "a sequence" : "a scalar",
-                        "a YAML map of keys, e.g. 'n_steps: 2048'");
+      throw ConfigError("--config", yaml_path,
+                        std::string("a YAML map of keys, e.g. 'n_steps: 2048' (it holds ") +
+                            (root.IsSequence() ? "a sequence" : "a scalar") + ")");
     }
     std::vector<KeyedNode> pairs;
     if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);

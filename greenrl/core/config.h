@@ -106,9 +106,11 @@ class Config {
   //       one wins); the value is YAML ("64", "lin_0.001", "[64, 64]", "{pue: 1.2}" for a section).
   // Returns: the config, with every key of the schema given a value.
   // Errors: ConfigError, before returning, for:
-  //   a missing or unreadable file: (yaml_path, "", "an existing, readable YAML file (<reason>)");
-  //   malformed YAML: (yaml_path, "", "valid YAML: error at line L, column C: <what>");
-  //   a file that is not a map: (yaml_path, "<kind>", "a YAML map of keys, e.g. 'n_steps: 2048'");
+  //   a missing or unreadable file: ("--config", yaml_path, "an existing, readable YAML file
+  //     (<reason>)");
+  //   malformed YAML: ("--config", yaml_path, "valid YAML: error at line L, column C: <what>");
+  //   a file that is not a map: ("--config", yaml_path, "a YAML map of keys, e.g. 'n_steps:
+  //     2048' (it holds a <kind>)");
   //   the same key twice in the file: (key, value, "one value per key (given twice in <path>)");
   //   an override without '=' or with an empty key: ("--set", text, "key=value");
   //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ...");

@@ -218,21 +218,23 @@ TEST(ConfigTest, NonFiniteFloatsRejected) {
 TEST(ConfigTest, FileErrorsNameThePath) {
   const std::string malformed = WriteTempFile("malformed.yaml", "env_id: x\nn_steps: [1, 2\n");
   EXPECT_THAT(LoadError(malformed, {}),
-              StartsWith(malformed + ": got ''; valid YAML: error at line "));
+              StartsWith("--config: got '" + malformed + "'; valid YAML: error at line "));
   const std::string bad_indent =
       WriteTempFile("bad_indent.yaml", "carbon:\n  pue: 1.2\n region: FR\n");
   EXPECT_THAT(LoadError(bad_indent, {}),
-              StartsWith(bad_indent + ": got ''; valid YAML: error at line 3"));
+              StartsWith("--config: got '" + bad_indent + "'; valid YAML: error at line 3"));
 
   const std::string missing = ::testing::TempDir() + "greenrl_config_test_does_not_exist.yaml";
   EXPECT_EQ(LoadError(missing, {}),
-            missing + ": got ''; an existing, readable YAML file (no such file)");
+            "--config: got '" + missing + "'; an existing, readable YAML file (no such file)");
   EXPECT_EQ(LoadError(::testing::TempDir(), {}),
-            ::testing::TempDir() + ": got ''; an existing, readable YAML file (it is a directory)");
+            "--config: got '" + ::testing::TempDir() +
+                "'; an existing, readable YAML file (it is a directory)");
 
   const std::string list = WriteTempFile("list.yaml", "- n_steps: 1\n");
   EXPECT_EQ(LoadError(list, {}),
-            list + ": got 'a sequence'; a YAML map of keys, e.g. 'n_steps: 2048'");
+            "--config: got '" + list +
+                "'; a YAML map of keys, e.g. 'n_steps: 2048' (it holds a sequence)");
   const std::string twice = WriteTempFile("twice.yaml", "env_id: x\nn_steps: 1\nn_steps: 2\n");
   EXPECT_EQ(LoadError(twice, {}),
             "n_steps: got '2'; one value per key (given twice in " + twice + ")");

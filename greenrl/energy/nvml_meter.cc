@@ -79,8 +79,9 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::TryLoad(const std::string& path, std::
   if (raw == nullptr) {
     const char* error = ::dlerror();
     *why_not = "cannot load NVML (" + path + "): " + (error != nullptr ? error : "unknown error") +
-               "; install the NVIDIA driver (it ships libnvidia-ml.so.1), or in a container run "
-               "with the NVIDIA container toolkit (--gpus), or set energy.nvml_library to its path";
+               "; no NVIDIA GPU: nothing to fix; otherwise install the NVIDIA driver (it ships "
+               "libnvidia-ml.so.1), or in a container run with the NVIDIA container toolkit "
+               "(--gpus), or set energy.nvml_library to its path";
     return nullptr;
   }
   std::shared_ptr<NvmlLibrary> library(new NvmlLibrary());
