@@ -7,9 +7,11 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "greenrl/core/allocator.h"
 #include "greenrl/core/errors.h"
 
 int main(int argc, char** argv) {
+  greenrl::KeepFreedMemory();  // LibTorch paths free and reallocate tensors every step
   CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
   app.require_subcommand(1);
   const auto train = greenrl::cli::RegisterTrain(app);
