@@ -14,6 +14,7 @@
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/nn/categorical.h"
+#include "greenrl/nn/init.h"
 
 extern "C" void sgemv_(const char* trans, const int* m, const int* n, const float* alpha,
                        const float* a, const int* lda, const float* x, const int* incx,
@@ -130,9 +131,8 @@ double HuberTdLossAndGrad(const float* q, const int64_t* actions, const float* t
 
 // ---------------------------------------------------------------------------------------------
 // Q-network: SB3's QNetwork is create_mlp(obs_dim, num_actions, net_arch, activation_fn) with
-// torch.nn.Linear's default init (DQNPolicy applies no orthogonal init):
-// kaiming_uniform_(a=sqrt(5)) for weights == U(-1/sqrt(in), 1/sqrt(in)), and the same bound
-// for biases (torch.nn.Linear.reset_parameters).
+// torch.nn.Linear's default init (DQNPolicy applies no orthogonal init): nn::InitMlp with
+// ortho = false.
 namespace {
 
 nn::MlpSpec QNetworkSpec(int obs_dim, int num_actions, const DqnConfig& config) {
@@ -142,17 +142,6 @@ nn::MlpSpec QNetworkSpec(int obs_dim, int num_actions, const DqnConfig& config) 
   spec.sizes.push_back(num_actions);
   spec.activation = config.activation;
   return spec;
-}
-
-void InitQNetwork(const nn::MlpSpec& spec, float* params, Rng& rng) {
-  for (int l = 0; l < spec.num_layers(); ++l) {
-    const int in = spec.sizes[l], out = spec.sizes[l + 1];
-    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-    float* w = params + spec.weight_offset(l);
-    float* b = params + spec.bias_offset(l);
-    for (int k = 0; k < out * in; ++k) w[k] = static_cast<float>(rng.Uniform(-bound, bound));
-    for (int k = 0; k < out; ++k) b[k] = static_cast<float>(rng.Uniform(-bound, bound));
-  }
 }
 
 // Gradient steps per target forward pass: about this many rows at once, so the target network
@@ -220,7 +209,7 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
       buffer_(config.buffer_size, obs_dim_) {
   Rng init_rng(DeriveSeed(config.seed, 0));
   q_params_.assign(q_spec_.num_params(), 0.0f);
-  InitQNetwork(q_spec_, q_params_.data(), init_rng);
+  nn::InitMlp(q_spec_, q_params_.data(), /*ortho=*/false, 1.0, 1.0, init_rng);
   q_grads_.assign(q_params_.size(), 0.0f);
   target_params_ = q_params_;  // SB3: q_net_target.load_state_dict(q_net.state_dict())
   exploration_rate_ = LinearEpsilon(config_.exploration_initial_eps, config_.exploration_final_eps,

@@ -17,26 +17,6 @@ MlpSpec MakeSpec(int in, const std::vector<int>& hidden, int out, Activation act
   return spec;
 }
 
-// Initialises one MLP in place: hidden layers with gain_hidden, the last with gain_out.
-void InitMlp(const MlpSpec& spec, float* params, bool ortho, double gain_hidden, double gain_out,
-             Rng& rng) {
-  for (int l = 0; l < spec.num_layers(); ++l) {
-    const int in = spec.sizes[l];
-    const int out = spec.sizes[l + 1];
-    float* w = params + spec.weight_offset(l);
-    float* b = params + spec.bias_offset(l);
-    if (ortho) {
-      OrthogonalInit(w, out, in, l + 1 == spec.num_layers() ? gain_out : gain_hidden, rng);
-      std::fill(b, b + out, 0.0f);
-    } else {
-      // torch.nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) == U(-1/sqrt(in),
-      // 1/sqrt(in)).
-      const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-      for (int i = 0; i < out * in; ++i) w[i] = static_cast<float>(rng.Uniform(-bound, bound));
-      for (int i = 0; i < out; ++i) b[i] = static_cast<float>(rng.Uniform(-bound, bound));
-    }
-  }
-}
 }  // namespace
 
 MlpSpec ActorCriticSpec::actor_spec() const {

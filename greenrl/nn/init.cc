@@ -1,5 +1,6 @@
 #include "greenrl/nn/init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -34,6 +35,26 @@ void OrthogonalInit(float* w, int rows, int cols, double gain, Rng& rng) {
       const double v =
           by_rows ? q[static_cast<size_t>(r) * len + c] : q[static_cast<size_t>(c) * len + r];
       w[static_cast<size_t>(r) * cols + c] = static_cast<float>(gain * v);
+    }
+  }
+}
+
+void InitMlp(const MlpSpec& spec, float* params, bool ortho, double gain_hidden, double gain_out,
+             Rng& rng) {
+  for (int l = 0; l < spec.num_layers(); ++l) {
+    const int in = spec.sizes[l];
+    const int out = spec.sizes[l + 1];
+    float* w = params + spec.weight_offset(l);
+    float* b = params + spec.bias_offset(l);
+    if (ortho) {
+      OrthogonalInit(w, out, in, l + 1 == spec.num_layers() ? gain_out : gain_hidden, rng);
+      std::fill(b, b + out, 0.0f);
+    } else {
+      // torch.nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) == U(-1/sqrt(in),
+      // 1/sqrt(in)).
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+      for (int i = 0; i < out * in; ++i) w[i] = static_cast<float>(rng.Uniform(-bound, bound));
+      for (int i = 0; i < out; ++i) b[i] = static_cast<float>(rng.Uniform(-bound, bound));
     }
   }
 }
