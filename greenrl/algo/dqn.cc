@@ -162,35 +162,6 @@ int DiscreteActionCount(const env::EnvSpec& spec) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Storage: the replay buffer.
-DiscreteReplayBuffer::DiscreteReplayBuffer(int64_t capacity, int obs_dim)
-    : capacity_(capacity), obs_dim_(obs_dim) {
-  GREENRL_CHECK(capacity >= 1 && obs_dim >= 1, "replay buffer needs capacity >= 1, obs_dim >= 1");
-  const size_t n = static_cast<size_t>(capacity);
-  obs_.assign(n * obs_dim, 0.0f);
-  next_obs_.assign(n * obs_dim, 0.0f);
-  actions_.assign(n, 0);
-  rewards_.assign(n, 0.0f);
-  terminated_.assign(n, 0);
-  truncated_.assign(n, 0);
-}
-
-void DiscreteReplayBuffer::Add(const float* obs, const float* next_obs, int64_t action,
-                               float reward, bool terminated, bool truncated) {
-  const size_t row = static_cast<size_t>(pos_) * obs_dim_;
-  std::copy(obs, obs + obs_dim_, &obs_[row]);
-  std::copy(next_obs, next_obs + obs_dim_, &next_obs_[row]);
-  actions_[pos_] = action;
-  rewards_[pos_] = reward;
-  terminated_[pos_] = terminated ? 1 : 0;
-  truncated_[pos_] = truncated ? 1 : 0;
-  if (++pos_ == capacity_) {
-    pos_ = 0;
-    full_ = true;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Seeding, networks, optimiser, target network (a copy of the online one), storage.
 Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
     : config_(config),
@@ -206,7 +177,7 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
       q_net_(q_spec_, std::max({config.batch_size, config.n_envs, 64})),
       target_net_(q_spec_, target_chunk_steps_ * config.batch_size),
       adam_(q_spec_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-8}),
-      buffer_(config.buffer_size, obs_dim_) {
+      buffer_(config.buffer_size, obs_dim_, /*act_dim=*/1) {
   Rng init_rng(DeriveSeed(config.seed, 0));
   q_params_.assign(q_spec_.num_params(), 0.0f);
   nn::InitMlp(q_spec_, q_params_.data(), /*ortho=*/false, 1.0, 1.0, init_rng);
@@ -292,8 +263,8 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
     for (int i = 0; i < n; ++i) {
       const size_t row = static_cast<size_t>(i) * obs_dim_;
       const bool terminated = env.terminated()[i] != 0, truncated = env.truncated()[i] != 0;
-      buffer_.Add(&last_obs_[row], final_obs + row, env_actions[i], env.reward()[i], terminated,
-                  truncated);
+      buffer_.AddDiscrete(&last_obs_[row], final_obs + row, env_actions[i], env.reward()[i],
+                          terminated, truncated);
       if (terminated || truncated) {
         episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
       }
@@ -349,7 +320,7 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
       for (int j = 0; j < b; ++j) {
         const float* s = buffer_.obs(idx[j]);
         std::copy(s, s + obs_dim_, &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
-        mb_actions_[j] = buffer_.action(idx[j]);
+        mb_actions_[j] = buffer_.discrete_action(idx[j]);
         mb_rewards_[j] = buffer_.reward(idx[j]);
         mb_terminated_[j] = buffer_.terminated(idx[j]);
       }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "greenrl/algo/algorithm.h"
+#include "greenrl/algo/replay_buffer.h"
 #include "greenrl/core/config.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/schedule.h"
@@ -96,48 +97,6 @@ void ComputeTdTargets(const float* rewards, const uint8_t* terminated, const flo
 double HuberTdLossAndGrad(const float* q, const int64_t* actions, const float* targets, int batch,
                           int num_actions, float* grad_q, double* mean_q);
 
-// Uniform experience replay for Discrete actions (SB3 ReplayBuffer with optimize_memory_usage
-// false and handle_timeout_termination true): a ring of `capacity` transitions summed over envs;
-// when full, each new transition overwrites the oldest. terminated and truncated are kept apart;
-// next_obs is the observation the step produced before any autoreset (VecEnv::final_obs), so a
-// truncated row keeps its real final observation. Not thread-safe.
-class DiscreteReplayBuffer {
- public:
-  // Errors: GREENRL_CHECK when capacity < 1 or obs_dim < 1.
-  DiscreteReplayBuffer(int64_t capacity, int obs_dim);
-
-  // Appends one transition. obs, next_obs: float32 [obs_dim]; action: in [0, num_actions).
-  void Add(const float* obs, const float* next_obs, int64_t action, float reward, bool terminated,
-           bool truncated);
-
-  int64_t capacity() const { return capacity_; }
-  // Transitions held: min(transitions added, capacity).
-  int64_t size() const { return full_ ? capacity_ : pos_; }
-  // Where the next transition goes, in [0, capacity).
-  int64_t pos() const { return pos_; }
-  int obs_dim() const { return obs_dim_; }
-
-  // Row i in [0, capacity) (i < size() for meaningful values).
-  const float* obs(int64_t i) const { return &obs_[static_cast<size_t>(i) * obs_dim_]; }
-  const float* next_obs(int64_t i) const { return &next_obs_[static_cast<size_t>(i) * obs_dim_]; }
-  int64_t action(int64_t i) const { return actions_[i]; }
-  float reward(int64_t i) const { return rewards_[i]; }
-  uint8_t terminated(int64_t i) const { return terminated_[i]; }
-  uint8_t truncated(int64_t i) const { return truncated_[i]; }
-
- private:
-  int64_t capacity_;
-  int obs_dim_;
-  int64_t pos_ = 0;
-  bool full_ = false;
-  std::vector<float> obs_;           // float32 [capacity, obs_dim]
-  std::vector<float> next_obs_;      // float32 [capacity, obs_dim]
-  std::vector<int64_t> actions_;     // int64 [capacity]
-  std::vector<float> rewards_;       // float32 [capacity]
-  std::vector<uint8_t> terminated_;  // uint8 [capacity]
-  std::vector<uint8_t> truncated_;   // uint8 [capacity]
-};
-
 // DQN. Declared here (PPO keeps its class in ppo.cc) so that tests can read the replay buffer,
 // the target network and the counters, and drive a gradient step on chosen transitions.
 // Thread-safety: one thread at a time.
@@ -174,7 +133,7 @@ class Dqn final : public Algorithm {
   const Metrics& TrainOnIndices(const int64_t* indices, int num_steps, double lr);
 
   const DqnConfig& config() const { return config_; }
-  const DiscreteReplayBuffer& replay_buffer() const { return buffer_; }
+  const ReplayBuffer& replay_buffer() const { return buffer_; }
   // The target network's parameters, float32 [num_params].
   const std::vector<float>& target_parameters() const { return target_params_; }
   // Epsilon used for the next action (SB3's exploration_rate).
@@ -211,7 +170,7 @@ class Dqn final : public Algorithm {
   nn::FlatAdam adam_;
 
   // Storage.
-  DiscreteReplayBuffer buffer_;
+  ReplayBuffer buffer_;
 
   // Counters and schedule state.
   int64_t num_timesteps_ = 0;   // env steps so far (summed over envs)

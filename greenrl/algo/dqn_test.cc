@@ -118,7 +118,7 @@ void CheckThirdTransition(bool want_terminated, bool want_truncated, float want_
   ASSERT_EQ(episodes.size(), 1u);
   EXPECT_EQ(episodes[0].episode_length, 3);
   EXPECT_DOUBLE_EQ(episodes[0].episode_return, 3.0);
-  const DiscreteReplayBuffer& rb = dqn.replay_buffer();
+  const ReplayBuffer& rb = dqn.replay_buffer();
   ASSERT_EQ(rb.size(), 3);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(rb.obs(i)[0], static_cast<float>(i));
@@ -147,10 +147,10 @@ TEST(DqnReplayTest, TerminatedAndTruncatedDoesNotBootstrap) {
 }
 
 TEST(DqnReplayTest, RingOverwritesOldest) {
-  DiscreteReplayBuffer rb(/*capacity=*/2, /*obs_dim=*/1);
+  ReplayBuffer rb(/*capacity=*/2, /*obs_dim=*/1, /*act_dim=*/1);
   for (int i = 0; i < 3; ++i) {
     const float o = static_cast<float>(i), next = o + 1;
-    rb.Add(&o, &next, i % 2, o, false, false);
+    rb.AddDiscrete(&o, &next, i % 2, o, false, false);
   }
   EXPECT_EQ(rb.size(), 2);
   EXPECT_EQ(rb.pos(), 1);
@@ -317,7 +317,7 @@ double MaxAbs(const std::vector<float>& a) {
 struct TorchBatch {
   torch::Tensor obs, next_obs, actions, rewards, terminated;
 };
-TorchBatch Gather(const DiscreteReplayBuffer& rb, const int64_t* idx, int b) {
+TorchBatch Gather(const ReplayBuffer& rb, const int64_t* idx, int b) {
   const int d = rb.obs_dim();
   TorchBatch t{torch::empty({b, d}), torch::empty({b, d}), torch::empty({b, 1}, torch::kInt64),
                torch::empty({b, 1}), torch::empty({b, 1})};
@@ -326,7 +326,7 @@ TorchBatch Gather(const DiscreteReplayBuffer& rb, const int64_t* idx, int b) {
       t.obs[j][k] = rb.obs(idx[j])[k];
       t.next_obs[j][k] = rb.next_obs(idx[j])[k];
     }
-    t.actions[j][0] = rb.action(idx[j]);
+    t.actions[j][0] = rb.discrete_action(idx[j]);
     t.rewards[j][0] = rb.reward(idx[j]);
     t.terminated[j][0] = static_cast<float>(rb.terminated(idx[j]));
   }
@@ -379,7 +379,7 @@ TEST(DqnGradientTest, FusedHuberBackwardMatchesAutograd) {
   std::vector<int64_t> idx(b);
   Rng rng(5);
   for (auto& i : idx) i = static_cast<int64_t>(rng.Below(200));
-  const DiscreteReplayBuffer& rb = dqn.replay_buffer();
+  const ReplayBuffer& rb = dqn.replay_buffer();
 
   // Scale the parameters up so that some TD errors exceed 1 (both Huber branches are used).
   std::vector<float> params = dqn.GetParameters();
@@ -398,7 +398,7 @@ TEST(DqnGradientTest, FusedHuberBackwardMatchesAutograd) {
   for (int j = 0; j < b; ++j) {
     std::copy(rb.obs(idx[j]), rb.obs(idx[j]) + 4, &obs[j * 4]);
     std::copy(rb.next_obs(idx[j]), rb.next_obs(idx[j]) + 4, &next_obs[j * 4]);
-    actions[j] = rb.action(idx[j]);
+    actions[j] = rb.discrete_action(idx[j]);
     rewards[j] = rb.reward(idx[j]);
     terminated[j] = rb.terminated(idx[j]);
   }

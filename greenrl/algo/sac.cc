@@ -114,53 +114,6 @@ SacConfig SacConfigFromConfig(const Config& config) {
 
 // ---------------------------------------------------------------------------------------------
 // The update's pieces (sac.h).
-SacReplayBuffer::SacReplayBuffer(int64_t capacity, int obs_dim, int act_dim)
-    : capacity_(capacity), obs_dim_(obs_dim), act_dim_(act_dim) {
-  GREENRL_CHECK(capacity >= 1 && obs_dim >= 1 && act_dim >= 1, "bad replay buffer shape");
-  // new T[n] without () leaves the memory untouched: the OS commits pages as rows are written.
-  obs_.reset(new float[capacity * obs_dim]);
-  next_obs_.reset(new float[capacity * obs_dim]);
-  actions_.reset(new float[capacity * act_dim]);
-  rewards_.reset(new float[capacity]);
-  terminated_.reset(new uint8_t[capacity]);
-  truncated_.reset(new uint8_t[capacity]);
-}
-
-void SacReplayBuffer::Add(const float* obs, const float* actions, const float* rewards,
-                          const uint8_t* terminated, const uint8_t* truncated,
-                          const float* next_obs, int n) {
-  for (int i = 0; i < n; ++i) {
-    const int64_t r = pos_;
-    std::copy(obs + static_cast<int64_t>(i) * obs_dim_,
-              obs + static_cast<int64_t>(i + 1) * obs_dim_, &obs_[r * obs_dim_]);
-    std::copy(next_obs + static_cast<int64_t>(i) * obs_dim_,
-              next_obs + static_cast<int64_t>(i + 1) * obs_dim_, &next_obs_[r * obs_dim_]);
-    std::copy(actions + static_cast<int64_t>(i) * act_dim_,
-              actions + static_cast<int64_t>(i + 1) * act_dim_, &actions_[r * act_dim_]);
-    rewards_[r] = rewards[i];
-    terminated_[r] = terminated[i] != 0;
-    truncated_[r] = truncated[i] != 0;
-    pos_ = (pos_ + 1) % capacity_;
-    size_ = std::min(size_ + 1, capacity_);
-  }
-}
-
-void SacReplayBuffer::Gather(const int64_t* indices, int batch, float* obs, float* actions,
-                             float* rewards, float* dones, float* next_obs) const {
-  for (int j = 0; j < batch; ++j) {
-    const int64_t k = indices[j];
-    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_],
-              obs + static_cast<int64_t>(j) * obs_dim_);
-    std::copy(&next_obs_[k * obs_dim_], &next_obs_[(k + 1) * obs_dim_],
-              next_obs + static_cast<int64_t>(j) * obs_dim_);
-    std::copy(&actions_[k * act_dim_], &actions_[(k + 1) * act_dim_],
-              actions + static_cast<int64_t>(j) * act_dim_);
-    rewards[j] = rewards_[k];
-    // SB3 handle_timeout_termination: done * (1 - timeout), i.e. the termination flag alone.
-    dones[j] = terminated_[k] ? 1.0f : 0.0f;
-  }
-}
-
 void SacTdTarget(const float* rewards, const float* dones, const float* next_q1,
                  const float* next_q2, const float* next_log_prob, double alpha, double gamma,
                  int n, float* target) {
@@ -357,7 +310,7 @@ class Sac final : public Algorithm {
   float log_alpha_ = 0.0f;  // log of the entropy coefficient (learned) or of the fixed value
 
   // Storage.
-  SacReplayBuffer buffer_;
+  ReplayBuffer buffer_;
   int64_t num_timesteps_ = 0;  // env steps taken (all envs), SB3's num_timesteps
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;

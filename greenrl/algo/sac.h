@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "greenrl/algo/algorithm.h"
+#include "greenrl/algo/replay_buffer.h"
 #include "greenrl/core/config.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/spaces.h"
@@ -47,8 +48,8 @@ struct SacConfig {
   double ent_coef_init = 1.0;
   // Target entropy of the learned alpha; NaN: SB3's "auto", -dim(A) (set by MakeSac).
   double target_entropy = std::nan("");
-  int target_update_interval = 1;         // gradient steps between Polyak updates
-  std::vector<int> net_arch{256, 256};    // policy_kwargs.net_arch (actor and each critic)
+  int target_update_interval = 1;       // gradient steps between Polyak updates
+  std::vector<int> net_arch{256, 256};  // policy_kwargs.net_arch (actor and each critic)
   nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices
 };
@@ -71,52 +72,10 @@ std::unique_ptr<Algorithm> MakeSac(const SacConfig& config, const env::EnvSpec& 
 // The pieces of SAC's update as free functions, so tests check them against hand-computed
 // values. sac.cc's loop calls exactly these.
 
-// Replay storage of SB3's ReplayBuffer(handle_timeout_termination=True), flat over envs:
-// transitions go into a ring of `capacity` rows; when full, the oldest rows are overwritten.
-// `terminated` and `truncated` are stored apart; next_obs is the VecEnv's final_obs, i.e. the
-// real last observation of an ended episode (never the reset observation), and the TD target
-// uses done = terminated only, so it bootstraps through truncation but not termination.
-// Memory is reserved at construction without being touched (pages are committed as rows are
-// written), so a 1e6 buffer costs only what is used. Not thread-safe.
-class SacReplayBuffer {
- public:
-  // Errors: GREENRL_CHECK for capacity < 1 or a dimension < 1.
-  SacReplayBuffer(int64_t capacity, int obs_dim, int act_dim);
-
-  // Appends n transitions (one per VecEnv row). obs, next_obs: float32 [n, obs_dim] (obs before
-  // the step; next_obs = VecEnv::final_obs()); actions: float32 [n, act_dim] in the policy's
-  // [-1, 1] scale; rewards: float32 [n]; terminated, truncated: uint8 [n].
-  void Add(const float* obs, const float* actions, const float* rewards,
-           const uint8_t* terminated, const uint8_t* truncated, const float* next_obs, int n);
-
-  // Copies the rows `indices` (int64 [batch], each in [0, size())) into the outputs:
-  // obs, next_obs float32 [batch, obs_dim]; actions float32 [batch, act_dim]; rewards float32
-  // [batch]; dones float32 [batch] = terminated (truncation is not a done).
-  void Gather(const int64_t* indices, int batch, float* obs, float* actions, float* rewards,
-              float* dones, float* next_obs) const;
-
-  int64_t size() const { return size_; }
-  int64_t capacity() const { return capacity_; }
-  // Stored flags of row i (tests).
-  bool terminated(int64_t i) const { return terminated_[i] != 0; }
-  bool truncated(int64_t i) const { return truncated_[i] != 0; }
-  const float* next_obs(int64_t i) const { return &next_obs_[i * obs_dim_]; }
-
- private:
-  int64_t capacity_;
-  int obs_dim_, act_dim_;
-  int64_t pos_ = 0, size_ = 0;
-  std::unique_ptr<float[]> obs_, next_obs_;  // float32 [capacity, obs_dim]
-  std::unique_ptr<float[]> actions_;         // float32 [capacity, act_dim]
-  std::unique_ptr<float[]> rewards_;         // float32 [capacity]
-  std::unique_ptr<uint8_t[]> terminated_;    // uint8 [capacity]
-  std::unique_ptr<uint8_t[]> truncated_;     // uint8 [capacity]
-};
-
 // SB3 SAC's critic target (sac.py train()), per row i:
 //   y_i = r_i + (1 - done_i) * gamma * (min(q1'_i, q2'_i) - alpha * next_log_prob_i),
 // where q1', q2' are the target critics at (next_obs, a'), a' ~ pi(.|next_obs) with log-density
-// next_log_prob, and done = terminated (SacReplayBuffer::Gather). All arrays float32 [n].
+// next_log_prob, and done = terminated (ReplayBuffer::Gather). All arrays float32 [n].
 void SacTdTarget(const float* rewards, const float* dones, const float* next_q1,
                  const float* next_q2, const float* next_log_prob, double alpha, double gamma,
                  int n, float* target);

@@ -53,7 +53,7 @@ SacConfig SmallConfig(uint64_t seed = 0) {
 //   row 2 both:            y = 3 (termination wins: no bootstrap)
 //   row 3 neither:         y = 4 + 0.9 (min(5, 6) - 0.2 x 0.5)  = 4 + 0.9 x 4.9  = 8.41
 TEST(SacTest, TdTargetBootstrapsThroughTruncationNotTermination) {
-  SacReplayBuffer buffer(/*capacity=*/8, /*obs_dim=*/2, /*act_dim=*/1);
+  ReplayBuffer buffer(/*capacity=*/8, /*obs_dim=*/2, /*act_dim=*/1);
   const float obs[] = {0, 0, 1, 1, 2, 2, 3, 3};
   const float actions[] = {-1.0f, -0.5f, 0.5f, 1.0f};
   const float rewards[] = {1, 2, 3, 4};
@@ -73,8 +73,7 @@ TEST(SacTest, TdTargetBootstrapsThroughTruncationNotTermination) {
   float b_obs[8], b_act[4], b_rew[4], b_done[4], b_next[8];
   buffer.Gather(idx, 4, b_obs, b_act, b_rew, b_done, b_next);
   EXPECT_EQ(std::vector<float>(b_done, b_done + 4), (std::vector<float>{0, 1, 1, 0}));
-  EXPECT_EQ(std::vector<float>(b_next, b_next + 8),
-            std::vector<float>(final_obs, final_obs + 8));
+  EXPECT_EQ(std::vector<float>(b_next, b_next + 8), std::vector<float>(final_obs, final_obs + 8));
   EXPECT_EQ(std::vector<float>(b_act, b_act + 4), std::vector<float>(actions, actions + 4));
 
   const float next_q1[] = {10, 10, 10, 5}, next_q2[] = {8, 12, 9, 6};
@@ -88,7 +87,7 @@ TEST(SacTest, TdTargetBootstrapsThroughTruncationNotTermination) {
 }
 
 TEST(SacTest, ReplayBufferIsARing) {
-  SacReplayBuffer buffer(/*capacity=*/3, /*obs_dim=*/1, /*act_dim=*/1);
+  ReplayBuffer buffer(/*capacity=*/3, /*obs_dim=*/1, /*act_dim=*/1);
   const uint8_t zero[] = {0, 0};
   for (int k = 0; k < 2; ++k) {
     const float obs[] = {static_cast<float>(2 * k), static_cast<float>(2 * k + 1)};
@@ -366,11 +365,11 @@ TEST(SacTest, CheckpointRoundTrip) {
 // Narrower networks and batches than the preset's [256, 256] x 256 keep it to seconds (each
 // 256-wide gradient step is ~0.5 GFLOP); every other key is the preset's.
 TEST(SacTest, PresetSmokeTraining) {
-  const Config config = train::LoadRunConfig(
-      Preset(),
-      {"n_timesteps=1200", "policy_kwargs.net_arch=[64, 64]", "batch_size=64",
-       "eval.final_episodes=2", "energy.meter=estimator"},
-      1);
+  const Config config =
+      train::LoadRunConfig(Preset(),
+                           {"n_timesteps=1200", "policy_kwargs.net_arch=[64, 64]", "batch_size=64",
+                            "eval.final_episodes=2", "energy.meter=estimator"},
+                           1);
   train::TrainOptions options;
   options.out_dir = FreshDir("smoke");
   options.verbose = false;
@@ -380,9 +379,9 @@ TEST(SacTest, PresetSmokeTraining) {
   EXPECT_TRUE(std::isfinite(r.eval_mean_return));
   auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
   ASSERT_EQ(rows.size(), 1200u);  // one row per iteration (train_freq 1, one env)
-  for (const std::string key : {"losses/qf1_loss", "losses/qf2_loss", "losses/qf_loss",
-                                "losses/actor_loss", "losses/alpha", "losses/alpha_loss",
-                                "losses/qf1_values", "charts/learning_rate"}) {
+  for (const std::string key :
+       {"losses/qf1_loss", "losses/qf2_loss", "losses/qf_loss", "losses/actor_loss", "losses/alpha",
+        "losses/alpha_loss", "losses/qf1_values", "charts/learning_rate"}) {
     size_t c = header.size();
     for (size_t k = 0; k < header.size(); ++k) {
       if (header[k] == key) c = k;

@@ -1,0 +1,63 @@
+#include "greenrl/algo/replay_buffer.h"
+
+#include <algorithm>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::algo {
+
+ReplayBuffer::ReplayBuffer(int64_t capacity, int obs_dim, int act_dim)
+    : capacity_(capacity), obs_dim_(obs_dim), act_dim_(act_dim) {
+  GREENRL_CHECK(capacity >= 1 && obs_dim >= 1 && act_dim >= 1,
+                "replay buffer needs capacity, obs_dim and act_dim >= 1");
+  // new T[n] without () leaves the memory untouched: the OS commits pages as rows are written.
+  obs_.reset(new float[capacity * obs_dim]);
+  next_obs_.reset(new float[capacity * obs_dim]);
+  actions_.reset(new float[capacity * act_dim]);
+  rewards_.reset(new float[capacity]);
+  terminated_.reset(new uint8_t[capacity]);
+  truncated_.reset(new uint8_t[capacity]);
+}
+
+void ReplayBuffer::Add(const float* obs, const float* actions, const float* rewards,
+                       const uint8_t* terminated, const uint8_t* truncated, const float* next_obs,
+                       int n) {
+  for (int i = 0; i < n; ++i) {
+    const int64_t r = pos_;
+    std::copy(obs + static_cast<int64_t>(i) * obs_dim_,
+              obs + static_cast<int64_t>(i + 1) * obs_dim_, &obs_[r * obs_dim_]);
+    std::copy(next_obs + static_cast<int64_t>(i) * obs_dim_,
+              next_obs + static_cast<int64_t>(i + 1) * obs_dim_, &next_obs_[r * obs_dim_]);
+    std::copy(actions + static_cast<int64_t>(i) * act_dim_,
+              actions + static_cast<int64_t>(i + 1) * act_dim_, &actions_[r * act_dim_]);
+    rewards_[r] = rewards[i];
+    terminated_[r] = terminated[i] != 0;
+    truncated_[r] = truncated[i] != 0;
+    pos_ = (pos_ + 1) % capacity_;
+    size_ = std::min(size_ + 1, capacity_);
+  }
+}
+
+void ReplayBuffer::AddDiscrete(const float* obs, const float* next_obs, int64_t action,
+                               float reward, bool terminated, bool truncated) {
+  const float a = static_cast<float>(action);
+  const uint8_t term = terminated ? 1 : 0, trunc = truncated ? 1 : 0;
+  Add(obs, &a, &reward, &term, &trunc, next_obs, 1);
+}
+
+void ReplayBuffer::Gather(const int64_t* indices, int batch, float* obs, float* actions,
+                          float* rewards, float* dones, float* next_obs) const {
+  for (int j = 0; j < batch; ++j) {
+    const int64_t k = indices[j];
+    std::copy(&obs_[k * obs_dim_], &obs_[(k + 1) * obs_dim_],
+              obs + static_cast<int64_t>(j) * obs_dim_);
+    std::copy(&next_obs_[k * obs_dim_], &next_obs_[(k + 1) * obs_dim_],
+              next_obs + static_cast<int64_t>(j) * obs_dim_);
+    std::copy(&actions_[k * act_dim_], &actions_[(k + 1) * act_dim_],
+              actions + static_cast<int64_t>(j) * act_dim_);
+    rewards[j] = rewards_[k];
+    dones[j] = terminated_[k] ? 1.0f : 0.0f;
+  }
+}
+
+}  // namespace greenrl::algo

@@ -1,0 +1,64 @@
+// replay_buffer.h: the off-policy replay buffer DQN and SAC share (SB3's ReplayBuffer with
+// handle_timeout_termination): a ring of transitions that keeps `terminated` and `truncated`
+// apart and, for a truncated step, the real final observation as next_obs (VecEnv::final_obs),
+// so the TD target can bootstrap through truncation and not through termination. Flat over
+// envs: with N envs, each vec step adds N rows. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace greenrl::algo {
+
+class ReplayBuffer {
+ public:
+  // act_dim: values per action (1 for Discrete: the index is stored as float32, exact below
+  // 2^24). Memory is reserved and left untouched until rows are written, so a large capacity
+  // costs only what is filled.
+  // Errors: greenrl::InternalError (GREENRL_CHECK) for capacity < 1 or a dimension < 1.
+  ReplayBuffer(int64_t capacity, int obs_dim, int act_dim);
+
+  // Appends n transitions (one per VecEnv row), overwriting the oldest once full.
+  // obs, next_obs: float32 [n, obs_dim] (obs before the step; next_obs = VecEnv::final_obs());
+  // actions: float32 [n, act_dim]; rewards: float32 [n]; terminated, truncated: uint8 [n].
+  void Add(const float* obs, const float* actions, const float* rewards, const uint8_t* terminated,
+           const uint8_t* truncated, const float* next_obs, int n);
+  // One transition of a Discrete action.
+  void AddDiscrete(const float* obs, const float* next_obs, int64_t action, float reward,
+                   bool terminated, bool truncated);
+
+  // Copies the rows `indices` (int64 [batch], each in [0, size())) into: obs, next_obs float32
+  // [batch, obs_dim]; actions float32 [batch, act_dim]; rewards float32 [batch]; dones float32
+  // [batch] = terminated (a truncation is not a done: SB3's done * (1 - timeout)).
+  void Gather(const int64_t* indices, int batch, float* obs, float* actions, float* rewards,
+              float* dones, float* next_obs) const;
+
+  int64_t capacity() const { return capacity_; }
+  // Transitions held: min(transitions added, capacity).
+  int64_t size() const { return size_; }
+  // Where the next transition goes, in [0, capacity).
+  int64_t pos() const { return pos_; }
+  int obs_dim() const { return obs_dim_; }
+  int act_dim() const { return act_dim_; }
+
+  // Row i in [0, size()).
+  const float* obs(int64_t i) const { return &obs_[i * obs_dim_]; }            // [obs_dim]
+  const float* next_obs(int64_t i) const { return &next_obs_[i * obs_dim_]; }  // [obs_dim]
+  const float* action(int64_t i) const { return &actions_[i * act_dim_]; }     // [act_dim]
+  int64_t discrete_action(int64_t i) const { return static_cast<int64_t>(actions_[i]); }
+  float reward(int64_t i) const { return rewards_[i]; }
+  uint8_t terminated(int64_t i) const { return terminated_[i]; }
+  uint8_t truncated(int64_t i) const { return truncated_[i]; }
+
+ private:
+  int64_t capacity_;
+  int obs_dim_, act_dim_;
+  int64_t pos_ = 0, size_ = 0;
+  std::unique_ptr<float[]> obs_, next_obs_;  // float32 [capacity, obs_dim]
+  std::unique_ptr<float[]> actions_;         // float32 [capacity, act_dim]
+  std::unique_ptr<float[]> rewards_;         // float32 [capacity]
+  std::unique_ptr<uint8_t[]> terminated_;    // uint8 [capacity]
+  std::unique_ptr<uint8_t[]> truncated_;     // uint8 [capacity]
+};
+
+}  // namespace greenrl::algo
