@@ -68,6 +68,10 @@ void AddPpoKeys(ConfigSchema* schema) {
          std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
   AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "0.0",
          "Box actions: initial log std of the diagonal Gaussian", -20.0, 2.0);
+  AddKey(schema, "use_sde", ValueType::kBool, "false",
+         "Box actions: generalized state-dependent exploration (gSDE)");
+  AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",
+         "gSDE: steps between noise-matrix draws (-1: once per rollout)", -1, 1 << 30);
   AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
          "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
   AddKey(schema, "precision", ValueType::kString, "fp32",
@@ -120,6 +124,8 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
                                      config.GetString("policy_kwargs.activation_fn"));
   c.ortho_init = config.GetBool("policy_kwargs.ortho_init");
   c.log_std_init = config.GetFloat("policy_kwargs.log_std_init");
+  c.use_sde = config.GetBool("use_sde");
+  c.sde_sample_freq = static_cast<int>(config.GetInt("sde_sample_freq"));
   c.precision = precision::ParsePrecision("precision", config.GetString("precision"));
   const std::string& device = config.GetString("device");
   const bool cuda = torch::cuda::is_available();
@@ -160,6 +166,7 @@ namespace {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
+constexpr double kSdeEpsilon = 1e-6;  // SB3 StateDependentNoiseDistribution.epsilon
 
 class Ppo final : public Algorithm {
  public:
@@ -189,6 +196,14 @@ class Ppo final : public Algorithm {
   // Policy logits float32 [n, A] and values float32 [n] for host obs float32 [n, obs_dim]
   // (fused forward on the CPU; the module on the device otherwise). Valid until the next call.
   std::pair<const float*, const float*> PolicyForward(const float* obs, int n);
+  // gSDE: the actor's last hidden features float32 [n, latent] of the last PolicyForward.
+  const float* policy_latent_ = nullptr;
+  // gSDE: draws each env's exploration matrix E_i ~ N(0, exp(log_std)^2) into sde_noise_.
+  void ResampleSdeNoise();
+  // gSDE: the action std float32 [A] of one row with features h float32 [latent], from
+  // sde_var_weight_ (exp(2 log_std), refreshed by RefreshSdeWeights). Writes std into out[A].
+  void SdeStd(const float* h, double* out) const;
+  void RefreshSdeWeights();
   // The autograd path: device state, one epoch loop over device tensors, one minibatch step.
   void EnsureTensorState();
   void TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_t* num_minibatches,
@@ -202,6 +217,8 @@ class Ppo final : public Algorithm {
   env::EnvSpec spec_;
   int obs_dim_, num_actions_, num_envs_, num_steps_;  // num_actions_: logits or Gaussian dims
   bool gaussian_;                                     // Box actions: diagonal Gaussian policy
+  bool use_sde_;     // Box actions with gSDE: std from the actor's last hidden features
+  int latent_dim_;   // gSDE feature size (latent_sde_dim)
   std::vector<float> action_low_, action_high_;       // float32 [A]: the Box bounds (Gaussian)
   int64_t buffer_size_;
   int max_batch_;
@@ -263,7 +280,11 @@ class Ppo final : public Algorithm {
   std::vector<float> grad_values_;                                // float32 [B]
   Metrics metrics_;                       // returned by Update; keys fixed after the first call
   std::vector<float> row_log_probs_;      // float32 [A]
-  std::vector<double> log_std_grad_acc_;  // float64 [A]: d loss / d log std summed over a batch
+  std::vector<double> log_std_grad_acc_;  // float64 [log_std_size]: d loss / d log std, summed
+  std::vector<float> sde_noise_;          // float32 [N, latent, A]: gSDE exploration matrices
+  std::vector<double> sde_var_weight_;    // float64 [latent, A]: exp(2 log_std) (gSDE)
+  std::vector<double> row_std_;           // float64 [A]: one row's gSDE std
+  std::vector<float> dev_latent_host_;    // float32 [n, latent]: device rollout features (gSDE)
 };
 
 Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
@@ -274,13 +295,15 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
       num_envs_(config.n_envs),
       num_steps_(config.n_steps),
       gaussian_(!spec.discrete_actions()),
+      use_sde_(config.use_sde && gaussian_),
+      latent_dim_(config.pi_arch.empty() ? obs_dim_ : config.pi_arch.back()),
       buffer_size_(static_cast<int64_t>(config.n_steps) * config.n_envs),
       max_batch_(std::max({config.batch_size, config.n_envs, 64})),
       sample_rng_(DeriveSeed(config.seed, 1)),
       shuffle_rng_(DeriveSeed(config.seed, 2)),
       params_(nn::ActorCriticSpec{obs_dim_, num_actions_, gaussian_, config.log_std_init,
                                   config.pi_arch, config.vf_arch, config.activation,
-                                  config.ortho_init}),
+                                  config.ortho_init, use_sde_}),
       actor_(params_.spec().actor_spec(), max_batch_),
       critic_(params_.spec().critic_spec(), max_batch_),
       adam_(params_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-5}),
@@ -323,7 +346,43 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   grad_logits_.assign(b * num_actions_, 0.0f);
   grad_values_.assign(b, 0.0f);
   row_log_probs_.assign(num_actions_, 0.0f);
-  log_std_grad_acc_.assign(num_actions_, 0.0);
+  log_std_grad_acc_.assign(params_.spec().log_std_size(), 0.0);
+  if (use_sde_) {
+    sde_noise_.assign(static_cast<size_t>(num_envs_) * latent_dim_ * num_actions_, 0.0f);
+    sde_var_weight_.assign(static_cast<size_t>(latent_dim_) * num_actions_, 0.0);
+    row_std_.assign(num_actions_, 0.0);
+  }
+}
+
+// gSDE (SB3 StateDependentNoiseDistribution, full_std=True, use_expln=False): std of action k
+// for features h is sqrt(sum_j h_j^2 exp(2 log_std[j, k]) + 1e-6); the noise of env i is
+// h^T E_i with E_i[j, k] ~ N(0, exp(log_std[j, k])^2), whose variance is that sum.
+void Ppo::RefreshSdeWeights() {
+  const float* log_std = params_.log_std();
+  for (size_t jk = 0; jk < sde_var_weight_.size(); ++jk) {
+    sde_var_weight_[jk] = std::exp(2.0 * static_cast<double>(log_std[jk]));
+  }
+}
+
+void Ppo::SdeStd(const float* h, double* out) const {
+  for (int k = 0; k < num_actions_; ++k) out[k] = 0.0;
+  for (int j = 0; j < latent_dim_; ++j) {
+    const double h2 = static_cast<double>(h[j]) * h[j];
+    const double* w = &sde_var_weight_[static_cast<size_t>(j) * num_actions_];
+    for (int k = 0; k < num_actions_; ++k) out[k] += h2 * w[k];
+  }
+  for (int k = 0; k < num_actions_; ++k) out[k] = std::sqrt(out[k] + kSdeEpsilon);
+}
+
+void Ppo::ResampleSdeNoise() {
+  const float* log_std = params_.log_std();
+  const size_t per_env = static_cast<size_t>(latent_dim_) * num_actions_;
+  for (int i = 0; i < num_envs_; ++i) {
+    for (size_t jk = 0; jk < per_env; ++jk) {
+      sde_noise_[i * per_env + jk] =
+          static_cast<float>(std::exp(static_cast<double>(log_std[jk])) * sample_rng_.Normal());
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,12 +394,39 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   if (device_.is_cuda()) EnsureTensorState();
   const int n = num_envs_;
   int64_t* env_actions = gaussian_ ? nullptr : env.discrete_actions();
+  if (use_sde_) RefreshSdeWeights();
   for (int t = 0; t < num_steps_; ++t) {
     const size_t row = static_cast<size_t>(t) * n;
     float* obs_t = &obs_[row * obs_dim_];
     std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, obs_t);
     const auto [logits, values] = PolicyForward(obs_t, n);
-    if (gaussian_) {
+    if (use_sde_ && (t == 0 || (config_.sde_sample_freq > 0 && t % config_.sde_sample_freq == 0))) {
+      ResampleSdeNoise();  // SB3: reset_noise at the rollout's start and every sde_sample_freq
+    }
+    if (use_sde_) {
+      // a = mean + h^T E_i; log N(a; mean, std(h)) with std(h) as SdeStd.
+      float* env_cont = env.continuous_actions();
+      const size_t per_env = static_cast<size_t>(latent_dim_) * num_actions_;
+      for (int i = 0; i < n; ++i) {
+        const float* h = policy_latent_ + static_cast<size_t>(i) * latent_dim_;
+        const float* e = &sde_noise_[i * per_env];
+        SdeStd(h, row_std_.data());
+        double log_prob = 0.0;
+        for (int k = 0; k < num_actions_; ++k) {
+          double noise = 0.0;
+          for (int j = 0; j < latent_dim_; ++j) {
+            noise += static_cast<double>(h[j]) * e[static_cast<size_t>(j) * num_actions_ + k];
+          }
+          const size_t ik = static_cast<size_t>(i) * num_actions_ + k;
+          const float a = static_cast<float>(logits[ik] + noise);
+          const double u = (static_cast<double>(a) - logits[ik]) / row_std_[k];
+          log_prob += -0.5 * u * u - std::log(row_std_[k]) - kHalfLog2Pi;
+          cont_actions_[row * num_actions_ + ik] = a;
+          env_cont[ik] = std::clamp(a, action_low_[k], action_high_[k]);
+        }
+        log_probs_[row + i] = static_cast<float>(log_prob);
+      }
+    } else if (gaussian_) {
       // a = mean + std * eps, eps ~ N(0, I); log N(a; mean, std) = sum_j -eps_j^2 / 2 - log std_j
       // - log(2 pi) / 2. The env gets a clipped to the Box; the buffer keeps a.
       const float* log_std = params_.log_std();
@@ -402,12 +488,19 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 
 std::pair<const float*, const float*> Ppo::PolicyForward(const float* obs, int n) {
   if (!device_.is_cuda()) {
-    return {actor_.Forward(params_.actor_params(), obs, n),
-            critic_.Forward(params_.critic_params(), obs, n)};
+    const float* logits = actor_.Forward(params_.actor_params(), obs, n);
+    const int hidden = actor_.spec().num_layers() - 2;
+    policy_latent_ = hidden >= 0 ? actor_.LayerOutput(hidden) : obs;
+    return {logits, critic_.Forward(params_.critic_params(), obs, n)};
   }
   torch::NoGradGuard no_grad;
   auto host_obs = torch::from_blob(const_cast<float*>(obs), {n, obs_dim_}, torch::kFloat32);
-  auto [logits, values] = module_->forward(host_obs.to(device_));
+  auto [logits, values, latent] = module_->ForwardWithLatent(host_obs.to(device_));
+  if (use_sde_) {
+    dev_latent_host_.resize(static_cast<size_t>(n) * latent_dim_);
+    torch::from_blob(dev_latent_host_.data(), {n, latent_dim_}, torch::kFloat32).copy_(latent);
+    policy_latent_ = dev_latent_host_.data();
+  }
   dev_logits_host_.resize(static_cast<size_t>(n) * num_actions_);
   dev_values_host_.resize(n);
   torch::from_blob(dev_logits_host_.data(), {n, num_actions_}, torch::kFloat32).copy_(logits);
@@ -577,12 +670,31 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     for (int j = 0; j < num_actions_; ++j) gaussian_entropy += log_std[j] + 0.5 + kHalfLog2Pi;
   }
   std::fill(log_std_grad_acc_.begin(), log_std_grad_acc_.end(), 0.0);
+  // gSDE: with s_k = std of action k (SdeStd) and u_k = (a_k - mean_k) / s_k,
+  //   log p = sum_k -u_k^2 / 2 - log s_k - log(2 pi) / 2,  H = sum_k log s_k + (1 + log 2 pi) / 2,
+  //   d log p / d mean_k = u_k / s_k,  d log p / d s_k = (u_k^2 - 1) / s_k,  dH / d s_k = 1 / s_k,
+  //   d s_k / d log_std[j, k] = h_j^2 exp(2 log_std[j, k]) / s_k (h detached, as SB3's
+  //   learn_features=False, so nothing flows back into the actor's hidden layers from s).
+  const int hidden = actor_.spec().num_layers() - 2;
+  const float* latent = use_sde_ ? (hidden >= 0 ? actor_.LayerOutput(hidden) : mb_obs_.data())
+                                 : nullptr;
+  if (use_sde_) RefreshSdeWeights();
   for (int i = 0; i < batch; ++i) {
     const float* z = logits + static_cast<size_t>(i) * num_actions_;
     float* logp = row_log_probs_.data();
     double entropy = 0.0, log_prob = 0.0;
     int64_t a = 0;
-    if (gaussian_) {
+    const float* h = use_sde_ ? latent + static_cast<size_t>(i) * latent_dim_ : nullptr;
+    if (use_sde_) {
+      SdeStd(h, row_std_.data());
+      const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
+      for (int k = 0; k < num_actions_; ++k) {
+        const double u = (static_cast<double>(act[k]) - z[k]) / row_std_[k];
+        const double log_s = std::log(row_std_[k]);
+        log_prob += -0.5 * u * u - log_s - kHalfLog2Pi;
+        entropy += log_s + 0.5 + kHalfLog2Pi;
+      }
+    } else if (gaussian_) {
       entropy = gaussian_entropy;
       const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
       for (int j = 0; j < num_actions_; ++j) {
@@ -604,7 +716,21 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     const double g_ratio = s1 < s2 ? adv : (s1 == s2 ? adv * (in_range ? 1.0 : 0.5) : 0.0);
     const double d_logp_a = -inv_b * g_ratio * ratio;
     float* g = &grad_logits_[static_cast<size_t>(i) * num_actions_];
-    if (gaussian_) {
+    if (use_sde_) {
+      const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
+      for (int k = 0; k < num_actions_; ++k) {
+        const double inv_s = 1.0 / row_std_[k];
+        const double u = (static_cast<double>(act[k]) - z[k]) * inv_s;
+        g[k] = static_cast<float>(loss_scale * d_logp_a * u * inv_s);
+        // d loss / d s_k: the ratio term and the entropy term -ent_coef * mean(H).
+        const double d_s = loss_scale * (d_logp_a * (u * u - 1.0) - config_.ent_coef * inv_b) * inv_s;
+        for (int j = 0; j < latent_dim_; ++j) {
+          const size_t jk = static_cast<size_t>(j) * num_actions_ + k;
+          log_std_grad_acc_[jk] +=
+              d_s * static_cast<double>(h[j]) * h[j] * sde_var_weight_[jk] * inv_s;
+        }
+      }
+    } else if (gaussian_) {
       const float* act = &mb_cont_actions_[static_cast<size_t>(i) * num_actions_];
       for (int j = 0; j < num_actions_; ++j) {
         const double inv_std = std::exp(-double(log_std[j]));
@@ -628,7 +754,7 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
     s.old_approx_kl += -log_ratio * inv_b;
     s.clip_fraction += (std::fabs(ratio - 1.0) > clip_range ? 1.0 : 0.0) * inv_b;
   }
-  for (int j = 0; j < num_actions_ && gaussian_; ++j) {
+  for (size_t j = 0; j < log_std_grad_acc_.size(); ++j) {
     params_.log_std_grads()[j] += static_cast<float>(log_std_grad_acc_[j]);
   }
   actor_.Backward(params_.actor_params(), grad_logits_.data(), params_.actor_grads());
@@ -772,7 +898,7 @@ void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8);
   }
   opt_.grads.zero_();
-  torch::Tensor logits, values;
+  torch::Tensor logits, values, latent;
   {
     // Forward under autocast; the loss is computed from float32 copies of the outputs, so
     // log-softmax and the squared error keep float32 accuracy. No autocast weight cache on CUDA
@@ -781,12 +907,19 @@ void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
         config_.precision,
         device_.is_cuda() ? precision::AutocastDevice::kCuda : precision::AutocastDevice::kCpu,
         /*cache_enabled=*/!device_.is_cuda());
-    auto [logits_raw, values_raw] = module_->forward(obs);
+    auto [logits_raw, values_raw, latent_raw] = module_->ForwardWithLatent(obs);
     logits = logits_raw.to(torch::kFloat32);
     values = values_raw.to(torch::kFloat32);
+    if (use_sde_) latent = latent_raw.detach().to(torch::kFloat32);  // learn_features=False
   }
   torch::Tensor log_prob, entropy;
-  if (gaussian_) {  // SB3 DiagGaussianDistribution: Normal(mean, exp(log_std)), summed over dims
+  if (use_sde_) {  // SB3 StateDependentNoiseDistribution: Normal(mean, sqrt(h^2 @ std^2 + eps))
+    const torch::Tensor& log_std = module_->log_std();
+    auto std = torch::sqrt((latent * latent).mm(torch::exp(2.0 * log_std)) + kSdeEpsilon);
+    auto u = (actions - logits) / std;
+    log_prob = (-0.5 * u * u - torch::log(std) - kHalfLog2Pi).sum(/*dim=*/1);
+    entropy = (torch::log(std) + (0.5 + kHalfLog2Pi)).sum(/*dim=*/1);
+  } else if (gaussian_) {  // SB3 DiagGaussianDistribution: Normal(mean, exp(log_std)), summed over dims
     const torch::Tensor& log_std = module_->log_std();
     auto u = (actions - logits) * torch::exp(-log_std);
     log_prob = (-0.5 * u * u - log_std - kHalfLog2Pi).sum(/*dim=*/1);
@@ -842,15 +975,23 @@ void Ppo::ActContinuous(const float* obs, int n, bool deterministic, float* acti
   const float* log_std = params_.log_std();
   for (int start = 0; start < n; start += max_batch_) {
     const int rows = std::min(max_batch_, n - start);
-    const float* mean =
-        actor_.Forward(params_.actor_params(), obs + static_cast<size_t>(start) * obs_dim_, rows);
+    const float* rows_obs = obs + static_cast<size_t>(start) * obs_dim_;
+    const float* mean = actor_.Forward(params_.actor_params(), rows_obs, rows);
+    const int hidden = actor_.spec().num_layers() - 2;
+    const float* latent = hidden >= 0 ? actor_.LayerOutput(hidden) : rows_obs;
+    if (use_sde_ && !deterministic) RefreshSdeWeights();
     for (int i = 0; i < rows; ++i) {
+      // gSDE: a fresh draw from N(mean, std(h)^2), the marginal of mean + h^T E for one E.
+      if (use_sde_ && !deterministic) {
+        SdeStd(latent + static_cast<size_t>(i) * latent_dim_, row_std_.data());
+      }
       for (int j = 0; j < num_actions_; ++j) {
         const size_t k = static_cast<size_t>(i) * num_actions_ + j;
         float a = mean[k];
         if (!deterministic) {
-          a = static_cast<float>(a +
-                                 std::exp(static_cast<double>(log_std[j])) * sample_rng_.Normal());
+          const double std =
+              use_sde_ ? row_std_[j] : std::exp(static_cast<double>(log_std[j]));
+          a = static_cast<float>(a + std * sample_rng_.Normal());
         }
         actions[static_cast<size_t>(start) * num_actions_ + k] =
             std::clamp(a, action_low_[j], action_high_[j]);
@@ -888,6 +1029,7 @@ void Ppo::SaveCheckpoint(const std::string& path) const {
   w.WriteInts("pi_arch", config_.pi_arch);
   w.WriteInts("vf_arch", config_.vf_arch);
   w.WriteString("activation", nn::ToString(config_.activation));
+  w.WriteString("use_sde", use_sde_ ? "true" : "false");
   const int64_t n = params_.num_params();
   w.WriteFloats("params", params_.params(), n);
   w.WriteFloats("adam.exp_avg", adam_.exp_avg().data(), n);
@@ -904,6 +1046,7 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   r.ExpectInts("net_arch.pi", "pi_arch", config_.pi_arch);
   r.ExpectInts("net_arch.vf", "vf_arch", config_.vf_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  r.ExpectString("use_sde", "use_sde", use_sde_ ? "true" : "false");
   // Read everything before writing anything, so a bad file leaves the agent as it was.
   const int64_t n = params_.num_params();
   std::vector<float> params(n), m(n), v(n);
@@ -925,6 +1068,11 @@ void Ppo::LoadCheckpoint(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec) {
+  if (config.use_sde && spec.discrete_actions()) {
+    throw ConfigError("use_sde", "true",
+                      "false for a Discrete action space like " + spec.id +
+                          "'s (gSDE explores Box actions)");
+  }
   if (!spec.discrete_actions()) {
     const auto& box = std::get<env::Box>(spec.action_space);
     for (size_t j = 0; j < box.low.size(); ++j) {

@@ -1,7 +1,8 @@
 // ppo.h: Proximal Policy Optimization (Schulman et al., 2017, arXiv:1707.06347) for Discrete
 // action spaces (categorical policy) and Box action spaces (diagonal Gaussian with a
 // state-independent log std, SB3's DiagGaussianDistribution), with Stable-Baselines3's
-// hyperparameters, defaults and update (SB3 2.x stable_baselines3/ppo/ppo.py). ppo.cc reads top to
+// hyperparameters, defaults and update (SB3 2.x stable_baselines3/ppo/ppo.py), optionally with
+// gSDE exploration for Box actions (use_sde, sde_sample_freq). ppo.cc reads top to
 // bottom in CleanRL's order.
 #pragma once
 
@@ -40,6 +41,13 @@ struct PpoConfig {
   nn::Activation activation = nn::Activation::kTanh;  // policy_kwargs.activation_fn
   bool ortho_init = true;                             // policy_kwargs.ortho_init
   double log_std_init = 0.0;  // policy_kwargs.log_std_init (Box actions: initial Gaussian log std)
+  // Box actions: generalized state-dependent exploration (gSDE, SB3's use_sde; see
+  // nn::ActorCriticSpec::use_sde). The noise of env i is h_i^T E_i with the actor's last hidden
+  // features h_i and an exploration matrix E_i float32 [latent, act_dim] drawn from
+  // N(0, exp(log_std)^2) at the start of each rollout and every sde_sample_freq steps.
+  bool use_sde = false;
+  // Steps between gSDE noise draws within a rollout; <= 0: only at the rollout's start (SB3's -1).
+  int sde_sample_freq = -1;
   // "fused" (hand-written backward over BLAS, CPU and fp32 only) or "autograd" (LibTorch
   // autograd and the flat-tensor optimiser step of nn/tensor_optim.h, on `device`).
   std::string update_path = "fused";
@@ -69,10 +77,11 @@ void AddPpoKeys(ConfigSchema* schema);
 // precision fp16 on the CPU).
 PpoConfig PpoConfigFromConfig(const Config& config);
 
-// Creates PPO for `spec`: a categorical policy for Discrete actions, a diagonal Gaussian for Box
-// actions (samples are clipped to the Box before the env; the buffer keeps the unclipped sample
-// and its log-prob, as SB3). Errors: ConfigError("env_id", ...) for a Box action space with an
-// unbounded component (clipping needs finite bounds).
+// Creates PPO for `spec`: a categorical policy for Discrete actions, a diagonal Gaussian (or
+// gSDE with use_sde) for Box actions (samples are clipped to the Box before the env; the buffer
+// keeps the unclipped sample and its log-prob, as SB3). Errors: ConfigError("env_id", ...) for a
+// Box action space with an unbounded component (clipping needs finite bounds);
+// ConfigError("use_sde", ...) for use_sde with Discrete actions.
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec);
 
 }  // namespace greenrl::algo

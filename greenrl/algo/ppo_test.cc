@@ -275,5 +275,91 @@ TEST(PpoGaussianTest, EnvGetsClippedActionsBufferKeepsSamples) {
   }
 }
 
+// gSDE (use_sde, SB3's StateDependentNoiseDistribution): the hand-written gradient of the
+// state-dependent std (means, and the log-std matrix [64, 1] over the actor's last hidden
+// features, which stay detached) against LibTorch autograd.
+TEST(PpoSdeTest, FusedUpdateMatchesAutograd) {
+  PpoConfig config = SmallConfig("fused");
+  config.use_sde = true;
+  config.sde_sample_freq = 4;
+  config.log_std_init = -0.5;
+  const auto [initial, final_params] = ExpectFusedMatchesAutograd("Pendulum-v1", config);
+  ASSERT_GT(initial.size(), 64u);
+  int trained = 0;
+  for (size_t i = initial.size() - 64; i < initial.size(); ++i) {
+    EXPECT_EQ(initial[i], -0.5f);
+    trained += final_params[i] != initial[i];
+  }
+  EXPECT_GT(trained, 32) << "the log-std matrix must be trained";
+}
+
+// With the learning rate at 0 the update must see ratio 1 everywhere: the rollout's log-probs
+// (mean + h^T E, under std(h)) agree with the update's, on both paths.
+TEST(PpoSdeTest, RolloutLogProbsMatchUpdate) {
+  for (const std::string path : {"fused", "autograd"}) {
+    auto env = env::MakeVecEnv("Pendulum-v1", 4, 5, 1);
+    env->Reset();
+    PpoConfig c = SmallConfig(path);
+    c.use_sde = true;
+    c.sde_sample_freq = 4;
+    c.learning_rate = Schedule::Constant(0.0);
+    c.n_epochs = 1;
+    auto ppo = MakePpo(c, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    const Metrics m = ppo->Update(1.0);
+    for (const auto& [key, value] : m) {
+      if (key == "losses/approx_kl") {
+        EXPECT_NEAR(value, 0.0, 1e-7) << path;
+      }
+      if (key == "losses/clipfrac") {
+        EXPECT_EQ(value, 0.0) << path;
+      }
+    }
+  }
+}
+
+// Without hidden layers the gSDE features are the observation itself, so the std is known by
+// hand: obs (0.6, 0.8, 0) and log_std 0.5 ln 0.25 (std 0.5 per entry) give
+// std = sqrt(0.25 (0.36 + 0.64 + 0) + 1e-6) = 0.500001. 20,000 stochastic actions at that obs
+// (mean within 0.1 of 0, so the +-2 bounds, 4 std away, clip almost nothing) have that spread.
+TEST(PpoSdeTest, StochasticActionsHaveTheStateDependentStd) {
+  auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
+  PpoConfig c = SmallConfig("fused");
+  c.n_envs = 1;
+  c.use_sde = true;
+  c.pi_arch = {};
+  c.log_std_init = 0.5 * std::log(0.25);
+  auto ppo = MakePpo(c, env->spec());
+  const int n = 20000;
+  std::vector<float> obs(3 * n), actions(n), mean(1);
+  for (int i = 0; i < n; ++i) {
+    obs[3 * i] = 0.6f;
+    obs[3 * i + 1] = 0.8f;
+    obs[3 * i + 2] = 0.0f;
+  }
+  ppo->ActContinuous(obs.data(), 1, /*deterministic=*/true, mean.data());
+  ppo->ActContinuous(obs.data(), n, /*deterministic=*/false, actions.data());
+  double sum = 0, sum_sq = 0;
+  for (float a : actions) {
+    sum += a - mean[0];
+    sum_sq += double(a - mean[0]) * (a - mean[0]);
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.02);
+  EXPECT_NEAR(std::sqrt(sum_sq / n), 0.500001, 0.01);  // sampling error of the std: 0.0025
+}
+
+TEST(PpoSdeTest, RefusesDiscreteActions) {
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 0, 1);
+  PpoConfig c = SmallConfig("fused");
+  c.use_sde = true;
+  try {
+    MakePpo(c, env->spec());
+    FAIL() << "use_sde with Discrete actions must be refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("use_sde"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace greenrl::algo

@@ -25,11 +25,18 @@ MlpSpec ActorCriticSpec::actor_spec() const {
 
 MlpSpec ActorCriticSpec::critic_spec() const { return MakeSpec(obs_dim, vf_arch, 1, activation); }
 
+int ActorCriticSpec::latent_sde_dim() const { return pi_arch.empty() ? obs_dim : pi_arch.back(); }
+
+int64_t ActorCriticSpec::log_std_size() const {
+  if (!gaussian) return 0;
+  return use_sde ? static_cast<int64_t>(latent_sde_dim()) * num_actions : num_actions;
+}
+
 ActorCriticParams::ActorCriticParams(ActorCriticSpec spec)
     : spec_(std::move(spec)),
       actor_num_params_(spec_.actor_spec().num_params()),
       log_std_offset_(actor_num_params_ + spec_.critic_spec().num_params()) {
-  const int64_t total = log_std_offset_ + (spec_.gaussian ? spec_.num_actions : 0);
+  const int64_t total = log_std_offset_ + spec_.log_std_size();
   params_.assign(total, 0.0f);
   grads_.assign(total, 0.0f);
 }
@@ -40,7 +47,7 @@ void ActorCriticParams::Initialize(Rng& rng) {
   InitMlp(spec_.actor_spec(), actor_params(), spec_.ortho_init, sqrt2, 0.01, rng);
   InitMlp(spec_.critic_spec(), critic_params(), spec_.ortho_init, sqrt2, 1.0, rng);
   if (spec_.gaussian) {
-    std::fill(log_std(), log_std() + spec_.num_actions, static_cast<float>(spec_.log_std_init));
+    std::fill(log_std(), log_std() + spec_.log_std_size(), static_cast<float>(spec_.log_std_init));
   }
 }
 

@@ -29,9 +29,20 @@ struct ActorCriticSpec {
   std::vector<int> vf_arch{64, 64};           // critic hidden sizes (net_arch.vf)
   Activation activation = Activation::kTanh;  // activation_fn
   bool ortho_init = true;                     // SB3 ortho_init
+  // Box actions with generalized state-dependent exploration (gSDE; Raffin et al., 2022,
+  // "Smooth Exploration for Robotic Reinforcement Learning", JMLR; SB3's
+  // StateDependentNoiseDistribution with full_std=True, use_expln=False, learn_features=False):
+  // the log std is a matrix float32 [latent_sde_dim, num_actions] over the actor's last hidden
+  // features h, and action k has std sqrt(sum_j h_j^2 exp(2 log_std[j, k]) + 1e-6).
+  bool use_sde = false;
 
   MlpSpec actor_spec() const;   // [obs_dim, pi_arch..., num_actions]
   MlpSpec critic_spec() const;  // [obs_dim, vf_arch..., 1]
+  // gSDE feature size: the last actor hidden size (obs_dim when pi_arch is empty).
+  int latent_sde_dim() const;
+  // Floats in the log-std block: 0 (categorical), num_actions (diagonal Gaussian) or
+  // latent_sde_dim * num_actions (gSDE, row-major [latent, action]).
+  int64_t log_std_size() const;
 };
 
 // Flat parameters (and gradients) of an actor-critic. Not thread-safe.
@@ -42,7 +53,8 @@ class ActorCriticParams {
   const ActorCriticSpec& spec() const { return spec_; }
   int64_t num_params() const { return static_cast<int64_t>(params_.size()); }
   int64_t actor_num_params() const { return actor_num_params_; }
-  // Offset of the log-std block (float32 [num_actions], Gaussian only) in the flat buffers.
+  // Offset of the log-std block (float32 [spec().log_std_size()], Gaussian only) in the flat
+  // buffers.
   int64_t log_std_offset() const { return log_std_offset_; }
 
   // Orthogonal init as SB3 (gains above, biases 0) when spec.ortho_init, else PyTorch's
@@ -50,7 +62,7 @@ class ActorCriticParams {
   void Initialize(Rng& rng);
 
   // float32 [num_params]: actor parameters first, then critic parameters, then (Gaussian) the
-  // log std [num_actions].
+  // log std [num_actions], or [latent_sde_dim, num_actions] with use_sde.
   float* params() { return params_.data(); }
   const float* params() const { return params_.data(); }
   float* actor_params() { return params_.data(); }

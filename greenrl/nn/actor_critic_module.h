@@ -6,8 +6,10 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include <tuple>
 #include <utility>
 
 #include "greenrl/nn/actor_critic.h"
@@ -29,13 +31,19 @@ class ActorCriticModuleImpl : public torch::nn::Module {
   // or Gaussian means for a Gaussian spec; values float32 [batch]).
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs);
 
-  // The Gaussian log std, float32 [num_actions] (a view of the flat buffer); undefined for a
-  // categorical spec.
+  // As forward, plus the actor's last hidden features (float32 [batch, latent_sde_dim], the
+  // input of its output layer; obs itself when pi_arch is empty), which gSDE uses.
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> ForwardWithLatent(
+      const torch::Tensor& obs);
+  // The Gaussian log std, float32 [num_actions], or [latent_sde_dim, num_actions] with use_sde
+  // (a view of the flat buffer); undefined for a categorical spec.
   const torch::Tensor& log_std() const { return log_std_; }
 
  private:
   torch::nn::Sequential pi_{nullptr};
   torch::nn::Sequential vf_{nullptr};
+  torch::nn::Sequential pi_trunk_{nullptr};  // pi_ without its output layer (shared modules)
+  torch::nn::Linear pi_head_{nullptr};       // pi_'s output layer
   torch::Tensor log_std_;
 };
 TORCH_MODULE(ActorCriticModule);

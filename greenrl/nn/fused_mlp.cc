@@ -312,6 +312,11 @@ FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_ba
 
 // Row-major Y [B, out] = X [B, in] W^T + b. Viewed column-major, Y^T = W X^T with W^T stored as
 // an [in, out] column-major matrix: sgemm('T', 'N', out, B, in).
+const float* FusedMlp::LayerOutput(int layer) const {
+  GREENRL_CHECK(layer >= 0 && layer < spec_.num_layers(), "layer outside [0, num_layers)");
+  return act_[layer].data();
+}
+
 const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
   GREENRL_CHECK(batch >= 1 && batch <= max_batch_, "batch outside [1, max_batch]");
   batch_ = batch;

@@ -60,6 +60,11 @@ class FusedMlp {
   // valid until the next Forward. Errors: GREENRL_CHECK when batch is not in [1, max_batch].
   const float* Forward(const float* params, const float* x, int batch);
 
+  // The output of layer `layer` (after its activation for a hidden layer) from the last
+  // Forward: float32 [batch, sizes[layer + 1]], valid until the next Forward. E.g. layer
+  // num_layers() - 2 is the last hidden layer (gSDE's features). Errors: GREENRL_CHECK when
+  // layer is not in [0, num_layers()).
+  const float* LayerOutput(int layer) const;
   // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) and ADDS
   // dL/dparams into grads (float32 [num_params]). Does not compute dL/dx.
   void Backward(const float* params, const float* grad_y, float* grads);
