@@ -53,6 +53,8 @@ void AddDqnKeys(ConfigSchema* schema) {
          std::vector<std::string>{}, /*min_exclusive=*/true);
   AddKey(schema, "double_q", ValueType::kBool, "false",
          "double DQN: the online network picks a', the target network values it");
+  AddKey(schema, "threads.update", ValueType::kInt, "1",
+         "threads splitting the update's large GEMMs (own pool; idle workers block)", 1, 256);
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[64, 64]",
          "Q-network hidden sizes", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
@@ -64,6 +66,7 @@ DqnConfig DqnConfigFromConfig(const Config& config) {
   c.n_envs = static_cast<int>(config.GetInt("n_envs"));
   c.total_timesteps = config.GetInt("n_timesteps");
   c.seed = static_cast<uint64_t>(config.GetInt("seed"));
+  c.update_threads = static_cast<int>(config.GetInt("threads.update"));
   c.learning_rate = config.GetSchedule("learning_rate");
   c.buffer_size = config.GetInt("buffer_size");
   c.learning_starts = config.GetInt("learning_starts");
@@ -182,6 +185,11 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
   q_params_.assign(q_spec_.num_params(), 0.0f);
   nn::InitMlp(q_spec_, q_params_.data(), /*ortho=*/false, 1.0, 1.0, init_rng);
   q_grads_.assign(q_params_.size(), 0.0f);
+  if (config_.update_threads > 1) {
+    update_pool_ = std::make_unique<ThreadPool>(config_.update_threads, nn::blas::OneThreadHere);
+    q_net_.set_thread_pool(update_pool_.get());
+    target_net_.set_thread_pool(update_pool_.get());
+  }
   target_params_ = q_params_;  // SB3: q_net_target.load_state_dict(q_net.state_dict())
   exploration_rate_ = LinearEpsilon(config_.exploration_initial_eps, config_.exploration_final_eps,
                                     config_.exploration_fraction, 1.0);

@@ -27,6 +27,7 @@
 #include "greenrl/core/config.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/schedule.h"
+#include "greenrl/core/thread_pool.h"
 #include "greenrl/env/spaces.h"
 #include "greenrl/nn/flat_optim.h"
 #include "greenrl/nn/fused_mlp.h"
@@ -55,6 +56,9 @@ struct DqnConfig {
   std::vector<int> net_arch{64, 64};                  // policy_kwargs.net_arch (hidden sizes)
   nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
   uint64_t seed = 0;  // network init, exploration and replay sampling
+  // threads.update: threads splitting the update's large GEMMs (nn::FusedMlp::set_thread_pool;
+  // the caller's thread plus update_threads - 1 workers that block when idle). 1: none.
+  int update_threads = 1;
 };
 
 // Declares DQN's keys (names, types, SB3 defaults, ranges, one-line docs) in `schema`.
@@ -167,6 +171,7 @@ class Dqn final : public Algorithm {
   std::vector<float> target_params_;  // float32 [num_params]
   nn::FusedMlp q_net_;                // online forward/backward workspace
   nn::FusedMlp target_net_;           // target forward workspace, target_chunk_steps_ batches
+  std::unique_ptr<ThreadPool> update_pool_;  // update_threads > 1: splits the GEMMs
   nn::FlatAdam adam_;
 
   // Storage.

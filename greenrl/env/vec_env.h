@@ -25,7 +25,7 @@
 
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/spaces.h"
-#include "greenrl/env/thread_pool.h"
+#include "greenrl/core/thread_pool.h"
 
 namespace greenrl::env {
 

@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/thread_pool.h"
 
+extern "C" void omp_set_num_threads(int num_threads);  // libgomp (<omp.h> needs -fopenmp)
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                        const int* k, const float* alpha, const float* a, const int* lda,
                        const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
@@ -287,6 +289,8 @@ void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const f
            const float* b, int ldb, float beta, float* c, int ldc) {
   sgemm_(&trans_a, &trans_b, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
 }
+
+void OneThreadHere() { omp_set_num_threads(1); }
 }  // namespace blas
 
 FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_batch_(max_batch) {
@@ -312,6 +316,60 @@ FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_ba
 
 // Row-major Y [B, out] = X [B, in] W^T + b. Viewed column-major, Y^T = W X^T with W^T stored as
 // an [in, out] column-major matrix: sgemm('T', 'N', out, B, in).
+void FusedMlp::set_thread_pool(ThreadPool* pool) {
+  pool_ = pool;
+  if (!slice_fn_) {
+    // Slice s of T covers C's rows [m * s / T, m * (s + 1) / T) rounded down to a multiple of
+    // 16 (OpenBLAS's sgemm kernels work on 16-row panels on AVX2).
+    slice_fn_ = [this](int begin, int end) {
+      const int parts = pool_->num_threads();
+      auto bound = [&](int s) { return s == parts ? job_.m : (job_.m * s / parts) / 16 * 16; };
+      RunGemmRows(bound(begin), bound(end));
+    };
+  }
+}
+
+void FusedMlp::RunGemmRows(int m0, int m1) const {
+  const GemmJob& j = job_;
+  if (m1 <= m0) return;
+  const int rows = m1 - m0;
+  if (j.bias != nullptr) {
+    for (int col = 0; col < j.n; ++col) {
+      std::memcpy(j.c + static_cast<size_t>(col) * j.ldc + m0, j.bias + m0, rows * sizeof(float));
+    }
+  }
+  const float* a = j.ta == 'N' ? j.a + m0 : j.a + static_cast<size_t>(m0) * j.lda;
+  blas::Sgemm(j.ta, j.tb, rows, j.n, j.k, 1.0f, a, j.lda, j.b, j.ldb, j.beta, j.c + m0, j.ldc);
+  if (j.post == Post::kNone) return;
+  for (int col = 0; col < j.n; ++col) {
+    float* y = j.c + static_cast<size_t>(col) * j.ldc + m0;
+    if (j.post == Post::kActivation) {
+      if (spec_.activation == Activation::kTanh) {
+        TanhInPlace(y, rows);
+      } else {
+        for (int r = 0; r < rows; ++r) y[r] = y[r] > 0.0f ? y[r] : 0.0f;
+      }
+    } else {
+      const float* h = j.h + static_cast<size_t>(col) * j.ldc + m0;
+      if (spec_.activation == Activation::kTanh) {
+        TanhBackwardInPlace(h, y, rows);
+      } else {
+        for (int r = 0; r < rows; ++r) y[r] = h[r] > 0.0f ? y[r] : 0.0f;
+      }
+    }
+  }
+}
+
+void FusedMlp::RunGemm(const GemmJob& job) {
+  job_ = job;
+  const int64_t macs = static_cast<int64_t>(job.m) * job.n * job.k;
+  if (pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs || job.m < 32) {
+    RunGemmRows(0, job.m);
+  } else {
+    pool_->ParallelFor(pool_->num_threads(), slice_fn_);
+  }
+}
+
 const float* FusedMlp::LayerOutput(int layer) const {
   GREENRL_CHECK(layer >= 0 && layer < spec_.num_layers(), "layer outside [0, num_layers)");
   return act_[layer].data();
@@ -341,10 +399,11 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     } else if (out <= kThin) {
       ForwardThinOut(input, w, b, y, batch, in, out);
     } else {
-      for (int i = 0; i < batch; ++i) {
-        std::memcpy(y + static_cast<size_t>(i) * out, b, out * sizeof(float));
-      }
-      blas::Sgemm('T', 'N', out, batch, in, 1.0f, w, in, input, in, 1.0f, y, out);
+      // y^T[out x batch] = bias + W^T' x^T, then the activation, in row slices of y^T.
+      RunGemm(GemmJob{'T', 'N', out, batch, in, w, input, in, in, 1.0f, y, out, b,
+                      l < last ? Post::kActivation : Post::kNone, nullptr});
+      input = y;
+      continue;
     }
     if (l < last) {
       const size_t n = static_cast<size_t>(batch) * out;
@@ -393,10 +452,15 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
           BackwardThinIn(input, delta, gw, thin_.data(), batch, in, out);
         }
       } else {
-        blas::Sgemm('N', 'T', in, out, batch, 1.0f, input, in, delta, out, 1.0f, gw, in);
+        RunGemm(GemmJob{'N', 'T', in, out, batch, input, delta, in, out, 1.0f, gw, in});
       }
       if (l == 0) break;
-      blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, next_delta, in);
+      // dX^T[in x batch] = W^T'... then the activation's derivative, in row slices.
+      RunGemm(GemmJob{'N', 'N', in, batch, out, w, delta, in, out, 0.0f, next_delta, in, nullptr,
+                      Post::kActivationGrad, act_[l - 1].data()});
+      delta = next_delta;
+      next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
+      continue;
     }
     const float* h = act_[l - 1].data();
     const size_t n = static_cast<size_t>(batch) * in;

@@ -13,8 +13,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+namespace greenrl {
+class ThreadPool;  // greenrl/core/thread_pool.h
+}  // namespace greenrl
 
 namespace greenrl::nn {
 
@@ -65,6 +70,17 @@ class FusedMlp {
   // num_layers() - 2 is the last hidden layer (gSDE's features). Errors: GREENRL_CHECK when
   // layer is not in [0, num_layers()).
   const float* LayerOutput(int layer) const;
+  // Runs the wide layers' GEMMs (with their bias, activation and activation-derivative passes)
+  // as pool->num_threads() slices of output rows on `pool`'s threads, when a GEMM has at least
+  // kParallelMacs multiply-adds; nullptr (the default) runs everything on the calling thread.
+  // Each output element is computed by one BLAS call over the same k range either way; the
+  // results agree up to float rounding (OpenBLAS may choose another kernel for a slice's size;
+  // fused_mlp_test.cc checks 1e-5 of the largest entry). The pool must outlive this MLP
+  // (or the next set_thread_pool call) and is used from the calling thread only.
+  void set_thread_pool(ThreadPool* pool);
+  // GEMMs smaller than this many multiply-adds (about 15 us at one core's sgemm rate) stay on
+  // one thread: splitting them costs more in hand-off than it saves.
+  static constexpr int64_t kParallelMacs = 1 << 20;
   // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) and ADDS
   // dL/dparams into grads (float32 [num_params]). Does not compute dL/dx.
   void Backward(const float* params, const float* grad_y, float* grads);
@@ -77,6 +93,31 @@ class FusedMlp {
   std::vector<std::vector<float>> act_;   // per layer l: float32 [max_batch, out_l]
   std::vector<float> delta_a_, delta_b_;  // float32 [max_batch, max width]
   std::vector<float> thin_;  // float32 [largest in x out]: W^T or dW^T scratch of thin layers
+
+  // One GEMM in BLAS's column-major terms, C[m x n] = alpha op(A) op(B) + beta C, with what
+  // runs on C's rows [m0, m1) around it: `bias` (float32 [m]) copied into every column first
+  // (then beta must be 1), and afterwards `post` over those rows: the hidden activation, or its
+  // derivative given the activation output h (same layout as C).
+  enum class Post { kNone, kActivation, kActivationGrad };
+  struct GemmJob {
+    char ta, tb;
+    int m, n, k;
+    const float *a, *b;
+    int lda, ldb;
+    float beta;
+    float* c;
+    int ldc;
+    const float* bias = nullptr;
+    Post post = Post::kNone;
+    const float* h = nullptr;
+  };
+  // Runs job_ on rows [m0, m1) of C.
+  void RunGemmRows(int m0, int m1) const;
+  // Runs `job` on the pool in row slices (or whole, see kParallelMacs).
+  void RunGemm(const GemmJob& job);
+  ThreadPool* pool_ = nullptr;
+  GemmJob job_{};
+  std::function<void(int, int)> slice_fn_;  // built once: runs slices [begin, end) of job_
 };
 
 // tanh in float32 within a few ulp of the correctly rounded value, branch-free so loops over
@@ -88,6 +129,11 @@ namespace blas {
 // C = alpha * op(A) * op(B) + beta * C in BLAS's column-major convention (Fortran sgemm_).
 void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);
+// Keeps BLAS calls made from the calling thread on that thread. OpenBLAS's OpenMP build sizes
+// its team from the calling thread's OpenMP setting, which in a thread not started by OpenMP is
+// the process default (all cores), whatever threads.torch set on the main thread; a pool worker
+// calling sgemm_ would otherwise start a team of its own on cores already busy.
+void OneThreadHere();
 }  // namespace blas
 
 }  // namespace greenrl::nn

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "greenrl/core/rng.h"
+#include "greenrl/core/thread_pool.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/actor_critic_module.h"
 #include "greenrl/nn/categorical.h"
@@ -76,6 +77,49 @@ TEST_P(FusedVsAutogradTest, ForwardAndGradientsMatch) {
 
 INSTANTIATE_TEST_SUITE_P(Activations, FusedVsAutogradTest,
                          ::testing::Values(Activation::kTanh, Activation::kReLU));
+
+// The GEMMs split over a 2-thread pool (rows of each output sliced, each slice one BLAS call over
+// the full k range) give the one-thread results up to float rounding (OpenBLAS may pick another
+// kernel for a slice's size, so the last bit can differ): forward output and every gradient of a
+// [4, 256, 256, 2] MLP (DQN's preset shape) at batches that split (64, 2048) and one that does not
+// (3: below kParallelMacs, so bitwise equal), with both activations.
+TEST(FusedMlpThreadsTest, TwoThreadsMatchOneThread) {
+  auto expect_close = [](const float* a, const float* b, size_t n, const std::string& what,
+                         bool exact) {
+    float scale = 0.0f;
+    for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(a[i]));
+    int bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float tol = exact ? 0.0f : 1e-5f * scale;
+      if (!(std::fabs(a[i] - b[i]) <= tol) && bad++ < 3) {
+        ADD_FAILURE() << what << " [" << i << "]: " << a[i] << " vs " << b[i];
+      }
+    }
+  };
+  for (Activation activation : {Activation::kTanh, Activation::kReLU}) {
+    for (int batch : {3, 64, 2048}) {
+      MlpSpec spec{{4, 256, 256, 2}, activation};
+      Rng rng(5);
+      std::vector<float> params(spec.num_params());
+      InitMlp(spec, params.data(), /*ortho=*/true, std::sqrt(2.0), 1.0, rng);
+      std::vector<float> x(static_cast<size_t>(batch) * 4), dy(static_cast<size_t>(batch) * 2);
+      for (float& v : x) v = static_cast<float>(rng.Normal());
+      for (float& v : dy) v = static_cast<float>(rng.Normal());
+      FusedMlp serial(spec, batch), parallel(spec, batch);
+      ThreadPool pool(2);
+      parallel.set_thread_pool(&pool);
+      const std::string what = std::string(ToString(activation)) + " batch " + std::to_string(batch);
+      const bool exact = batch == 3;
+      const float* ys = serial.Forward(params.data(), x.data(), batch);
+      const float* yp = parallel.Forward(params.data(), x.data(), batch);
+      expect_close(ys, yp, static_cast<size_t>(batch) * 2, what + " output", exact);
+      std::vector<float> gs(params.size(), 0.0f), gp(params.size(), 0.0f);
+      serial.Backward(params.data(), dy.data(), gs.data());
+      parallel.Backward(params.data(), dy.data(), gp.data());
+      expect_close(gs.data(), gp.data(), gs.size(), what + " gradient", exact);
+    }
+  }
+}
 
 TEST(OrthogonalInitTest, RowsOrColumnsAreOrthonormalTimesGain) {
   Rng rng(3);

@@ -1,6 +1,6 @@
 // thread_pool_test.cc: ThreadPool covers every index once, in the documented chunks, reuses its
 // threads, and carries worker exceptions to the caller with their type and message.
-#include "greenrl/env/thread_pool.h"
+#include "greenrl/core/thread_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 
 #include "greenrl/core/errors.h"
 
-namespace greenrl::env {
+namespace greenrl {
 namespace {
 
 TEST(ThreadPoolTest, RejectsFewerThanOneThread) {
@@ -122,9 +122,9 @@ TEST(ThreadPoolTest, IdlePoolBurnsNoCpu) {
 }
 
 }  // namespace
-}  // namespace greenrl::env
+}  // namespace greenrl
 
-namespace greenrl::env {
+namespace greenrl {
 namespace {
 
 // Throttled to fewer threads, the pool still covers every row once, on fewer threads.
@@ -153,4 +153,4 @@ TEST(ThreadPoolTest, ActiveThreadsLimitsTheThreadsThatWork) {
 }
 
 }  // namespace
-}  // namespace greenrl::env
+}  // namespace greenrl

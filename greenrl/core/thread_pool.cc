@@ -1,4 +1,4 @@
-#include "greenrl/env/thread_pool.h"
+#include "greenrl/core/thread_pool.h"
 
 #include <algorithm>
 #include <string>
@@ -12,7 +12,7 @@
 #define GREENRL_CPU_RELAX() ((void)0)
 #endif
 
-namespace greenrl::env {
+namespace greenrl {
 namespace {
 
 // Polls done() until it holds or `spin` has passed; returns done(). The first 256 polls only
@@ -32,13 +32,19 @@ bool SpinUntil(Done done, std::chrono::microseconds spin) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads), active_threads_(num_threads) {
+ThreadPool::ThreadPool(int num_threads, std::function<void()> worker_init)
+    : num_threads_(num_threads), active_threads_(num_threads) {
   if (num_threads < 1) {
     throw ConfigError("num_threads", std::to_string(num_threads), "an integer >= 1");
   }
   errors_.resize(num_threads_);
   workers_.reserve(num_threads_ - 1);
-  for (int k = 1; k < num_threads_; ++k) workers_.emplace_back([this, k] { WorkerLoop(k); });
+  for (int k = 1; k < num_threads_; ++k) {
+    workers_.emplace_back([this, k, worker_init] {
+      if (worker_init) worker_init();
+      WorkerLoop(k);
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -124,4 +130,4 @@ void ThreadPool::ParallelFor(int n, const RangeFn& fn) {
   }
 }
 
-}  // namespace greenrl::env
+}  // namespace greenrl

@@ -1,4 +1,5 @@
-// thread_pool.h: a small fork-join pool of persistent threads for stepping VecEnv row ranges.
+// thread_pool.h: a small fork-join pool of persistent threads: VecEnv row ranges, and the
+// halves of the fused update's GEMMs (nn/fused_mlp.h).
 //
 // ParallelFor splits [0, n) into num_threads contiguous chunks. The caller's thread runs chunk 0
 // and num_threads - 1 persistent workers run the others; with num_threads == 1 there are no
@@ -24,16 +25,17 @@
 #include <thread>
 #include <vector>
 
-namespace greenrl::env {
+namespace greenrl {
 
 class ThreadPool {
  public:
   // Function over one chunk: fn(begin, end) handles indices [begin, end), begin < end.
   using RangeFn = std::function<void(int begin, int end)>;
 
-  // Starts num_threads - 1 worker threads.
+  // Starts num_threads - 1 worker threads; each runs worker_init (if set) once, first. The
+  // fused update uses it to keep each worker's BLAS on one thread (nn::blas::OneThreadHere).
   // Errors: greenrl::ConfigError("num_threads", value, "an integer >= 1") when num_threads < 1.
-  explicit ThreadPool(int num_threads);
+  explicit ThreadPool(int num_threads, std::function<void()> worker_init = {});
   // Wakes and joins the workers. Must not run concurrently with ParallelFor.
   ~ThreadPool();
 
@@ -86,4 +88,4 @@ class ThreadPool {
   std::atomic<bool> caller_sleeping_{false};  // the caller blocked (or about to) on done_cv_
 };
 
-}  // namespace greenrl::env
+}  // namespace greenrl
