@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <future>
 
+#include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
+#include "greenrl/algo/sac.h"
 #include "greenrl/dist/process_group.h"
 #include "greenrl/env/registry.h"
 
@@ -81,6 +83,63 @@ TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksFused) { ExpectIdentical
 TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksAutograd) {
   ExpectIdenticalAfterUpdates("autograd");
 }
+
+// DQN and SAC: the same gradient averaging; both ranks' parameters stay bitwise identical.
+std::pair<std::vector<float>, std::vector<float>> RunOffPolicyRank(int rank, const std::string& store,
+                                                                   const std::string& algo) {
+  auto pg = Join(rank, 2, store);
+  const uint64_t seed = 5 + 1000003ull * rank;
+  std::unique_ptr<algo::Algorithm> a;
+  std::unique_ptr<env::VecEnv> env;
+  if (algo == "dqn") {
+    algo::DqnConfig c;
+    c.learning_starts = 64;
+    c.train_freq = 16;
+    c.gradient_steps = 4;
+    c.batch_size = 32;
+    c.target_update_interval = 40;
+    c.buffer_size = 1000;
+    c.learning_rate = Schedule::Constant(1e-3);
+    c.seed = seed;
+    env = env::MakeVecEnv("CartPole-v1", 1, seed, 1);
+    a = algo::MakeDqn(c, env->spec());
+  } else {
+    algo::SacConfig c;
+    c.learning_starts = 32;
+    c.batch_size = 16;
+    c.train_freq = 8;
+    c.gradient_steps = 2;
+    c.buffer_size = 1000;
+    c.net_arch = {32, 32};
+    c.seed = seed;
+    env = env::MakeVecEnv("Pendulum-v1", 1, seed, 1);
+    a = algo::MakeSac(c, env->spec());
+  }
+  env->Reset();
+  const std::vector<float> own_init = a->GetParameters();
+  a->SetCollectives(pg.get());
+  std::vector<algo::EpisodeRecord> episodes;
+  for (int i = 0; i < 12; ++i) {
+    a->CollectRollout(*env, &episodes);
+    a->Update(1.0 - i / 12.0);
+  }
+  return {own_init, a->GetParameters()};
+}
+
+void ExpectOffPolicyIdentical(const std::string& algo) {
+  const std::string store = StorePath(algo);
+  auto r1 = std::async(std::launch::async, RunOffPolicyRank, 1, store, algo);
+  const auto [init0, final0] = RunOffPolicyRank(0, store, algo);
+  const auto [init1, final1] = r1.get();
+  EXPECT_NE(init0, init1);
+  EXPECT_EQ(final0, final1) << algo << ": bitwise identical after the updates";
+  EXPECT_NE(final0, init0) << algo << ": the updates moved the parameters";
+  std::filesystem::remove(store);
+}
+
+TEST(DataParallelOffPolicyTest, DqnParametersIdenticalOnBothRanks) { ExpectOffPolicyIdentical("dqn"); }
+
+TEST(DataParallelOffPolicyTest, SacParametersIdenticalOnBothRanks) { ExpectOffPolicyIdentical("sac"); }
 
 // The averaged gradient of 2 ranks x 4 rows equals the gradient of 1 rank x 8 rows for a loss
 // that is a mean over rows (PPO's minibatch losses are): mean_r (1/4 sum_{i in r} g_i) =
