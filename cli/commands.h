@@ -17,6 +17,8 @@ Runner RegisterEval(CLI::App& app);
 Runner RegisterMeters(CLI::App& app);
 // greenrl envs
 Runner RegisterEnvs(CLI::App& app);
+// greenrl launch --nproc N [--master-port P] [--grace-s S] -- train ...
+Runner RegisterLaunch(CLI::App& app);
 // greenrl bench ppo-cartpole|ppo-pendulum|dqn-cartpole|sac-pendulum [--seeds N] [--steps N]
 //   [--configs DIR] [--set key=value ...] [--out DIR]
 Runner RegisterBench(CLI::App& app);

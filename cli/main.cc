@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   const auto bench = greenrl::cli::RegisterBench(app);
   const auto meters = greenrl::cli::RegisterMeters(app);
   const auto envs = greenrl::cli::RegisterEnvs(app);
+  const auto launch = greenrl::cli::RegisterLaunch(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("meters")) return meters();
     if (app.got_subcommand("envs")) return envs();
+    if (app.got_subcommand("launch")) return launch();
   } catch (const greenrl::ConfigError& e) {
     fmt::print(stderr, "greenrl: error: {}\n", e.what());
     return 2;

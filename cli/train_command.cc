@@ -37,7 +37,7 @@ Runner RegisterTrain(CLI::App& app) {
     options.verbose = !args->quiet;
     options.progress = !args->quiet && ::isatty(STDERR_FILENO);
     const train::TrainResult result = train::Train(config, std::move(options));
-    fmt::print("{}", report::FormatSummary(result.report));
+    if (result.rank == 0) fmt::print("{}", report::FormatSummary(result.report));
     std::fflush(stdout);
     return 0;
   };

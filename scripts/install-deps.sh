@@ -14,6 +14,7 @@ PACKAGES=(
   libtorch-dev libopenblas0-openmp
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libgloo-dev  # Gloo headers: LibTorch's ProcessGroupGloo.hpp includes them (greenrl/dist)
 )
 
 missing=()

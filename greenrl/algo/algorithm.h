@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/core/collectives.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/vec_env.h"
 
@@ -78,6 +79,19 @@ class Algorithm {
   }
   // Switches the update to reduced precision (after CanReducePrecision returned true).
   virtual void ReducePrecision() {}
+
+  // Data-parallel training (../shared/DESIGN.md, "Scaling out"): from now on every update
+  // averages its flat gradient buffer over the ranks of `collectives` once per minibatch, before
+  // clipping and the optimiser step, and any other per-minibatch decision that must agree across
+  // ranks (PPO's KL early stop) reads rank-averaged figures. The call itself is a collective: it
+  // broadcasts rank 0's parameters (and target networks) to every rank. Every rank calls it once,
+  // before the first rollout. `collectives` must outlive the algorithm; nullptr: single process.
+  // Errors: greenrl::ConfigError when the algorithm's configuration cannot run data-parallel
+  // (e.g. PPO on a CUDA device); the default below refuses any non-null `collectives` with
+  // InternalError (an algorithm without data-parallel support; a bug to reach from the trainer).
+  virtual void SetCollectives(Collectives* collectives) {
+    GREENRL_CHECK(collectives == nullptr, name() + " has no data-parallel update");
+  }
 
   // A copy of every trainable parameter in the model's flat layout, float32 [num_params]
   // (for tests, parameter broadcast and checkpoint comparison).

@@ -289,6 +289,14 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   return static_cast<int64_t>(config_.train_freq) * n;
 }
 
+void Dqn::SetCollectives(Collectives* collectives) {
+  collectives_ = collectives;
+  if (collectives_ == nullptr) return;
+  const auto n = static_cast<int64_t>(q_params_.size());
+  collectives_->Broadcast(q_params_.data(), n, "dqn parameters");
+  collectives_->Broadcast(target_params_.data(), n, "dqn target parameters");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Update: gradient_steps minibatches, each batch_size transitions drawn uniformly with
 // replacement from the buffer (SB3 ReplayBuffer.sample), once num_timesteps > learning_starts.
@@ -350,6 +358,10 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
       q_sum += mean_q;
       std::fill(q_grads_.begin(), q_grads_.end(), 0.0f);
       q_net_.Backward(q_params_.data(), grad_q_.data(), q_grads_.data());
+      if (collectives_ != nullptr) {
+        collectives_->AllReduceMean(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
+                                    "dqn gradients");
+      }
       grad_norm_sum += nn::ClipGradNorm(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
                                         config_.max_grad_norm);
       adam_.Step(q_params_.data(), q_grads_.data(), lr);

@@ -130,6 +130,9 @@ class Dqn final : public Algorithm {
   void LoadCheckpoint(const std::string& path) override;
   // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
   std::vector<float> GetParameters() const override { return q_params_; }
+  // Data-parallel: broadcasts the online and target Q parameters from rank 0; then averages the
+  // Q gradients over the ranks before each clip and Adam step.
+  void SetCollectives(Collectives* collectives) override;
 
   // For tests: `num_steps` gradient steps with minibatch k made of the transitions
   // indices[k * batch_size, (k + 1) * batch_size) (each in [0, replay_buffer().size())), at
@@ -168,6 +171,7 @@ class Dqn final : public Algorithm {
   nn::MlpSpec q_spec_;
   std::vector<float> q_params_;       // float32 [num_params]
   std::vector<float> q_grads_;        // float32 [num_params]
+  Collectives* collectives_ = nullptr;  // data-parallel ranks (SetCollectives); null: one process
   std::vector<float> target_params_;  // float32 [num_params]
   nn::FusedMlp q_net_;                // online forward/backward workspace
   nn::FusedMlp target_net_;           // target forward workspace, target_chunk_steps_ batches

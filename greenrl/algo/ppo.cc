@@ -184,6 +184,7 @@ class Ppo final : public Algorithm {
   std::vector<float> GetParameters() const override {
     return std::vector<float>(params_.params(), params_.params() + params_.num_params());
   }
+  void SetCollectives(Collectives* collectives) override;
 
  private:
   struct MinibatchStats {
@@ -192,6 +193,11 @@ class Ppo final : public Algorithm {
   };
   void GatherMinibatch(const int64_t* indices, int batch);
   void NormalizeAdvantages(int batch);
+  // SB3's KL early stop (approx_kl > 1.5 target_kl), on the rank-averaged approx_kl when
+  // data-parallel so that every rank stops at the same minibatch.
+  bool KlStop(double approx_kl);
+  // Data-parallel: averages the flat gradient buffer over the ranks (no-op single-process).
+  void AllReduceGradients(float* grads);
   MinibatchStats FusedLossAndGrad(int batch, double clip_range);
   // Policy logits float32 [n, A] and values float32 [n] for host obs float32 [n, obs_dim]
   // (fused forward on the CPU; the module on the device otherwise). Valid until the next call.
@@ -232,6 +238,7 @@ class Ppo final : public Algorithm {
   nn::FusedMlp actor_, critic_;
   nn::FlatAdam adam_;
   precision::GradScaler scaler_;
+  Collectives* collectives_ = nullptr;  // data-parallel ranks (SetCollectives); null: one process
   // The path each minibatch takes: fused (CPU fp32 only) or autograd (any precision, device).
   bool use_autograd_ = false;
 
@@ -544,10 +551,11 @@ const Metrics& Ppo::Update(double progress_remaining) {
       sum.old_approx_kl += s.old_approx_kl;
       sum.clip_fraction += s.clip_fraction;
       ++num_minibatches;
-      if (config_.target_kl > 0.0 && s.approx_kl > 1.5 * config_.target_kl) {
+      if (KlStop(s.approx_kl)) {
         stop = true;  // SB3: skip this step and the remaining epochs
         break;
       }
+      AllReduceGradients(params_.grads());
       // Gradients were computed for loss x scale: unscale, and skip a step with inf or NaN
       // (GradScaler.step), then update the scale (GradScaler.update).
       // Without loss scaling there is nothing to unscale, and the gradient norm (summed in
@@ -610,6 +618,36 @@ const Metrics& Ppo::Update(double progress_remaining) {
   }
   for (size_t k = 0; k < metrics_.size(); ++k) metrics_[k].second = values[k];
   return metrics_;
+}
+
+bool Ppo::KlStop(double approx_kl) {
+  if (config_.target_kl <= 0.0) return false;
+  if (collectives_ != nullptr) {
+    collectives_->AllReduceSum(&approx_kl, 1, "ppo approx_kl");
+    approx_kl /= collectives_->world_size();
+  }
+  return approx_kl > 1.5 * config_.target_kl;
+}
+
+void Ppo::AllReduceGradients(float* grads) {
+  if (collectives_ != nullptr) {
+    collectives_->AllReduceMean(grads, params_.num_params(), "ppo gradients");
+  }
+}
+
+// Data-parallel PPO as DD-PPO (Wijmans et al., 2020, arXiv:1911.00357): rank 0's initial
+// parameters everywhere, then gradients averaged per minibatch (AllReduceGradients). The
+// all-reduce reads host buffers, so the CUDA device (and its graph capture) is refused.
+void Ppo::SetCollectives(Collectives* collectives) {
+  if (collectives != nullptr && device_.is_cuda()) {
+    throw ConfigError("device", "cuda",
+                      "cpu when training data-parallel (the gradient all-reduce reads host "
+                      "buffers)");
+  }
+  collectives_ = collectives;
+  if (collectives_ == nullptr) return;
+  collectives_->Broadcast(params_.params(), params_.num_params(), "ppo parameters");
+  tensor_ready_ = false;  // the autograd path rebuilds its state from the host parameters
 }
 
 void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
@@ -819,6 +857,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_
   const nn::AdamOptions adam{0.9, 0.999, 1e-5};
   auto step = [&](const torch::Tensor& index, int batch) {
     TensorLossAndGrad(index, batch);
+    AllReduceGradients(opt_.grads.data_ptr<float>());  // CPU only (SetCollectives)
     nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
     torch::NoGradGuard no_grad;
     stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));
@@ -844,10 +883,11 @@ void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_
         // SB3: compute the loss, and skip the step and the remaining epochs when
         // approx_kl > 1.5 target_kl (one host read per minibatch).
         TensorLossAndGrad(rows, batch);
-        if (last_stats_[3].item<double>() > 1.5 * config_.target_kl) {
+        if (KlStop(last_stats_[3].item<double>())) {
           stop = true;
           break;
         }
+        AllReduceGradients(opt_.grads.data_ptr<float>());
         nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
         torch::NoGradGuard no_grad;
         stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));

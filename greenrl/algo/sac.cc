@@ -283,6 +283,16 @@ class Sac final : public Algorithm {
     v.insert(v.end(), critic_flat_.data(), critic_flat_.data() + critic_flat_.numel());
     return v;
   }
+  // Data-parallel: broadcasts actor, critics, targets and log alpha from rank 0; then averages
+  // the critic and actor gradients and the entropy coefficient's mean log-prob over the ranks.
+  void SetCollectives(Collectives* collectives) override {
+    collectives_ = collectives;
+    if (collectives_ == nullptr) return;
+    collectives_->Broadcast(actor_flat_.data(), actor_flat_.numel(), "sac actor parameters");
+    collectives_->Broadcast(critic_flat_.data(), critic_flat_.numel(), "sac critic parameters");
+    collectives_->Broadcast(target_flat_.data(), target_flat_.numel(), "sac target parameters");
+    collectives_->Broadcast(&log_alpha_, 1, "sac log alpha");
+  }
 
  private:
   // Policy actions in [-1, 1] for rows of obs (float32 [n, obs_dim]) into out (float32
@@ -308,6 +318,7 @@ class Sac final : public Algorithm {
   FlatParams actor_flat_, critic_flat_, target_flat_;
   nn::FlatAdam actor_adam_, critic_adam_, alpha_adam_;
   float log_alpha_ = 0.0f;  // log of the entropy coefficient (learned) or of the fixed value
+  Collectives* collectives_ = nullptr;  // data-parallel ranks (SetCollectives); null: one process
 
   // Storage.
   ReplayBuffer buffer_;
@@ -461,8 +472,16 @@ const Metrics& Sac::Update(double progress_remaining) {
     const double alpha = std::exp(static_cast<double>(log_alpha_));
     if (config_.learn_ent_coef) {
       const torch::Tensor lp = pi.log_prob.detach().contiguous();
+      const float* lp_data = lp.data_ptr<float>();
+      int lp_n = b;
+      float lp_mean = 0.0f;
+      if (collectives_ != nullptr) {  // the loss reads only the mean: average it over the ranks
+        lp_mean = lp.mean().item<float>();
+        collectives_->AllReduceMean(&lp_mean, 1, "sac mean log-prob");
+        lp_data = &lp_mean, lp_n = 1;
+      }
       sum_alpha_loss +=
-          EntropyCoefStep(lp.data_ptr<float>(), b, target_entropy_, lr, alpha_adam_, &log_alpha_);
+          EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_);
     }
     sum_alpha += alpha;
 
@@ -487,6 +506,10 @@ const Metrics& Sac::Update(double progress_remaining) {
     const torch::Tensor qf_loss = 0.5 * (qf1_loss + qf2_loss);
     critic_flat_.grads.zero_();
     qf_loss.backward();
+    if (collectives_ != nullptr) {
+      collectives_->AllReduceMean(critic_flat_.grads.data_ptr<float>(), critic_flat_.numel(),
+                                  "sac critic gradients");
+    }
     critic_adam_.Step(critic_flat_.data(), critic_flat_.grads.data_ptr<float>(), lr);
 
     // 5. Actor, against the updated critics; gradients only into the actor's parameters.
@@ -496,6 +519,10 @@ const Metrics& Sac::Update(double progress_remaining) {
     actor_flat_.grads.zero_();
     actor_loss.backward(/*gradient=*/{}, /*retain_graph=*/c10::nullopt, /*create_graph=*/false,
                         /*inputs=*/actor_flat_.list);
+    if (collectives_ != nullptr) {
+      collectives_->AllReduceMean(actor_flat_.grads.data_ptr<float>(), actor_flat_.numel(),
+                                  "sac actor gradients");
+    }
     actor_adam_.Step(actor_flat_.data(), actor_flat_.grads.data_ptr<float>(), lr);
 
     // 6. Targets.

@@ -117,6 +117,12 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "Zeus's eta: weight of energy against time in the limit choice", 0.0, 1.0);
   AddKey(&s, "energy.power_limit_iterations", ValueType::kInt, "3",
          "training iterations profiled at each power limit", 1, 1000);
+  AddKey(&s, "dist.backend", ValueType::kString, "gloo",
+         "data-parallel backend when launched with WORLD_SIZE > 1 (torch c10d)", {}, {},
+         {"gloo", "nccl"});
+  AddKey(&s, "dist.timeout_s", ValueType::kFloat, "300.0",
+         "seconds a rendezvous or collective waits for the other ranks before failing", 1e-3,
+         1e6);
   AddKey(&s, "carbon.region", ValueType::kString, "world",
          "grid region (ISO 3166 code, e.g. FR, US) or world");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
@@ -138,6 +144,13 @@ energy::MeterOptions MeterOptionsFrom(const Config& config) {
   o.watts_per_core = config.GetFloat("energy.watts_per_core");
   o.gpu = config.GetString("energy.gpu");
   o.nvml_library = config.GetString("energy.nvml_library");
+  return o;
+}
+
+dist::DistOptions DistOptionsFrom(const Config& config) {
+  dist::DistOptions o;
+  o.backend = config.GetString("dist.backend");
+  o.timeout_s = config.GetFloat("dist.timeout_s");
   return o;
 }
 

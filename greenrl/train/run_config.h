@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "greenrl/core/config.h"
+#include "greenrl/dist/process_group.h"
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/select.h"
@@ -36,6 +37,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
 energy::MeterOptions MeterOptionsFrom(const Config& config);
 energy::CarbonOptions CarbonOptionsFrom(const Config& config);
 energy::BudgetOptions BudgetOptionsFrom(const Config& config);
+// The data-parallel options (dist.backend, dist.timeout_s).
+dist::DistOptions DistOptionsFrom(const Config& config);
 // VecNormalize options (normalize_kwargs.*, gamma from the algorithm's `gamma`).
 env::NormalizeOptions NormalizeOptionsFrom(const Config& config);
 

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -21,6 +22,8 @@
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/rng.h"
+#include "greenrl/dist/running_moments.h"
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/monitor.h"
@@ -159,6 +162,62 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double start_u
 }
 }  // namespace
 
+namespace {
+// Data-parallel pieces of Train (see trainer.h).
+
+// The normaliser's statistics as Chan moments, from its GetState() layout
+// [version, obs_dim, obs_count, obs_mean[d], obs_var[d], ret_count, ret_mean, ret_var].
+struct NormMoments {
+  dist::Moments obs, ret;
+};
+NormMoments ReadNormMoments(const std::vector<double>& s) {
+  const size_t d = static_cast<size_t>(s[1]);
+  NormMoments m;
+  m.obs = {s[2], {s.begin() + 3, s.begin() + 3 + d}, {s.begin() + 3 + d, s.begin() + 3 + 2 * d}};
+  m.ret = {s[3 + 2 * d], {s[4 + 2 * d]}, {s[5 + 2 * d]}};
+  return m;
+}
+
+// Merges what every rank's normaliser saw since the last merge (its statistics minus `base`,
+// the merged statistics all ranks started the rollout from) into `base`, in rank order, and sets
+// the result on every rank: all ranks normalise with identical statistics afterwards.
+void MergeNormalizers(Collectives& c, env::NormalizeVecEnv* normalizer, std::vector<double>* base) {
+  std::vector<double> state = normalizer->GetState();
+  const NormMoments local = ReadNormMoments(state), from = ReadNormMoments(*base);
+  const dist::Moments d_obs = dist::SubtractMoments(local.obs, from.obs);
+  const dist::Moments d_ret = dist::SubtractMoments(local.ret, from.ret);
+  const size_t dim = d_obs.mean.size(), slot = 4 + 2 * dim;
+  std::vector<double> all(slot * static_cast<size_t>(c.world_size()), 0.0);
+  double* mine = &all[slot * static_cast<size_t>(c.rank())];
+  mine[0] = d_obs.count;
+  std::copy(d_obs.mean.begin(), d_obs.mean.end(), mine + 1);
+  std::copy(d_obs.var.begin(), d_obs.var.end(), mine + 1 + dim);
+  mine[1 + 2 * dim] = d_ret.count, mine[2 + 2 * dim] = d_ret.mean[0];
+  mine[3 + 2 * dim] = d_ret.var[0];
+  c.AllReduceSum(all.data(), static_cast<int64_t>(all.size()), "normalizer statistics");
+  NormMoments merged = from;
+  for (int r = 0; r < c.world_size(); ++r) {
+    const double* p = &all[slot * static_cast<size_t>(r)];
+    merged.obs = dist::MergeMoments(
+        merged.obs, {p[0], {p + 1, p + 1 + dim}, {p + 1 + dim, p + 1 + 2 * dim}});
+    merged.ret = dist::MergeMoments(merged.ret, {p[1 + 2 * dim], {p[2 + 2 * dim]}, {p[3 + 2 * dim]}});
+  }
+  state[2] = merged.obs.count;
+  std::copy(merged.obs.mean.begin(), merged.obs.mean.end(), state.begin() + 3);
+  std::copy(merged.obs.var.begin(), merged.obs.var.end(), state.begin() + 3 + dim);
+  state[3 + 2 * dim] = merged.ret.count, state[4 + 2 * dim] = merged.ret.mean[0];
+  state[5 + 2 * dim] = merged.ret.var[0];
+  normalizer->SetState(state);
+  *base = std::move(state);
+}
+
+// A rank's seed: rank 0 keeps the config's (a one-rank run is unchanged), rank r > 0 uses
+// seed + 1000003 r mod 2^32 (the config's seed range).
+uint64_t RankSeed(uint64_t seed, int rank) {
+  return (seed + 1000003ull * static_cast<uint64_t>(rank)) % 4294967296ull;
+}
+}  // namespace
+
 TrainResult Train(const Config& config, TrainOptions options) {
   // --- Everything that can refuse the input, before the run dir exists.
   const std::string env_id = config.GetString("env_id");
@@ -170,7 +229,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int eval_episodes = static_cast<int>(config.GetInt("eval.episodes"));
   const int final_episodes = static_cast<int>(config.GetInt("eval.final_episodes"));
   const std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
-  PrepareRunDir(run_dir);
+  // Data-parallel group (world size 1 without a launcher): checked before any work.
+  const dist::DistOptions dist_options = DistOptionsFrom(config);
+  dist::ValidateDistOptions(dist_options);
+  const dist::DistEnv dist_env =
+      options.process_group != nullptr ? dist::DistEnv{} : dist::ReadDistEnv();
+  std::unique_ptr<dist::ProcessGroup> owned_group;
+  dist::ProcessGroup* group = options.process_group;
+  const int world_size = group != nullptr ? group->world_size() : dist_env.world_size;
+  const int rank = group != nullptr ? group->rank() : dist_env.rank;
+  const bool writer = rank == 0;  // rank 0 alone writes the run dir, evaluates, checkpoints
+  if (world_size > 1 && config.GetFloat("energy.budget_wh") > 0.0) {
+    throw ConfigError("energy.budget_wh", std::to_string(config.GetFloat("energy.budget_wh")),
+                      "0 when training data-parallel (WORLD_SIZE > 1): the budget controller "
+                      "acts on one process");
+  }
+  if (writer) PrepareRunDir(run_dir);
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
   const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
@@ -180,8 +254,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
-  std::unique_ptr<env::VecEnv> env =
-      env::MakeVecEnv(env_id, n_envs, seed, static_cast<int>(config.GetInt("threads.env")));
+  if (group == nullptr && world_size > 1) {
+    owned_group = dist::ProcessGroup::Connect(dist_env, dist_options);
+    group = owned_group.get();
+  }
+  Config rank_config = config;
+  if (rank > 0) rank_config.Set("seed", std::to_string(RankSeed(seed, rank)));
+  std::unique_ptr<env::VecEnv> env = env::MakeVecEnv(
+      env_id, n_envs, RankSeed(seed, rank), static_cast<int>(config.GetInt("threads.env")));
   // VecNormalize (normalize: true): the agent trains on normalised obs and rewards; evaluation
   // and the checkpoint use the same statistics, frozen.
   env::NormalizeVecEnv* normalizer = nullptr;
@@ -195,7 +275,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (normalizer == nullptr) return std::nullopt;
     return NormalizerSnapshot{normalizer->options(), normalizer->GetState()};
   };
-  auto algorithm = MakeAlgorithm(config, env->spec());
+  auto algorithm = MakeAlgorithm(rank_config, env->spec());
+  if (world_size > 1) algorithm->SetCollectives(group);  // broadcasts rank 0's parameters
+  std::vector<double> normalizer_base;  // the merged statistics all ranks share (data-parallel)
+  if (normalizer != nullptr) normalizer_base = normalizer->GetState();
 
   std::string meter_reason;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
@@ -209,17 +292,24 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
     meter_reason += "; " + choice.gpu_reason;
   }
-  if (options.verbose) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
+  if (options.verbose && writer) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
+  if (options.verbose && writer && world_size > 1) {
+    fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
+               world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
+  }
   const Clock& clock = options.clock != nullptr ? *options.clock : SteadyClock::Instance();
 
   // --- The run directory: resolved config first, metrics flushed row by row.
-  CreateRunDir(run_dir);
-  WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
-  report::MetricsCsv metrics_csv(run_dir + "/metrics.csv");
+  std::optional<report::MetricsCsv> metrics_csv;
+  if (writer) {
+    CreateRunDir(run_dir);
+    WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+    metrics_csv.emplace(run_dir + "/metrics.csv");
+  }
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
   energy::SamplerOptions sampler_options;
-  sampler_options.power_csv_path = run_dir + "/power.csv";
+  if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
   if (!options.verbose) sampler_options.warn = [](const std::string&) {};
   energy::Sampler sampler(monitor, clock, config.GetFloat("energy.sample_period_s"),
                           std::move(sampler_options));
@@ -241,7 +331,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   PowerLimitProfiler power_limits(
       std::move(power_control), power_limit_mode, config.GetFloat("energy.power_limit_eta"),
       static_cast<int>(config.GetInt("energy.power_limit_iterations")), why_no_power_control);
-  if (options.verbose) {
+  if (options.verbose && writer) {
     for (const auto& line : power_limits.log()) fmt::print(stderr, "greenrl: {}\n", line);
   }
   // Energy of the GPU domains (or of everything when no GPU is metered): what a power limit moves.
@@ -290,13 +380,36 @@ TrainResult Train(const Config& config, TrainOptions options) {
     energy::Measurement iteration_start;
     if (profiling_limits) iteration_start = monitor.Total();
     monitor.BeginWindow("rollout");
-    steps += algorithm->CollectRollout(*env, &episodes);
+    int64_t rollout_steps = algorithm->CollectRollout(*env, &episodes);
     monitor.EndWindow("rollout");
+    if (world_size > 1) {
+      // Steps of all ranks; normaliser statistics merged before the update reads the rollout.
+      double global_steps = static_cast<double>(rollout_steps);
+      group->AllReduceSum(&global_steps, 1, "rollout steps");
+      rollout_steps = static_cast<int64_t>(global_steps);
+      if (normalizer != nullptr) MergeNormalizers(*group, normalizer, &normalizer_base);
+    }
+    steps += rollout_steps;
 
     monitor.BeginWindow("update");
-    const algo::Metrics update_metrics =
-        algorithm->Update(algo::ProgressRemaining(steps, total_steps));
+    algo::Metrics update_metrics = algorithm->Update(algo::ProgressRemaining(steps, total_steps));
     monitor.EndWindow("update");
+    // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
+    double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
+    if (world_size > 1) {
+      std::vector<double> sums(3 + update_metrics.size(), 0.0);
+      for (const auto& e : episodes) {
+        sums[0] += e.episode_return;
+        sums[1] += static_cast<double>(e.episode_length);
+      }
+      sums[2] = static_cast<double>(episodes.size());
+      for (size_t k = 0; k < update_metrics.size(); ++k) sums[3 + k] = update_metrics[k].second;
+      group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "metrics");
+      dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
+      for (size_t k = 0; k < update_metrics.size(); ++k) {
+        update_metrics[k].second = sums[3 + k] / world_size;
+      }
+    }
     if (profiling_limits) {
       power_limits.AfterIteration(limit_energy_j(monitor.Total()) - limit_energy_j(iteration_start),
                                   clock.NowS() - iteration_start_s);
@@ -305,7 +418,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
-    if (last || (periodic_eval_due && !skip_non_critical)) {
+    if (writer && (last || (periodic_eval_due && !skip_non_critical))) {
       monitor.BeginWindow("eval");
       const auto norm = snapshot();
       const EvalResult eval =
@@ -331,7 +444,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       for (double r : recent_returns) recent_mean += r;
       recent_mean /= static_cast<double>(recent_returns.size());
     }
-    const double n_ep = static_cast<double>(episodes.size());
+    double n_ep = static_cast<double>(episodes.size());
+    if (world_size > 1) {  // recent_returns stays this rank's; the iteration's means are global
+      ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
+    }
     row.clear();
     row.emplace_back("global_step", static_cast<double>(steps));
     row.emplace_back("time_s", 0.0);  // filled when the row is written
@@ -374,9 +490,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       row[1].second = elapsed_s;
       row[2].second = steps / elapsed_s;
       energy_columns(total, elapsed_s, &row);
-      metrics_csv.WriteRow(row);
+      if (metrics_csv) metrics_csv->WriteRow(row);
     }
-    if (options.progress && elapsed_s - last_progress_s >= 0.25) {
+    if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
       last_progress_s = elapsed_s;
       fmt::print(stderr,
                  "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
@@ -385,24 +501,63 @@ TrainResult Train(const Config& config, TrainOptions options) {
       std::fflush(stderr);
     }
   }
-  if (options.progress) fmt::print(stderr, "\n");
+  if (options.progress && writer) fmt::print(stderr, "\n");
 
   // --- Final checkpoint, then the figures every report shares (one reading).
   TrainResult result;
-  result.checkpoint_path = run_dir + "/checkpoints/final.pt";
-  algorithm->SaveCheckpoint(result.checkpoint_path);
-  if (const auto norm = snapshot()) SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
+  result.rank = rank;
+  if (writer) {
+    result.checkpoint_path = run_dir + "/checkpoints/final.pt";
+    algorithm->SaveCheckpoint(result.checkpoint_path);
+    if (const auto norm = snapshot()) {
+      SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
+    }
+  }
   sampler.Stop();
   power_limits.Restore();
   const double wall_time_s = clock.NowS() - t0;
-  const double cpu_time_s = ProcessCpuSeconds() - cpu0;
-  const energy::Measurement total = monitor.Total();
+  double cpu_time_s = ProcessCpuSeconds() - cpu0;
+  energy::Measurement total = monitor.Total();
+  // Data-parallel: every rank's wall time, CPU time, all-reduce time and energy per domain
+  // (domains in monitor order, the same on every rank of one build and meter choice), gathered
+  // through one sum over a [world_size, slot] table where each rank fills its own row.
+  std::vector<double> per_rank;
+  const size_t num_domains = monitor.domains().size(), slot = 5 + num_domains;
+  if (world_size > 1) {
+    per_rank.assign(slot * static_cast<size_t>(world_size), 0.0);
+    double* mine = &per_rank[slot * static_cast<size_t>(rank)];
+    mine[0] = static_cast<double>(num_domains);
+    mine[1] = wall_time_s, mine[2] = cpu_time_s, mine[3] = group->stats().allreduce_s;
+    mine[4] = total.total_energy_j();
+    for (size_t k = 0; k < num_domains; ++k) {
+      const auto it = total.energy_j.find(monitor.domains()[k].domain);
+      mine[5 + k] = it == total.energy_j.end() ? 0.0 : it->second;
+    }
+    group->AllReduceSum(per_rank.data(), static_cast<int64_t>(per_rank.size()),
+                        "per-rank energy");
+    cpu_time_s = 0.0;
+    for (int q = 0; q < world_size; ++q) {
+      const double* p = &per_rank[slot * static_cast<size_t>(q)];
+      GREENRL_CHECK(static_cast<size_t>(p[0]) == num_domains,
+                    "rank " + std::to_string(q) + " metered " + std::to_string(p[0]) +
+                        " energy domains, rank " + std::to_string(rank) + " " +
+                        std::to_string(num_domains));
+      cpu_time_s += p[2];
+      if (q == rank) continue;
+      for (size_t k = 0; k < num_domains; ++k) total.energy_j[monitor.domains()[k].domain] += p[5 + k];
+    }
+  }
+  report::RunReport& r = result.report;
+  if (!writer) {  // the run dir and its reports are rank 0's
+    r.steps = steps;
+    r.wall_time_s = wall_time_s;
+    return result;
+  }
   row[1].second = wall_time_s;
   row[2].second = steps / wall_time_s;
   energy_columns(total, wall_time_s, &row);
-  metrics_csv.WriteRow(row);
+  metrics_csv->WriteRow(row);
 
-  report::RunReport& r = result.report;
   r.algo = algo_id;
   r.env_id = env_id;
   r.run_dir = run_dir;
@@ -468,6 +623,30 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.sampler.missed_ticks = sampler.missed_ticks();
   r.sampler.cpu_time_s = sampler.cpu_time_s();
   report::WriteEnergyJson(run_dir + "/energy.json", r);
+  if (world_size > 1) {
+    // energy.json's totals above are summed over ranks; "distributed" keeps each rank's figures.
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+    nlohmann::json ranks = nlohmann::json::array();
+    for (int q = 0; q < world_size; ++q) {
+      const double* p = &per_rank[slot * static_cast<size_t>(q)];
+      nlohmann::json e = nlohmann::json::object();
+      for (size_t k = 0; k < num_domains; ++k) e[monitor.domains()[k].domain] = p[5 + k];
+      ranks.push_back({{"rank", q}, {"wall_time_s", p[1]}, {"cpu_time_s", p[2]},
+                       {"allreduce_s", p[3]}, {"total_energy_j", p[4]}, {"energy_j", e}});
+    }
+    const dist::CommStats& cs = group->stats();
+    j["distributed"] = {{"world_size", world_size},
+                        {"launcher", dist_env.source},
+                        {"backend", dist_options.backend},
+                        {"timeout_s", dist_options.timeout_s},
+                        {"energy_note", "totals, carbon and emissions.csv are summed over ranks; "
+                                        "windows and metrics.csv energy columns are rank 0's"},
+                        {"rank0_allreduce_calls", cs.allreduce_calls},
+                        {"rank0_allreduce_bytes", cs.allreduce_bytes},
+                        {"rank0_allreduce_s", cs.allreduce_s},
+                        {"ranks", ranks}};
+    WriteFileAtomic(run_dir + "/energy.json", j.dump(2) + "\n");
+  }
   report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, start_unix_s));
   return result;
 }

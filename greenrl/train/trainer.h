@@ -9,6 +9,7 @@
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/config.h"
+#include "greenrl/dist/process_group.h"
 #include "greenrl/energy/meter.h"
 #include "greenrl/report/run_report.h"
 
@@ -26,14 +27,27 @@ struct TrainOptions {
   std::unique_ptr<energy::EnergyMeter> meter_override;
   // Tests: the clock of the loop, windows, sampler and budget (default: SteadyClock).
   const Clock* clock = nullptr;
+  // Data-parallel group to train in (tests run ranks as threads). nullptr: the group the launcher's
+  // variables describe (dist::ReadDistEnv: torchrun, SLURM, Open MPI, `greenrl launch`), or a
+  // single process when there are none.
+  dist::ProcessGroup* process_group = nullptr;
 };
 
 // Output of a finished run.
 struct TrainResult {
   report::RunReport report;
   std::string checkpoint_path;  // <run_dir>/checkpoints/final.pt
+  int rank = 0;                 // data-parallel rank; only rank 0 writes the run dir and report
 };
 
+// Data-parallel (world size > 1, ../shared/DESIGN.md "Scaling out", DD-PPO): every rank steps its
+// own n_envs envs (rank r > 0 seeds envs and algorithm with seed + 1000003 r mod 2^32), the
+// algorithm broadcasts rank 0's parameters and averages gradients per minibatch, normaliser
+// statistics are merged after every rollout (Chan et al.), metrics are reduced (steps summed,
+// returns averaged over every finished episode, losses averaged over ranks), and n_timesteps
+// counts the steps of all ranks. Rank 0 alone writes the run directory, evaluates and
+// checkpoints; energy.json holds energy summed over ranks plus every rank's own figures
+// ("distributed"). A failed or timed-out collective throws std::runtime_error naming it.
 // Trains as `config` says (a config from LoadRunConfig), writes the run directory
 // (config.yaml, metrics.csv, power.csv, energy.json, emissions.csv, checkpoints/final.pt) and
 // returns the report. With energy.budget_wh > 0 the BudgetController steps down its ladder as the

@@ -1,0 +1,241 @@
+// greenrl launch: starts N local ranks of a greenrl command with the variables torchrun sets
+// (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), for users without
+// torchrun: `greenrl launch --nproc 2 -- train --config configs/ppo/cartpole.yaml`.
+// Each rank's stdout and stderr lines are forwarded with a "[rank r] " prefix. When a rank
+// fails, the launcher names it, lets the others fail on their own for --grace-s (their c10d
+// collectives time out and name the collective), then stops them (SIGTERM, SIGKILL 5 s later)
+// and exits non-zero. No torch here: it only forks and execs this same binary.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "greenrl/core/errors.h"
+
+namespace greenrl::cli {
+
+namespace {
+struct LaunchArgs {
+  int nproc = 2;
+  int master_port = 0;  // 0: a free port
+  double grace_s = 10.0;
+  std::vector<std::string> command;
+};
+
+volatile sig_atomic_t g_forward_signal = 0;
+void OnSignal(int sig) { g_forward_signal = sig; }
+
+// A free TCP port on the loopback interface (bound, read, closed; the ranks bind it soon after).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(std::string("launch: socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw std::runtime_error(std::string("launch: no free port: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw std::runtime_error("launch: cannot read /proc/self/exe");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+struct Rank {
+  pid_t pid = -1;
+  int out_fd = -1, err_fd = -1;  // read ends (-1 after EOF)
+  std::string out_buf, err_buf;  // partial lines
+  bool running = true;
+  int status = 0;
+};
+
+// Forwards complete lines of `buf` (plus the rest at EOF) to `to` with the rank prefix.
+void Flush(std::string* buf, int rank, std::FILE* to, bool eof) {
+  size_t start = 0;
+  for (size_t nl; (nl = buf->find('\n', start)) != std::string::npos; start = nl + 1) {
+    fmt::print(to, "[rank {}] {}\n", rank, std::string_view(*buf).substr(start, nl - start));
+  }
+  buf->erase(0, start);
+  if (eof && !buf->empty()) {
+    fmt::print(to, "[rank {}] {}\n", rank, *buf);
+    buf->clear();
+  }
+  std::fflush(to);
+}
+
+std::string DescribeStatus(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  }
+  return "ended";
+}
+
+int RunLaunch(const LaunchArgs& a) {
+  if (a.nproc < 1) throw ConfigError("--nproc", std::to_string(a.nproc), "an integer >= 1");
+  if (a.command.empty()) {
+    throw ConfigError("command", "(none)", "a greenrl command after --, e.g. -- train --config X");
+  }
+  if (a.command[0] == "launch") throw ConfigError("command", "launch", "any command but launch");
+  const std::string exe = SelfExe();
+  const int port = a.master_port > 0 ? a.master_port : FreePort();
+  std::vector<Rank> ranks(static_cast<size_t>(a.nproc));
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  for (int r = 0; r < a.nproc; ++r) {
+    int out[2], err[2];
+    if (::pipe(out) != 0 || ::pipe(err) != 0) throw std::runtime_error("launch: pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("launch: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+      ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      std::vector<char*> argv;
+      std::string argv0 = "greenrl";
+      argv.push_back(argv0.data());
+      std::vector<std::string> args = a.command;
+      for (auto& s : args) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      ::execv(exe.c_str(), argv.data());
+      std::fprintf(stderr, "launch: exec %s failed: %s\n", exe.c_str(), std::strerror(errno));
+      ::_exit(127);
+    }
+    ::close(out[1]), ::close(err[1]);
+    ranks[r].pid = pid, ranks[r].out_fd = out[0], ranks[r].err_fd = err[0];
+  }
+  fmt::print(stderr, "greenrl launch: {} ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT={}\n", a.nproc,
+             port);
+
+  using Clock = std::chrono::steady_clock;
+  int first_failed = -1;
+  Clock::time_point failed_at, term_at;
+  bool termed = false, killed = false;
+  auto signal_all = [&](int sig) {
+    for (const Rank& k : ranks) {
+      if (k.running) ::kill(k.pid, sig);
+    }
+  };
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, bool>> who;  // (rank, is_stderr)
+    for (int r = 0; r < a.nproc; ++r) {
+      if (ranks[r].out_fd >= 0) fds.push_back({ranks[r].out_fd, POLLIN, 0}), who.push_back({r, false});
+      if (ranks[r].err_fd >= 0) fds.push_back({ranks[r].err_fd, POLLIN, 0}), who.push_back({r, true});
+    }
+    if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      Rank& k = ranks[who[i].first];
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      std::string* line = who[i].second ? &k.err_buf : &k.out_buf;
+      std::FILE* to = who[i].second ? stderr : stdout;
+      if (n > 0) {
+        line->append(buf, static_cast<size_t>(n));
+        Flush(line, who[i].first, to, false);
+      } else if (n == 0 || errno != EINTR) {
+        Flush(line, who[i].first, to, true);
+        ::close(fds[i].fd);
+        (who[i].second ? k.err_fd : k.out_fd) = -1;
+      }
+    }
+    bool any_running = false;
+    for (int r = 0; r < a.nproc; ++r) {
+      Rank& k = ranks[r];
+      if (!k.running) continue;
+      if (::waitpid(k.pid, &k.status, WNOHANG) == k.pid) {
+        k.running = false;
+        const bool ok = WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0;
+        if (!ok && first_failed < 0 && !termed) {
+          first_failed = r;
+          failed_at = Clock::now();
+          fmt::print(stderr, "greenrl launch: rank {} {}; the other ranks get {} s to stop\n", r,
+                     DescribeStatus(k.status), a.grace_s);
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (!any_running) break;
+    if (g_forward_signal != 0 && !termed) {
+      signal_all(g_forward_signal);
+      termed = true;
+      term_at = Clock::now();
+    }
+    const auto now = Clock::now();
+    if (first_failed >= 0 && !termed &&
+        std::chrono::duration<double>(now - failed_at).count() > a.grace_s) {
+      fmt::print(stderr, "greenrl launch: stopping the remaining ranks (SIGTERM)\n");
+      signal_all(SIGTERM);
+      termed = true;
+      term_at = now;
+    }
+    if (termed && !killed && std::chrono::duration<double>(now - term_at).count() > 5.0) {
+      signal_all(SIGKILL);
+      killed = true;
+    }
+  }
+  for (int r = 0; r < a.nproc; ++r) {  // drain what is left in the pipes
+    for (int* fd : {&ranks[r].out_fd, &ranks[r].err_fd}) {
+      if (*fd < 0) continue;
+      char buf[4096];
+      std::string* line = fd == &ranks[r].out_fd ? &ranks[r].out_buf : &ranks[r].err_buf;
+      for (ssize_t n; (n = ::read(*fd, buf, sizeof(buf))) > 0;) line->append(buf, n);
+      Flush(line, r, fd == &ranks[r].out_fd ? stdout : stderr, true);
+      ::close(*fd);
+    }
+  }
+  if (first_failed >= 0) {
+    const int st = ranks[first_failed].status;
+    return WIFEXITED(st) && WEXITSTATUS(st) != 0 ? WEXITSTATUS(st) : 1;
+  }
+  if (g_forward_signal != 0) return 128 + g_forward_signal;
+  return 0;
+}
+}  // namespace
+
+Runner RegisterLaunch(CLI::App& app) {
+  auto args = std::make_shared<LaunchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "launch", "Start N local data-parallel ranks of a greenrl command (as torchrun does)");
+  cmd->add_option("--nproc", args->nproc, "number of local ranks (processes)")->required();
+  cmd->add_option("--master-port", args->master_port, "rank 0's TCPStore port (default: a free one)");
+  cmd->add_option("--grace-s", args->grace_s,
+                  "seconds the other ranks get to stop on their own after one fails");
+  cmd->add_option("command", args->command, "the greenrl command after --, e.g. -- train ...")
+      ->required();
+  return [args]() { return RunLaunch(*args); };
+}
+
+}  // namespace greenrl::cli

@@ -1,0 +1,220 @@
+// Data-parallel runs of the greenrl executable on loopback: `greenrl launch` with 2 ranks
+// (energy.json sums both), and ranks started by hand as torchrun would start them, one of which
+// is killed or hung mid-run: the other must exit non-zero within 3x dist.timeout_s, naming it.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+
+std::string Dir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "/greenrl_launch_" + name;
+  fs::remove_all(d);
+  return d;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Starts `greenrl args...` with torchrun's variables for `rank`, stdout+stderr into `log`.
+pid_t StartRank(int rank, int world, int port, const std::vector<std::string>& args,
+                const std::string& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::FILE* f = std::fopen(log.c_str(), "w");
+    ::dup2(fileno(f), 1);
+    ::dup2(fileno(f), 2);
+    ::setenv("RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+    ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    ::setenv("OMP_NUM_THREADS", "1", 1);
+    std::vector<std::string> a = args;
+    std::vector<char*> argv{const_cast<char*>(GREENRL_BIN)};
+    for (auto& s : a) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    ::execv(GREENRL_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits up to limit_s for `pid`; returns its status, or -1 (and kills it) when it is still
+// running then. *waited_s: seconds waited.
+int WaitFor(pid_t pid, double limit_s, double* waited_s) {
+  const auto t0 = Clock::now();
+  int status = 0;
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (std::chrono::duration<double>(Clock::now() - t0).count() > limit_s) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      status = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  *waited_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return status;
+}
+
+// Waits until rank 0 has written `rows` metrics rows (training is under way on both ranks);
+// false when that takes longer than limit_s or a rank exits first.
+bool WaitForRows(const std::string& metrics_csv, int rows, double limit_s, const pid_t* pids) {
+  const auto t0 = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < limit_s) {
+    for (int r = 0; r < 2; ++r) {
+      if (::waitpid(pids[r], nullptr, WNOHANG) == pids[r]) return false;
+    }
+    const std::string s = ReadFile(metrics_csv);
+    if (std::count(s.begin(), s.end(), '\n') >= rows + 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
+  const std::string out = Dir("two");
+  const std::string cmd = std::string(GREENRL_BIN) + " launch --nproc 2 -- train --config " +
+                          Preset() +
+                          " --set n_envs=4 --set batch_size=128 --set n_timesteps=2048"
+                          " --set eval.final_episodes=1"
+                          " --set energy.meter=estimator --set dist.timeout_s=60 --quiet --out " +
+                          out + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+  const int status = ::pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  EXPECT_NE(output.find("[rank 0]"), std::string::npos) << output;
+  const auto j = nlohmann::json::parse(ReadFile(out + "/energy.json"));
+  ASSERT_TRUE(j.contains("distributed")) << j.dump(2);
+  const auto& d = j["distributed"];
+  EXPECT_EQ(d["world_size"], 2);
+  EXPECT_EQ(d["launcher"], "torchrun");
+  ASSERT_EQ(d["ranks"].size(), 2u);
+  EXPECT_GT(d["rank0_allreduce_calls"].get<int64_t>(), 0);
+  // Steps are summed over ranks: 2 ranks x 4 envs x 32 steps per iteration, 8 iterations.
+  EXPECT_EQ(j["steps"], 2048);
+  double ranks_total = 0.0;
+  for (const auto& [domain, v] : j["domains"].items()) {
+    const double r0 = d["ranks"][0]["energy_j"][domain].get<double>();
+    const double r1 = d["ranks"][1]["energy_j"][domain].get<double>();
+    EXPECT_GT(r0, 0.0) << domain;
+    EXPECT_GT(r1, 0.0) << domain;
+    EXPECT_NEAR(v["energy_j"].get<double>(), r0 + r1, 1e-9 * (r0 + r1)) << domain;
+    ranks_total += r0 + r1;
+  }
+  EXPECT_NEAR(j["total_energy_j"].get<double>(), ranks_total, 1e-9 * ranks_total);
+  EXPECT_TRUE(fs::exists(out + "/checkpoints/final.pt"));
+}
+
+TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
+  const std::string cmd = std::string(GREENRL_BIN) +
+                          " launch --nproc 2 --grace-s 30 -- train --set n_step=1 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+  const int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+  EXPECT_NE(output.find("[rank 1] greenrl: error: n_step"), std::string::npos) << output;
+}
+
+// Rank `victim` is killed (SIGKILL) or stopped (SIGSTOP: a hang) once training runs; the other
+// rank must exit non-zero within 3x dist.timeout_s, naming the collective and the rank.
+void ExpectSurvivorFails(const std::string& name, int victim, int sig) {
+  const double timeout_s = 3.0;
+  const std::string out = Dir(name);
+  const int port = FreePort();
+  const std::vector<std::string> args = {
+      "train",          "--config",
+      Preset(),         "--set",
+      "n_envs=2",       "--set",
+      "batch_size=64",  "--set",
+      "n_timesteps=100000000", "--set",
+      "eval.freq=0",    "--set",
+      "energy.meter=estimator", "--set",
+      "dist.timeout_s=" + std::to_string(timeout_s), "--quiet",
+      "--out",          out};
+  const std::string log0 = out + "_rank0.log", log1 = out + "_rank1.log";
+  const pid_t pids[2] = {StartRank(0, 2, port, args, log0), StartRank(1, 2, port, args, log1)};
+  if (!WaitForRows(out + "/metrics.csv", 2, 90.0, pids)) {
+    for (pid_t pid : pids) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+    FAIL() << "training did not start on both ranks\n" << ReadFile(log0) << ReadFile(log1);
+  }
+  ::kill(pids[victim], sig);
+  const int survivor = 1 - victim;
+  double waited_s = 0.0;
+  const int status = WaitFor(pids[survivor], 3.0 * timeout_s + 5.0, &waited_s);
+  ::kill(pids[victim], SIGKILL);
+  int ignored;
+  ::waitpid(pids[victim], &ignored, 0);
+  const std::string log = ReadFile(survivor == 0 ? log0 : log1);
+  ASSERT_NE(status, -1) << "rank " << survivor << " still running after " << waited_s << " s\n"
+                        << log;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << log;
+  EXPECT_LT(waited_s, 3.0 * timeout_s) << log;
+  EXPECT_NE(log.find("dist: "), std::string::npos) << log;
+  if (victim == 1) {
+    EXPECT_NE(log.find("rank(s) 1 did not report it"), std::string::npos) << log;
+    // What rank 0 wrote before the failure is still there.
+    const std::string rows = ReadFile(out + "/metrics.csv");
+    EXPECT_GE(std::count(rows.begin(), rows.end(), '\n'), 3) << rows;
+  } else {
+    EXPECT_NE(log.find("rank 0"), std::string::npos) << log;
+  }
+}
+
+TEST(LaunchTest, KilledRankMakesTheOtherExitWithinThreeTimeouts) {
+  ExpectSurvivorFails("killed", /*victim=*/1, SIGKILL);
+}
+
+TEST(LaunchTest, HungRankMakesTheOtherExitWithinThreeTimeouts) {
+  ExpectSurvivorFails("hung", /*victim=*/1, SIGSTOP);
+}
+
+TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
+  ExpectSurvivorFails("killed0", /*victim=*/0, SIGKILL);
+}
+
+}  // namespace

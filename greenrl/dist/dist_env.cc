@@ -1,0 +1,70 @@
+#include "greenrl/dist/dist_env.h"
+
+#include <cstdlib>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::dist {
+
+namespace {
+int ParseInt(const char* name, const char* text, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    throw ConfigError(name, text,
+                      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return static_cast<int>(v);
+}
+}  // namespace
+
+DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv_fn) {
+  auto get = [&](const char* name) -> const char* {
+    return getenv_fn ? getenv_fn(name) : std::getenv(name);
+  };
+  struct Launcher {
+    const char* source;
+    const char* rank;
+    const char* size;
+    const char* local;
+  };
+  static constexpr Launcher kLaunchers[] = {
+      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+      {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+  };
+  DistEnv d;
+  for (const Launcher& l : kLaunchers) {
+    const char* rank = get(l.rank);
+    const char* size = get(l.size);
+    if (rank == nullptr && size == nullptr) continue;
+    if (rank == nullptr) {
+      throw ConfigError(l.rank, "(unset)",
+                        std::string("set together with ") + l.size + "=" + size);
+    }
+    if (size == nullptr) {
+      throw ConfigError(l.size, "(unset)",
+                        std::string("set together with ") + l.rank + "=" + rank);
+    }
+    d.source = l.source;
+    d.world_size = ParseInt(l.size, size, 1, 1 << 20);
+    d.rank = ParseInt(l.rank, rank, 0, d.world_size - 1);
+    const char* local = get(l.local);
+    d.local_rank = local != nullptr ? ParseInt(l.local, local, 0, d.world_size - 1) : d.rank;
+    break;
+  }
+  const char* addr = get("MASTER_ADDR");
+  if (addr != nullptr) {
+    if (*addr == '\0') throw ConfigError("MASTER_ADDR", "", "rank 0's host name or IP address");
+    d.master_addr = addr;
+  } else if (d.world_size > 1) {
+    throw ConfigError("MASTER_ADDR", "(unset)",
+                      "rank 0's host name or IP address when WORLD_SIZE > 1 (" + d.source +
+                          " launch; e.g. export MASTER_ADDR=$(scontrol show hostnames | head -n1))");
+  }
+  if (const char* port = get("MASTER_PORT")) d.master_port = ParseInt("MASTER_PORT", port, 1, 65535);
+  return d;
+}
+
+}  // namespace greenrl::dist

@@ -1,0 +1,210 @@
+// dist: environment parsing, Chan's moment merge, and two ranks (threads of this process, each
+// with its own c10d group, meeting through a FileStore so that parallel tests never share a
+// port) running the collectives, including a rank that stops answering.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <thread>
+
+#include <unistd.h>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/dist/dist_env.h"
+#include "greenrl/dist/process_group.h"
+#include "greenrl/dist/running_moments.h"
+
+namespace greenrl::dist {
+namespace {
+
+std::function<const char*(const char*)> Vars(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    const auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(DistEnvTest, TorchrunVariables) {
+  const DistEnv d = ReadDistEnv(Vars({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"},
+                                      {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "1234"}}));
+  EXPECT_EQ(d.rank, 3);
+  EXPECT_EQ(d.world_size, 4);
+  EXPECT_EQ(d.local_rank, 1);
+  EXPECT_EQ(d.master_addr, "node7");
+  EXPECT_EQ(d.master_port, 1234);
+  EXPECT_EQ(d.source, "torchrun");
+}
+
+TEST(DistEnvTest, SlurmAndOpenMpiAndNone) {
+  DistEnv d = ReadDistEnv(Vars({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"},
+                                {"SLURM_LOCALID", "1"}, {"MASTER_ADDR", "n0"}}));
+  EXPECT_EQ(d.source, "slurm");
+  EXPECT_EQ(d.rank, 5);
+  EXPECT_EQ(d.world_size, 8);
+  EXPECT_EQ(d.local_rank, 1);
+  EXPECT_EQ(d.master_port, 29500);
+  d = ReadDistEnv(Vars({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+                        {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "4000"}}));
+  EXPECT_EQ(d.source, "openmpi");
+  EXPECT_EQ(d.rank, 1);
+  EXPECT_EQ(d.local_rank, 1);  // no OMPI_COMM_WORLD_LOCAL_RANK: the global rank
+  d = ReadDistEnv(Vars({}));
+  EXPECT_EQ(d.source, "none");
+  EXPECT_EQ(d.world_size, 1);
+  EXPECT_EQ(d.rank, 0);
+  // torchrun's variables win over SLURM's (torchrun inside an allocation).
+  d = ReadDistEnv(Vars({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "1"},
+                        {"SLURM_NTASKS", "1"}, {"MASTER_ADDR", "a"}}));
+  EXPECT_EQ(d.source, "torchrun");
+  EXPECT_EQ(d.world_size, 2);
+}
+
+void ExpectConfigError(const std::map<std::string, std::string>& vars, const std::string& field) {
+  try {
+    ReadDistEnv(Vars(vars));
+    FAIL() << "no error for field " << field;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
+}
+
+TEST(DistEnvTest, InconsistentOrMissingValues) {
+  ExpectConfigError({{"RANK", "0"}}, "WORLD_SIZE");
+  ExpectConfigError({{"WORLD_SIZE", "2"}}, "RANK");
+  ExpectConfigError({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}, "RANK");
+  ExpectConfigError({{"RANK", "x"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}, "RANK");
+  ExpectConfigError({{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE");
+  ExpectConfigError({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}, "MASTER_ADDR");
+  ExpectConfigError({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "70000"}}, "MASTER_PORT");
+}
+
+TEST(RunningMomentsTest, ChanMergeEqualsTheWholeStream) {
+  // [1, 2] and [3, 4, 5]: the whole stream 1..5 has mean 3 and population variance 2.
+  const Moments a{2.0, {1.5}, {0.25}};
+  const Moments b{3.0, {4.0}, {2.0 / 3.0}};
+  const Moments m = MergeMoments(a, b);
+  EXPECT_DOUBLE_EQ(m.count, 5.0);
+  EXPECT_DOUBLE_EQ(m.mean[0], 3.0);
+  EXPECT_NEAR(m.var[0], 2.0, 1e-15);
+  const Moments back = SubtractMoments(m, a);
+  EXPECT_DOUBLE_EQ(back.count, 3.0);
+  EXPECT_NEAR(back.mean[0], 4.0, 1e-14);
+  EXPECT_NEAR(back.var[0], 2.0 / 3.0, 1e-14);
+  EXPECT_EQ(SubtractMoments(a, a).count, 0.0);
+  EXPECT_DOUBLE_EQ(MergeMoments(a, SubtractMoments(a, a)).mean[0], 1.5);
+  EXPECT_THROW(MergeMoments(a, Moments{1.0, {0.0, 0.0}, {1.0, 1.0}}), std::invalid_argument);
+}
+
+TEST(DistOptionsTest, BackendAndTimeoutAreChecked) {
+  DistOptions o;
+  EXPECT_NO_THROW(ValidateDistOptions(o));
+  o.backend = "nccl";
+  try {
+    ValidateDistOptions(o);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "dist.backend");
+    EXPECT_NE(std::string(e.what()).find("NCCL"), std::string::npos) << e.what();
+  }
+  o.backend = "mpi";
+  EXPECT_THROW(ValidateDistOptions(o), ConfigError);
+  o.backend = "gloo";
+  o.timeout_s = 0.0;
+  EXPECT_THROW(ValidateDistOptions(o), ConfigError);
+}
+
+// A fresh FileStore path per group (ctest runs tests in parallel processes).
+std::string StorePath(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("greenrl_dist_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+std::unique_ptr<ProcessGroup> Join(int rank, const std::string& store, double timeout_s) {
+  DistEnv env;
+  env.rank = rank;
+  env.world_size = 2;
+  env.local_rank = rank;
+  DistOptions o;
+  o.timeout_s = timeout_s;
+  o.file_store_path = store;
+  return ProcessGroup::Connect(env, o);
+}
+
+TEST(ProcessGroupTest, TwoRanksAllReduceAndBroadcast) {
+  const std::string store = StorePath("collectives");
+  auto rank1 = std::async(std::launch::async, [&] {
+    auto pg = Join(1, store, 20.0);
+    std::vector<float> g{3.0f, 4.0f, 5.0f};
+    pg->AllReduceMean(g.data(), 3, "test");
+    std::vector<double> s{10.0, -1.0};
+    pg->AllReduceSum(s.data(), 2, "test");
+    std::vector<float> p{9.0f, 9.0f};
+    pg->Broadcast(p.data(), 2, "test");
+    return std::make_tuple(g, s, p, pg->stats().allreduce_calls);
+  });
+  auto pg = Join(0, store, 20.0);
+  EXPECT_EQ(pg->rank(), 0);
+  EXPECT_EQ(pg->world_size(), 2);
+  std::vector<float> g{1.0f, 2.0f, 3.0f};
+  pg->AllReduceMean(g.data(), 3, "test");
+  std::vector<double> s{0.5, 2.0};
+  pg->AllReduceSum(s.data(), 2, "test");
+  std::vector<float> p{-1.0f, 0.25f};
+  pg->Broadcast(p.data(), 2, "test");
+  const auto [g1, s1, p1, calls1] = rank1.get();
+  for (const auto& v : {g, g1}) EXPECT_EQ(v, (std::vector<float>{2.0f, 3.0f, 4.0f}));
+  for (const auto& v : {s, s1}) EXPECT_EQ(v, (std::vector<double>{10.5, 1.0}));
+  for (const auto& v : {p, p1}) EXPECT_EQ(v, (std::vector<float>{-1.0f, 0.25f}));
+  EXPECT_EQ(pg->stats().allreduce_calls, 2);
+  EXPECT_EQ(calls1, 2);
+  EXPECT_EQ(pg->stats().allreduce_bytes, 3 * 4 + 2 * 8);
+  EXPECT_EQ(pg->stats().broadcast_calls, 1);
+  std::filesystem::remove(store);
+}
+
+TEST(ProcessGroupTest, GroupOfOneReturnsItsInput) {
+  auto pg = ProcessGroup::Connect(DistEnv{}, DistOptions{});
+  std::vector<float> g{1.0f, -2.0f};
+  pg->AllReduceMean(g.data(), 2, "test");
+  EXPECT_EQ(g, (std::vector<float>{1.0f, -2.0f}));
+}
+
+// Rank 1 joins and then never enters the collective (a hung rank): rank 0's all-reduce fails
+// after the timeout, not later than 3x, naming the collective, the buffer and rank 1.
+TEST(ProcessGroupTest, HungRankFailsTheOthersWithinTheTimeout) {
+  const std::string store = StorePath("hang");
+  const double timeout_s = 1.0;
+  std::promise<void> rank0_done;
+  auto rank1 = std::async(std::launch::async, [&] {
+    auto pg = Join(1, store, timeout_s);
+    rank0_done.get_future().wait();  // alive, but silent
+  });
+  auto pg = Join(0, store, timeout_s);
+  std::vector<float> g(10, 1.0f);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    pg->AllReduceMean(g.data(), 10, "ppo gradients");
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rank0_done.set_value();
+  rank1.get();
+  ASSERT_FALSE(message.empty()) << "the all-reduce returned without its peer";
+  EXPECT_GE(waited, 0.9 * timeout_s);
+  EXPECT_LT(waited, 3.0 * timeout_s + 2.0);  // + the failure diagnosis' wait (<= timeout / 2)
+  EXPECT_NE(message.find("all-reduce"), std::string::npos) << message;
+  EXPECT_NE(message.find("ppo gradients"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank(s) 1 did not report it"), std::string::npos) << message;
+  std::filesystem::remove(store);
+}
+
+}  // namespace
+}  // namespace greenrl::dist
