@@ -75,6 +75,11 @@ class BatchedEnv {
   // and both statistics are 0. Errors: whatever the env's Step throws (e.g. std::invalid_argument
   // for an invalid action); rows before the failing one have been stepped.
   virtual void StepRows(int begin, int end, const VecBuffers& buffers) = 0;
+
+  // Steps since construction that hit a numerical fault (non-finite state) and were answered by
+  // resetting that row (../shared/STYLE.md, "Errors"); 0 for env types that cannot fault.
+  // Read it from the driving thread between steps.
+  virtual int64_t non_finite_resets() const { return 0; }
 };
 
 // BatchedEnv over a single-env class E (see the requirements at the top of this file).

@@ -6,6 +6,8 @@
 #include "greenrl/env/classic/mountain_car.h"
 #include "greenrl/env/classic/mountain_car_continuous.h"
 #include "greenrl/env/classic/pendulum.h"
+#include "greenrl/env/mujoco/half_cheetah.h"
+#include "greenrl/env/mujoco/hopper.h"
 
 namespace greenrl::env {
 namespace {
@@ -27,6 +29,9 @@ const std::vector<EnvRegistration>& RegisteredEnvs() {
       Register<CartPole>(),    Register<Acrobot>(),
       Register<MountainCar>(), Register<MountainCarContinuous>(),
       Register<Pendulum>(),
+      // MuJoCo locomotion: one model per VecEnv, built by the task's own factory.
+      EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched},
+      EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched},
   };
   return registry;
 }

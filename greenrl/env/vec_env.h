@@ -62,6 +62,9 @@ class VecEnv {
   virtual void SetActiveThreads(int threads);
   // The seed given at construction.
   uint64_t seed() const { return seed_; }
+  // Steps whose row hit a numerical fault and was reset instead (BatchedEnv::non_finite_resets;
+  // the MuJoCo envs count them, classic envs never fault). Decorators forward it.
+  virtual int64_t non_finite_resets() const;
 
   // Resets every row: row i reseeds its generator with DeriveSeed(seed(), i) and resets. Writes
   // obs; clears reward, terminated, truncated, episode_return and episode_length; final_obs = obs.

@@ -31,6 +31,7 @@ class VecEnvWrapper : public VecEnv {
   void SetActiveThreads(int threads) override { inner_->SetActiveThreads(threads); }
   void Reset() override { inner_->Reset(); }
   void Step() override { inner_->Step(); }
+  int64_t non_finite_resets() const override { return inner_->non_finite_resets(); }
 
   // The wrapped env.
   VecEnv& inner() { return *inner_; }

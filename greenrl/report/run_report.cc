@@ -42,6 +42,10 @@ std::string FormatSummary(const RunReport& r) {
   s += fmt::format("  steps          {}\n", r.steps);
   s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s)\n", r.wall_time_s, r.cpu_time_s);
   s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
+  if (r.env_non_finite_resets > 0) {
+    s += fmt::format("  env faults     {} steps hit a non-finite state; those envs were reset\n",
+                     r.env_non_finite_resets);
+  }
   if (r.eval_episodes > 0) {
     s += fmt::format("  eval return    {:.2f} ± {:.2f} ({} deterministic episodes)\n",
                      r.eval_mean_return, r.eval_std_return, r.eval_episodes);
@@ -80,6 +84,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["steps"] = r.steps;
   j["wall_time_s"] = r.wall_time_s;
   j["cpu_time_s"] = r.cpu_time_s;
+  j["env_non_finite_resets"] = r.env_non_finite_resets;
   j["eval_episodes"] = r.eval_episodes;
   j["eval_mean_return"] =
       r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_mean_return) : nlohmann::ordered_json();

@@ -566,6 +566,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.wall_time_s = wall_time_s;
   r.cpu_time_s = cpu_time_s;
   r.steps_per_s = steps / wall_time_s;
+  r.env_non_finite_resets = env->non_finite_resets();
   if (stopped_by_budget) {
     r.eval_episodes = 0;
     r.eval_note = "the energy budget ended the run (greenrl eval --run " + run_dir +

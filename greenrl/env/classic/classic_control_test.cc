@@ -293,7 +293,7 @@ TEST_P(ClassicEnvTest, SameSeedSameTrajectoryForAnyThreadCountOtherSeedDiffers) 
 // ---------------------------------------------------------------------------------------------
 // Specs and the registry.
 
-TEST(ClassicRegistryTest, FiveEnvsWithGymnasiumIdsLimitsAndThresholds) {
+TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
   struct Expected {
     const char* id;
     int obs_dim;
@@ -308,6 +308,9 @@ TEST(ClassicRegistryTest, FiveEnvsWithGymnasiumIdsLimitsAndThresholds) {
       {"MountainCar-v0", 2, true, 3, 200, -110.0},
       {"MountainCarContinuous-v0", 2, false, 1, 999, 90.0},
       {"Pendulum-v1", 3, false, 1, 200, std::nullopt},
+      // The MuJoCo envs follow (Gymnasium's v4 registrations; mujoco/mujoco_test.cc tests them).
+      {"HalfCheetah-v4", 17, false, 6, 1000, 4800.0},
+      {"Hopper-v4", 11, false, 3, 1000, 3800.0},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -1,0 +1,34 @@
+#include "greenrl/env/mujoco/half_cheetah.h"
+
+namespace greenrl::env::mujoco {
+
+const LocomotionTask& HalfCheetah::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t;
+    t.id = "HalfCheetah-v4";
+    t.asset = "half_cheetah.xml";
+    t.frame_skip = 5;  // MujocoEnv.__init__(self, "half_cheetah.xml", 5, ...)
+    t.obs_dim = kObsDim;
+    t.act_dim = kActDim;
+    t.forward_reward_weight = 1.0;
+    t.ctrl_cost_weight = 0.1;
+    t.reset_noise_scale = 0.1;
+    t.velocity_noise = VelocityNoise::kNormal;  // init_qvel + scale * standard_normal(nv)
+    t.has_health = false;                      // terminated is always False
+    t.max_episode_steps = 1000;                // gymnasium/envs/__init__.py registration
+    t.reward_threshold = 4800.0;
+    return t;
+  }();
+  return task;
+}
+
+const EnvSpec& HalfCheetah::Spec() {
+  static const EnvSpec spec = MakeLocomotionSpec(Task(), -1.0f, 1.0f);  // motor ctrlrange "-1 1"
+  return spec;
+}
+
+std::unique_ptr<BatchedEnv> HalfCheetah::MakeBatched(int num_envs) {
+  return std::make_unique<LocomotionEnv>(Task(), Spec(), num_envs);
+}
+
+}  // namespace greenrl::env::mujoco

@@ -1,0 +1,44 @@
+#include "greenrl/env/mujoco/hopper.h"
+
+#include <limits>
+
+namespace greenrl::env::mujoco {
+
+const LocomotionTask& Hopper::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t;
+    t.id = "Hopper-v4";
+    t.asset = "hopper.xml";
+    t.frame_skip = 4;  // MujocoEnv.__init__(self, "hopper.xml", 4, ...)
+    t.obs_dim = kObsDim;
+    t.act_dim = kActDim;
+    t.forward_reward_weight = 1.0;
+    t.ctrl_cost_weight = 1e-3;
+    t.reset_noise_scale = 5e-3;
+    t.velocity_noise = VelocityNoise::kUniform;  // init_qvel + uniform(-scale, scale, nv)
+    t.qvel_clip = 10.0;                          // np.clip(qvel, -10, 10) in _get_obs
+    t.has_health = true;                         // terminate_when_unhealthy=True
+    t.healthy_reward = 1.0;
+    t.healthy_state_min = -100.0;
+    t.healthy_state_max = 100.0;
+    t.healthy_z_min = 0.7;
+    t.healthy_z_max = std::numeric_limits<double>::infinity();
+    t.healthy_angle_min = -0.2;
+    t.healthy_angle_max = 0.2;
+    t.max_episode_steps = 1000;  // gymnasium/envs/__init__.py registration
+    t.reward_threshold = 3800.0;
+    return t;
+  }();
+  return task;
+}
+
+const EnvSpec& Hopper::Spec() {
+  static const EnvSpec spec = MakeLocomotionSpec(Task(), -1.0f, 1.0f);  // motor ctrlrange "-1 1"
+  return spec;
+}
+
+std::unique_ptr<BatchedEnv> Hopper::MakeBatched(int num_envs) {
+  return std::make_unique<LocomotionEnv>(Task(), Spec(), num_envs);
+}
+
+}  // namespace greenrl::env::mujoco

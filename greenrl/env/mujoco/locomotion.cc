@@ -1,0 +1,201 @@
+#include "greenrl/env/mujoco/locomotion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::env::mujoco {
+namespace {
+
+// MuJoCo's own instability warnings: BADQPOS/BADQVEL/BADQACC come with a reset of the data by
+// MuJoCo (mj_checkPos, mj_checkVel, mj_checkAcc), so the row's state is no longer the episode's;
+// CONTACTFULL/CNSTRFULL mean contacts or constraint rows beyond the model's nconmax/njmax were
+// dropped, so the step's physics is not the model's. Counters are cleared by mj_resetData.
+bool UnstableWarning(const mjData& data) {
+  return data.warning[mjWARN_BADQPOS].number > 0 || data.warning[mjWARN_BADQVEL].number > 0 ||
+         data.warning[mjWARN_BADQACC].number > 0 || data.warning[mjWARN_CONTACTFULL].number > 0 ||
+         data.warning[mjWARN_CNSTRFULL].number > 0;
+}
+
+bool AllFinite(const mjtNum* x, int n) {
+  for (int k = 0; k < n; ++k) {
+    if (!std::isfinite(x[k])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+EnvSpec MakeLocomotionSpec(const LocomotionTask& task, float action_low, float action_high) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  EnvSpec spec;
+  spec.id = task.id;
+  spec.observation_space.low.assign(task.obs_dim, -kInf);
+  spec.observation_space.high.assign(task.obs_dim, kInf);
+  spec.observation_space.shape = {task.obs_dim};
+  Box action;
+  action.low.assign(task.act_dim, action_low);
+  action.high.assign(task.act_dim, action_high);
+  action.shape = {task.act_dim};
+  spec.action_space = action;
+  spec.max_episode_steps = task.max_episode_steps;
+  spec.reward_threshold = task.reward_threshold;
+  return spec;
+}
+
+LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, int num_envs)
+    : task_(task), spec_(spec), model_(LoadModel(AssetPath(task.asset))) {
+  GREENRL_CHECK(num_envs >= 1, "LocomotionEnv needs num_envs >= 1");
+  const mjModel& m = *model_;
+  const std::string where = "mujoco: model '" + task.asset + "' for " + task.id + ": ";
+  if (m.nq - 1 + m.nv != task.obs_dim) {
+    throw MujocoError(where + "nq - 1 + nv = " + std::to_string(m.nq - 1 + m.nv) +
+                      ", expected obs_dim " + std::to_string(task.obs_dim));
+  }
+  if (m.nu != task.act_dim) {
+    throw MujocoError(where + "nu = " + std::to_string(m.nu) + ", expected act_dim " +
+                      std::to_string(task.act_dim));
+  }
+  // The action space is the actuators' ctrlrange (Gymnasium's MujocoEnv._set_action_space).
+  const Box& action = std::get<Box>(spec.action_space);
+  for (int a = 0; a < m.nu; ++a) {
+    if (!m.actuator_ctrllimited[a] ||
+        static_cast<float>(m.actuator_ctrlrange[2 * a]) != action.low[a] ||
+        static_cast<float>(m.actuator_ctrlrange[2 * a + 1]) != action.high[a]) {
+      throw MujocoError(where + "actuator " + std::to_string(a) +
+                        " ctrlrange differs from the spec's action bounds");
+    }
+  }
+  dt_ = task.frame_skip * m.opt.timestep;
+  rows_.resize(num_envs);
+  for (Row& row : rows_) row.data = MakeData(m);
+}
+
+int64_t LocomotionEnv::non_finite_resets() const {
+  int64_t total = 0;
+  for (const Row& row : rows_) total += row.non_finite_resets;
+  return total;
+}
+
+void LocomotionEnv::ResetRow(Row& row) const {
+  // MujocoEnv.reset -> mj_resetData, then reset_model: qpos noise for all nq entries first, then
+  // qvel noise for all nv entries, then set_state (which ends with mj_forward).
+  const mjModel& m = *model_;
+  mjData& d = *row.data;
+  mj_resetData(&m, &d);  // qpos = qpos0, qvel = 0, time = 0, warnings cleared
+  const double s = task_.reset_noise_scale;
+  for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-s, s);
+  for (int k = 0; k < m.nv; ++k) {
+    d.qvel[k] = task_.velocity_noise == VelocityNoise::kNormal ? s * row.rng.Normal()
+                                                                : row.rng.Uniform(-s, s);
+  }
+  mj_forward(&m, &d);
+  row.elapsed_steps = 0;
+  row.has_reset = true;
+}
+
+void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
+  const mjModel& m = *model_;
+  for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
+  const double c = task_.qvel_clip;
+  for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
+}
+
+bool LocomotionEnv::Healthy(const mjData& data) const {
+  // HopperEnv.is_healthy: state_vector()[2:] = [qpos[2:], qvel], z = qpos[1], angle = qpos[2],
+  // every comparison strict.
+  const mjModel& m = *model_;
+  const LocomotionTask& t = task_;
+  for (int k = 2; k < m.nq; ++k) {
+    if (!(t.healthy_state_min < data.qpos[k] && data.qpos[k] < t.healthy_state_max)) return false;
+  }
+  for (int k = 0; k < m.nv; ++k) {
+    if (!(t.healthy_state_min < data.qvel[k] && data.qvel[k] < t.healthy_state_max)) return false;
+  }
+  const double z = data.qpos[1];
+  const double angle = data.qpos[2];
+  return t.healthy_z_min < z && z < t.healthy_z_max && t.healthy_angle_min < angle &&
+         angle < t.healthy_angle_max;
+}
+
+void LocomotionEnv::ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) {
+  const int64_t obs_dim = task_.obs_dim;
+  for (int i = begin; i < end; ++i) {
+    Row& row = rows_[i];
+    row.rng.Seed(DeriveSeed(seed, i));
+    ResetRow(row);
+    WriteObs(*row.data, buffers.obs + i * obs_dim);
+    std::memcpy(buffers.final_obs + i * obs_dim, buffers.obs + i * obs_dim,
+                sizeof(float) * obs_dim);
+    buffers.reward[i] = 0.0f;
+    buffers.terminated[i] = 0;
+    buffers.truncated[i] = 0;
+    buffers.episode_return[i] = 0.0f;
+    buffers.episode_length[i] = 0;
+    row.running_return = 0.0;
+    row.running_length = 0;
+  }
+}
+
+void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
+  const mjModel& m = *model_;
+  const int64_t obs_dim = task_.obs_dim;
+  const int act_dim = task_.act_dim;
+  for (int i = begin; i < end; ++i) {
+    Row& row = rows_[i];
+    mjData& d = *row.data;
+    const float* action = buffers.continuous_actions + static_cast<int64_t>(i) * act_dim;
+    float* obs = buffers.obs + i * obs_dim;
+    float* final_obs = buffers.final_obs + i * obs_dim;
+    GREENRL_CHECK(row.has_reset, "LocomotionEnv::StepRows called before ResetRows");
+
+    // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps.
+    const double x_before = d.qpos[0];
+    double ctrl_sq = 0.0;
+    for (int a = 0; a < act_dim; ++a) {
+      d.ctrl[a] = static_cast<double>(action[a]);
+      ctrl_sq += d.ctrl[a] * d.ctrl[a];
+    }
+    for (int k = 0; k < task_.frame_skip; ++k) mj_step(&m, &d);
+    row.elapsed_steps += 1;
+    row.running_length += 1;
+
+    const bool fault = UnstableWarning(d) || !AllFinite(d.qpos, m.nq) || !AllFinite(d.qvel, m.nv);
+    if (fault) {
+      // obs still holds the last finite observation (the one this step started from).
+      std::memcpy(final_obs, obs, sizeof(float) * obs_dim);
+      buffers.reward[i] = 0.0f;
+      buffers.terminated[i] = 0;
+      buffers.truncated[i] = 1;
+      row.non_finite_resets += 1;
+    } else {
+      const double x_velocity = (d.qpos[0] - x_before) / dt_;
+      const double reward = task_.forward_reward_weight * x_velocity + task_.healthy_reward -
+                            task_.ctrl_cost_weight * ctrl_sq;
+      const bool terminated = task_.has_health && !Healthy(d);
+      const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
+      WriteObs(d, final_obs);
+      buffers.reward[i] = static_cast<float>(reward);
+      buffers.terminated[i] = terminated ? 1 : 0;
+      buffers.truncated[i] = truncated ? 1 : 0;
+      row.running_return += reward;
+    }
+
+    if (fault || buffers.terminated[i] || buffers.truncated[i]) {
+      buffers.episode_return[i] = static_cast<float>(row.running_return);
+      buffers.episode_length[i] = row.running_length;
+      row.running_return = 0.0;
+      row.running_length = 0;
+      ResetRow(row);
+      WriteObs(d, obs);
+    } else {
+      buffers.episode_return[i] = 0.0f;
+      buffers.episode_length[i] = 0;
+      std::memcpy(obs, final_obs, sizeof(float) * obs_dim);
+    }
+  }
+}
+
+}  // namespace greenrl::env::mujoco

@@ -1,0 +1,123 @@
+// locomotion.h: Gymnasium v4's planar MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4) as one
+// batched env driven by a table of task constants.
+//
+// Both tasks share Gymnasium's MujocoEnv step (gymnasium/envs/mujoco/{half_cheetah,hopper}_v4.py,
+// Gymnasium 0.29 / 1.0, which keep the v4 classes unchanged):
+//   x_before = qpos[0]; ctrl = action; mj_step x frame_skip; x_after = qpos[0]
+//   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
+//            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
+//   obs = [qpos[1:], clip(qvel, -qvel_clip, qvel_clip)]   (root x excluded)
+// with the TimeLimit of gymnasium.make (1000 steps, truncated). Actions are not clipped by the
+// env (as in Gymnasium): MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses
+// the action as given.
+//
+// Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
+// env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
+// TimeLimit count and episode statistics. Rows are independent, so threads step disjoint row
+// ranges and the results never depend on the number of threads.
+//
+// Numerical faults (../shared/STYLE.md, "Errors"): when a step leaves a non-finite qpos/qvel or
+// MuJoCo flags an unstable state (its mjWARN_BADQPOS/BADQVEL/BADQACC warnings, after which MuJoCo
+// itself resets the data) or dropped contacts (mjWARN_CONTACTFULL/CNSTRFULL), the row's episode is ended as truncated with reward 0, final_obs is
+// the last finite observation (the one before the faulty step), the row is reset from its own
+// Rng, the fault is counted (non_finite_resets()), and the run goes on.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/rng.h"
+#include "greenrl/env/batched_env.h"
+#include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/spaces.h"
+
+namespace greenrl::env::mujoco {
+
+// How the reset noise is added to qvel (Gymnasium's reset_model).
+enum class VelocityNoise {
+  kNormal,   // qvel = qvel0 + reset_noise_scale * N(0, 1)   (HalfCheetah-v4)
+  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper-v4)
+};
+
+// Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
+// registration's TimeLimit. Units: SI (m, s, rad); rewards per env step.
+struct LocomotionTask {
+  std::string id;                      // registered id, e.g. "HalfCheetah-v4"
+  std::string asset;                   // MJCF file name in AssetDir(), e.g. "half_cheetah.xml"
+  int frame_skip = 5;                  // mj_step calls per env step
+  int obs_dim = 0;                     // nq - 1 + nv (root x excluded)
+  int act_dim = 0;                     // nu, actuators
+  double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
+  double ctrl_cost_weight = 0.1;       // weight of sum(action^2)
+  double reset_noise_scale = 0.1;      // qpos noise U(-s, s); qvel noise per velocity_noise
+  VelocityNoise velocity_noise = VelocityNoise::kNormal;
+  double qvel_clip = std::numeric_limits<double>::infinity();  // observation clips qvel to +-this
+  // Health (Hopper): the step is unhealthy unless every entry of [qpos[2:], qvel] lies strictly
+  // inside healthy_state_range, qpos[1] (z) strictly inside healthy_z_range and qpos[2] (angle)
+  // strictly inside healthy_angle_range; unhealthy steps terminate. Off when has_health is false.
+  bool has_health = false;
+  double healthy_reward = 0.0;  // added on every step (Gymnasium: also on the terminating one)
+  double healthy_state_min = -100.0, healthy_state_max = 100.0;
+  double healthy_z_min = 0.7, healthy_z_max = std::numeric_limits<double>::infinity();
+  double healthy_angle_min = -0.2, healthy_angle_max = 0.2;
+  int max_episode_steps = 1000;             // TimeLimit (steps)
+  std::optional<double> reward_threshold;  // Gymnasium registry's reward_threshold
+};
+
+// Builds the static EnvSpec of a task: observation Box float32 [obs_dim] in (-inf, inf); action
+// Box float32 [act_dim] with the bounds given (the model's actuator ctrlrange, checked against the
+// model when a LocomotionEnv is built); TimeLimit and reward threshold from the task.
+EnvSpec MakeLocomotionSpec(const LocomotionTask& task, float action_low, float action_high);
+
+// N copies of one locomotion task sharing one mjModel. Thread-safety: ResetRows/StepRows may run
+// concurrently on disjoint row ranges (the model is read-only; each row has its own mjData).
+class LocomotionEnv final : public BatchedEnv {
+ public:
+  // Loads AssetPath(task.asset) once and allocates num_envs mjData.
+  // Args: task: lives as long as this object (the tasks are function-local statics); spec: the
+  //   task's static spec; num_envs: N >= 1.
+  // Errors: MujocoError with MuJoCo's loader message when the model cannot be loaded, or naming
+  //   the mismatch when the model's nq/nv/nu/ctrlrange/timestep disagree with task and spec.
+  LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, int num_envs);
+
+  const EnvSpec& spec() const override { return spec_; }
+  int num_envs() const override { return static_cast<int>(rows_.size()); }
+  void ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) override;
+  void StepRows(int begin, int end, const VecBuffers& buffers) override;
+
+  // Steps that hit a numerical fault, each followed by a reset of that row (summed over rows
+  // since construction). Safe to read from the driving thread between Steps.
+  int64_t non_finite_resets() const;
+
+  // The shared model (read-only) and row i's state, for tests (like SetState in classic envs).
+  const mjModel& model() const { return *model_; }
+  mjData& data(int i) { return *rows_[i].data; }
+  // Seconds of simulated time per env step: frame_skip * timestep.
+  double dt() const { return dt_; }
+
+ private:
+  struct Row {
+    DataPtr data;                 // this env's simulation state
+    Rng rng;                      // this env's generator
+    int elapsed_steps = 0;        // TimeLimit count since reset
+    double running_return = 0.0;  // return of the running episode so far
+    int32_t running_length = 0;   // steps of the running episode so far
+    int64_t non_finite_resets = 0;  // faults on this row since construction
+    bool has_reset = false;         // ResetRows ran at least once
+  };
+
+  void ResetRow(Row& row) const;                    // noise from row.rng, then mj_forward
+  void WriteObs(const mjData& data, float* dst) const;  // float32 [obs_dim]
+  bool Healthy(const mjData& data) const;
+
+  const LocomotionTask& task_;
+  const EnvSpec& spec_;
+  ModelPtr model_;
+  double dt_ = 0.0;
+  std::vector<Row> rows_;
+};
+
+}  // namespace greenrl::env::mujoco

@@ -1,0 +1,53 @@
+#include "greenrl/env/mujoco/mujoco_model.h"
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+
+namespace greenrl::env::mujoco {
+
+void ModelDeleter::operator()(mjModel* model) const {
+  if (model != nullptr) mj_deleteModel(model);
+}
+
+void DataDeleter::operator()(mjData* data) const {
+  if (data != nullptr) mj_deleteData(data);
+}
+
+ModelPtr LoadModel(const std::string& path) {
+  std::array<char, 1000> error{};  // mj_loadXML writes a NUL-terminated message here
+  ModelPtr model(mj_loadXML(path.c_str(), /*vfs=*/nullptr, error.data(),
+                            static_cast<int>(error.size())));
+  if (model == nullptr) {
+    throw MujocoError("mujoco: cannot load model '" + path + "': " + std::string(error.data()));
+  }
+  return model;
+}
+
+DataPtr MakeData(const mjModel& model) {
+  DataPtr data(mj_makeData(&model));
+  if (data == nullptr) throw MujocoError("mujoco: mj_makeData failed (out of memory?)");
+  return data;
+}
+
+namespace {
+
+bool HasModels(const std::string& dir) {
+  return std::ifstream(dir + "/half_cheetah.xml").good();
+}
+
+}  // namespace
+
+std::string AssetDir() {
+  const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
+  if (override_dir != nullptr && override_dir[0] != '\0') return override_dir;
+  const std::string source_dir = GREENRL_MUJOCO_SOURCE_ASSET_DIR;
+  if (HasModels(source_dir)) return source_dir;
+  const std::string install_dir = GREENRL_MUJOCO_INSTALL_ASSET_DIR;
+  if (HasModels(install_dir)) return install_dir;
+  return source_dir;
+}
+
+std::string AssetPath(const std::string& file_name) { return AssetDir() + "/" + file_name; }
+
+}  // namespace greenrl::env::mujoco

@@ -1,0 +1,57 @@
+// mujoco_model.h: RAII ownership of MuJoCo's C handles and where the MJCF assets live.
+//
+// ../shared/STYLE.md point 3 (constant model, mutable state): one mjModel is loaded per VecEnv and
+// shared read-only by every row; each row owns its own mjData. Both are held in std::unique_ptr
+// with MuJoCo's deleters (mj_deleteModel, mj_deleteData), so no path leaks them. Torch-free.
+// MuJoCo version: Debian 12's libmujoco-dev 2.2.2.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace greenrl::env::mujoco {
+
+// Deleter for mjModel (mj_deleteModel); null-safe.
+struct ModelDeleter {
+  void operator()(mjModel* model) const;
+};
+// Deleter for mjData (mj_deleteData); null-safe.
+struct DataDeleter {
+  void operator()(mjData* data) const;
+};
+
+using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;  // owns one compiled model
+using DataPtr = std::unique_ptr<mjData, DataDeleter>;     // owns one simulation state
+
+// A MuJoCo model that failed to load or that does not match what an env expects. what() carries
+// the file path and MuJoCo's own loader message verbatim.
+class MujocoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses and compiles the MJCF file at `path` (mj_loadXML).
+// Returns: the compiled model (never null).
+// Errors: MujocoError("mujoco: cannot load model '<path>': <MuJoCo's message>") when the file is
+//   missing, unreadable or invalid.
+ModelPtr LoadModel(const std::string& path);
+
+// Allocates the state for `model` (mj_makeData), in its default configuration (qpos = qpos0,
+// qvel = 0). Errors: MujocoError when MuJoCo cannot allocate it.
+DataPtr MakeData(const mjModel& model);
+
+// Folder holding greenrl's MJCF files (greenrl/env/mujoco/assets), looked up in this order:
+//   1. the environment variable GREENRL_MUJOCO_ASSETS, when set and non-empty (used as given);
+//   2. the source tree this binary was built from (compiled in, so a build tree works as is);
+//   3. the install tree, <prefix>/share/greenrl/mujoco (compiled in; `cmake --install`).
+// The first of 2 and 3 that holds half_cheetah.xml wins; when neither does, 2 is returned and
+// LoadModel reports the missing file with its full path.
+std::string AssetDir();
+
+// AssetDir() + "/" + file_name.
+std::string AssetPath(const std::string& file_name);
+
+}  // namespace greenrl::env::mujoco

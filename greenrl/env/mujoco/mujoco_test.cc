@@ -1,0 +1,439 @@
+// mujoco_test.cc: HalfCheetah-v4 and Hopper-v4 on libmujoco: the model's physical constants
+// against Gymnasium's published values, loader errors, spaces and reset bounds, determinism per
+// seed across thread counts, the reward identity, Hopper's termination rule, the 1000-step
+// TimeLimit, and recovery from a deliberately non-finite state.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/rng.h"
+#include "greenrl/env/mujoco/half_cheetah.h"
+#include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/locomotion.h"
+#include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/registry.h"
+#include "greenrl/env/vec_env.h"
+
+namespace greenrl::env::mujoco {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// A VecEnv over a LocomotionEnv whose rows the test can reach (the VecEnv owns it).
+struct Harness {
+  LocomotionEnv* env = nullptr;  // owned by vec
+  std::unique_ptr<VecEnv> vec;
+};
+
+template <typename Task>
+Harness Make(int num_envs, uint64_t seed, int threads) {
+  std::unique_ptr<BatchedEnv> batched = Task::MakeBatched(num_envs);
+  Harness h;
+  h.env = static_cast<LocomotionEnv*>(batched.get());
+  h.vec = std::make_unique<VecEnv>(std::move(batched), seed, threads);
+  h.vec->Reset();
+  return h;
+}
+
+// Fills the action buffer with U(-1, 1) actions from `rng`.
+void RandomActions(VecEnv& vec, Rng& rng) {
+  const int64_t n = vec.num_envs() * vec.spec().act_dim();
+  for (int64_t k = 0; k < n; ++k) {
+    vec.continuous_actions()[k] = static_cast<float>(rng.Uniform(-1.0, 1.0));
+  }
+}
+
+int BodyId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_BODY, name); }
+int JointId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_JOINT, name); }
+
+// ---------------------------------------------------------------------------------------------
+// Physical constants. Published values:
+//  - body masses as the mujoco >= 2.1 bindings compile Gymnasium's v4 models
+//    (env.unwrapped.model.body_mass, as printed in public Gymnasium projects' parameter tables):
+//    HalfCheetah [0, 6.25020921, 1.54351464, 1.5874477, 1.09539749, 1.43807531, 1.20083682,
+//    0.88451883] (settotalmass 14 kg); Hopper [0, 3.66519143, 4.05789051, 2.78135670, 5.31557477]
+//    (capsules of density 1000 kg/m^3, e.g. the torso 1000 (pi 0.05^2 0.4 + 4/3 pi 0.05^3) =
+//    3.66519 kg). (Tables made with mujoco-py, HalfCheetah-v2/v3, list 6.36031332, 1.53524804,
+//    ...: the old engine counted a capsule's end caps as 3/4 of a sphere; MuJoCo 2.x counts the
+//    full sphere, and so do greenrl's numbers.)
+//  - joint ranges, damping, stiffness, armature, gears and timesteps: Gymnasium's
+//    gymnasium/envs/mujoco/assets/half_cheetah.xml and hopper.xml; frame_skip 5 and 4:
+//    half_cheetah_v4.py and hopper_v4.py (their docstrings: dt = 5 x 0.01 = 0.05 and
+//    dt = 4 x 0.002 = 0.008).
+// ---------------------------------------------------------------------------------------------
+
+TEST(MujocoModelTest, HalfCheetahPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("half_cheetah.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 9);
+  EXPECT_EQ(m.nv, 9);
+  EXPECT_EQ(m.nu, 6);
+  EXPECT_EQ(m.nbody, 8);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
+  EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
+  const char* bodies[] = {"torso", "bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot"};
+  const double masses[] = {6.25020921, 1.54351464, 1.5874477, 1.09539749,
+                           1.43807531, 1.20083682, 0.88451883};
+  double total = 0.0;
+  for (int b = 0; b < 7; ++b) {
+    const int id = BodyId(m, bodies[b]);
+    ASSERT_GE(id, 0) << bodies[b];
+    EXPECT_NEAR(m.body_mass[id], masses[b], 1e-8) << bodies[b];
+  }
+  for (int b = 0; b < m.nbody; ++b) total += m.body_mass[b];
+  EXPECT_NEAR(total, 14.0, 1e-9);
+  // name, range low/high (rad), damping, stiffness, armature, gear
+  struct Joint {
+    const char* name;
+    double low, high, damping, stiffness, armature, gear;
+  };
+  const Joint joints[] = {
+      {"bthigh", -.52, 1.05, 6.0, 240.0, 0.1, 120.0}, {"bshin", -.785, .785, 4.5, 180.0, 0.1, 90.0},
+      {"bfoot", -.4, .785, 3.0, 120.0, 0.1, 60.0},    {"fthigh", -1.0, .7, 4.5, 180.0, 0.1, 120.0},
+      {"fshin", -1.2, .87, 3.0, 120.0, 0.1, 60.0},    {"ffoot", -.5, .5, 1.5, 60.0, 0.1, 30.0},
+  };
+  for (int a = 0; a < 6; ++a) {
+    const Joint& j = joints[a];
+    const int id = JointId(m, j.name);
+    ASSERT_GE(id, 0) << j.name;
+    const int dof = m.jnt_dofadr[id];
+    EXPECT_TRUE(m.jnt_limited[id]) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * id], j.low) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * id + 1], j.high) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], j.damping) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], j.stiffness) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], j.armature) << j.name;
+    EXPECT_EQ(m.actuator_trnid[2 * a], id) << "actuator " << a;
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], j.gear) << j.name;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 1.0);
+  }
+  // The planar root: no damping, stiffness or armature.
+  for (const char* root : {"rootx", "rootz", "rooty"}) {
+    const int id = JointId(m, root);
+    ASSERT_GE(id, 0);
+    EXPECT_FALSE(m.jnt_limited[id]);
+    EXPECT_EQ(m.dof_damping[m.jnt_dofadr[id]], 0.0);
+    EXPECT_EQ(m.dof_armature[m.jnt_dofadr[id]], 0.0);
+  }
+}
+
+TEST(MujocoModelTest, HopperPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("hopper.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 6);
+  EXPECT_EQ(m.nv, 6);
+  EXPECT_EQ(m.nu, 3);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.002);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  const char* bodies[] = {"torso", "thigh", "leg", "foot"};
+  const double masses[] = {3.66519143, 4.05789051, 2.78135670, 5.31557477};
+  double total = 0.0;
+  for (int b = 0; b < 4; ++b) {
+    const int id = BodyId(m, bodies[b]);
+    ASSERT_GE(id, 0) << bodies[b];
+    EXPECT_NEAR(m.body_mass[id], masses[b], 1e-7) << bodies[b];
+    total += masses[b];
+  }
+  double model_total = 0.0;
+  for (int b = 0; b < m.nbody; ++b) model_total += m.body_mass[b];
+  EXPECT_NEAR(model_total, total, 1e-7);  // 15.81999 kg
+  EXPECT_DOUBLE_EQ(m.qpos0[1], 1.25);     // rootz ref: the torso starts 1.25 m up
+  struct Joint {
+    const char* name;
+    double low_deg, high_deg;
+  };
+  const Joint joints[] = {{"thigh_joint", -150, 0}, {"leg_joint", -150, 0}, {"foot_joint", -45, 45}};
+  for (int a = 0; a < 3; ++a) {
+    const int id = JointId(m, joints[a].name);
+    ASSERT_GE(id, 0) << joints[a].name;
+    const int dof = m.jnt_dofadr[id];
+    EXPECT_NEAR(m.jnt_range[2 * id], joints[a].low_deg * kPi / 180.0, 1e-12);
+    EXPECT_NEAR(m.jnt_range[2 * id + 1], joints[a].high_deg * kPi / 180.0, 1e-12);
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], 1.0);
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], 1.0);
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], 0.0);
+    EXPECT_EQ(m.actuator_trnid[2 * a], id);
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], 200.0);
+  }
+  // Foot friction 2.0, the other limbs 0.9 (sliding friction coefficient).
+  EXPECT_DOUBLE_EQ(m.geom_friction[3 * mj_name2id(&m, mjOBJ_GEOM, "foot_geom")], 2.0);
+  EXPECT_DOUBLE_EQ(m.geom_friction[3 * mj_name2id(&m, mjOBJ_GEOM, "thigh_geom")], 0.9);
+}
+
+TEST(MujocoModelTest, LoaderErrorsCarryMujocosMessage) {
+  try {
+    LoadModel("/nonexistent/greenrl/model.xml");
+    FAIL() << "expected MujocoError";
+  } catch (const MujocoError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot load model '/nonexistent/greenrl/model.xml': "), std::string::npos)
+        << what;
+    EXPECT_GT(what.size(), std::string("mujoco: cannot load model '/nonexistent/greenrl/model.xml': ").size())
+        << "MuJoCo's own message is missing: " << what;
+  }
+  const std::string bad = ::testing::TempDir() + "/greenrl_bad_model.xml";
+  std::ofstream(bad) << "<mujoco><worldbody><body><geom type=\"capsule\" size=\"-1\"/></body>"
+                        "</worldbody></mujoco>";
+  try {
+    LoadModel(bad);
+    FAIL() << "expected MujocoError";
+  } catch (const MujocoError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(bad), std::string::npos) << what;
+    EXPECT_NE(what.find("Error"), std::string::npos) << "MuJoCo's message: " << what;
+  }
+  std::remove(bad.c_str());
+}
+
+TEST(MujocoModelTest, AssetDirOverrideIsHonouredAndAMissingModelIsReported) {
+  ::setenv("GREENRL_MUJOCO_ASSETS", "/nonexistent/assets", /*overwrite=*/1);
+  EXPECT_EQ(AssetDir(), "/nonexistent/assets");
+  try {
+    MakeVecEnv("HalfCheetah-v4", 1, 0, 1);
+    ADD_FAILURE() << "expected MujocoError";
+  } catch (const MujocoError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/assets/half_cheetah.xml"),
+              std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("GREENRL_MUJOCO_ASSETS");
+  EXPECT_TRUE(std::ifstream(AssetPath("hopper.xml")).good()) << AssetDir();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spaces, reset, TimeLimit.
+// ---------------------------------------------------------------------------------------------
+
+TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
+  const EnvSpec& cheetah = FindEnvSpec("HalfCheetah-v4");
+  EXPECT_EQ(cheetah.obs_dim(), 17);
+  EXPECT_EQ(cheetah.act_dim(), 6);
+  EXPECT_EQ(cheetah.max_episode_steps, 1000);
+  EXPECT_EQ(cheetah.reward_threshold, 4800.0);
+  const EnvSpec& hopper = FindEnvSpec("Hopper-v4");
+  EXPECT_EQ(hopper.obs_dim(), 11);
+  EXPECT_EQ(hopper.act_dim(), 3);
+  EXPECT_EQ(hopper.max_episode_steps, 1000);
+  EXPECT_EQ(hopper.reward_threshold, 3800.0);
+  for (const EnvSpec* spec : {&cheetah, &hopper}) {
+    const Box& action = std::get<Box>(spec->action_space);
+    for (int64_t k = 0; k < spec->act_dim(); ++k) {
+      EXPECT_EQ(action.low[k], -1.0f);
+      EXPECT_EQ(action.high[k], 1.0f);
+    }
+    for (int64_t k = 0; k < spec->obs_dim(); ++k) {
+      EXPECT_TRUE(std::isinf(spec->observation_space.high[k]));
+    }
+  }
+  Harness cheetah_env = Make<HalfCheetah>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(cheetah_env.env->dt(), 0.05);
+  Harness hopper_env = Make<Hopper>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(hopper_env.env->dt(), 0.008);
+}
+
+TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
+  Harness cheetah = Make<HalfCheetah>(64, 7, 1);
+  const float* obs = cheetah.vec->obs();
+  double vel_sq = 0.0;
+  for (int i = 0; i < 64; ++i) {
+    // qpos0 = 0 everywhere; qpos noise U(-0.1, 0.1) (obs[0:8] = qpos[1:9]).
+    for (int k = 0; k < 8; ++k) EXPECT_LE(std::abs(obs[i * 17 + k]), 0.1f);
+    for (int k = 8; k < 17; ++k) vel_sq += obs[i * 17 + k] * obs[i * 17 + k];
+  }
+  // qvel noise 0.1 N(0, 1): the sample std over 576 draws is 0.1 within a few percent.
+  EXPECT_NEAR(std::sqrt(vel_sq / (64 * 9)), 0.1, 0.01);
+  Harness hopper = Make<Hopper>(64, 7, 1);
+  obs = hopper.vec->obs();
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_NEAR(obs[i * 11 + 0], 1.25f, 0.005f + 1e-6f);  // z = qpos0 1.25 + U(-0.005, 0.005)
+    for (int k = 1; k < 11; ++k) EXPECT_LE(std::abs(obs[i * 11 + k]), 0.005f) << k;
+  }
+}
+
+TEST(LocomotionTest, HalfCheetahTruncatesAfter1000StepsAndNeverTerminates) {
+  Harness h = Make<HalfCheetah>(2, 1, 1);
+  Rng rng(5);
+  for (int t = 1; t <= 1000; ++t) {
+    RandomActions(*h.vec, rng);
+    h.vec->Step();
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(h.vec->terminated()[i], 0) << "step " << t;
+      ASSERT_EQ(h.vec->truncated()[i], t == 1000 ? 1 : 0) << "step " << t;
+    }
+  }
+  EXPECT_EQ(h.vec->episode_length()[0], 1000);
+  EXPECT_EQ(h.vec->episode_length()[1], 1000);
+  EXPECT_EQ(h.env->non_finite_resets(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism: the same seed gives the same trajectories whatever the number of threads.
+// ---------------------------------------------------------------------------------------------
+
+template <typename Task>
+std::vector<float> Trajectory(int num_envs, uint64_t seed, int threads, int steps) {
+  Harness h = Make<Task>(num_envs, seed, threads);
+  const int64_t obs_n = num_envs * h.vec->spec().obs_dim();
+  std::vector<float> out(h.vec->obs(), h.vec->obs() + obs_n);
+  Rng rng(99);  // the same actions for every run
+  for (int t = 0; t < steps; ++t) {
+    RandomActions(*h.vec, rng);
+    h.vec->Step();
+    out.insert(out.end(), h.vec->obs(), h.vec->obs() + obs_n);
+    out.insert(out.end(), h.vec->final_obs(), h.vec->final_obs() + obs_n);
+    out.insert(out.end(), h.vec->reward(), h.vec->reward() + num_envs);
+    for (int i = 0; i < num_envs; ++i) out.push_back(h.vec->terminated()[i]);
+  }
+  return out;
+}
+
+TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
+  const std::vector<float> one = Trajectory<HalfCheetah>(5, 3, 1, 120);
+  EXPECT_EQ(one, Trajectory<HalfCheetah>(5, 3, 2, 120));
+  EXPECT_EQ(one, Trajectory<HalfCheetah>(5, 3, 3, 120));
+  EXPECT_NE(one, Trajectory<HalfCheetah>(5, 4, 1, 120));
+  // Hopper (random actions make it fall within ~100 steps, so autoresets are covered).
+  const std::vector<float> hop = Trajectory<Hopper>(5, 3, 1, 300);
+  EXPECT_EQ(hop, Trajectory<Hopper>(5, 3, 2, 300));
+  EXPECT_NE(hop, Trajectory<Hopper>(5, 4, 2, 300));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rewards and termination.
+// ---------------------------------------------------------------------------------------------
+
+TEST(LocomotionTest, HalfCheetahRewardIsForwardVelocityMinusControlCost) {
+  Harness h = Make<HalfCheetah>(1, 11, 1);
+  Rng rng(12);
+  double total_dx = 0.0;
+  for (int t = 0; t < 200; ++t) {
+    RandomActions(*h.vec, rng);
+    const float* a = h.vec->continuous_actions();
+    double ctrl_sq = 0.0;
+    for (int k = 0; k < 6; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
+    const double x_before = h.env->data(0).qpos[0];
+    h.vec->Step();
+    const double x_after = h.env->data(0).qpos[0];
+    total_dx += x_after - x_before;
+    const double expected = 1.0 * (x_after - x_before) / (5 * 0.01) - 0.1 * ctrl_sq;
+    ASSERT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+  }
+  EXPECT_NE(total_dx, 0.0);  // the cheetah moved
+}
+
+// HopperEnv.is_healthy on a float64 state.
+bool HopperHealthy(const mjData& d) {
+  for (int k = 2; k < 6; ++k) {
+    if (!(-100.0 < d.qpos[k] && d.qpos[k] < 100.0)) return false;
+  }
+  for (int k = 0; k < 6; ++k) {
+    if (!(-100.0 < d.qvel[k] && d.qvel[k] < 100.0)) return false;
+  }
+  return 0.7 < d.qpos[1] && -0.2 < d.qpos[2] && d.qpos[2] < 0.2;
+}
+
+TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
+  Harness h = Make<Hopper>(1, 21, 1);
+  const mjModel& m = h.env->model();
+  DataPtr shadow = MakeData(m);  // steps the same state independently, to judge health
+  Rng rng(22);
+  int terminations = 0;
+  for (int t = 0; t < 2000; ++t) {
+    RandomActions(*h.vec, rng);
+    const float* a = h.vec->continuous_actions();
+    mj_copyData(shadow.get(), &m, &h.env->data(0));
+    double ctrl_sq = 0.0;
+    for (int k = 0; k < 3; ++k) {
+      shadow->ctrl[k] = a[k];
+      ctrl_sq += static_cast<double>(a[k]) * a[k];
+    }
+    const double x_before = shadow->qpos[0];
+    for (int k = 0; k < 4; ++k) mj_step(&m, shadow.get());
+    const bool healthy = HopperHealthy(*shadow);
+    h.vec->Step();
+    ASSERT_EQ(h.vec->terminated()[0], healthy ? 0 : 1) << "step " << t;
+    // reward = dx/dt + healthy_reward 1 (on the terminating step too) - 1e-3 |a|^2.
+    const double expected = (shadow->qpos[0] - x_before) / 0.008 + 1.0 - 1e-3 * ctrl_sq;
+    ASSERT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+    // final_obs is the stepped state: z, angle, joints, then clipped velocities.
+    ASSERT_EQ(h.vec->final_obs()[0], static_cast<float>(shadow->qpos[1]));
+    ASSERT_EQ(h.vec->final_obs()[1], static_cast<float>(shadow->qpos[2]));
+    if (!healthy) {
+      ++terminations;
+      EXPECT_GT(h.vec->episode_length()[0], 0);
+      EXPECT_NEAR(h.vec->obs()[0], 1.25f, 0.0051f);  // autoreset to the start pose
+    }
+  }
+  EXPECT_GE(terminations, 5);  // random actions topple it many times
+}
+
+TEST(LocomotionTest, HopperTiltedOrLoweredBeyondTheRangeTerminatesAtOnce) {
+  Harness h = Make<Hopper>(3, 5, 1);
+  h.env->data(0).qpos[2] = 0.5;   // angle far outside (-0.2, 0.2)
+  h.env->data(1).qpos[1] = 0.3;   // z far below 0.7 (inside the floor: contacts push it up)
+  for (int i = 0; i < 3; ++i) mj_forward(&h.env->model(), &h.env->data(i));
+  for (int k = 0; k < 9; ++k) h.vec->continuous_actions()[k] = 0.0f;
+  h.vec->Step();
+  EXPECT_EQ(h.vec->terminated()[0], 1);
+  EXPECT_EQ(h.vec->terminated()[1], 1);
+  EXPECT_EQ(h.vec->terminated()[2], 0);
+  EXPECT_EQ(h.vec->episode_length()[0], 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numerical faults: counted, that row reset, the run goes on.
+// ---------------------------------------------------------------------------------------------
+
+TEST(LocomotionTest, NonFiniteStateIsCountedThatRowResetAndTheRunGoesOn) {
+  Harness faulty = Make<HalfCheetah>(3, 8, 2);
+  Harness clean = Make<HalfCheetah>(3, 8, 2);
+  Rng rng_a(30), rng_b(30);
+  for (int t = 0; t < 10; ++t) {
+    RandomActions(*faulty.vec, rng_a);
+    RandomActions(*clean.vec, rng_b);
+    faulty.vec->Step();
+    clean.vec->Step();
+  }
+  const std::vector<float> obs_before(faulty.vec->obs() + 17, faulty.vec->obs() + 34);
+  faulty.env->data(1).qvel[3] = std::numeric_limits<double>::quiet_NaN();
+  RandomActions(*faulty.vec, rng_a);
+  RandomActions(*clean.vec, rng_b);
+  faulty.vec->Step();
+  clean.vec->Step();
+  EXPECT_EQ(faulty.env->non_finite_resets(), 1);
+  EXPECT_EQ(faulty.vec->truncated()[1], 1);
+  EXPECT_EQ(faulty.vec->terminated()[1], 0);
+  EXPECT_EQ(faulty.vec->reward()[1], 0.0f);
+  EXPECT_EQ(faulty.vec->episode_length()[1], 11);
+  // final_obs holds the last finite observation; obs a fresh start (reset noise bounds).
+  EXPECT_EQ(std::vector<float>(faulty.vec->final_obs() + 17, faulty.vec->final_obs() + 34),
+            obs_before);
+  for (int k = 0; k < 17; ++k) EXPECT_TRUE(std::isfinite(faulty.vec->obs()[17 + k]));
+  for (int k = 0; k < 8; ++k) EXPECT_LE(std::abs(faulty.vec->obs()[17 + k]), 0.1f);
+  // The other rows are untouched: identical to the run without the fault.
+  for (int i : {0, 2}) {
+    for (int k = 0; k < 17; ++k) {
+      EXPECT_EQ(faulty.vec->obs()[i * 17 + k], clean.vec->obs()[i * 17 + k]);
+    }
+    EXPECT_EQ(faulty.vec->reward()[i], clean.vec->reward()[i]);
+  }
+  // The run goes on, finite, with no further faults.
+  for (int t = 0; t < 50; ++t) {
+    RandomActions(*faulty.vec, rng_a);
+    faulty.vec->Step();
+    for (int k = 0; k < 3 * 17; ++k) ASSERT_TRUE(std::isfinite(faulty.vec->obs()[k]));
+  }
+  EXPECT_EQ(faulty.env->non_finite_resets(), 1);
+  EXPECT_EQ(faulty.vec->non_finite_resets(), 1);
+}
+
+}  // namespace
+}  // namespace greenrl::env::mujoco

@@ -1,0 +1,112 @@
+// mujoco_presets_test.cc: the MuJoCo presets (configs/{ppo,sac}/{halfcheetah,hopper}.yaml) hold
+// rl-baselines3-zoo's values and each trains end to end for a few thousand steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/schedule.h"
+#include "greenrl/energy/estimator_meter.h"
+#include "greenrl/report/run_report.h"
+#include "greenrl/train/run_config.h"
+#include "greenrl/train/trainer.h"
+
+namespace greenrl::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ConfigPath(const std::string& rel) {
+  return std::string(GREENRL_SOURCE_DIR) + "/configs/" + rel;
+}
+
+std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
+  auto cpu_s = std::make_shared<double>(0.0);
+  return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
+}
+
+// Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3).
+TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
+  const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
+  EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
+  EXPECT_TRUE(c.GetBool("normalize"));
+  EXPECT_EQ(c.GetInt("n_envs"), 1);
+  EXPECT_EQ(c.GetInt("n_steps"), 512);
+  EXPECT_EQ(c.GetInt("batch_size"), 64);
+  EXPECT_EQ(c.GetInt("n_epochs"), 20);
+  EXPECT_EQ(c.GetSchedule("learning_rate"), Schedule::Constant(2.0633e-05));
+  EXPECT_EQ(c.GetSchedule("clip_range"), Schedule::Constant(0.1));
+  EXPECT_EQ(c.GetFloat("gamma"), 0.98);
+  EXPECT_EQ(c.GetFloat("gae_lambda"), 0.92);
+  EXPECT_EQ(c.GetFloat("ent_coef"), 0.000401762);
+  EXPECT_EQ(c.GetFloat("vf_coef"), 0.58096);
+  EXPECT_EQ(c.GetFloat("max_grad_norm"), 0.8);
+  EXPECT_EQ(c.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(c.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(c.GetString("policy_kwargs.activation_fn"), "relu");
+  EXPECT_FALSE(c.GetBool("policy_kwargs.ortho_init"));
+  EXPECT_EQ(c.GetFloat("policy_kwargs.log_std_init"), -2.0);
+  EXPECT_EQ(c.GetInt("n_timesteps"), 1000000);
+
+  const Config h = LoadRunConfig(ConfigPath("ppo/hopper.yaml"), {}, std::nullopt);
+  EXPECT_EQ(h.GetString("env_id"), "Hopper-v4");
+  EXPECT_EQ(h.GetInt("batch_size"), 32);
+  EXPECT_EQ(h.GetInt("n_epochs"), 5);
+  EXPECT_EQ(h.GetSchedule("clip_range"), Schedule::Constant(0.2));
+  EXPECT_EQ(h.GetFloat("gamma"), 0.999);
+  EXPECT_EQ(h.GetFloat("gae_lambda"), 0.99);
+  EXPECT_EQ(h.GetSchedule("learning_rate"), Schedule::Constant(9.80828e-05));
+  EXPECT_EQ(h.GetFloat("vf_coef"), 0.835671);
+}
+
+TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
+  for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml"}) {
+    const Config c = LoadRunConfig(ConfigPath(rel), {}, std::nullopt);
+    EXPECT_EQ(c.GetString("algo"), "sac") << rel;
+    EXPECT_EQ(c.GetInt("learning_starts"), 10000) << rel;
+    EXPECT_EQ(c.GetInt("n_timesteps"), 1000000) << rel;
+    EXPECT_EQ(c.GetInt("batch_size"), 256) << rel;
+    EXPECT_EQ(c.GetInt("buffer_size"), 1000000) << rel;
+  }
+}
+
+// About a thousand steps of each preset (fewer epochs, smaller SAC batches, to stay within
+// seconds): the run finishes, evaluates, and reports finite figures. SAC starts learning at 1000
+// steps here (the preset's 10000 would leave the run without updates).
+TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
+  struct Case {
+    const char* rel;
+    std::vector<std::string> sets;
+  };
+  const Case cases[] = {
+      {"ppo/halfcheetah.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"ppo/hopper.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"sac/halfcheetah.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+      {"sac/hopper.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("eval.freq=0");
+    sets.push_back("eval.final_episodes=1");
+    const Config config = LoadRunConfig(ConfigPath(c.rel), sets, 3);
+    TrainOptions options;
+    options.out_dir = ::testing::TempDir() + "/greenrl_mujoco_preset_" +
+                      std::to_string(&c - cases);
+    fs::remove_all(options.out_dir);
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    const TrainResult result = Train(config, std::move(options));
+    const report::RunReport& r = result.report;
+    EXPECT_GE(r.steps, config.GetInt("n_timesteps")) << c.rel;
+    EXPECT_EQ(r.eval_episodes, 1) << c.rel;
+    EXPECT_TRUE(std::isfinite(r.eval_mean_return)) << c.rel;
+    EXPECT_EQ(r.env_non_finite_resets, 0) << c.rel;
+    EXPECT_TRUE(fs::exists(result.checkpoint_path)) << c.rel;
+  }
+}
+
+}  // namespace
+}  // namespace greenrl::train
