@@ -109,11 +109,11 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   ASSERT_EQ(event_files.size(), 1u);
   const auto records = report::testing::ReadTfRecords(event_files[0]);
   ASSERT_EQ(records.size(), rows.size() + 1);
-  report::tfevents::Event version;
+  tfevents::Event version;
   ASSERT_TRUE(version.ParseFromString(records[0]));
   EXPECT_EQ(version.file_version(), "brain.Event:2");
   for (size_t i = 0; i < rows.size(); ++i) {
-    report::tfevents::Event event;
+    tfevents::Event event;
     ASSERT_TRUE(event.ParseFromString(records[i + 1]));
     EXPECT_EQ(event.step(), static_cast<int64_t>(rows[i][col("global_step")]));
     size_t finite_cells = 0;
