@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,14 @@ std::string Cell(const std::optional<double>& v, const char* spec) {
 }
 
 }  // namespace
+
+std::string FormatAmount(double value) {
+  int decimals = 4;
+  if (value != 0.0 && std::isfinite(value)) {
+    decimals = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(value)))), 4, 12);
+  }
+  return fmt::format("{:.{}f}", value, decimals);
+}
 
 int RunData::MetricsColumn(const std::string& column) const {
   for (size_t c = 0; c < metrics_header.size(); ++c) {
@@ -165,12 +174,13 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
   }
   s += "\n" + rule + "\n";
   for (const auto& r : rows) {
-    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {:.4f} | {:.4f} | {} |", Escape(r.name),
-                     Escape(r.algo), Escape(r.env_id), r.steps, r.wall_time_s, r.steps_per_s, r.energy_wh,
-                     r.g_co2e, Cell(r.eval_mean_return, "{:.2f}"));
+    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} |", Escape(r.name),
+                     Escape(r.algo), Escape(r.env_id), r.steps, r.wall_time_s, r.steps_per_s,
+                     FormatAmount(r.energy_wh), FormatAmount(r.g_co2e),
+                     Cell(r.eval_mean_return, "{:.2f}"));
     if (target_return) {
       if (r.wh_to_target) {
-        s += fmt::format(" {:.4f} | {} |", *r.wh_to_target, *r.steps_to_target);
+        s += fmt::format(" {} | {} |", FormatAmount(*r.wh_to_target), *r.steps_to_target);
       } else {
         s += " not reached | not reached |";
       }

@@ -80,9 +80,13 @@ struct ComparisonRow {
 std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
                                        std::optional<double> target_return);
 
+// Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant
+// digits show (0.5 -> "0.5000", 0.0000812 -> "0.00008120"); 0 -> "0.0000".
+std::string FormatAmount(double value);
+
 // The comparison as a GitHub-flavoured Markdown table, one line per run, ending with a newline.
 // Numbers: steps as integers, wall time 1 decimal (s), steps/s 0 decimals, Wh and g CO2e
-// 4 decimals, returns 2 decimals; "n/a" where a run has no value, "not reached" where it never
+// FormatAmount, returns 2 decimals; "n/a" where a run has no value, "not reached" where it never
 // reached the target.
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return);

@@ -132,6 +132,14 @@ TEST(CompareTest, MarkdownIsExact) {
             "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | 0.1000 | n/a |\n");
 }
 
+TEST(CompareTest, AmountsKeepFourSignificantDigits) {
+  EXPECT_EQ(FormatAmount(0.5), "0.5000");
+  EXPECT_EQ(FormatAmount(0.099), "0.09900");
+  EXPECT_EQ(FormatAmount(0.0000812), "0.00008120");
+  EXPECT_EQ(FormatAmount(1234.5), "1234.5000");
+  EXPECT_EQ(FormatAmount(0.0), "0.0000");
+}
+
 TEST(CompareTest, BadRunDirsNameTheProblem) {
   const std::string root = Root("bad");
   auto message = [](const std::string& dir) {

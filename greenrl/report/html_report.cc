@@ -89,12 +89,14 @@ std::string TableHtml(const std::vector<ComparisonRow>& rows,
   for (const auto& r : rows) {
     s += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td>"
-        "<td>{:.4f}</td><td>{:.4f}</td><td>{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td>",
         EscapeHtml(r.name), EscapeHtml(r.algo), EscapeHtml(r.env_id), r.steps, r.wall_time_s,
-        r.steps_per_s, r.energy_wh, r.g_co2e, Optional(r.eval_mean_return, "{:.2f}"));
+        r.steps_per_s, FormatAmount(r.energy_wh), FormatAmount(r.g_co2e),
+        Optional(r.eval_mean_return, "{:.2f}"));
     if (target_return) {
       s += r.wh_to_target
-               ? fmt::format("<td>{:.4f}</td><td>{}</td>", *r.wh_to_target, *r.steps_to_target)
+               ? fmt::format("<td>{}</td><td>{}</td>", FormatAmount(*r.wh_to_target),
+                             *r.steps_to_target)
                : std::string("<td>not reached</td><td>not reached</td>");
     }
     s += "</tr>\n";
@@ -106,9 +108,10 @@ std::string BudgetHtml(const std::vector<RunData>& runs) {
   std::string s;
   for (const auto& run : runs) {
     for (const auto& m : run.budget_marks) {
-      s += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.4f}</td><td>{}{}</td>"
+      s += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}{}</td>"
                        "<td>{}</td></tr>\n",
-                       EscapeHtml(run.name), m.global_step, m.time_s, m.energy_used_wh,
+                       EscapeHtml(run.name), m.global_step, m.time_s,
+                       FormatAmount(m.energy_used_wh),
                        EscapeHtml(m.action), m.taken ? "" : " (unsupported)",
                        EscapeHtml(m.reason));
     }
