@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= configs/ppo/cartpole.yaml
 GREENRL := $(BUILD_DIR)/bin/greenrl
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench fuzz clean
 
 all: build
 
@@ -33,5 +33,16 @@ demo: build
 bench: build
 	$(GREENRL) bench ppo-cartpole
 
+# Fuzzing (not part of `make test`): a clang build in build-fuzz/ instrumented with libFuzzer,
+# ASan and UBSan; each fuzzer runs FUZZ_SECONDS. A crash leaves its input in
+# build-fuzz/crashes/<fuzzer>/: fix it and keep the input in fuzz/regressions/<fuzzer>/.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz: build
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=Release -DGREENRL_FUZZ=ON \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target config_fuzzer checkpoint_fuzzer
+	bash scripts/run-fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(GREENRL)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

@@ -170,4 +170,88 @@ TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
                                                                                  << r.output;
 }
 
+// Bad config files through the CLI: each is exit code 2 with a message naming the problem, and no
+// run directory is created.
+TEST(CliTest, BadConfigFilesExit2AndWriteNothing) {
+  const std::string dir = Dir("bad_configs");
+  fs::create_directories(dir);
+  const std::string out = dir + "/run";
+  const std::pair<const char*, const char*> cases[] = {
+      {"n_steps: [1, 2\n", "valid YAML"},
+      {"env_id: CartPole-v1\nn_steps: abc\n", "n_steps: got 'abc'"},
+      {"env_id: CartPole-v1\nlearning_rate: .nan\n", "learning_rate: got '.nan'"},
+      {"env_id: CartPole-v1\nn_envs: -4\n", "n_envs: got '-4'"},
+      {"env_id: CartPole-v1\nn_steps: 99999999999999999999999\n", "n_steps: got"},
+      {"env_id: NoSuchEnv-v0\n", "NoSuchEnv-v0"},
+      {"env_id: CartPole-v1\nalgo: a2c\n", "a2c"},
+  };
+  for (const auto& [yaml, expected] : cases) {
+    const std::string path = dir + "/config.yaml";
+    std::ofstream(path) << yaml;
+    const Result r = RunGreenrl("train --config " + path + " --quiet --out " + out);
+    EXPECT_EQ(r.exit_code, 2) << yaml << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << yaml << r.output;
+    EXPECT_NE(r.output.find("greenrl: error: "), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out)) << yaml;
+  }
+}
+
+// `greenrl report` on a real run (Markdown and HTML), its refusals, and `greenrl eval` refusing
+// a truncated or foreign checkpoint with exit code 2.
+TEST(CliTest, ReportComparesRunsAndBadCheckpointsExit2) {
+  const std::string out = Dir("report_run");
+  Result r =
+      RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  bool has_events = false;
+  for (const auto& e : fs::directory_iterator(out)) {
+    has_events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  EXPECT_TRUE(has_events);
+
+  r = RunGreenrl("report " + out + " --format md --target-return 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("| run | algo | env | steps |", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("| greenrl_cli_report_run | ppo | CartPole-v1 | 512 |"),
+            std::string::npos)
+      << r.output;
+  const std::string two = Dir("report_two") + ".html";
+  r = RunGreenrl("report " + out + " " + out + " --out " + two);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(two));
+  r = RunGreenrl("report " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream page(out + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("Chart.js v"), std::string::npos);  // inlined from libjs-chart.js
+  EXPECT_NE(html.find("chart-power"), std::string::npos);
+
+  const std::string missing = Dir("report_missing");
+  const std::string html_out = Dir("report_out") + ".html";
+  r = RunGreenrl("report " + out + " " + missing + " --out " + html_out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("RUN_DIR: got '" + missing + "'"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(html_out));
+  r = RunGreenrl("report " + out + " --format pdf");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = RunGreenrl("report " + out + " --chartjs /nonexistent.js --out " + html_out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("libjs-chart.js"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(html_out));
+
+  // A truncated checkpoint and one that is not a checkpoint at all.
+  const std::string ckpt = out + "/checkpoints/final.pt";
+  const auto size = fs::file_size(ckpt);
+  for (const uintmax_t keep : {size / 2, uintmax_t{0}}) {
+    fs::resize_file(ckpt, keep);
+    r = RunGreenrl("eval --run " + out);
+    EXPECT_EQ(r.exit_code, 2) << keep << r.output;
+    EXPECT_NE(r.output.find("checkpoint: got '" + ckpt + "'; a PPO checkpoint"), std::string::npos)
+        << r.output;
+  }
+  std::ofstream(ckpt) << "not a checkpoint";
+  r = RunGreenrl("eval --run " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 }  // namespace

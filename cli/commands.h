@@ -22,5 +22,7 @@ Runner RegisterLaunch(CLI::App& app);
 // greenrl bench ppo-cartpole|ppo-pendulum|dqn-cartpole|sac-pendulum [--seeds N] [--steps N]
 //   [--configs DIR] [--set key=value ...] [--out DIR]
 Runner RegisterBench(CLI::App& app);
+// greenrl report RUN_DIR... [--format html|md] [--out FILE] [--target-return R] [--chartjs PATH]
+Runner RegisterReport(CLI::App& app);
 
 }  // namespace greenrl::cli

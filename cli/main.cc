@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   const auto meters = greenrl::cli::RegisterMeters(app);
   const auto envs = greenrl::cli::RegisterEnvs(app);
   const auto launch = greenrl::cli::RegisterLaunch(app);
+  const auto report = greenrl::cli::RegisterReport(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("meters")) return meters();
     if (app.got_subcommand("envs")) return envs();
     if (app.got_subcommand("launch")) return launch();
+    if (app.got_subcommand("report")) return report();
   } catch (const greenrl::ConfigError& e) {
     fmt::print(stderr, "greenrl: error: {}\n", e.what());
     return 2;

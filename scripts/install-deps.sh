@@ -17,6 +17,12 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev  # Gloo headers: LibTorch's ProcessGroupGloo.hpp includes them (greenrl/dist)
   libmujoco-dev
+  # TensorBoard event files (greenrl/report/tfevents.proto).
+  protobuf-compiler libprotobuf-dev
+  # `greenrl report`: Chart.js inlined into the HTML page; headless Chromium for its render test.
+  libjs-chart.js chromium
+  # `make fuzz`: libFuzzer, ASan and UBSan.
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

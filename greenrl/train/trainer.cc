@@ -31,6 +31,7 @@
 #include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
+#include "greenrl/report/tfevents_writer.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
@@ -301,10 +302,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
   // --- The run directory: resolved config first, metrics flushed row by row.
   std::optional<report::MetricsCsv> metrics_csv;
+  std::optional<report::TfEventsWriter> tfevents;  // the same rows for TensorBoard
   if (writer) {
     CreateRunDir(run_dir);
     WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
     metrics_csv.emplace(run_dir + "/metrics.csv");
+    tfevents.emplace(run_dir);
   }
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
@@ -491,6 +494,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       row[2].second = steps / elapsed_s;
       energy_columns(total, elapsed_s, &row);
       if (metrics_csv) metrics_csv->WriteRow(row);
+      if (tfevents) tfevents->WriteRow(row);
     }
     if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
       last_progress_s = elapsed_s;
@@ -557,6 +561,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   row[2].second = steps / wall_time_s;
   energy_columns(total, wall_time_s, &row);
   metrics_csv->WriteRow(row);
+  if (tfevents) tfevents->WriteRow(row);
 
   r.algo = algo_id;
   r.env_id = env_id;

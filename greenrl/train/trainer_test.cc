@@ -14,6 +14,8 @@
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
+#include "greenrl/report/testing/tfrecord_reader.h"
+#include "greenrl/report/tfevents.pb.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 
@@ -96,6 +98,31 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   }
   EXPECT_FALSE(std::isnan(rows[3][col("eval/mean_reward")]));  // periodic eval at 1024 steps
   EXPECT_TRUE(std::isnan(rows[2][col("eval/mean_reward")]));
+
+  // The TensorBoard event file beside it: the file_version event, then one event per metrics.csv
+  // row with step = global_step and the same tags and values (float32), CRCs checked.
+  std::vector<std::string> event_files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("events.out.tfevents.", 0) == 0) event_files.push_back(entry.path().string());
+  }
+  ASSERT_EQ(event_files.size(), 1u);
+  const auto records = report::testing::ReadTfRecords(event_files[0]);
+  ASSERT_EQ(records.size(), rows.size() + 1);
+  tfevents::Event version;
+  ASSERT_TRUE(version.ParseFromString(records[0]));
+  EXPECT_EQ(version.file_version(), "brain.Event:2");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    tfevents::Event event;
+    ASSERT_TRUE(event.ParseFromString(records[i + 1]));
+    EXPECT_EQ(event.step(), static_cast<int64_t>(rows[i][col("global_step")]));
+    size_t finite_cells = 0;
+    for (size_t c = 1; c < header.size(); ++c) finite_cells += std::isfinite(rows[i][c]) ? 1 : 0;
+    ASSERT_EQ(static_cast<size_t>(event.summary().value_size()), finite_cells);
+    for (const auto& v : event.summary().value()) {
+      EXPECT_EQ(v.simple_value(), static_cast<float>(rows[i][col(v.tag())])) << v.tag();
+    }
+  }
 
   // The saved config reloads to the same values.
   Config again = LoadRunConfig(dir + "/config.yaml", {}, std::nullopt);

@@ -1,0 +1,73 @@
+// greenrl report: compares finished runs as a self-contained HTML page (Chart.js inlined) or a
+// Markdown table. Reading and rendering live in greenrl/report (compare.h, html_report.h).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "cli/commands.h"
+#include "greenrl/core/atomic_file.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/report/compare.h"
+#include "greenrl/report/html_report.h"
+
+namespace greenrl::cli {
+
+namespace {
+struct ReportArgs {
+  std::vector<std::string> run_dirs;
+  std::string format = "html";
+  std::string out;
+  std::optional<double> target_return;
+  std::string chartjs = report::DefaultChartJsPath();
+};
+}  // namespace
+
+Runner RegisterReport(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("report", "Compare finished runs: HTML page with plots, or Markdown");
+  cmd->add_option("RUN_DIR", args->run_dirs, "run directories written by greenrl train")
+      ->required();
+  cmd->add_option("--format", args->format,
+                  "html (default: a self-contained page) or md (Markdown table on stdout)");
+  cmd->add_option("--out", args->out,
+                  "output file (html default: RUN_DIR/report.html for one run, report.html "
+                  "for several; md default: stdout)");
+  cmd->add_option("--target-return", args->target_return,
+                  "adds Wh and steps to reach this rollout/ep_rew_mean");
+  cmd->add_option("--chartjs", args->chartjs,
+                  "Chart.js UMD build to inline (default: Debian libjs-chart.js's)");
+  return [args]() {
+    if (args->format != "html" && args->format != "md") {
+      throw ConfigError("--format", args->format, "html or md");
+    }
+    if (args->target_return && !std::isfinite(*args->target_return)) {
+      throw ConfigError("--target-return", fmt::format("{}", *args->target_return),
+                        "a finite number");
+    }
+    // Everything is read and checked before anything is written.
+    std::vector<report::RunData> runs;
+    for (const auto& dir : args->run_dirs) runs.push_back(report::LoadRun(dir));
+    if (args->format == "md") {
+      const std::string md = report::FormatMarkdown(
+          report::CompareRuns(runs, args->target_return), args->target_return);
+      if (args->out.empty()) {
+        fmt::print("{}", md);
+        std::fflush(stdout);
+      } else {
+        WriteFileAtomic(args->out, md);
+      }
+      return 0;
+    }
+    const std::string chartjs = report::LoadChartJs(args->chartjs);
+    std::string out = args->out;
+    if (out.empty()) out = runs.size() == 1 ? runs[0].dir + "/report.html" : "report.html";
+    WriteFileAtomic(out, report::RenderHtml(runs, args->target_return, chartjs));
+    fmt::print("greenrl report: {} run(s) -> {}\n", runs.size(), out);
+    return 0;
+  };
+}
+
+}  // namespace greenrl::cli

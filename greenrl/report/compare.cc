@@ -1,0 +1,193 @@
+#include "greenrl/report/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/report/run_report.h"
+
+namespace greenrl::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kJoulesPerWh = 3600.0;
+
+[[noreturn]] void BadRunDir(const std::string& dir, const std::string& what) {
+  throw ConfigError("RUN_DIR", dir, "a run directory written by `greenrl train` (" + what + ")");
+}
+
+double NumberOr(const nlohmann::json& j, const char* key, double fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+// A Markdown table cell: '|' would end the cell.
+std::string Escape(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string Cell(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("n/a");
+}
+
+}  // namespace
+
+std::string FormatAmount(double value) {
+  int decimals = 4;
+  if (value != 0.0 && std::isfinite(value)) {
+    decimals = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(value)))), 4, 12);
+  }
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+int RunData::MetricsColumn(const std::string& column) const {
+  for (size_t c = 0; c < metrics_header.size(); ++c) {
+    if (metrics_header[c] == column) return static_cast<int>(c);
+  }
+  return -1;
+}
+
+RunData LoadRun(const std::string& dir) {
+  if (!fs::is_directory(dir)) BadRunDir(dir, "it is not a directory");
+  const std::string energy_path = dir + "/energy.json";
+  const std::string metrics_path = dir + "/metrics.csv";
+  if (!fs::exists(energy_path)) BadRunDir(dir, "energy.json is missing: did the run finish?");
+  if (!fs::exists(metrics_path)) BadRunDir(dir, "metrics.csv is missing");
+  nlohmann::json j;
+  try {
+    std::ifstream in(energy_path);
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    BadRunDir(dir, std::string("energy.json is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() ||
+      !j.contains("total_energy_wh") || !j["total_energy_wh"].is_number()) {
+    BadRunDir(dir, "energy.json lacks steps or total_energy_wh");
+  }
+  RunData run;
+  run.dir = dir;
+  run.name = fs::path(dir).lexically_normal().filename().string();
+  if (run.name.empty()) {
+    run.name = fs::path(dir).lexically_normal().parent_path().filename().string();
+  }
+  run.algo = j.value("algo", "");
+  run.env_id = j.value("env_id", "");
+  run.seed = j.value("seed", uint64_t{0});
+  run.steps = j["steps"].get<int64_t>();
+  run.wall_time_s = NumberOr(j, "wall_time_s", 0.0);
+  run.steps_per_s = run.wall_time_s > 0 ? static_cast<double>(run.steps) / run.wall_time_s : 0.0;
+  run.energy_wh = j["total_energy_wh"].get<double>();
+  if (j.contains("carbon") && j["carbon"].is_object()) {
+    run.g_co2e = NumberOr(j["carbon"], "kg_co2e", 0.0) * 1000.0;
+  }
+  if (j.contains("eval_mean_return") && j["eval_mean_return"].is_number()) {
+    run.eval_mean_return = j["eval_mean_return"].get<double>();
+  }
+  if (j.contains("windows") && j["windows"].is_object()) {
+    for (const char* phase : {"rollout", "update", "eval"}) {
+      if (!j["windows"].contains(phase) || !j["windows"][phase].is_object()) continue;
+      const auto& w = j["windows"][phase];
+      run.phases.push_back({phase, static_cast<int64_t>(NumberOr(w, "count", 0.0)),
+                            NumberOr(w, "duration_s", 0.0),
+                            NumberOr(w, "total_energy_j", 0.0) / kJoulesPerWh});
+    }
+  }
+  if (j.contains("unattributed") && j["unattributed"].is_object()) {
+    run.phases.push_back(
+        {"other", 0, 0.0, NumberOr(j["unattributed"], "total_energy_j", 0.0) / kJoulesPerWh});
+  }
+  if (j.contains("budget") && j["budget"].is_object() && j["budget"].contains("events") &&
+      j["budget"]["events"].is_array()) {
+    for (const auto& e : j["budget"]["events"]) {
+      if (!e.is_object()) continue;
+      BudgetMark m;
+      m.global_step = static_cast<int64_t>(NumberOr(e, "global_step", 0.0));
+      m.time_s = NumberOr(e, "time_s", 0.0);
+      m.energy_used_wh = NumberOr(e, "energy_used_j", 0.0) / kJoulesPerWh;
+      m.action = e.value("action", "");
+      m.taken = e.value("taken", true);
+      m.reason = e.value("reason", "");
+      run.budget_marks.push_back(std::move(m));
+    }
+  }
+  try {
+    std::tie(run.metrics_header, run.metrics_rows) = ReadMetricsCsv(metrics_path);
+    if (fs::exists(dir + "/power.csv")) {
+      std::tie(run.power_header, run.power_rows) = ReadMetricsCsv(dir + "/power.csv");
+    }
+  } catch (const std::exception& e) {  // std::stod on a malformed cell, unreadable file
+    BadRunDir(dir, std::string("metrics.csv or power.csv is malformed: ") + e.what());
+  }
+  if (run.MetricsColumn("global_step") != 0) {
+    BadRunDir(dir, "metrics.csv does not start with a global_step column");
+  }
+  return run;
+}
+
+std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
+                                       std::optional<double> target_return) {
+  std::vector<ComparisonRow> out;
+  for (const RunData& run : runs) {
+    ComparisonRow row;
+    row.name = run.name;
+    row.algo = run.algo;
+    row.env_id = run.env_id;
+    row.steps = run.steps;
+    row.wall_time_s = run.wall_time_s;
+    row.steps_per_s = run.steps_per_s;
+    row.energy_wh = run.energy_wh;
+    row.g_co2e = run.g_co2e;
+    row.eval_mean_return = run.eval_mean_return;
+    const int ret = run.MetricsColumn(kTargetMetric);
+    const int wh = run.MetricsColumn("energy/total_wh");
+    if (target_return && ret >= 0 && wh >= 0) {
+      for (const auto& r : run.metrics_rows) {
+        if (std::isfinite(r[ret]) && r[ret] >= *target_return) {
+          row.wh_to_target = r[wh];
+          row.steps_to_target = static_cast<int64_t>(r[0]);
+          break;
+        }
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
+                           std::optional<double> target_return) {
+  std::string s = "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |";
+  std::string rule = "|---|---|---|---:|---:|---:|---:|---:|---:|";
+  if (target_return) {
+    s += fmt::format(" Wh to return >= {:g} | steps to return >= {:g} |", *target_return,
+                     *target_return);
+    rule += "---:|---:|";
+  }
+  s += "\n" + rule + "\n";
+  for (const auto& r : rows) {
+    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} |", Escape(r.name),
+                     Escape(r.algo), Escape(r.env_id), r.steps, r.wall_time_s, r.steps_per_s,
+                     FormatAmount(r.energy_wh), FormatAmount(r.g_co2e),
+                     Cell(r.eval_mean_return, "{:.2f}"));
+    if (target_return) {
+      if (r.wh_to_target) {
+        s += fmt::format(" {} | {} |", FormatAmount(*r.wh_to_target), *r.steps_to_target);
+      } else {
+        s += " not reached | not reached |";
+      }
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace greenrl::report

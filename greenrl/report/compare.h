@@ -1,0 +1,94 @@
+// compare.h: `greenrl report`'s data: a finished run directory read back (energy.json,
+// metrics.csv, power.csv) and the table that compares runs (steps/s, Wh, g CO2e, Wh to reach a
+// target return), as Markdown for papers and PRs and as rows for the HTML page (html_report.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace greenrl::report {
+
+// A budget decision from energy.json ("budget.events"), for marking on the curves.
+struct BudgetMark {
+  int64_t global_step = 0;
+  double time_s = 0.0;         // the trainer's clock, s since the loop started
+  double energy_used_wh = 0.0;  // the run's energy at the decision, Wh
+  std::string action;           // energy::BudgetActionName: "reduce_precision", "stop", ...
+  bool taken = true;
+  std::string reason;
+};
+
+// Energy of one phase (energy.json "windows", plus "unattributed" as phase "other").
+struct PhaseEnergy {
+  std::string phase;  // "rollout", "update", "eval", "other"
+  int64_t count = 0;  // windows of this key (0 for "other")
+  double duration_s = 0.0;
+  double energy_wh = 0.0;  // additive domains summed
+};
+
+// A run directory read back. Errors: see LoadRun.
+struct RunData {
+  std::string dir;   // as given
+  std::string name;  // the directory's last component
+  std::string algo, env_id;
+  uint64_t seed = 0;
+  int64_t steps = 0;
+  double wall_time_s = 0.0;
+  double steps_per_s = 0.0;  // steps / wall_time_s
+  double energy_wh = 0.0;    // total_energy_wh
+  double g_co2e = 0.0;       // carbon.kg_co2e x 1000
+  std::optional<double> eval_mean_return;  // final deterministic evaluation, if it ran
+  std::vector<PhaseEnergy> phases;         // rollout, update, eval (those present), other
+  std::vector<BudgetMark> budget_marks;
+  // metrics.csv, columns as in the file (global_step first); empty cells are NaN.
+  std::vector<std::string> metrics_header;
+  std::vector<std::vector<double>> metrics_rows;
+  // power.csv (the sampler's series): time_s then one power_w column per domain ("<domain>_w").
+  // Empty when the run has no power.csv.
+  std::vector<std::string> power_header;
+  std::vector<std::vector<double>> power_rows;
+
+  // Index of a metrics.csv column, or -1.
+  int MetricsColumn(const std::string& name) const;
+};
+
+// Reads a run directory written by `greenrl train`: energy.json and metrics.csv are required,
+// power.csv optional.
+// Errors: greenrl::ConfigError (field "RUN_DIR") naming the directory and the missing or
+// malformed file.
+RunData LoadRun(const std::string& dir);
+
+// The metric whose crossing of --target-return counts: SB3's rollout/ep_rew_mean (mean return
+// of the last 100 training episodes), the curve rl-zoo and SB3 compare runs on.
+inline constexpr const char* kTargetMetric = "rollout/ep_rew_mean";
+
+// One row of the comparison table.
+struct ComparisonRow {
+  std::string name, algo, env_id;
+  int64_t steps = 0;
+  double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0, g_co2e = 0.0;
+  std::optional<double> eval_mean_return;
+  // First metrics.csv row whose kTargetMetric >= the target: its energy/total_wh and
+  // global_step. Empty when no target was given or the run never reached it.
+  std::optional<double> wh_to_target;
+  std::optional<int64_t> steps_to_target;
+};
+
+// Args: target_return: the return to reach (none: the Wh-to-target column is left out).
+std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
+                                       std::optional<double> target_return);
+
+// Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant
+// digits show (0.5 -> "0.5000", 0.0000812 -> "0.00008120"); 0 -> "0.0000".
+std::string FormatAmount(double value);
+
+// The comparison as a GitHub-flavoured Markdown table, one line per run, ending with a newline.
+// Numbers: steps as integers, wall time 1 decimal (s), steps/s 0 decimals, Wh and g CO2e
+// FormatAmount, returns 2 decimals; "n/a" where a run has no value, "not reached" where it never
+// reached the target.
+std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
+                           std::optional<double> target_return);
+
+}  // namespace greenrl::report

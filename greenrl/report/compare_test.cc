@@ -1,0 +1,242 @@
+// `greenrl report`'s data on hand-written run directories: the comparison table's numbers
+// (exact), the Markdown output (exact), the HTML page's data, and the page rendered in headless
+// Chromium (skipped only where chromium is not installed).
+#include "greenrl/report/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/report/html_report.h"
+
+namespace greenrl::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+// run_a: PPO, 4096 steps in 8 s, 0.5 Wh (1800 J), 0.24 g; rollout_ep_rew_mean first >= 195 at
+// step 3072 (0.375 Wh); one budget decision at step 2048.
+std::string MakeRunA(const std::string& root) {
+  const std::string dir = root + "/run_a";
+  fs::create_directories(dir);
+  WriteText(dir + "/energy.json", R"({
+  "schema_version": 1, "algo": "ppo", "env_id": "CartPole-v1", "seed": 1, "steps": 4096,
+  "wall_time_s": 8.0, "eval_episodes": 10, "eval_mean_return": 480.5, "total_energy_j": 1800.0,
+  "total_energy_wh": 0.5,
+  "windows": {"rollout": {"count": 4, "duration_s": 4.0, "total_energy_j": 900.0},
+              "update": {"count": 4, "duration_s": 2.0, "total_energy_j": 360.0},
+              "eval": {"count": 2, "duration_s": 1.0, "total_energy_j": 180.0}},
+  "unattributed": {"total_energy_j": 360.0},
+  "budget": {"enabled": true, "events": [
+    {"global_step": 2048, "time_s": 4.0, "action": "skip_non_critical", "taken": true,
+     "energy_used_j": 900.0, "reason": "forecast 0.9 of the budget"}]},
+  "carbon": {"kg_co2e": 0.00024}
+})");
+  WriteText(dir + "/metrics.csv",
+            "global_step,time_s,rollout/ep_rew_mean,eval/mean_reward,energy/total_wh\n"
+            "1024,2,20,,0.125\n"
+            "2048,4,150,200,0.25\n"
+            "3072,6,210,,0.375\n"
+            "4096,8,300,480.5,0.5\n");
+  WriteText(dir + "/power.csv", "time_s,cpu:process_w\n0.5,10\n1,12.5\n");
+  return dir;
+}
+
+// run_b: DQN, 2048 steps in 1 s, 0.2 Wh, 0.1 g, final eval skipped, never reaches 195.
+std::string MakeRunB(const std::string& root) {
+  const std::string dir = root + "/run_b";
+  fs::create_directories(dir);
+  WriteText(dir + "/energy.json", R"({
+  "algo": "dqn", "env_id": "CartPole-v1", "seed": 2, "steps": 2048, "wall_time_s": 1.0,
+  "eval_mean_return": null, "total_energy_wh": 0.2, "carbon": {"kg_co2e": 0.0001}
+})");
+  WriteText(dir + "/metrics.csv",
+            "global_step,time_s,rollout/ep_rew_mean,energy/total_wh\n"
+            "1024,0.5,50,0.1\n"
+            "2048,1,100,0.2\n");
+  return dir;
+}
+
+std::string Root(const std::string& name) {
+  const std::string root = ::testing::TempDir() + "/compare_" + name;
+  fs::remove_all(root);
+  fs::create_directories(root);
+  return root;
+}
+
+TEST(CompareTest, TableNumbersAreExact) {
+  const std::string root = Root("table");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root) + "/")};
+  const auto rows = CompareRuns(runs, 195.0);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "run_a");
+  EXPECT_EQ(rows[0].steps, 4096);
+  EXPECT_DOUBLE_EQ(rows[0].steps_per_s, 512.0);
+  EXPECT_DOUBLE_EQ(rows[0].energy_wh, 0.5);
+  EXPECT_DOUBLE_EQ(rows[0].g_co2e, 0.24);
+  ASSERT_TRUE(rows[0].eval_mean_return.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].eval_mean_return, 480.5);
+  ASSERT_TRUE(rows[0].wh_to_target.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].wh_to_target, 0.375);
+  EXPECT_EQ(*rows[0].steps_to_target, 3072);
+  EXPECT_EQ(rows[1].name, "run_b");  // trailing slash dropped
+  EXPECT_DOUBLE_EQ(rows[1].steps_per_s, 2048.0);
+  EXPECT_DOUBLE_EQ(rows[1].g_co2e, 0.1);
+  EXPECT_FALSE(rows[1].eval_mean_return.has_value());
+  EXPECT_FALSE(rows[1].wh_to_target.has_value());
+  // Without a target nothing is searched.
+  EXPECT_FALSE(CompareRuns(runs, std::nullopt)[0].wh_to_target.has_value());
+
+  // Energy by phase: windows in J -> Wh, unattributed as "other".
+  ASSERT_EQ(runs[0].phases.size(), 4u);
+  EXPECT_EQ(runs[0].phases[0].phase, "rollout");
+  EXPECT_DOUBLE_EQ(runs[0].phases[0].energy_wh, 0.25);
+  EXPECT_DOUBLE_EQ(runs[0].phases[1].energy_wh, 0.1);
+  EXPECT_DOUBLE_EQ(runs[0].phases[2].energy_wh, 0.05);
+  EXPECT_EQ(runs[0].phases[3].phase, "other");
+  EXPECT_DOUBLE_EQ(runs[0].phases[3].energy_wh, 0.1);
+  ASSERT_EQ(runs[0].budget_marks.size(), 1u);
+  EXPECT_EQ(runs[0].budget_marks[0].global_step, 2048);
+  EXPECT_DOUBLE_EQ(runs[0].budget_marks[0].energy_used_wh, 0.25);
+  EXPECT_EQ(runs[0].budget_marks[0].action, "skip_non_critical");
+  EXPECT_EQ(runs[0].power_header, (std::vector<std::string>{"time_s", "cpu:process_w"}));
+  EXPECT_EQ(runs[0].power_rows.size(), 2u);
+  EXPECT_TRUE(runs[1].power_rows.empty());
+}
+
+TEST(CompareTest, MarkdownIsExact) {
+  const std::string root = Root("md");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
+  EXPECT_EQ(FormatMarkdown(CompareRuns(runs, 195.0), 195.0),
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return | "
+            "Wh to return >= 195 | steps to return >= 195 |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | 0.2400 | 480.50 | 0.3750 "
+            "| 3072 |\n"
+            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | 0.1000 | n/a | not reached "
+            "| not reached |\n");
+  EXPECT_EQ(FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt),
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|\n"
+            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | 0.2400 | 480.50 |\n"
+            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | 0.1000 | n/a |\n");
+}
+
+TEST(CompareTest, AmountsKeepFourSignificantDigits) {
+  EXPECT_EQ(FormatAmount(0.5), "0.5000");
+  EXPECT_EQ(FormatAmount(0.099), "0.09900");
+  EXPECT_EQ(FormatAmount(0.0000812), "0.00008120");
+  EXPECT_EQ(FormatAmount(1234.5), "1234.5000");
+  EXPECT_EQ(FormatAmount(0.0), "0.0000");
+}
+
+TEST(CompareTest, BadRunDirsNameTheProblem) {
+  const std::string root = Root("bad");
+  auto message = [](const std::string& dir) {
+    try {
+      LoadRun(dir);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(root + "/missing").find("not a directory"), std::string::npos);
+  fs::create_directories(root + "/empty");
+  EXPECT_NE(message(root + "/empty").find("energy.json is missing"), std::string::npos);
+  const std::string broken = MakeRunB(root);
+  WriteText(broken + "/energy.json", "{\"steps\": ");
+  EXPECT_NE(message(broken).find("energy.json is not valid JSON"), std::string::npos);
+  MakeRunB(root);
+  WriteText(broken + "/metrics.csv", "global_step,time_s\n1,abc\n");
+  EXPECT_NE(message(broken).find("malformed"), std::string::npos);
+}
+
+TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
+  const std::string root = Root("html");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
+  const std::string html = RenderHtml(runs, 195.0, "/* fake Chart.js */ var Chart;");
+  EXPECT_NE(html.find("<script>\n/* fake Chart.js */ var Chart;\n</script>"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);  // nothing fetched
+  EXPECT_EQ(html.find("http"), std::string::npos);
+  EXPECT_NE(html.find("\"rollout/ep_rew_mean\":[20.0,150.0,210.0,300.0]"), std::string::npos);
+  EXPECT_NE(html.find("\"global_step\":[1024.0,2048.0,3072.0,4096.0]"), std::string::npos);
+  EXPECT_NE(html.find("\"eval/mean_reward\":[null,200.0,null,480.5]"), std::string::npos);
+  EXPECT_NE(html.find("\"cpu:process_w\":[10.0,12.5]"), std::string::npos);
+  EXPECT_NE(html.find("\"action\":\"skip_non_critical\""), std::string::npos);
+  EXPECT_NE(html.find("{\"count\":4,\"duration_s\":4.0,\"energy_wh\":0.25,\"phase\":\"rollout\"}"),
+            std::string::npos);
+  EXPECT_NE(html.find("\"target_return\":195.0"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
+                      "<td>8.0</td><td>512</td><td>0.5000</td><td>0.2400</td><td>480.50</td>"
+                      "<td>0.3750</td><td>3072</td></tr>"),
+            std::string::npos);
+  for (const char* id : {"chart-return-steps", "chart-return-time", "chart-return-wh",
+                         "chart-power", "chart-phases"}) {
+    EXPECT_NE(html.find(std::string("<canvas id=\"") + id + "\""), std::string::npos) << id;
+  }
+}
+
+TEST(HtmlReportTest, MissingChartJsIsAClearError) {
+  try {
+    LoadChartJs("/nonexistent/chart.min.js");
+    FAIL() << "expected an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("libjs-chart.js"), std::string::npos);
+  }
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The real page in headless Chromium: every chart paints pixels (the page's own getImageData
+// count, read from the DOM after its scripts ran), and a screenshot is written beside it.
+TEST(HtmlReportTest, ChromiumRendersEveryChart) {
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs Debian's "
+                    "chromium): the headless rendering check is skipped";
+  }
+  const std::string root = Root("chromium");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
+  const std::string page = root + "/report.html";
+  WriteText(page, RenderHtml(runs, 195.0, LoadChartJs(DefaultChartJsPath())));
+  const std::string flags = "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+                            "--no-first-run --user-data-dir=" + root + "/profile " +
+                            "--virtual-time-budget=10000 ";
+  const std::string dom = root + "/dom.html";
+  ASSERT_EQ(std::system(("chromium " + flags + "--dump-dom file://" + page + " > " + dom +
+                         " 2> " + root + "/chromium.log").c_str()),
+            0)
+      << ReadAll(root + "/chromium.log");
+  const std::string after = ReadAll(dom);
+  EXPECT_NE(after.find("data-charts-drawn=\"5\" data-charts-total=\"5\""), std::string::npos)
+      << after.substr(0, 2000);
+  // Each canvas painted more than a frame's worth of pixels (axes alone paint a few thousand).
+  const std::regex painted("data-painted-pixels=\"([0-9]+)\"");
+  int canvases = 0;
+  for (std::sregex_iterator it(after.begin(), after.end(), painted), end; it != end; ++it) {
+    ++canvases;
+    EXPECT_GT(std::stol((*it)[1]), 5000) << "canvas " << canvases;
+  }
+  EXPECT_EQ(canvases, 5);
+  const std::string png = root + "/report.png";
+  ASSERT_EQ(std::system(("chromium " + flags + "--window-size=1000,2600 --screenshot=" + png +
+                         " file://" + page + " > /dev/null 2>&1").c_str()),
+            0);
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_EQ(ReadAll(png).substr(1, 3), "PNG");
+}
+
+}  // namespace
+}  // namespace greenrl::report
