@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/signals.h"
 #include "greenrl/train/trainer.h"
 
 namespace greenrl::cli {
@@ -18,6 +19,7 @@ struct TrainArgs {
   std::optional<int64_t> seed;
   std::string out;
   bool quiet = false;
+  std::string resume;
 };
 }  // namespace
 
@@ -30,15 +32,31 @@ Runner RegisterTrain(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed (overrides the preset's)");
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
   cmd->add_flag("--quiet", args->quiet, "no progress line or log lines");
+  CLI::Option* resume = cmd->add_option(
+      "--resume", args->resume,
+      "continue the run in RUN_DIR from its newest checkpoint (its config.yaml; --set may "
+      "override keys such as n_timesteps)");
+  resume->excludes("--config")->excludes("--seed")->excludes("--out");
   return [args]() {
-    const Config config = train::LoadRunConfig(args->config_path, args->sets, args->seed);
+    const bool resuming = !args->resume.empty();
+    const Config config = train::LoadRunConfig(
+        resuming ? args->resume + "/config.yaml" : args->config_path, args->sets, args->seed);
     train::TrainOptions options;
-    options.out_dir = args->out;
+    options.out_dir = resuming ? args->resume : args->out;
+    options.resume = resuming;
+    options.handle_signals = true;
     options.verbose = !args->quiet;
     options.progress = !args->quiet && ::isatty(STDERR_FILENO);
+    // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
+    train::StopSignalScope signals;
     const train::TrainResult result = train::Train(config, std::move(options));
     if (result.rank == 0) fmt::print("{}", report::FormatSummary(result.report));
     std::fflush(stdout);
+    if (result.interrupted) {
+      fmt::print(stderr, "greenrl: stopped by signal {} at step {}; checkpoint {}\n",
+                 result.stop_signal, result.report.steps, result.resume_checkpoint);
+      return 128 + result.stop_signal;
+    }
     return 0;
   };
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,9 @@
 #include "greenrl/env/vec_env.h"
 
 namespace greenrl::algo {
+
+class CheckpointWriter;  // checkpoint.h
+class CheckpointReader;
 
 // One finished training episode, as Gymnasium's RecordEpisodeStatistics reports it.
 struct EpisodeRecord {
@@ -70,6 +74,43 @@ class Algorithm {
   // Errors: greenrl::ConfigError("checkpoint", path, ...) for a missing or corrupt file, or one
   // written for another algorithm, env or network shape.
   virtual void LoadCheckpoint(const std::string& path) = 0;
+
+  // --- Resume checkpoints (train/checkpointing.h; README "Checkpoints, resume and signals").
+  // SaveTrainingState writes SaveCheckpoint's entries plus everything the next rollouts and
+  // updates read: every generator (sampling, shuffling, exploration, replay sampling), counters
+  // and, for off-policy algorithms, the replay buffer (unless replay_buffer is false: the resumed
+  // run then starts from an empty buffer and refills it, learning_starts counted from the
+  // resume). `extra` adds the caller's entries to the same archive before the one atomic write
+  // (temp file, fsync, rename, directory fsync). A file SaveTrainingState wrote also loads with
+  // LoadCheckpoint (evaluation).
+  // Errors: std::runtime_error naming the path when it cannot be written.
+  // The defaults (for test doubles) raise greenrl::InternalError: the algorithm cannot resume.
+  virtual void SaveTrainingState(const std::string& path, bool replay_buffer,
+                                 const std::function<void(CheckpointWriter&)>& extra) const {
+    (void)path, (void)replay_buffer, (void)extra;
+    GREENRL_CHECK(false, name() + " has no resume checkpoint");
+  }
+  // Restores what SaveTrainingState wrote; `extra` reads the caller's entries from the same
+  // archive after the algorithm's own were read.
+  // Errors: ConfigError("checkpoint", path, ...) as LoadCheckpoint, also for a file without the
+  // training state (e.g. a final.pt of an older build). The agent may be partly restored then;
+  // the trainer stops the run.
+  virtual void LoadTrainingState(const std::string& path,
+                                 const std::function<void(CheckpointReader&)>& extra) {
+    (void)path, (void)extra;
+    GREENRL_CHECK(false, name() + " has no resume checkpoint");
+  }
+
+  // --- Numerical guard (train/trainer.cc, guard.*).
+  // Optimiser steps skipped since construction because a loss or gradient was not finite
+  // (inf or NaN): the step changed nothing. Saved in the training state.
+  virtual int64_t nonfinite_skips() const { return 0; }
+  // Multiplies every learning rate from now on by `factor` (the guard halves it after
+  // restoring a checkpoint); the factor is saved in the training state. factor > 0.
+  virtual void ScaleLearningRate(double factor) { (void)factor; }
+  // Tests: the next `updates` calls to Update poison their gradients with NaN before the
+  // finiteness check, as an overflowing loss would.
+  virtual void InjectNonFiniteForTesting(int updates) { (void)updates; }
 
   // Whether the update can switch to reduced precision on this device (the energy budget's first
   // rung); when not, *why_not says why. Default: not supported.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <sstream>
 
 #include "greenrl/core/atomic_file.h"
@@ -44,6 +45,17 @@ void CheckpointWriter::WriteDouble(const std::string& key, double value) {
 
 void CheckpointWriter::WriteString(const std::string& key, const std::string& value) {
   archive_.write(key, c10::IValue(value));
+}
+
+void CheckpointWriter::WriteBytes(const std::string& key, const void* data, int64_t n) {
+  archive_.write(key, torch::from_blob(const_cast<void*>(data), {n}, torch::kUInt8).clone());
+}
+
+void CheckpointWriter::WriteRng(const std::string& key, const Rng& rng) {
+  const Rng::State state = rng.GetState();
+  std::vector<int64_t> words(state.size());
+  std::memcpy(words.data(), state.data(), sizeof(uint64_t) * state.size());
+  archive_.write(key, torch::tensor(words));
 }
 
 void CheckpointWriter::Save(const std::string& path) const {
@@ -112,6 +124,30 @@ void CheckpointReader::ReadFloats(const std::string& key, float* out, int64_t n)
          std::to_string(t.numel()) + " " + std::string(c10::toString(t.scalar_type())));
   }
   std::copy(t.data_ptr<float>(), t.data_ptr<float>() + n, out);
+}
+
+std::string CheckpointReader::Bytes(const std::string& key) {
+  const torch::Tensor t = ReadTensor(key);
+  if (t.scalar_type() != torch::kUInt8 || t.dim() != 1) Fail("'" + key + "' is not a byte string");
+  return std::string(reinterpret_cast<const char*>(t.data_ptr<uint8_t>()),
+                     static_cast<size_t>(t.numel()));
+}
+
+Rng::State CheckpointReader::RngState(const std::string& key) {
+  const torch::Tensor t = ReadTensor(key);
+  Rng::State state{};
+  if (t.scalar_type() != torch::kInt64 || t.numel() != static_cast<int64_t>(state.size())) {
+    Fail("'" + key + "' is not a generator state (int64 [6])");
+  }
+  std::memcpy(state.data(), t.data_ptr<int64_t>(), sizeof(uint64_t) * state.size());
+  return state;
+}
+
+bool CheckpointReader::Has(const std::string& key) {
+  torch::Tensor t;
+  if (archive_.try_read(key, t)) return true;
+  c10::IValue v;
+  return archive_.try_read(key, v);
 }
 
 void CheckpointReader::ExpectString(const std::string& what, const std::string& key,

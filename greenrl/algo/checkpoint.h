@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/core/rng.h"
+
 namespace greenrl::algo {
 
 // Collects a checkpoint's entries and writes them in one atomic file write.
@@ -25,6 +27,10 @@ class CheckpointWriter {
   void WriteInt(const std::string& key, int64_t value);                    // int64 scalar
   void WriteDouble(const std::string& key, double value);                  // float64 scalar
   void WriteString(const std::string& key, const std::string& value);
+  // Raw bytes as a uint8 [n] tensor (env states, replay buffers), copied.
+  void WriteBytes(const std::string& key, const void* data, int64_t n);
+  // A generator's state (Rng::State) as int64 [6] (bit patterns of the uint64 words).
+  void WriteRng(const std::string& key, const Rng& rng);
 
   // Writes the file at `path` (temp file, fsync, rename).
   // Errors: std::runtime_error naming the path when it cannot be written.
@@ -51,6 +57,16 @@ class CheckpointReader {
   // Copies float32 [n] into out. Errors: ConfigError when the entry holds another number of
   // values or another dtype.
   void ReadFloats(const std::string& key, float* out, int64_t n);
+  // What WriteBytes wrote. Errors: ConfigError when missing or not uint8.
+  std::string Bytes(const std::string& key);
+  // What WriteRng wrote, as a state for Rng::SetState. Errors: ConfigError when missing or not
+  // six int64 values.
+  Rng::State RngState(const std::string& key);
+  // Whether the archive has an entry `key` (optional entries of resume checkpoints).
+  bool Has(const std::string& key);
+  const std::string& path() const { return path_; }
+  // Throws the reader's ConfigError naming the file, with `why`.
+  [[noreturn]] void Fail(const std::string& why) const;
   // Checks that an entry equals what this model was built with. Errors: ConfigError "<accepted>
   // for <what> <want> (it was written for <got>)".
   void ExpectString(const std::string& what, const std::string& key, const std::string& want);
@@ -58,7 +74,6 @@ class CheckpointReader {
 
  private:
   torch::Tensor ReadTensor(const std::string& key);
-  [[noreturn]] void Fail(const std::string& why) const;
 
   std::string path_;
   std::string accepted_;  // "a PPO checkpoint written by greenrl train"

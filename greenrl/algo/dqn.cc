@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "greenrl/algo/checkpoint.h"
@@ -301,7 +302,7 @@ void Dqn::SetCollectives(Collectives* collectives) {
 // Update: gradient_steps minibatches, each batch_size transitions drawn uniformly with
 // replacement from the buffer (SB3 ReplayBuffer.sample), once num_timesteps > learning_starts.
 const Metrics& Dqn::Update(double progress_remaining) {
-  const double lr = config_.learning_rate.Value(progress_remaining);
+  const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
   if (num_timesteps_ <= config_.learning_starts || buffer_.size() == 0) {
     WriteMetrics(lr, 0, 0.0, 0.0, 0.0);
     return metrics_;
@@ -353,8 +354,9 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
 
       const float* q = q_net_.Forward(q_params_.data(), mb_obs_.data(), b);
       double mean_q = 0.0;
-      loss_sum += HuberTdLossAndGrad(q, mb_actions_.data(), mb_targets_.data(), b, num_actions_,
-                                     grad_q_.data(), &mean_q);
+      const double loss = HuberTdLossAndGrad(q, mb_actions_.data(), mb_targets_.data(), b,
+                                             num_actions_, grad_q_.data(), &mean_q);
+      loss_sum += loss;
       q_sum += mean_q;
       std::fill(q_grads_.begin(), q_grads_.end(), 0.0f);
       q_net_.Backward(q_params_.data(), grad_q_.data(), q_grads_.data());
@@ -362,12 +364,19 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
         collectives_->AllReduceMean(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
                                     "dqn gradients");
       }
-      grad_norm_sum += nn::ClipGradNorm(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
-                                        config_.max_grad_norm);
+      if (inject_nonfinite_ > 0) q_grads_[0] = std::numeric_limits<float>::quiet_NaN();
+      const double norm = nn::ClipGradNorm(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
+                                           config_.max_grad_norm);
+      if (!std::isfinite(norm) || !std::isfinite(loss)) {
+        ++nonfinite_skips_;  // the guard: skip the step, the parameters stay as they were
+        continue;
+      }
+      grad_norm_sum += norm;
       adam_.Step(q_params_.data(), q_grads_.data(), lr);
       ++n_updates_;
     }
   }
+  if (inject_nonfinite_ > 0) --inject_nonfinite_;
   WriteMetrics(lr, num_steps, loss_sum, q_sum, grad_norm_sum);
   return metrics_;
 }
@@ -440,6 +449,11 @@ const float* Dqn::ForwardOneRow(const float* x) {
 // the counters, and what the network was built for, so a mismatching load fails clearly.
 void Dqn::SaveCheckpoint(const std::string& path) const {
   CheckpointWriter w("dqn", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.Save(path);
+}
+
+void Dqn::WriteModel(CheckpointWriter& w) const {
   w.WriteInt("obs_dim", obs_dim_);
   w.WriteInt("num_actions", num_actions_);
   w.WriteInts("net_arch", config_.net_arch);
@@ -453,11 +467,49 @@ void Dqn::SaveCheckpoint(const std::string& path) const {
   w.WriteInt("num_timesteps", num_timesteps_);
   w.WriteInt("n_updates", n_updates_);
   w.WriteInt("target_updates", target_updates_);
-  w.Save(path);
 }
 
 void Dqn::LoadCheckpoint(const std::string& path) {
   CheckpointReader r(path, "dqn", spec_.id, kCheckpointFormatVersion);
+  ReadModel(r);
+}
+
+void Dqn::SaveTrainingState(const std::string& path, bool replay_buffer,
+                            const std::function<void(CheckpointWriter&)>& extra) const {
+  CheckpointWriter w("dqn", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.WriteRng("rng.explore", explore_rng_);
+  w.WriteRng("rng.sample", sample_rng_);
+  w.WriteInt("guard.nonfinite_skips", nonfinite_skips_);
+  w.WriteDouble("guard.lr_scale", lr_scale_);
+  w.WriteInt("replay.saved", replay_buffer ? 1 : 0);
+  if (replay_buffer) buffer_.Save(w, "replay");
+  if (extra) extra(w);
+  w.Save(path);
+}
+
+void Dqn::LoadTrainingState(const std::string& path,
+                            const std::function<void(CheckpointReader&)>& extra) {
+  CheckpointReader r(path, "dqn", spec_.id, kCheckpointFormatVersion);
+  const Rng::State explore = r.RngState("rng.explore");
+  const Rng::State sample = r.RngState("rng.sample");
+  const int64_t skips = r.Int("guard.nonfinite_skips");
+  const double lr_scale = r.Double("guard.lr_scale");
+  const bool has_replay = r.Int("replay.saved") != 0;
+  ReadModel(r);
+  if (has_replay) {
+    buffer_.Load(r, "replay");
+  } else {
+    buffer_.Clear();
+  }
+  explore_rng_.SetState(explore);
+  sample_rng_.SetState(sample);
+  nonfinite_skips_ = skips;
+  lr_scale_ = lr_scale;
+  if (extra) extra(r);
+}
+
+void Dqn::ReadModel(CheckpointReader& r) {
   r.ExpectInts("net_arch", "net_arch", config_.net_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
   // Read everything before writing anything, so a bad file leaves the agent as it was.

@@ -128,6 +128,18 @@ class Dqn final : public Algorithm {
   // from it would refill the buffer.
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  // Resume: SaveCheckpoint's entries plus the exploration and sampling generators, the guard's
+  // counters and, with replay_buffer, the replay buffer (ReplayBuffer::Save gives its size).
+  // Without it the resumed run starts from an empty buffer (updates sample from the
+  // transitions collected after the resume).
+  void SaveTrainingState(const std::string& path, bool replay_buffer,
+                         const std::function<void(CheckpointWriter&)>& extra) const override;
+  void LoadTrainingState(const std::string& path,
+                         const std::function<void(CheckpointReader&)>& extra) override;
+  // Gradient steps skipped because the TD loss or the gradient norm was not finite.
+  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
+  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
+  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
   std::vector<float> GetParameters() const override { return q_params_; }
   // Data-parallel: broadcasts the online and target Q parameters from rank 0; then averages the
@@ -155,6 +167,8 @@ class Dqn final : public Algorithm {
   // [num_actions] in row_a_ or row_b_, valid until the next call.
   const float* ForwardOneRow(const float* x);
   void WriteMetrics(double lr, int steps, double loss_sum, double q_sum, double grad_norm_sum);
+  void WriteModel(CheckpointWriter& w) const;
+  void ReadModel(CheckpointReader& r);
 
   // Config and sizes.
   DqnConfig config_;
@@ -186,6 +200,10 @@ class Dqn final : public Algorithm {
   int64_t n_updates_ = 0;       // gradient steps so far
   int64_t target_updates_ = 0;  // target-network updates so far
   double exploration_rate_;
+  // Numerical guard.
+  int64_t nonfinite_skips_ = 0;  // gradient steps skipped for a non-finite loss or gradient
+  double lr_scale_ = 1.0;        // the guard's learning-rate factor
+  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Scratch (allocated once).
   std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -179,6 +180,13 @@ class Ppo final : public Algorithm {
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  void SaveTrainingState(const std::string& path, bool replay_buffer,
+                         const std::function<void(CheckpointWriter&)>& extra) const override;
+  void LoadTrainingState(const std::string& path,
+                         const std::function<void(CheckpointReader&)>& extra) override;
+  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
+  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
+  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   bool CanReducePrecision(std::string* why_not) const override;
   void ReducePrecision() override;
   std::vector<float> GetParameters() const override {
@@ -217,6 +225,14 @@ class Ppo final : public Algorithm {
   // Loss and backward for the minibatch at rows `index` (int64 [batch] on the device) of the
   // device rollout; accumulates the stats into stats_. No host sync (capturable).
   void TensorLossAndGrad(const torch::Tensor& index, int batch);
+  // Checkpoint entries of the model, Adam and the loss scaler (SaveCheckpoint's content).
+  void WriteModel(CheckpointWriter& w) const;
+  void ReadModel(CheckpointReader& r);
+
+  // Numerical guard and resume state.
+  int64_t nonfinite_skips_ = 0;  // steps skipped for a non-finite gradient (no loss scaling)
+  double lr_scale_ = 1.0;        // the guard's learning-rate factor
+  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Config and sizes.
   PpoConfig config_;
@@ -520,8 +536,11 @@ std::pair<const float*, const float*> Ppo::PolicyForward(const float* obs, int n
 // RolloutBuffer.get), loss = pg_loss + ent_coef * entropy_loss + vf_coef * value_loss,
 // gradient-norm clip, Adam; KL early stop as SB3 (approx_kl > 1.5 target_kl).
 const Metrics& Ppo::Update(double progress_remaining) {
-  const double lr = config_.learning_rate.Value(progress_remaining);
+  const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
   const double clip_range = config_.clip_range.Value(progress_remaining);
+  const int64_t skipped_before = scaler_.skipped_steps();
+  const bool inject_nonfinite = inject_nonfinite_ > 0;
+  if (inject_nonfinite) --inject_nonfinite_;
   MinibatchStats sum;
   int64_t num_minibatches = 0;
   double grad_norm_sum = 0.0;
@@ -544,6 +563,7 @@ const Metrics& Ppo::Update(double progress_remaining) {
       NormalizeAdvantages(batch);
       params_.ZeroGrads();
       const MinibatchStats s = FusedLossAndGrad(batch, clip_range);
+      if (inject_nonfinite) params_.grads()[0] = std::numeric_limits<float>::quiet_NaN();
       sum.pg_loss += s.pg_loss;
       sum.value_loss += s.value_loss;
       sum.entropy += s.entropy;
@@ -575,6 +595,9 @@ const Metrics& Ppo::Update(double progress_remaining) {
       scaler_.Update(found_inf);
     }
   }
+  // Without loss scaling a skipped step means a non-finite loss or gradient (the guard counts
+  // them); with it, skipped steps are the scaler's normal back-off.
+  if (!scaler_.enabled()) nonfinite_skips_ += scaler_.skipped_steps() - skipped_before;
   // Explained variance of the rollout's values for its returns (SB3: 1 - Var[y - y_pred] / Var[y]).
   double mean_y = 0, mean_d = 0;
   for (int64_t k = 0; k < buffer_size_; ++k) {
@@ -1064,6 +1087,11 @@ void Ppo::Act(const float* obs, int n, bool deterministic, int64_t* actions) {
 // and step count, and what the network was built for, so a mismatching load fails clearly.
 void Ppo::SaveCheckpoint(const std::string& path) const {
   CheckpointWriter w("ppo", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.Save(path);
+}
+
+void Ppo::WriteModel(CheckpointWriter& w) const {
   w.WriteInt("obs_dim", obs_dim_);
   w.WriteInt("num_actions", num_actions_);
   w.WriteInts("pi_arch", config_.pi_arch);
@@ -1078,11 +1106,14 @@ void Ppo::SaveCheckpoint(const std::string& path) const {
   w.WriteDouble("grad_scaler.scale", scaler_.scale());
   w.WriteInt("grad_scaler.growth_tracker", scaler_.growth_tracker());
   w.WriteInt("grad_scaler.skipped_steps", scaler_.skipped_steps());
-  w.Save(path);
 }
 
 void Ppo::LoadCheckpoint(const std::string& path) {
   CheckpointReader r(path, "ppo", spec_.id, kCheckpointFormatVersion);
+  ReadModel(r);
+}
+
+void Ppo::ReadModel(CheckpointReader& r) {
   r.ExpectInts("net_arch.pi", "pi_arch", config_.pi_arch);
   r.ExpectInts("net_arch.vf", "vf_arch", config_.vf_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
@@ -1103,6 +1134,36 @@ void Ppo::LoadCheckpoint(const std::string& path) {
   adam_.set_step_count(step);
   scaler_.Restore(scale, growth_tracker, skipped);
   tensor_ready_ = false;  // the autograd path's device state is rebuilt from the loaded state
+}
+
+// Resume: the model plus the sampling and shuffling generators, the guard's counters and the
+// learning-rate factor. The rollout buffers are not saved: checkpoints are taken between
+// iterations, and the next rollout refills them (gSDE noise is redrawn at its first step).
+void Ppo::SaveTrainingState(const std::string& path, bool /*replay_buffer*/,
+                            const std::function<void(CheckpointWriter&)>& extra) const {
+  CheckpointWriter w("ppo", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.WriteRng("rng.sample", sample_rng_);
+  w.WriteRng("rng.shuffle", shuffle_rng_);
+  w.WriteInt("guard.nonfinite_skips", nonfinite_skips_);
+  w.WriteDouble("guard.lr_scale", lr_scale_);
+  if (extra) extra(w);
+  w.Save(path);
+}
+
+void Ppo::LoadTrainingState(const std::string& path,
+                            const std::function<void(CheckpointReader&)>& extra) {
+  CheckpointReader r(path, "ppo", spec_.id, kCheckpointFormatVersion);
+  const Rng::State sample = r.RngState("rng.sample");
+  const Rng::State shuffle = r.RngState("rng.shuffle");
+  const int64_t skips = r.Int("guard.nonfinite_skips");
+  const double lr_scale = r.Double("guard.lr_scale");
+  ReadModel(r);
+  sample_rng_.SetState(sample);
+  shuffle_rng_.SetState(shuffle);
+  nonfinite_skips_ = skips;
+  lr_scale_ = lr_scale;
+  if (extra) extra(r);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl::algo {
@@ -58,6 +59,42 @@ void ReplayBuffer::Gather(const int64_t* indices, int batch, float* obs, float* 
     rewards[j] = rewards_[k];
     dones[j] = terminated_[k] ? 1.0f : 0.0f;
   }
+}
+
+void ReplayBuffer::Save(CheckpointWriter& w, const std::string& prefix) const {
+  w.WriteInt(prefix + ".capacity", capacity_);
+  w.WriteInt(prefix + ".size", size_);
+  w.WriteInt(prefix + ".pos", pos_);
+  w.WriteFloats(prefix + ".obs", obs_.get(), size_ * obs_dim_);
+  w.WriteFloats(prefix + ".next_obs", next_obs_.get(), size_ * obs_dim_);
+  w.WriteFloats(prefix + ".actions", actions_.get(), size_ * act_dim_);
+  w.WriteFloats(prefix + ".rewards", rewards_.get(), size_);
+  w.WriteBytes(prefix + ".terminated", terminated_.get(), size_);
+  w.WriteBytes(prefix + ".truncated", truncated_.get(), size_);
+}
+
+void ReplayBuffer::Load(CheckpointReader& r, const std::string& prefix) {
+  const int64_t capacity = r.Int(prefix + ".capacity");
+  const int64_t size = r.Int(prefix + ".size");
+  const int64_t pos = r.Int(prefix + ".pos");
+  if (capacity != capacity_ || size < 0 || size > capacity_ || pos < 0 || pos >= capacity_) {
+    r.Fail("the replay buffer was saved with buffer_size " + std::to_string(capacity) +
+           " (this run has " + std::to_string(capacity_) + ")");
+  }
+  const std::string terminated = r.Bytes(prefix + ".terminated");
+  const std::string truncated = r.Bytes(prefix + ".truncated");
+  if (static_cast<int64_t>(terminated.size()) != size ||
+      static_cast<int64_t>(truncated.size()) != size) {
+    r.Fail("replay buffer flags of another size than its " + std::to_string(size) + " rows");
+  }
+  r.ReadFloats(prefix + ".obs", obs_.get(), size * obs_dim_);
+  r.ReadFloats(prefix + ".next_obs", next_obs_.get(), size * obs_dim_);
+  r.ReadFloats(prefix + ".actions", actions_.get(), size * act_dim_);
+  r.ReadFloats(prefix + ".rewards", rewards_.get(), size);
+  std::copy(terminated.begin(), terminated.end(), terminated_.get());
+  std::copy(truncated.begin(), truncated.end(), truncated_.get());
+  size_ = size;
+  pos_ = pos;
 }
 
 }  // namespace greenrl::algo

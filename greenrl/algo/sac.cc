@@ -277,6 +277,17 @@ class Sac final : public Algorithm {
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  // Resume: SaveCheckpoint's entries plus the three generators, the guard's counters and, with
+  // replay_buffer, the replay buffer (ReplayBuffer::Save gives its size; without it the resumed
+  // run starts from an empty buffer).
+  void SaveTrainingState(const std::string& path, bool replay_buffer,
+                         const std::function<void(CheckpointWriter&)>& extra) const override;
+  void LoadTrainingState(const std::string& path,
+                         const std::function<void(CheckpointReader&)>& extra) override;
+  // Gradient steps skipped because a loss or a gradient was not finite.
+  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
+  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
+  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   // Actor parameters, then both critics' (qf1 | qf2).
   std::vector<float> GetParameters() const override {
     std::vector<float> v(actor_flat_.data(), actor_flat_.data() + actor_flat_.numel());
@@ -299,6 +310,8 @@ class Sac final : public Algorithm {
   // [n, act_dim]), in chunks of act_chunk_ rows.
   void ActUnit(const float* obs, int n, bool deterministic, float* out);
   void FillNormal(std::vector<float>* v, Rng& rng);
+  void WriteModel(CheckpointWriter& w) const;
+  void ReadModel(CheckpointReader& r);
 
   // Config and sizes.
   SacConfig config_;
@@ -325,6 +338,10 @@ class Sac final : public Algorithm {
   int64_t num_timesteps_ = 0;  // env steps taken (all envs), SB3's num_timesteps
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;
+  // Numerical guard.
+  int64_t nonfinite_skips_ = 0;  // gradient steps skipped for a non-finite loss or gradient
+  double lr_scale_ = 1.0;        // the guard's learning-rate factor
+  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Scratch, allocated once.
   std::vector<float> step_obs_;                // float32 [N, obs_dim]: obs before the step
@@ -440,7 +457,10 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 //      Adam step of the actor;
 //   6. every target_update_interval gradient steps: Polyak update of the target critics.
 const Metrics& Sac::Update(double progress_remaining) {
-  const double lr = config_.learning_rate.Value(progress_remaining);
+  const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
+  const bool inject_nonfinite = inject_nonfinite_ > 0;
+  if (inject_nonfinite) --inject_nonfinite_;
+  int skipped = 0;
   const int gradient_steps =
       config_.gradient_steps >= 0 ? config_.gradient_steps : static_cast<int>(last_rollout_steps_);
   // SB3 trains once num_timesteps > learning_starts (and never on an empty buffer).
@@ -510,6 +530,13 @@ const Metrics& Sac::Update(double progress_remaining) {
       collectives_->AllReduceMean(critic_flat_.grads.data_ptr<float>(), critic_flat_.numel(),
                                   "sac critic gradients");
     }
+    if (inject_nonfinite) critic_flat_.grads.data_ptr<float>()[0] = NAN;
+    if (!torch::isfinite(qf_loss).item<bool>() ||
+        !torch::isfinite(critic_flat_.grads).all().item<bool>()) {
+      ++nonfinite_skips_;  // the guard: skip this gradient step, nothing changes
+      ++skipped;
+      continue;
+    }
     critic_adam_.Step(critic_flat_.data(), critic_flat_.grads.data_ptr<float>(), lr);
 
     // 5. Actor, against the updated critics; gradients only into the actor's parameters.
@@ -536,7 +563,7 @@ const Metrics& Sac::Update(double progress_remaining) {
     sum_q1v += q1.mean().item<double>();
   }
   // Means over the gradient steps (SB3 logs np.mean of each); NaN before training starts.
-  const double m = steps > 0 ? static_cast<double>(steps) : std::nan("");
+  const double m = steps - skipped > 0 ? static_cast<double>(steps - skipped) : std::nan("");
   const double values[] = {lr,
                            sum_qf1 / m,
                            sum_qf2 / m,
@@ -598,6 +625,11 @@ void Sac::Act(const float*, int, bool, int64_t*) {
 // evaluates exactly, and training resumed from it refills the buffer from scratch.
 void Sac::SaveCheckpoint(const std::string& path) const {
   CheckpointWriter w("sac", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.Save(path);
+}
+
+void Sac::WriteModel(CheckpointWriter& w) const {
   auto write_adam = [&](const std::string& prefix, const nn::FlatAdam& adam) {
     w.WriteFloats(prefix + ".exp_avg", adam.exp_avg().data(), adam.num_params());
     w.WriteFloats(prefix + ".exp_avg_sq", adam.exp_avg_sq().data(), adam.num_params());
@@ -616,11 +648,52 @@ void Sac::SaveCheckpoint(const std::string& path) const {
   write_adam("alpha_adam", alpha_adam_);
   w.WriteInt("num_timesteps", num_timesteps_);
   w.WriteInt("n_updates", n_updates_);
-  w.Save(path);
 }
 
 void Sac::LoadCheckpoint(const std::string& path) {
   CheckpointReader r(path, "sac", spec_.id, kCheckpointFormatVersion);
+  ReadModel(r);
+}
+
+void Sac::SaveTrainingState(const std::string& path, bool replay_buffer,
+                            const std::function<void(CheckpointWriter&)>& extra) const {
+  CheckpointWriter w("sac", spec_.id, kCheckpointFormatVersion);
+  WriteModel(w);
+  w.WriteRng("rng.action", action_rng_);
+  w.WriteRng("rng.update", update_rng_);
+  w.WriteRng("rng.replay", replay_rng_);
+  w.WriteInt("guard.nonfinite_skips", nonfinite_skips_);
+  w.WriteDouble("guard.lr_scale", lr_scale_);
+  w.WriteInt("replay.saved", replay_buffer ? 1 : 0);
+  if (replay_buffer) buffer_.Save(w, "replay");
+  if (extra) extra(w);
+  w.Save(path);
+}
+
+void Sac::LoadTrainingState(const std::string& path,
+                            const std::function<void(CheckpointReader&)>& extra) {
+  CheckpointReader r(path, "sac", spec_.id, kCheckpointFormatVersion);
+  const Rng::State action = r.RngState("rng.action");
+  const Rng::State update = r.RngState("rng.update");
+  const Rng::State replay = r.RngState("rng.replay");
+  const int64_t skips = r.Int("guard.nonfinite_skips");
+  const double lr_scale = r.Double("guard.lr_scale");
+  const bool has_replay = r.Int("replay.saved") != 0;
+  ReadModel(r);
+  if (has_replay) {
+    buffer_.Load(r, "replay");
+  } else {
+    buffer_.Clear();
+  }
+  action_rng_.SetState(action);
+  update_rng_.SetState(update);
+  replay_rng_.SetState(replay);
+  nonfinite_skips_ = skips;
+  lr_scale_ = lr_scale;
+  if (extra) extra(r);
+}
+
+void Sac::ReadModel(CheckpointReader& r) {
   r.ExpectInts("net_arch", "net_arch", config_.net_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
   // Read everything before writing anything, so a bad file leaves the agent as it was.

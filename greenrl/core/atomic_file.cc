@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -24,13 +27,35 @@ std::string DirName(const std::string& path) {
 }
 }  // namespace
 
+namespace {
+// GREENRL_FAIL_WRITES_AFTER (see the header): whether this call is one to fail.
+// Calls are counted while the variable is set; a call without it resets the count.
+bool InjectedWriteFailure() {
+  static std::atomic<long long> calls{0};
+  const char* after = std::getenv("GREENRL_FAIL_WRITES_AFTER");
+  if (after == nullptr || *after == '\0') {
+    calls = 0;
+    return false;
+  }
+  return ++calls > std::atoll(after);
+}
+}  // namespace
+
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const bool inject_failure = InjectedWriteFailure();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("create", tmp, errno);
   size_t written = 0;
   while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (inject_failure && written >= bytes.size() / 2) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError("write", tmp, ENOSPC);
+    }
+    const size_t chunk =
+        inject_failure ? std::max<size_t>(bytes.size() / 2, 1) - written : bytes.size() - written;
+    const ssize_t n = ::write(fd, bytes.data() + written, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;

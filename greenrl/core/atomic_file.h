@@ -11,6 +11,10 @@ namespace greenrl {
 // Errors: std::runtime_error naming the path and strerror(errno) when any step fails (the temp
 // file is removed and `path` is untouched).
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
+// Fault injection for tests and drills: with the environment variable GREENRL_FAIL_WRITES_AFTER=N
+// set, every WriteFileAtomic call after the first N made while it is set fails as a full disk
+// does (ENOSPC once half the bytes are in the temp file; the temp file is removed, `path`
+// untouched). A call while it is unset resets the count.
 
 // Reads a whole file. Errors: std::runtime_error naming the path when it cannot be read.
 std::string ReadFile(const std::string& path);

@@ -1,6 +1,7 @@
 #include "greenrl/core/rng.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace greenrl {
 
@@ -71,6 +72,18 @@ double Rng::Normal() {
   spare_ = v * f;
   has_spare_ = true;
   return u * f;
+}
+
+Rng::State Rng::GetState() const {
+  uint64_t spare_bits;
+  std::memcpy(&spare_bits, &spare_, sizeof(spare_bits));
+  return {s_[0], s_[1], s_[2], s_[3], has_spare_ ? 1u : 0u, spare_bits};
+}
+
+void Rng::SetState(const State& state) {
+  for (int i = 0; i < 4; ++i) s_[i] = state[i];
+  has_spare_ = state[4] != 0;
+  std::memcpy(&spare_, &state[5], sizeof(spare_));
 }
 
 }  // namespace greenrl

@@ -2,6 +2,7 @@
 // greenrl (../shared/STYLE.md, point 2): every env, sampler and shuffler owns one.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace greenrl {
@@ -33,6 +34,12 @@ class Rng {
   uint64_t Below(uint64_t n);
   // Standard normal N(0, 1) (Marsaglia polar method).
   double Normal();
+
+  // The full generator state for checkpoints: the four xoshiro words, the polar method's spare
+  // flag (0 or 1) and the spare normal's bits. SetState(State()) continues the same stream.
+  using State = std::array<uint64_t, 6>;
+  State GetState() const;
+  void SetState(const State& state);
 
  private:
   uint64_t s_[4];

@@ -78,10 +78,11 @@ void Sampler::Warn(const std::string& message) const {
 
 void Sampler::OpenCsv() {
   if (options_.power_csv_path.empty()) return;
-  csv_.reset(std::fopen(options_.power_csv_path.c_str(), "w"));
+  csv_.reset(std::fopen(options_.power_csv_path.c_str(), options_.append_csv ? "a" : "w"));
   std::string header = "time_s";
   for (const std::string& domain : domain_names_) header += "," + domain + "_w";
   header += "\n";
+  if (csv_ != nullptr && options_.append_csv && std::ftell(csv_.get()) > 0) header.clear();
   if (csv_ == nullptr || std::fputs(header.c_str(), csv_.get()) < 0 ||
       std::fflush(csv_.get()) != 0) {
     csv_.reset();

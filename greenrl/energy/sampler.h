@@ -43,6 +43,9 @@ struct SamplerOptions {
   // one row per tick, flushed after each row. A file that cannot be opened or written is warned
   // about once; the series is still kept in memory.
   std::string power_csv_path;
+  // Append to power_csv_path instead of truncating it (a resumed run); the header is written only
+  // when the file is empty. time_s then restarts at 0 with the resumed segment.
+  bool append_csv = false;
 
   // Blocks until the Sampler's clock reaches deadline_s or Stop() is called.
   // Returns: false to end the thread (stop requested), true to take the sample that is due.

@@ -21,6 +21,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -80,7 +82,31 @@ class BatchedEnv {
   // resetting that row (../shared/STYLE.md, "Errors"); 0 for env types that cannot fault.
   // Read it from the driving thread between steps.
   virtual int64_t non_finite_resets() const { return 0; }
+  // Resume checkpoints: appends the exact state of every row (physics state, generator, step
+  // counts, running episode statistics) to *bytes and returns true, or returns false when this
+  // env type cannot (the trainer then resets the envs on resume; README "Checkpoints, resume
+  // and signals"). The bytes are for the same build only (an in-memory image).
+  virtual bool SaveState(std::string* bytes) const {
+    (void)bytes;
+    return false;
+  }
+  // Restores what SaveState wrote, reading from bytes[*offset] and advancing *offset.
+  // Errors: std::invalid_argument when the bytes are too short.
+  virtual void LoadState(const std::string& bytes, size_t* offset) {
+    (void)bytes, (void)offset;
+    throw std::invalid_argument(spec().id + " cannot restore a saved env state");
+  }
 };
+
+// Appends / reads raw bytes of trivially copyable values (BatchedEnv and VecEnv states).
+inline void AppendBytes(std::string* out, const void* data, size_t n) {
+  out->append(static_cast<const char*>(data), n);
+}
+inline void ReadBytes(const std::string& in, size_t* offset, void* data, size_t n) {
+  if (*offset + n > in.size()) throw std::invalid_argument("saved env state is truncated");
+  std::memcpy(data, in.data() + *offset, n);
+  *offset += n;
+}
 
 // BatchedEnv over a single-env class E (see the requirements at the top of this file).
 template <typename E>
@@ -107,6 +133,28 @@ class BatchedEnvOf final : public BatchedEnv {
       buffers.episode_length[i] = 0;
       running_return_[i] = 0.0;
       running_length_[i] = 0;
+    }
+  }
+
+  // Classic-control envs are plain values (state, Rng, counters): their bytes are their state.
+  bool SaveState(std::string* bytes) const override {
+    if constexpr (std::is_trivially_copyable_v<E>) {
+      AppendBytes(bytes, envs_.data(), sizeof(E) * envs_.size());
+      AppendBytes(bytes, running_return_.data(), sizeof(double) * running_return_.size());
+      AppendBytes(bytes, running_length_.data(), sizeof(int32_t) * running_length_.size());
+      return true;
+    } else {
+      (void)bytes;
+      return false;
+    }
+  }
+  void LoadState(const std::string& bytes, size_t* offset) override {
+    if constexpr (std::is_trivially_copyable_v<E>) {
+      ReadBytes(bytes, offset, envs_.data(), sizeof(E) * envs_.size());
+      ReadBytes(bytes, offset, running_return_.data(), sizeof(double) * running_return_.size());
+      ReadBytes(bytes, offset, running_length_.data(), sizeof(int32_t) * running_length_.size());
+    } else {
+      BatchedEnv::LoadState(bytes, offset);
     }
   }
 

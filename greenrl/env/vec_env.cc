@@ -147,4 +147,51 @@ void VecEnv::Step() {
   }
 }
 
+namespace {
+template <typename T>
+void AppendVector(std::string* out, const std::vector<T>& v) {
+  AppendBytes(out, v.data(), sizeof(T) * v.size());
+}
+template <typename T>
+void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
+  ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
+}
+}  // namespace
+
+bool VecEnv::SaveState(std::string* bytes) const {
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override SaveState()");
+  if (!root_->envs->SaveState(bytes)) return false;
+  const Root& r = *root_;
+  AppendVector(bytes, r.discrete_actions);
+  AppendVector(bytes, r.continuous_actions);
+  AppendVector(bytes, r.obs);
+  AppendVector(bytes, r.reward);
+  AppendVector(bytes, r.terminated);
+  AppendVector(bytes, r.truncated);
+  AppendVector(bytes, r.final_obs);
+  AppendVector(bytes, r.episode_return);
+  AppendVector(bytes, r.episode_length);
+  const uint8_t has_reset = r.has_reset ? 1 : 0;
+  AppendBytes(bytes, &has_reset, 1);
+  return true;
+}
+
+void VecEnv::LoadState(const std::string& bytes, size_t* offset) {
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override LoadState()");
+  root_->envs->LoadState(bytes, offset);
+  Root& r = *root_;
+  ReadVector(bytes, offset, &r.discrete_actions);
+  ReadVector(bytes, offset, &r.continuous_actions);
+  ReadVector(bytes, offset, &r.obs);
+  ReadVector(bytes, offset, &r.reward);
+  ReadVector(bytes, offset, &r.terminated);
+  ReadVector(bytes, offset, &r.truncated);
+  ReadVector(bytes, offset, &r.final_obs);
+  ReadVector(bytes, offset, &r.episode_return);
+  ReadVector(bytes, offset, &r.episode_length);
+  uint8_t has_reset = 0;
+  ReadBytes(bytes, offset, &has_reset, 1);
+  r.has_reset = has_reset != 0;
+}
+
 }  // namespace greenrl::env

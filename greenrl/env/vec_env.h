@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "greenrl/env/batched_env.h"
@@ -85,6 +86,16 @@ class VecEnv {
   // with its type and message, after every row range has finished. The buffers are then partly
   // updated and the next Step() fails its check until Reset() is called.
   virtual void Step();
+
+  // Resume checkpoints: appends the exact state of every row and of the buffers the caller
+  // reads (obs, final_obs, rewards, flags, episode statistics, actions) to *bytes and returns
+  // true, or returns false when the env type cannot save its state (BatchedEnv::SaveState);
+  // wrappers add their own state. Only between Step() calls.
+  virtual bool SaveState(std::string* bytes) const;
+  // Restores what SaveState wrote on a VecEnv built the same way (same env, num_envs and
+  // wrappers), reading from bytes[*offset]. Errors: std::invalid_argument for bytes that are too
+  // short or from an env type that cannot restore.
+  virtual void LoadState(const std::string& bytes, size_t* offset);
 
   // float32 [N, obs_dim]: observation after the last Reset/Step (after autoreset for ended rows).
   const float* obs() const { return views_.obs; }

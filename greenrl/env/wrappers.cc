@@ -170,6 +170,33 @@ void NormalizeVecEnv::Step() {
   }
 }
 
+bool NormalizeVecEnv::SaveState(std::string* bytes) const {
+  if (!inner_->SaveState(bytes)) return false;
+  const std::vector<double> stats = GetState();
+  AppendBytes(bytes, stats.data(), sizeof(double) * stats.size());
+  AppendBytes(bytes, returns_.data(), sizeof(double) * returns_.size());
+  AppendBytes(bytes, obs_.data(), sizeof(float) * obs_.size());
+  AppendBytes(bytes, final_obs_.data(), sizeof(float) * final_obs_.size());
+  AppendBytes(bytes, reward_.data(), sizeof(float) * reward_.size());
+  const uint8_t training = training_ ? 1 : 0;
+  AppendBytes(bytes, &training, 1);
+  return true;
+}
+
+void NormalizeVecEnv::LoadState(const std::string& bytes, size_t* offset) {
+  inner_->LoadState(bytes, offset);
+  std::vector<double> stats(GetState().size());
+  ReadBytes(bytes, offset, stats.data(), sizeof(double) * stats.size());
+  SetState(stats);
+  ReadBytes(bytes, offset, returns_.data(), sizeof(double) * returns_.size());
+  ReadBytes(bytes, offset, obs_.data(), sizeof(float) * obs_.size());
+  ReadBytes(bytes, offset, final_obs_.data(), sizeof(float) * final_obs_.size());
+  ReadBytes(bytes, offset, reward_.data(), sizeof(float) * reward_.size());
+  uint8_t training = 1;
+  ReadBytes(bytes, offset, &training, 1);
+  training_ = training != 0;
+}
+
 std::vector<double> NormalizeVecEnv::GetState() const {
   std::vector<double> state;
   const size_t dim = obs_rms_.mean.size();

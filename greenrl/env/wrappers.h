@@ -32,6 +32,10 @@ class VecEnvWrapper : public VecEnv {
   void Reset() override { inner_->Reset(); }
   void Step() override { inner_->Step(); }
   int64_t non_finite_resets() const override { return inner_->non_finite_resets(); }
+  bool SaveState(std::string* bytes) const override { return inner_->SaveState(bytes); }
+  void LoadState(const std::string& bytes, size_t* offset) override {
+    inner_->LoadState(bytes, offset);
+  }
 
   // The wrapped env.
   VecEnv& inner() { return *inner_; }
@@ -86,6 +90,10 @@ class NormalizeVecEnv final : public VecEnvWrapper {
 
   void Reset() override;
   void Step() override;
+  // The inner env's state, then the statistics, the running discounted returns and the
+  // normalised buffers (exact resume).
+  bool SaveState(std::string* bytes) const override;
+  void LoadState(const std::string& bytes, size_t* offset) override;
 
   // Whether Reset/Step update the statistics (SB3's `training`). Default true.
   bool training() const { return training_; }

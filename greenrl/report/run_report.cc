@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/energy/monitor.h"
@@ -179,6 +180,14 @@ MetricsCsv::MetricsCsv(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) {
     throw std::runtime_error("cannot create '" + path + "': " + std::strerror(errno));
+  }
+}
+
+MetricsCsv::MetricsCsv(const std::string& path, std::vector<std::string> columns)
+    : path_(path), columns_(std::move(columns)) {
+  file_ = std::fopen(path.c_str(), "a");
+  if (file_ == nullptr) {
+    throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
   }
 }
 

@@ -99,6 +99,10 @@ class MetricsCsv {
  public:
   // Errors: std::runtime_error naming the path when it cannot be created.
   explicit MetricsCsv(const std::string& path);
+  // Appends to an existing metrics.csv whose header is `columns` (a resumed run): rows are
+  // written in that column order and no header is written.
+  // Errors: std::runtime_error naming the path when it cannot be opened.
+  MetricsCsv(const std::string& path, std::vector<std::string> columns);
   ~MetricsCsv();
   MetricsCsv(const MetricsCsv&) = delete;
   MetricsCsv& operator=(const MetricsCsv&) = delete;

@@ -8,6 +8,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/train/checkpointing.h"
 
 namespace greenrl::train {
 
@@ -131,6 +132,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "optional CSV of timestamp,g_per_kwh integrated over the run (empty: none)");
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
          "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
+  AddCheckpointKeys(&s);
   if (algo == "ppo") algo::AddPpoKeys(&s);
   if (algo == "dqn") algo::AddDqnKeys(&s);
   if (algo == "sac") algo::AddSacKeys(&s);

@@ -32,9 +32,11 @@
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
 #include "greenrl/report/tfevents_writer.h"
+#include "greenrl/train/checkpointing.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/signals.h"
 
 namespace greenrl::train {
 
@@ -245,7 +247,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
                       "0 when training data-parallel (WORLD_SIZE > 1): the budget controller "
                       "acts on one process");
   }
-  if (writer) PrepareRunDir(run_dir);
+  // --- resume (checkpointing.h): the run dir must hold an unfinished run with a checkpoint.
+  const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
+  std::vector<std::pair<int64_t, std::string>> resume_from;
+  if (options.resume) {
+    resume_from = ListCheckpoints(run_dir);
+    if (fs::exists(run_dir + "/checkpoints/final.pt")) {
+      throw ConfigError("--resume", run_dir,
+                        "an unfinished run (this one has checkpoints/final.pt)");
+    }
+    if (resume_from.empty()) {
+      throw ConfigError("--resume", run_dir,
+                        "a run directory with a resume checkpoint (checkpoints/step_*.pt)");
+    }
+  } else if (writer) {
+    PrepareRunDir(run_dir);
+  }
+  // --- end resume
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
   const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
@@ -301,18 +319,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const Clock& clock = options.clock != nullptr ? *options.clock : SteadyClock::Instance();
 
   // --- The run directory: resolved config first, metrics flushed row by row.
-  std::optional<report::MetricsCsv> metrics_csv;
+  std::unique_ptr<report::MetricsCsv> metrics_csv;
   std::optional<report::TfEventsWriter> tfevents;  // the same rows for TensorBoard
   if (writer) {
     CreateRunDir(run_dir);
-    WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
-    metrics_csv.emplace(run_dir + "/metrics.csv");
+    // A resumed run opens metrics.csv once its checkpoint is loaded; its TensorBoard rows go to
+    // a new event file beside the first one (TensorBoard reads every file in the folder).
+    if (!options.resume) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+    if (!options.resume) {
+      metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
+    }
     tfevents.emplace(run_dir);
   }
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
   energy::SamplerOptions sampler_options;
   if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
+  sampler_options.append_csv = options.resume;
   if (!options.verbose) sampler_options.warn = [](const std::string&) {};
   energy::Sampler sampler(monitor, clock, config.GetFloat("energy.sample_period_s"),
                           std::move(sampler_options));
@@ -353,6 +376,48 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   env->Reset();
 
+  // --- resume (checkpointing.h): the newest checkpoint that loads; the trainer's position.
+  TrainerState resumed;  // the totals of earlier segments (zero for a new run)
+  std::string resumed_path;
+  for (auto it = resume_from.rbegin(); it != resume_from.rend() && resumed_path.empty(); ++it) {
+    try {
+      resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
+      resumed_path = it->second;
+    } catch (const ConfigError& e) {
+      if (std::next(it) == resume_from.rend()) throw;
+      if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
+    }
+  }
+  // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
+  // with the saved normaliser statistics).
+  auto restore_env = [&](const TrainerState& st) {
+    if (!st.env_state.empty()) {
+      size_t offset = 0;
+      try {
+        env->LoadState(st.env_state, &offset);
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError("checkpoint", resumed_path,
+                          std::string("an env state for this config (") + e.what() + ")");
+      }
+    } else {
+      env->Reset();
+      if (normalizer != nullptr && !st.normalizer.empty()) normalizer->SetState(st.normalizer);
+    }
+  };
+  if (!resumed_path.empty()) {
+    restore_env(resumed);
+    // metrics.csv without the rows past the checkpoint (the iterations repeated now), appended.
+    if (writer) {
+      metrics_csv = std::make_unique<report::MetricsCsv>(
+          run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", resumed.steps));
+    }
+    if (options.verbose) {
+      fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
+                 resumed.steps);
+    }
+  }
+  // --- end resume
+
   std::deque<double> recent_returns;  // the last 100 finished training episodes
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
@@ -362,6 +427,67 @@ TrainResult Train(const Config& config, TrainOptions options) {
   bool skip_non_critical = false;
   bool stopped_by_budget = false;
   algo::Metrics row;
+  // --- resume, signals and guard state (checkpointing.h, signals.h)
+  int64_t next_checkpoint = ckpt.freq > 0 ? ckpt.freq : -1;
+  int64_t episodes_total = 0;
+  bool interrupted = false;
+  int stop_signal = 0;
+  std::string last_checkpoint;
+  int64_t skips_seen = algorithm->nonfinite_skips();
+  int nonfinite_streak = 0;
+  int guard_restores = 0;
+  auto apply_position = [&](const TrainerState& st) {
+    steps = st.steps;
+    iteration = st.iteration;
+    next_eval = st.next_eval;
+    next_checkpoint = st.next_checkpoint;
+    episodes_total = st.episodes;
+    recent_returns.assign(st.recent_returns.begin(), st.recent_returns.end());
+  };
+  if (!resumed_path.empty()) {
+    apply_position(resumed);
+    last_checkpoint = resumed_path;
+    skips_seen = algorithm->nonfinite_skips();
+  }
+  // Totals of this process plus the earlier segments'.
+  auto total_so_far = [&]() {
+    energy::Measurement m = monitor.Total();
+    m.duration_s += resumed.energy.duration_s;
+    for (const auto& [domain, e] : resumed.energy.energy_j) m.energy_j[domain] += e;
+    return m;
+  };
+  auto windows_so_far = [&]() {
+    auto windows = monitor.AllWindowTotals();
+    for (const auto& [key, w] : resumed.windows) {
+      auto& t = windows[key];
+      t.count += w.count;
+      t.sum.duration_s += w.sum.duration_s;
+      for (const auto& [domain, e] : w.sum.energy_j) t.sum.energy_j[domain] += e;
+    }
+    return windows;
+  };
+  auto write_checkpoint = [&]() {
+    TrainerState st;
+    st.steps = steps;
+    st.iteration = iteration;
+    st.next_eval = next_eval;
+    st.next_checkpoint = next_checkpoint;
+    st.episodes = episodes_total;
+    st.recent_returns.assign(recent_returns.begin(), recent_returns.end());
+    st.elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
+    st.cpu_s = ProcessCpuSeconds() - cpu0 + resumed.cpu_s;
+    st.energy = total_so_far();
+    st.windows = windows_so_far();
+    if (!env->SaveState(&st.env_state)) st.env_state.clear();
+    if (normalizer != nullptr) st.normalizer = normalizer->GetState();
+    const std::string path = CheckpointPath(run_dir, steps);
+    if (writer) {  // data-parallel: rank 0 writes (ranks hold the same parameters)
+      SaveResumeCheckpoint(*algorithm, path, ckpt.replay_buffer, st);
+      PruneCheckpoints(run_dir, ckpt.keep);
+    }
+    last_checkpoint = path;
+  };
+  // --- end resume, signals and guard state
 
   auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
     r->emplace_back("energy/total_wh", total.total_energy_j() / kJoulesPerWh);
@@ -394,9 +520,44 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     steps += rollout_steps;
 
+    if (options.before_update) options.before_update(iteration, *algorithm);
     monitor.BeginWindow("update");
     algo::Metrics update_metrics = algorithm->Update(algo::ProgressRemaining(steps, total_steps));
     monitor.EndWindow("update");
+    // --- numerical guard (checkpointing.h, guard.*): updates that skipped a non-finite step.
+    nonfinite_streak = algorithm->nonfinite_skips() > skips_seen ? nonfinite_streak + 1 : 0;
+    skips_seen = algorithm->nonfinite_skips();
+    if (nonfinite_streak >= ckpt.guard_max_consecutive) {
+      const std::string why =
+          fmt::format("non-finite loss or gradient in {} updates in a row (global_step {})",
+                      nonfinite_streak, steps);
+      if (ckpt.guard_on_repeat == "stop" || last_checkpoint.empty() || guard_restores >= 4) {
+        throw std::runtime_error(why + "; stopping (guard.on_repeat=" + ckpt.guard_on_repeat +
+                                 (last_checkpoint.empty() ? ", no checkpoint to restore yet"
+                                  : guard_restores >= 4   ? ", 4 restores already"
+                                                          : "") +
+                                 "). The last good checkpoint: " +
+                                 (last_checkpoint.empty() ? std::string("none") : last_checkpoint));
+      }
+      const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
+      restore_env(st);
+      apply_position(st);
+      if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
+        metrics_csv.reset();
+        metrics_csv = std::make_unique<report::MetricsCsv>(
+            run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
+      }
+      algorithm->ScaleLearningRate(0.5);
+      ++guard_restores;
+      nonfinite_streak = 0;
+      skips_seen = algorithm->nonfinite_skips();
+      if (options.verbose) {
+        fmt::print(stderr, "greenrl: {}; restored {} (step {}) and halved the learning rate\n", why,
+                   last_checkpoint, st.steps);
+      }
+      continue;
+    }
+    // --- end numerical guard
     // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
     double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
     if (world_size > 1) {
@@ -451,6 +612,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (world_size > 1) {  // recent_returns stays this rank's; the iteration's means are global
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
+    episodes_total += static_cast<int64_t>(episodes.size());
     row.clear();
     row.emplace_back("global_step", static_cast<double>(steps));
     row.emplace_back("time_s", 0.0);  // filled when the row is written
@@ -459,12 +621,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
     row.emplace_back("charts/episodic_length", n_ep > 0 ? ep_length / n_ep : NAN);
     row.emplace_back("rollout/ep_rew_mean", recent_mean);
     row.insert(row.end(), update_metrics.begin(), update_metrics.end());
+    row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
     row.emplace_back("eval/mean_reward", eval_mean);
     row.emplace_back("eval/std_reward", eval_std);
     if (last) break;  // the last row is written after the final checkpoint, below
 
-    const double elapsed_s = clock.NowS() - t0;
-    const energy::Measurement total = monitor.Total();
+    const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
+    const energy::Measurement total = total_so_far();
 
     // The budget acts on what this iteration cost (energy.json records every decision).
     if (budget.enabled()) {
@@ -504,24 +667,40 @@ TrainResult Train(const Config& config, TrainOptions options) {
                  total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
       std::fflush(stderr);
     }
+    // --- resume checkpoints and stop signals (checkpointing.h, signals.h)
+    stop_signal = options.handle_signals ? StopSignalReceived() : 0;
+    interrupted =
+        stop_signal != 0 || (options.stop_after_steps > 0 && steps >= options.stop_after_steps);
+    if (interrupted || (next_checkpoint > 0 && steps >= next_checkpoint)) {
+      while (next_checkpoint > 0 && steps >= next_checkpoint) next_checkpoint += ckpt.freq;
+      write_checkpoint();
+    }
+    if (interrupted) break;
+    // --- end resume checkpoints and stop signals
   }
   if (options.progress && writer) fmt::print(stderr, "\n");
 
   // --- Final checkpoint, then the figures every report shares (one reading).
   TrainResult result;
   result.rank = rank;
+  result.interrupted = interrupted;  // --- signals: a resume checkpoint instead of final.pt
+  result.stop_signal = stop_signal;
+  result.resume_checkpoint = interrupted ? last_checkpoint : "";
+  result.guard_restores = guard_restores;
   if (writer) {
-    result.checkpoint_path = run_dir + "/checkpoints/final.pt";
-    algorithm->SaveCheckpoint(result.checkpoint_path);
+    if (!interrupted) {
+      result.checkpoint_path = run_dir + "/checkpoints/final.pt";
+      algorithm->SaveCheckpoint(result.checkpoint_path);
+    }
     if (const auto norm = snapshot()) {
       SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
     }
   }
   sampler.Stop();
   power_limits.Restore();
-  const double wall_time_s = clock.NowS() - t0;
-  double cpu_time_s = ProcessCpuSeconds() - cpu0;
-  energy::Measurement total = monitor.Total();
+  const double wall_time_s = clock.NowS() - t0 + resumed.elapsed_s;
+  double cpu_time_s = ProcessCpuSeconds() - cpu0 + resumed.cpu_s;
+  energy::Measurement total = total_so_far();
   // Data-parallel: every rank's wall time, CPU time, all-reduce time and energy per domain
   // (domains in monitor order, the same on every rank of one build and meter choice), gathered
   // through one sum over a [world_size, slot] table where each rank fills its own row.
@@ -560,8 +739,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   row[1].second = wall_time_s;
   row[2].second = steps / wall_time_s;
   energy_columns(total, wall_time_s, &row);
-  metrics_csv->WriteRow(row);
-  if (tfevents) tfevents->WriteRow(row);
+  if (!interrupted) {  // an interrupted run wrote it in the loop
+    metrics_csv->WriteRow(row);
+    if (tfevents) tfevents->WriteRow(row);
+  }
 
   r.algo = algo_id;
   r.env_id = env_id;
@@ -572,7 +753,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.cpu_time_s = cpu_time_s;
   r.steps_per_s = steps / wall_time_s;
   r.env_non_finite_resets = env->non_finite_resets();
-  if (stopped_by_budget) {
+  if (interrupted) {
+    r.eval_episodes = 0;
+    r.eval_note = fmt::format("interrupted{} at step {}: greenrl train --resume {} continues it",
+                              stop_signal != 0 ? fmt::format(" by signal {}", stop_signal) : "",
+                              steps, run_dir);
+  } else if (stopped_by_budget) {
     r.eval_episodes = 0;
     r.eval_note = "the energy budget ended the run (greenrl eval --run " + run_dir +
                   " evaluates its checkpoint)";
@@ -588,7 +774,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                          energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second,
                          SharedNote(d.scope)});
   }
-  for (const auto& [key, totals] : monitor.AllWindowTotals()) {
+  for (const auto& [key, totals] : windows_so_far()) {
     r.windows.push_back({key, totals.count, totals.sum.duration_s, totals.sum.energy_j});
   }
   r.meter_reason = meter_reason;

@@ -3,6 +3,7 @@
 // windows, metrics.csv, the final checkpoint, energy.json and the summary.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,13 +32,32 @@ struct TrainOptions {
   // variables describe (dist::ReadDistEnv: torchrun, SLURM, Open MPI, `greenrl launch`), or a
   // single process when there are none.
   dist::ProcessGroup* process_group = nullptr;
+
+  // --- Resume, stop signals and the numerical guard (checkpointing.h, signals.h).
+  // Continue the run in out_dir (which must hold config.yaml and a resume checkpoint) from its
+  // newest loadable checkpoint: metrics.csv loses the rows past that checkpoint's step and is
+  // appended to, power.csv is appended to, energy and time totals carry on.
+  bool resume = false;
+  // Stop on SIGINT/SIGTERM after the current iteration (the CLI sets it; signals.h).
+  bool handle_signals = false;
+  // Tests: stop as a signal would once global_step >= this (0: never).
+  int64_t stop_after_steps = 0;
+  // Tests: called before each Update with the iteration number (1-based), e.g. to inject NaN.
+  std::function<void(int64_t iteration, algo::Algorithm& algorithm)> before_update;
 };
 
 // Output of a finished run.
 struct TrainResult {
   report::RunReport report;
-  std::string checkpoint_path;  // <run_dir>/checkpoints/final.pt
+  std::string checkpoint_path;  // <run_dir>/checkpoints/final.pt; empty when interrupted
   int rank = 0;                 // data-parallel rank; only rank 0 writes the run dir and report
+  // Stopped early by a stop signal (or stop_after_steps): the resume checkpoint written then,
+  // and the signal (0 for stop_after_steps). The CLI exits 128 + signal.
+  bool interrupted = false;
+  int stop_signal = 0;
+  std::string resume_checkpoint;
+  // Times the numerical guard restored the last checkpoint (guard.on_repeat: restore).
+  int guard_restores = 0;
 };
 
 // Data-parallel (world size > 1, ../shared/DESIGN.md "Scaling out", DD-PPO): every rank steps its

@@ -1,0 +1,192 @@
+#include "greenrl/train/checkpointing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "greenrl/algo/checkpoint.h"
+#include "greenrl/core/atomic_file.h"
+#include "greenrl/core/errors.h"
+
+namespace greenrl::train {
+
+namespace fs = std::filesystem;
+
+void AddCheckpointKeys(ConfigSchema* s) {
+  AddKey(s, "checkpoint_freq", ValueType::kInt, "100000",
+         "write a resume checkpoint every this many env steps (0: none periodic; a stop signal "
+         "still writes one)",
+         0, 1e12);
+  AddKey(s, "checkpoint_keep", ValueType::kInt, "2", "resume checkpoints kept (newest)", 1, 1000);
+  AddKey(s, "checkpoint_replay_buffer", ValueType::kBool, "true",
+         "DQN/SAC: save the replay buffer in resume checkpoints (false: a resumed run starts "
+         "from an empty buffer, so it is not identical to an uninterrupted one)");
+  AddKey(s, "guard.max_consecutive", ValueType::kInt, "3",
+         "updates in a row with a non-finite loss or gradient before guard.on_repeat acts", 1, 1e6);
+  AddKey(s, "guard.on_repeat", ValueType::kString, "restore",
+         "restore (the last resume checkpoint, learning rate halved) or stop", {}, {},
+         {"restore", "stop"});
+}
+
+CheckpointOptions CheckpointOptionsFrom(const Config& config) {
+  CheckpointOptions o;
+  o.freq = config.GetInt("checkpoint_freq");
+  o.keep = static_cast<int>(config.GetInt("checkpoint_keep"));
+  o.replay_buffer = config.GetBool("checkpoint_replay_buffer");
+  o.guard_max_consecutive = static_cast<int>(config.GetInt("guard.max_consecutive"));
+  o.guard_on_repeat = config.GetString("guard.on_repeat");
+  return o;
+}
+
+std::string CheckpointPath(const std::string& run_dir, int64_t steps) {
+  return fmt::format("{}/checkpoints/step_{:012d}.pt", run_dir, steps);
+}
+
+namespace {
+// step_<digits>.pt -> digits; -1 for any other name.
+int64_t StepOf(const std::string& name) {
+  if (name.size() < 9 || name.rfind("step_", 0) != 0 || name.substr(name.size() - 3) != ".pt") {
+    return -1;
+  }
+  const std::string digits = name.substr(5, name.size() - 8);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  return std::stoll(digits);
+}
+}  // namespace
+
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
+    const int64_t step = StepOf(entry.path().filename().string());
+    if (step >= 0) out.emplace_back(step, entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void PruneCheckpoints(const std::string& run_dir, int keep) {
+  const auto all = ListCheckpoints(run_dir);
+  std::error_code ec;
+  for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) fs::remove(all[i].second, ec);
+  // Temp files of checkpoints a killed process left (".pt.tmp.<pid>").
+  for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && name.find(".pt.tmp.") != std::string::npos) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+}
+
+namespace {
+nlohmann::json MeasurementJson(const energy::Measurement& m) {
+  return {{"duration_s", m.duration_s}, {"energy_j", m.energy_j}};
+}
+energy::Measurement MeasurementFrom(const nlohmann::json& j) {
+  energy::Measurement m;
+  m.duration_s = j.at("duration_s").get<double>();
+  m.energy_j = j.at("energy_j").get<std::map<std::string, double>>();
+  return m;
+}
+}  // namespace
+
+void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& path,
+                          bool replay_buffer, const TrainerState& state) {
+  nlohmann::json j;
+  j["steps"] = state.steps;
+  j["iteration"] = state.iteration;
+  j["next_eval"] = state.next_eval;
+  j["next_checkpoint"] = state.next_checkpoint;
+  j["episodes"] = state.episodes;
+  j["recent_returns"] = state.recent_returns;
+  j["elapsed_s"] = state.elapsed_s;
+  j["cpu_s"] = state.cpu_s;
+  j["energy"] = MeasurementJson(state.energy);
+  for (const auto& [key, w] : state.windows) {
+    j["windows"][key] = {{"count", w.count}, {"sum", MeasurementJson(w.sum)}};
+  }
+  j["normalizer"] = state.normalizer;
+  const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)
+  algorithm.SaveTrainingState(path, replay_buffer, [&](algo::CheckpointWriter& w) {
+    w.WriteString("trainer.state", text);
+    w.WriteInt("trainer.env_state_saved", state.env_state.empty() ? 0 : 1);
+    w.WriteBytes("trainer.env_state", state.env_state.data(),
+                 static_cast<int64_t>(state.env_state.size()));
+  });
+}
+
+TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string& path) {
+  TrainerState state;
+  algorithm->LoadTrainingState(path, [&](algo::CheckpointReader& r) {
+    if (!r.Has("trainer.state")) r.Fail("no 'trainer.state' entry (not a resume checkpoint)");
+    try {
+      const nlohmann::json j = nlohmann::json::parse(r.String("trainer.state"));
+      state.steps = j.at("steps").get<int64_t>();
+      state.iteration = j.at("iteration").get<int64_t>();
+      state.next_eval = j.at("next_eval").get<int64_t>();
+      state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
+      state.episodes = j.at("episodes").get<int64_t>();
+      state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
+      state.elapsed_s = j.at("elapsed_s").get<double>();
+      state.cpu_s = j.at("cpu_s").get<double>();
+      state.energy = MeasurementFrom(j.at("energy"));
+      if (j.contains("windows")) {
+        for (const auto& [key, w] : j.at("windows").items()) {
+          state.windows[key] = {w.at("count").get<int64_t>(), MeasurementFrom(w.at("sum"))};
+        }
+      }
+      state.normalizer = j.at("normalizer").get<std::vector<double>>();
+    } catch (const nlohmann::json::exception& e) {
+      r.Fail(std::string("unreadable trainer.state: ") + e.what());
+    }
+    if (r.Int("trainer.env_state_saved") != 0) state.env_state = r.Bytes("trainer.env_state");
+  });
+  return state;
+}
+
+std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {
+  std::istringstream in(ReadFile(path));
+  std::string header_line, line, kept;
+  if (!std::getline(in, header_line)) {
+    throw std::runtime_error("cannot resume: '" + path + "' has no header");
+  }
+  std::vector<std::string> columns;
+  {
+    std::stringstream hs(header_line);
+    std::string col;
+    while (std::getline(hs, col, ',')) columns.push_back(col);
+  }
+  const auto it = std::find(columns.begin(), columns.end(), "global_step");
+  if (it == columns.end()) {
+    throw std::runtime_error("cannot resume: '" + path + "' has no global_step column");
+  }
+  const size_t step_col = static_cast<size_t>(it - columns.begin());
+  kept = header_line + "\n";
+  while (std::getline(in, line)) {
+    if (static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1 != columns.size()) {
+      continue;  // a torn last line of a killed run
+    }
+    std::stringstream ls(line);
+    std::string cell;
+    for (size_t c = 0; c <= step_col && std::getline(ls, cell, ','); ++c) {
+    }
+    double step = 0.0;
+    try {
+      step = std::stod(cell);
+    } catch (const std::exception&) {
+      continue;  // a torn last line of a killed run
+    }
+    if (step <= static_cast<double>(steps)) kept += line + "\n";
+  }
+  WriteFileAtomic(path, kept);
+  return columns;
+}
+
+}  // namespace greenrl::train

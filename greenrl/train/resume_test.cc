@@ -1,0 +1,313 @@
+// Resume checkpoints, the numerical guard and write failures, through train::Train: a run
+// stopped at step N and resumed ends with the same parameters, bit for bit, as an uninterrupted
+// run of the same seed (PPO on CartPole and Pendulum, DQN, SAC), with metrics.csv continuous and
+// the energy total carried across (README "Checkpoints, resume and signals").
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "greenrl/core/errors.h"
+#include "greenrl/energy/fake_meter.h"
+#include "greenrl/env/registry.h"
+#include "greenrl/report/run_report.h"
+#include "greenrl/train/checkpointing.h"
+#include "greenrl/train/run_config.h"
+#include "greenrl/train/trainer.h"
+
+namespace greenrl::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Preset(const std::string& name) {
+  return std::string(GREENRL_SOURCE_DIR) + "/configs/" + name;
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/greenrl_resume_" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+// A meter whose total is exactly `joules` from its second reading on (the first reading is the
+// monitor's start): every segment of a run costs exactly `joules`.
+std::unique_ptr<energy::EnergyMeter> FixedMeter(double joules) {
+  auto meter =
+      std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:process"},
+                                          energy::Provenance::kMeasured, energy::Scope::kProcess);
+  meter->Script({{0.0}, {joules}});
+  return meter;
+}
+
+TrainResult RunTraining(const Config& config, const std::string& dir, double joules,
+                        bool resume = false, int64_t stop_after = 0) {
+  TrainOptions options;
+  options.out_dir = dir;
+  options.verbose = false;
+  options.meter_override = FixedMeter(joules);
+  options.resume = resume;
+  options.stop_after_steps = stop_after;
+  return Train(config, std::move(options));
+}
+
+std::vector<float> FinalParameters(const Config& config, const std::string& dir) {
+  auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
+  algorithm->LoadCheckpoint(dir + "/checkpoints/final.pt");
+  return algorithm->GetParameters();
+}
+
+double TotalJ(const std::string& dir) {
+  std::ifstream in(dir + "/energy.json");
+  return nlohmann::json::parse(in)["total_energy_j"].get<double>();
+}
+
+// Uninterrupted run vs. the same run stopped at `stop_after` and resumed: identical parameters,
+// identical metrics rows (training columns), energy 10 J + 20 J.
+void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t stop_after) {
+  const std::string straight = FreshDir(name + "_straight");
+  const std::string split = FreshDir(name + "_split");
+  const TrainResult a = RunTraining(config, straight, 30.0);
+  EXPECT_FALSE(a.interrupted);
+
+  const TrainResult first = RunTraining(config, split, 10.0, false, stop_after);
+  ASSERT_TRUE(first.interrupted);
+  EXPECT_GE(first.report.steps, stop_after);
+  EXPECT_LT(first.report.steps, a.report.steps);
+  EXPECT_TRUE(first.checkpoint_path.empty());
+  EXPECT_FALSE(fs::exists(split + "/checkpoints/final.pt"));
+  EXPECT_EQ(first.resume_checkpoint, CheckpointPath(split, first.report.steps));
+  EXPECT_DOUBLE_EQ(TotalJ(split), 10.0);
+
+  const TrainResult second = RunTraining(config, split, 20.0, /*resume=*/true);
+  EXPECT_FALSE(second.interrupted);
+  EXPECT_EQ(second.report.steps, a.report.steps);
+  EXPECT_DOUBLE_EQ(TotalJ(split), 30.0);  // 10 J before the stop + 20 J after
+  EXPECT_DOUBLE_EQ(second.report.total_energy_j(), 30.0);
+
+  const std::vector<float> pa = FinalParameters(config, straight);
+  const std::vector<float> pb = FinalParameters(config, split);
+  ASSERT_EQ(pa.size(), pb.size());
+  size_t differ = 0;
+  for (size_t k = 0; k < pa.size(); ++k) differ += std::memcmp(&pa[k], &pb[k], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "of " << pa.size() << " parameters";
+
+  // metrics.csv: the same global_step sequence (no duplicated rows past the checkpoint) and the
+  // same training figures.
+  const auto [ha, ra] = report::ReadMetricsCsv(straight + "/metrics.csv");
+  const auto [hb, rb] = report::ReadMetricsCsv(split + "/metrics.csv");
+  ASSERT_EQ(ha, hb);
+  ASSERT_EQ(ra.size(), rb.size());
+  for (size_t c = 0; c < ha.size(); ++c) {
+    const std::string& key = ha[c];
+    if (key.rfind("losses/", 0) != 0 && key != "global_step" && key.rfind("charts/epis", 0) != 0 &&
+        key != "rollout/ep_rew_mean" && key != "eval/mean_reward") {
+      continue;  // time, speed and energy columns differ between the runs
+    }
+    for (size_t i = 0; i < ra.size(); ++i) {
+      if (std::isnan(ra[i][c])) {
+        EXPECT_TRUE(std::isnan(rb[i][c])) << key << " row " << i;
+      } else {
+        EXPECT_EQ(ra[i][c], rb[i][c]) << key << " row " << i;
+      }
+    }
+  }
+}
+
+TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
+  const Config config =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=2048", "eval.freq=1024", "eval.episodes=2",
+                     "eval.final_episodes=2", "checkpoint_freq=512", "checkpoint_keep=2"},
+                    3);
+  ExpectResumeIsExact("ppo_cartpole", config, 768);
+}
+
+TEST(ResumeTest, PpoPendulumWithNormalizeResumedRunIsBitIdentical) {
+  // gSDE and VecNormalize: the normaliser's statistics and running returns are in the env state.
+  const Config config =
+      LoadRunConfig(Preset("ppo/pendulum.yaml"),
+                    {"n_timesteps=1536", "n_steps=128", "n_epochs=2", "eval.freq=0",
+                     "eval.final_episodes=1", "normalize=true", "checkpoint_freq=0"},
+                    5);
+  ExpectResumeIsExact("ppo_pendulum", config, 512);
+}
+
+TEST(ResumeTest, DqnResumedRunIsBitIdenticalWithReplayBuffer) {
+  const Config config =
+      LoadRunConfig(Preset("dqn/cartpole.yaml"),
+                    {"n_timesteps=2048", "learning_starts=256", "buffer_size=1000", "train_freq=64",
+                     "gradient_steps=16", "policy_kwargs.net_arch=[32, 32]", "eval.freq=0",
+                     "eval.final_episodes=1", "checkpoint_freq=0"},
+                    11);
+  ExpectResumeIsExact("dqn", config, 1280);  // the buffer has wrapped around by then
+}
+
+TEST(ResumeTest, SacResumedRunIsBitIdenticalWithReplayBuffer) {
+  const Config config = LoadRunConfig(Preset("sac/pendulum.yaml"),
+                                      {"n_timesteps=500", "learning_starts=100", "batch_size=32",
+                                       "buffer_size=300", "policy_kwargs.net_arch=[32, 32]",
+                                       "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=0"},
+                                      13);
+  ExpectResumeIsExact("sac", config, 250);
+}
+
+TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                                      {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+                                       "checkpoint_freq=256", "checkpoint_keep=3"},
+                                      1);
+  const std::string dir = FreshDir("keep");
+  RunTraining(config, dir, 1.0);
+  const auto kept = ListCheckpoints(dir);
+  ASSERT_EQ(kept.size(), 3u);  // checkpoints at 256 ... 1792; the last iteration writes final.pt
+  EXPECT_EQ(kept[0].first, 1280);
+  EXPECT_EQ(kept[2].first, 1792);
+  try {
+    RunTraining(config, dir, 1.0, /*resume=*/true);
+    ADD_FAILURE() << "a finished run resumed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  }
+}
+
+// The guard: NaN gradients in 3 updates in a row (guard.max_consecutive 3) restore the last
+// checkpoint and halve the learning rate; with guard.on_repeat stop the run stops with a
+// message naming the last good checkpoint, which still loads.
+TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
+  const std::vector<std::string> sets = {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+                                         "checkpoint_freq=512", "learning_rate=0.001"};
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"), sets, 2);
+  TrainOptions options;
+  options.out_dir = FreshDir("guard");
+  options.verbose = false;
+  options.meter_override = FixedMeter(1.0);
+  options.before_update = [](int64_t iteration, algo::Algorithm& algorithm) {
+    if (iteration == 4) algorithm.InjectNonFiniteForTesting(3);  // iterations 4, 5, 6
+  };
+  const TrainResult result = Train(config, std::move(options));
+  EXPECT_EQ(result.guard_restores, 1);
+  const auto [header, rows] = report::ReadMetricsCsv(result.report.run_dir + "/metrics.csv");
+  auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  ASSERT_LT(col("losses/nonfinite_skips"), header.size());
+  ASSERT_LT(col("charts/learning_rate"), header.size());
+  // 8 envs x 32 steps = 256 per iteration. Iterations 4-6 skip every step (20 epochs x 1
+  // minibatch each); after iteration 6 the run goes back to the checkpoint at 1024 (written after
+  // iteration 4, whose skipped update left the parameters as they were) and metrics.csv loses
+  // the row at 1280 that is then repeated: one row per step, the learning rate halved from 1280.
+  ASSERT_EQ(rows.size(), 8u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][col("global_step")], 256.0 * static_cast<double>(i + 1));
+  }
+  EXPECT_EQ(rows[3][col("charts/learning_rate")], 0.001);
+  EXPECT_EQ(rows[4][col("charts/learning_rate")], 0.0005);
+  EXPECT_EQ(rows.back()[col("charts/learning_rate")], 0.0005);
+  EXPECT_EQ(rows[2][col("losses/nonfinite_skips")], 0);
+  EXPECT_EQ(rows[3][col("losses/nonfinite_skips")], 20);
+  EXPECT_EQ(rows.back()[col("losses/nonfinite_skips")], 20);
+}
+
+TEST(ResumeTest, GuardStopsWithClearMessageAndKeepsCheckpoint) {
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                                      {"n_timesteps=2048", "eval.freq=0", "checkpoint_freq=512",
+                                       "guard.on_repeat=stop", "guard.max_consecutive=2"},
+                                      2);
+  TrainOptions options;
+  const std::string dir = FreshDir("guard_stop");
+  options.out_dir = dir;
+  options.verbose = false;
+  options.meter_override = FixedMeter(1.0);
+  options.before_update = [](int64_t iteration, algo::Algorithm& algorithm) {
+    if (iteration == 3) algorithm.InjectNonFiniteForTesting(2);
+  };
+  try {
+    Train(config, std::move(options));
+    ADD_FAILURE() << "no stop";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("non-finite loss or gradient in 2 updates in a row (global_step 1024)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("guard.on_repeat=stop"), std::string::npos) << what;
+    EXPECT_NE(what.find(CheckpointPath(dir, 512)), std::string::npos) << what;
+  }
+  auto algorithm = MakeAlgorithm(config, env::FindEnvSpec("CartPole-v1"));
+  const TrainerState state = LoadResumeCheckpoint(algorithm.get(), CheckpointPath(dir, 512));
+  EXPECT_EQ(state.steps, 512);
+}
+
+// DQN and SAC skip every gradient step of a poisoned update and count it.
+TEST(ResumeTest, DqnAndSacCountSkippedNonFiniteSteps) {
+  struct Case {
+    std::string preset;
+    std::vector<std::string> sets;
+    double skips;       // gradient steps of one update
+    int64_t iteration;  // the poisoned update (after learning_starts)
+  };
+  const std::vector<Case> cases = {
+      {"dqn/cartpole.yaml",
+       {"n_timesteps=1024", "learning_starts=256", "buffer_size=1000", "train_freq=64",
+        "gradient_steps=16", "policy_kwargs.net_arch=[32, 32]", "eval.freq=0",
+        "eval.final_episodes=1", "checkpoint_freq=0"},
+       16,
+       10},
+      {"sac/pendulum.yaml",
+       {"n_timesteps=200", "learning_starts=100", "batch_size=32", "gradient_steps=4",
+        "train_freq=4", "policy_kwargs.net_arch=[32, 32]", "eval.freq=0", "eval.final_episodes=1",
+        "checkpoint_freq=0"},
+       4,
+       30},
+  };
+  for (const Case& c : cases) {
+    const Config config = LoadRunConfig(Preset(c.preset), c.sets, 1);
+    TrainOptions options;
+    options.out_dir = FreshDir("skips");
+    options.verbose = false;
+    options.meter_override = FixedMeter(1.0);
+    options.before_update = [&c](int64_t iteration, algo::Algorithm& algorithm) {
+      if (iteration == c.iteration) algorithm.InjectNonFiniteForTesting(1);
+    };
+    const TrainResult result = Train(config, std::move(options));
+    const size_t i = static_cast<size_t>(c.iteration - 1);
+    const auto [header, rows] = report::ReadMetricsCsv(result.report.run_dir + "/metrics.csv");
+    const size_t col = static_cast<size_t>(
+        std::find(header.begin(), header.end(), "losses/nonfinite_skips") - header.begin());
+    ASSERT_LT(col, header.size()) << c.preset;
+    EXPECT_EQ(rows[i - 1][col], 0) << c.preset;
+    EXPECT_EQ(rows[i][col], c.skips) << c.preset;
+    EXPECT_EQ(rows.back()[col], c.skips) << c.preset;
+  }
+}
+
+// A write that fails as a full disk does (GREENRL_FAIL_WRITES_AFTER): the error names the file
+// and the system's reason, and the checkpoint written before it survives and resumes.
+TEST(ResumeTest, FailedCheckpointWriteKeepsTheLastGoodOne) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=512"}, 4);
+  const std::string dir = FreshDir("enospc");
+  // Writes: config.yaml, the checkpoint at 512, then the one at 1024 fails.
+  ::setenv("GREENRL_FAIL_WRITES_AFTER", "2", 1);
+  try {
+    RunTraining(config, dir, 1.0);
+    ADD_FAILURE() << "no failure";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + CheckpointPath(dir, 1024) + ".tmp." +
+                                         std::to_string(::getpid()) + "': No space left on device");
+  }
+  ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
+  const auto kept = ListCheckpoints(dir);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].first, 512);
+  const TrainResult resumed = RunTraining(config, dir, 1.0, /*resume=*/true);
+  EXPECT_EQ(resumed.report.steps, 2048);
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+}
+
+}  // namespace
+}  // namespace greenrl::train

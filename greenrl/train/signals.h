@@ -1,0 +1,27 @@
+// signals.h: graceful stop of `greenrl train` on SIGINT and SIGTERM (README "Checkpoints, resume
+// and signals"). The first signal only sets a flag: the trainer finishes the current iteration,
+// writes a resume checkpoint and the reports, and the CLI exits 128 + signal (130 for SIGINT,
+// 143 for SIGTERM, the shell's convention). A second signal exits at once with the same code
+// (_exit, no cleanup): the last good checkpoint is intact because every checkpoint is written to
+// a temp file and renamed into place (core/atomic_file.h).
+#pragma once
+
+namespace greenrl::train {
+
+// Installs the handlers for SIGINT and SIGTERM while alive and restores the previous ones on
+// destruction. One at a time per process (GREENRL_CHECK).
+class StopSignalScope {
+ public:
+  StopSignalScope();
+  ~StopSignalScope();
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+};
+
+// The first stop signal received (SIGINT or SIGTERM), or 0. Async-signal-safe reads.
+int StopSignalReceived();
+
+// Clears the flag (tests; a new StopSignalScope also clears it).
+void ClearStopSignal();
+
+}  // namespace greenrl::train
