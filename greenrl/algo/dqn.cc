@@ -480,10 +480,7 @@ void Dqn::SaveTrainingState(const std::string& path, bool replay_buffer,
   WriteModel(w);
   w.WriteRng("rng.explore", explore_rng_);
   w.WriteRng("rng.sample", sample_rng_);
-  w.WriteInt("guard.nonfinite_skips", nonfinite_skips_);
-  w.WriteDouble("guard.lr_scale", lr_scale_);
-  w.WriteInt("replay.saved", replay_buffer ? 1 : 0);
-  if (replay_buffer) buffer_.Save(w, "replay");
+  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer}, buffer_, replay_buffer);
   if (extra) extra(w);
   w.Save(path);
 }
@@ -493,19 +490,13 @@ void Dqn::LoadTrainingState(const std::string& path,
   CheckpointReader r(path, "dqn", spec_.id, kCheckpointFormatVersion);
   const Rng::State explore = r.RngState("rng.explore");
   const Rng::State sample = r.RngState("rng.sample");
-  const int64_t skips = r.Int("guard.nonfinite_skips");
-  const double lr_scale = r.Double("guard.lr_scale");
-  const bool has_replay = r.Int("replay.saved") != 0;
+  const OffPolicyResumeState guard = ReadOffPolicyResumeState(r);
   ReadModel(r);
-  if (has_replay) {
-    buffer_.Load(r, "replay");
-  } else {
-    buffer_.Clear();
-  }
+  RestoreReplayBuffer(r, guard.has_replay, buffer_);
   explore_rng_.SetState(explore);
   sample_rng_.SetState(sample);
-  nonfinite_skips_ = skips;
-  lr_scale_ = lr_scale;
+  nonfinite_skips_ = guard.nonfinite_skips;
+  lr_scale_ = guard.lr_scale;
   if (extra) extra(r);
 }
 

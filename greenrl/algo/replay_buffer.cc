@@ -97,4 +97,28 @@ void ReplayBuffer::Load(CheckpointReader& r, const std::string& prefix) {
   pos_ = pos;
 }
 
+void WriteOffPolicyResumeState(CheckpointWriter& w, const OffPolicyResumeState& state,
+                               const ReplayBuffer& buffer, bool save_replay) {
+  w.WriteInt("guard.nonfinite_skips", state.nonfinite_skips);
+  w.WriteDouble("guard.lr_scale", state.lr_scale);
+  w.WriteInt("replay.saved", save_replay ? 1 : 0);
+  if (save_replay) buffer.Save(w, "replay");
+}
+
+OffPolicyResumeState ReadOffPolicyResumeState(CheckpointReader& r) {
+  OffPolicyResumeState state;
+  state.nonfinite_skips = r.Int("guard.nonfinite_skips");
+  state.lr_scale = r.Double("guard.lr_scale");
+  state.has_replay = r.Int("replay.saved") != 0;
+  return state;
+}
+
+void RestoreReplayBuffer(CheckpointReader& r, bool has_replay, ReplayBuffer& buffer) {
+  if (has_replay) {
+    buffer.Load(r, "replay");
+  } else {
+    buffer.Clear();
+  }
+}
+
 }  // namespace greenrl::algo

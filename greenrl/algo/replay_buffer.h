@@ -75,4 +75,26 @@ class ReplayBuffer {
   std::unique_ptr<uint8_t[]> truncated_;     // uint8 [capacity]
 };
 
+// The part of an off-policy algorithm's resume checkpoint (DQN, SAC) beside its model and RNGs:
+// the numerical guard's counters and, optionally, the replay buffer. Keys: "guard.nonfinite_skips"
+// (int), "guard.lr_scale" (double), "replay.saved" (0 or 1) and, when saved, ReplayBuffer::Save
+// under "replay".
+struct OffPolicyResumeState {
+  int64_t nonfinite_skips = 0;  // update steps skipped for a non-finite loss or gradient, cumulative
+  double lr_scale = 1.0;        // learning-rate factor left by the guard's restores (1, 0.5, ...)
+  bool has_replay = false;      // whether the file holds the replay buffer
+};
+
+// Writes `state`'s guard counters, "replay.saved" = save_replay, and the buffer when save_replay
+// (state.has_replay is ignored).
+void WriteOffPolicyResumeState(CheckpointWriter& w, const OffPolicyResumeState& state,
+                               const ReplayBuffer& buffer, bool save_replay);
+// Reads the guard counters and "replay.saved", not the buffer itself: callers read everything
+// that can fail before they change their state. Errors: ConfigError (the reader's, naming the
+// file and key) when a key is missing.
+OffPolicyResumeState ReadOffPolicyResumeState(CheckpointReader& r);
+// Loads the buffer when has_replay, else empties it (a resume without the saved buffer refills
+// it from the environment). Errors: as ReplayBuffer::Load.
+void RestoreReplayBuffer(CheckpointReader& r, bool has_replay, ReplayBuffer& buffer);
+
 }  // namespace greenrl::algo

@@ -662,10 +662,7 @@ void Sac::SaveTrainingState(const std::string& path, bool replay_buffer,
   w.WriteRng("rng.action", action_rng_);
   w.WriteRng("rng.update", update_rng_);
   w.WriteRng("rng.replay", replay_rng_);
-  w.WriteInt("guard.nonfinite_skips", nonfinite_skips_);
-  w.WriteDouble("guard.lr_scale", lr_scale_);
-  w.WriteInt("replay.saved", replay_buffer ? 1 : 0);
-  if (replay_buffer) buffer_.Save(w, "replay");
+  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer}, buffer_, replay_buffer);
   if (extra) extra(w);
   w.Save(path);
 }
@@ -676,20 +673,14 @@ void Sac::LoadTrainingState(const std::string& path,
   const Rng::State action = r.RngState("rng.action");
   const Rng::State update = r.RngState("rng.update");
   const Rng::State replay = r.RngState("rng.replay");
-  const int64_t skips = r.Int("guard.nonfinite_skips");
-  const double lr_scale = r.Double("guard.lr_scale");
-  const bool has_replay = r.Int("replay.saved") != 0;
+  const OffPolicyResumeState guard = ReadOffPolicyResumeState(r);
   ReadModel(r);
-  if (has_replay) {
-    buffer_.Load(r, "replay");
-  } else {
-    buffer_.Clear();
-  }
+  RestoreReplayBuffer(r, guard.has_replay, buffer_);
   action_rng_.SetState(action);
   update_rng_.SetState(update);
   replay_rng_.SetState(replay);
-  nonfinite_skips_ = skips;
-  lr_scale_ = lr_scale;
+  nonfinite_skips_ = guard.nonfinite_skips;
+  lr_scale_ = guard.lr_scale;
   if (extra) extra(r);
 }
 
