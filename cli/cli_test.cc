@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -61,6 +62,11 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = RunGreenrl("train --bogus-flag");
   EXPECT_EQ(r.exit_code, 2);
+  // One line, in the form of every other bad input.
+  EXPECT_EQ(r.output.rfind("greenrl: error: The following argument was not expected: --bogus-flag", 0),
+            0u)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   EXPECT_FALSE(fs::exists(out));
 }
 

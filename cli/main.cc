@@ -24,8 +24,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (app.get_subcommands().empty()) {
+      fmt::print(stderr,
+                 "greenrl: error: command: got '{}'; expected one of train, eval, bench, meters, "
+                 "envs, launch, report (see `greenrl --help`)\n",
+                 argc > 1 ? argv[1] : "");
+      return 2;
+    }
+    // The same one-line form as every other bad input, naming the argument CLI11 refused.
+    fmt::print(stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`)\n",
+               e.what());
+    return 2;
   }
   try {
     if (app.got_subcommand("train")) return train();
