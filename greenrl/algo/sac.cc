@@ -450,7 +450,8 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 // Update: SB3 sac.py train(), per gradient step:
 //   1. a_pi, log_pi ~ pi(.|s) (reparameterised);
 //   2. alpha = exp(log_alpha) (before its step); alpha_loss = -(log_alpha (log_pi + H*)).mean();
-//      Adam step of log_alpha;
+//      Adam step of log_alpha (taken after the numerical guard's check, which changes nothing
+//      for a finite step: nothing below reads log_alpha);
 //   3. y = r + (1 - terminated) gamma (min Q'(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s');
 //   4. critic_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)); Adam step of both critics;
 //   5. actor_loss = (alpha log_pi - min(Q1, Q2)(s, a_pi)).mean() with the updated critics;
@@ -488,22 +489,25 @@ const Metrics& Sac::Update(double progress_remaining) {
     auto [mean, log_std] = actor_->forward(obs);
     const nn::SquashedGaussianSample pi = nn::SampleSquashedGaussian(mean, log_std, noise);
 
-    // 2. Entropy coefficient.
+    // 2. Entropy coefficient: alpha is read before its step; the step itself is taken below,
+    //    once the guard has passed, so a skipped gradient step leaves log alpha and its Adam
+    //    state as they were (alpha's loss depends on nothing that steps 3-4 change).
     const double alpha = std::exp(static_cast<double>(log_alpha_));
+    torch::Tensor lp;
+    const float* lp_data = nullptr;
+    int lp_n = b;
+    float lp_mean = 0.0f;
+    bool lp_finite = true;
     if (config_.learn_ent_coef) {
-      const torch::Tensor lp = pi.log_prob.detach().contiguous();
-      const float* lp_data = lp.data_ptr<float>();
-      int lp_n = b;
-      float lp_mean = 0.0f;
+      lp = pi.log_prob.detach().contiguous();
+      lp_data = lp.data_ptr<float>();
       if (collectives_ != nullptr) {  // the loss reads only the mean: average it over the ranks
         lp_mean = lp.mean().item<float>();
         collectives_->AllReduceMean(&lp_mean, 1, "sac mean log-prob");
         lp_data = &lp_mean, lp_n = 1;
       }
-      sum_alpha_loss +=
-          EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_);
+      for (int i = 0; i < lp_n; ++i) lp_finite = lp_finite && std::isfinite(lp_data[i]);
     }
-    sum_alpha += alpha;
 
     // 3. TD target from the target critics.
     {
@@ -531,11 +535,16 @@ const Metrics& Sac::Update(double progress_remaining) {
                                   "sac critic gradients");
     }
     if (inject_nonfinite) critic_flat_.grads.data_ptr<float>()[0] = NAN;
-    if (!torch::isfinite(qf_loss).item<bool>() ||
+    if (!lp_finite || !torch::isfinite(qf_loss).item<bool>() ||
         !torch::isfinite(critic_flat_.grads).all().item<bool>()) {
       ++nonfinite_skips_;  // the guard: skip this gradient step, nothing changes
       ++skipped;
       continue;
+    }
+    sum_alpha += alpha;
+    if (config_.learn_ent_coef) {
+      sum_alpha_loss +=
+          EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_);
     }
     critic_adam_.Step(critic_flat_.data(), critic_flat_.grads.data_ptr<float>(), lr);
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -317,6 +318,39 @@ TEST(SacTest, EvaluatePolicyDrivesBoxEnvsThroughActContinuous) {
   // A Discrete-only algorithm on a Box env is a bug caught by the interface's default.
   DiscreteOnly discrete;
   EXPECT_THROW(train::EvaluatePolicy(discrete, "Pendulum-v1", 1, 0), InternalError);
+}
+
+// The numerical guard: an update whose critic gradient is not finite skips each of its gradient
+// steps whole. The saved model (actor, critics, targets, log alpha and all three Adam states,
+// the entropy coefficient's included) is byte for byte what it was before; the next clean update
+// trains again.
+TEST(SacTest, NonFiniteUpdateLeavesModelAndEntropyCoefficientAsTheyWere) {
+  const std::string dir = FreshDir("guard");
+  fs::create_directories(dir);
+  auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
+  SacConfig config = SmallConfig();
+  config.gradient_steps = 3;
+  auto sac = MakeSac(config, env->spec());
+  env->Reset();
+  std::vector<EpisodeRecord> episodes;
+  for (int t = 0; t < 60; ++t) {  // 10 training updates after learning_starts (50)
+    sac->CollectRollout(*env, &episodes);
+    sac->Update(1.0);
+  }
+  auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  sac->SaveCheckpoint(dir + "/before.pt");
+  sac->InjectNonFiniteForTesting(1);
+  sac->Update(1.0);
+  EXPECT_EQ(sac->nonfinite_skips(), 3);
+  sac->SaveCheckpoint(dir + "/after.pt");
+  EXPECT_EQ(bytes(dir + "/after.pt"), bytes(dir + "/before.pt"));
+  sac->Update(1.0);
+  EXPECT_EQ(sac->nonfinite_skips(), 3);
+  sac->SaveCheckpoint(dir + "/trained.pt");
+  EXPECT_NE(bytes(dir + "/trained.pt"), bytes(dir + "/before.pt"));
 }
 
 // ---------------------------------------------------------------------------------------------
