@@ -1,13 +1,18 @@
-// env_benchmark.cc: raw VecEnv::Step throughput of every registered env (Google Benchmark),
-// with uniformly random actions pre-generated outside the timed loop. Torch-free: built as
-// greenrl_bench_envs on its own (benchmark_main) and linked into greenrl_bench_micro too.
+// env_benchmark.cc: raw VecEnv::Step throughput of every registered env (Google Benchmark).
+// Torch-free: built as greenrl_bench_envs on its own (benchmark_main) and linked into
+// greenrl_bench_micro too.
 //
 //   BM_VecEnvStep/<env id>/n_envs:N/threads:T/real_time: env steps per second (items_per_second),
 //   for N in {1, 8, 64, 1024} and T in {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4), whose
 //   step costs tens of microseconds, for N in {1, 8, 64}.
+//
+// What the timed loop includes: drawing fresh uniformly random actions for every env on every
+// step (below) and VecEnv::Step (dynamics, same-step autoreset, final_obs, episode statistics).
+// Actions come from one xoshiro256** generator: Discrete(2^k) spaces (CartPole-v1) take k bits
+// of a 64-bit draw per env, other Discrete(n) spaces one Lemire draw Below(n) per env, Box
+// spaces U(low, high) per component from a 24-bit float.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,7 +25,27 @@
 
 namespace {
 
-constexpr int kActionRounds = 64;  // distinct action rows, cycled
+// Writes uniformly random Discrete(num_actions) actions to actions[0, n).
+void DrawDiscrete(greenrl::Rng& rng, int64_t num_actions, int n, int64_t* actions) {
+  const bool power_of_two = (num_actions & (num_actions - 1)) == 0;
+  if (!power_of_two) {
+    for (int i = 0; i < n; ++i) actions[i] = static_cast<int64_t>(rng.Below(num_actions));
+    return;
+  }
+  int bits = 0;
+  while ((int64_t{1} << bits) < num_actions) ++bits;
+  if (bits == 0) {
+    for (int i = 0; i < n; ++i) actions[i] = 0;
+    return;
+  }
+  const int per_draw = 64 / bits;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  for (int i = 0; i < n; i += per_draw) {
+    uint64_t word = rng.NextU64();
+    const int m = n - i < per_draw ? n - i : per_draw;
+    for (int j = 0; j < m; ++j, word >>= bits) actions[i + j] = static_cast<int64_t>(word & mask);
+  }
+}
 
 void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
   const int n_envs = static_cast<int>(state.range(0));
@@ -28,33 +53,28 @@ void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
   auto env = greenrl::env::MakeVecEnv(env_id, n_envs, /*seed=*/0, num_threads);
   env->Reset();
   const greenrl::env::EnvSpec& spec = env->spec();
-  const size_t row = static_cast<size_t>(n_envs) * spec.act_dim();
   greenrl::Rng rng(/*seed=*/0);
   if (spec.discrete_actions()) {
-    std::vector<int64_t> actions(kActionRounds * row);  // int64 [rounds, N]
-    for (int64_t& a : actions) a = static_cast<int64_t>(rng.Below(spec.num_actions()));
-    int round = 0;
+    const int64_t num_actions = spec.num_actions();
+    int64_t* actions = env->discrete_actions();
     for (auto _ : state) {
-      const int64_t* src = actions.data() + round * row;
-      std::copy(src, src + row, env->discrete_actions());
+      DrawDiscrete(rng, num_actions, n_envs, actions);
       env->Step();
       benchmark::DoNotOptimize(env->obs());
-      round = (round + 1) % kActionRounds;
     }
   } else {
     const auto& box = std::get<greenrl::env::Box>(spec.action_space);
-    const size_t d = static_cast<size_t>(spec.act_dim());
-    std::vector<float> actions(kActionRounds * row);  // float32 [rounds, N, act_dim]
-    for (size_t j = 0; j < actions.size(); ++j) {
-      actions[j] = static_cast<float>(rng.Uniform(box.low[j % d], box.high[j % d]));
-    }
-    int round = 0;
+    const int d = static_cast<int>(spec.act_dim());
+    std::vector<float> low(box.low.begin(), box.low.end());
+    std::vector<float> width(d);
+    for (int k = 0; k < d; ++k) width[k] = box.high[k] - box.low[k];
+    float* actions = env->continuous_actions();
     for (auto _ : state) {
-      const float* src = actions.data() + round * row;
-      std::copy(src, src + row, env->continuous_actions());
+      for (int i = 0; i < n_envs; ++i) {
+        for (int k = 0; k < d; ++k) actions[i * d + k] = low[k] + width[k] * rng.UniformF();
+      }
       env->Step();
       benchmark::DoNotOptimize(env->obs());
-      round = (round + 1) % kActionRounds;
     }
   }
   state.SetItemsProcessed(state.iterations() * n_envs);  // items = env steps

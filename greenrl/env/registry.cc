@@ -3,6 +3,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/env/classic/acrobot.h"
 #include "greenrl/env/classic/cartpole.h"
+#include "greenrl/env/classic/cartpole_batched.h"
 #include "greenrl/env/classic/mountain_car.h"
 #include "greenrl/env/classic/mountain_car_continuous.h"
 #include "greenrl/env/classic/pendulum.h"
@@ -26,8 +27,11 @@ EnvRegistration Register() {
 
 const std::vector<EnvRegistration>& RegisteredEnvs() {
   static const std::vector<EnvRegistration> registry = {
-      Register<CartPole>(),    Register<Acrobot>(),
-      Register<MountainCar>(), Register<MountainCarContinuous>(),
+      // CartPole: the struct-of-arrays batch (same results as BatchedEnvOf<CartPole>, faster).
+      EnvRegistration{&CartPole::Spec(), &CartPoleBatched::Make},
+      Register<Acrobot>(),
+      Register<MountainCar>(),
+      Register<MountainCarContinuous>(),
       Register<Pendulum>(),
       // MuJoCo locomotion: one model per VecEnv, built by the task's own factory.
       EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched},

@@ -38,8 +38,13 @@ const EnvSpec& CartPole::Spec() {
   return spec;
 }
 
+void CartPole::ThrowInvalidAction(Action action) {
+  throw std::invalid_argument("CartPole-v1: invalid action " + std::to_string(action) +
+                              "; expected 0 or 1");
+}
+
 CartPole::Observation CartPole::Reset() {
-  for (double& v : state_) v = rng_.Uniform(kResetLow, kResetHigh);
+  state_ = DrawResetState(rng_);
   has_reset_ = true;
   elapsed_steps_ = 0;
   steps_beyond_terminated_ = -1;
@@ -47,38 +52,19 @@ CartPole::Observation CartPole::Reset() {
 }
 
 CartPole::StepResult CartPole::Step(Action action) {
-  if (action != 0 && action != 1) {
-    throw std::invalid_argument("CartPole-v1: invalid action " + std::to_string(action) +
-                                "; expected 0 or 1");
-  }
+  if (action != 0 && action != 1) ThrowInvalidAction(action);
   GREENRL_CHECK(has_reset_, "CartPole::Step() called before Reset()");
 
-  // Gymnasium 1.0.0 CartPoleEnv.step, term by term in the same order (see the README of
-  // ../shared/testdata/classic_control/ for why the order matters).
-  const double x = state_[0];
-  const double x_dot = state_[1];
-  const double theta = state_[2];
-  const double theta_dot = state_[3];
   const double force = action == 1 ? kForceMag : -kForceMag;
   // glibc's sincos runs the same correctly rounded kernels as sin and cos in one call (the
   // golden-trajectory test checks the results stay bit-identical).
   double sintheta, costheta;
-  ::sincos(theta, &sintheta, &costheta);
-  const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
-  const double thetaacc = (kGravity * sintheta - costheta * temp) /
-                          (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
-  const double xacc = temp - kPoleMassLength * thetaacc * costheta / kTotalMass;
-
-  // Explicit Euler: every new value uses the old state.
-  state_[0] = x + kTau * x_dot;
-  state_[1] = x_dot + kTau * xacc;
-  state_[2] = theta + kTau * theta_dot;
-  state_[3] = theta_dot + kTau * thetaacc;
+  ::sincos(state_[2], &sintheta, &costheta);
+  EulerStep<double>(force, sintheta, costheta, state_[0], state_[1], state_[2], state_[3]);
 
   StepResult result;
   result.obs = ToObservation(state_);
-  result.terminated = state_[0] < -kXThreshold || state_[0] > kXThreshold ||
-                      state_[2] < -kThetaThresholdRad || state_[2] > kThetaThresholdRad;
+  result.terminated = OutOfBounds<double>(state_[0], state_[2]) != 0;
   if (!result.terminated) {
     result.reward = 1.0;
   } else if (steps_beyond_terminated_ < 0) {

@@ -55,6 +55,49 @@ class CartPole : public ClassicEnvBase<CartPole, 4> {
 
   explicit CartPole(uint64_t seed = 0) : ClassicEnvBase(seed) {}
 
+  // The dynamics, shared by Step() and the batched CartPoleBatched (cartpole_batched.h) so both
+  // compute the same bits. Inline so that a loop over rows can be vectorised around them.
+
+  // One explicit-Euler step of Gymnasium 1.0.0 CartPoleEnv.step, term by term in its order of
+  // operations (see the README of ../shared/testdata/classic_control/ for why the order matters).
+  // T is double, or a GCC/Clang vector of doubles stepping several envs at once with the same
+  // IEEE operations per lane (no reassociation, no FMA contraction: -ffp-contract=off).
+  // Args: force: +-kForceMag (N); sintheta, costheta: sin and cos of theta (glibc's sincos);
+  //   x (m), x_dot (m/s), theta (rad), theta_dot (rad/s): the float64 state, updated in place.
+  template <typename T>
+  static inline void EulerStep(T force, T sintheta, T costheta, T& x, T& x_dot, T& theta,
+                               T& theta_dot) {
+    const T temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
+    const T thetaacc = (kGravity * sintheta - costheta * temp) /
+                       (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
+    const T xacc = temp - kPoleMassLength * thetaacc * costheta / kTotalMass;
+    // Explicit Euler: every new value uses the old state.
+    x = x + kTau * x_dot;
+    x_dot = x_dot + kTau * xacc;
+    theta = theta + kTau * theta_dot;
+    theta_dot = theta_dot + kTau * thetaacc;
+  }
+
+  // Gymnasium's termination test on the state after a step: |x| > 2.4 m or |theta| > 12 degrees
+  // (strict), without branches. T as in EulerStep. Returns: for double, an int, 1 when
+  // terminated, else 0; for a vector, a vector of 64-bit ints, -1 (all bits) or 0 per lane.
+  template <typename T>
+  static inline auto OutOfBounds(T x, T theta) {
+    return (x < -kXThreshold) | (x > kXThreshold) | (theta < -kThetaThresholdRad) |
+           (theta > kThetaThresholdRad);
+  }
+
+  // Throws std::invalid_argument("CartPole-v1: invalid action <action>; expected 0 or 1").
+  [[noreturn]] static void ThrowInvalidAction(Action action);
+
+  // Gymnasium's reset draw: each component U(kResetLow, kResetHigh) from `rng`, in the order x,
+  // x_dot, theta, theta_dot. Returns: the float64 state.
+  static inline State DrawResetState(Rng& rng) {
+    State s;
+    for (double& v : s) v = rng.Uniform(kResetLow, kResetHigh);
+    return s;
+  }
+
   using ClassicEnvBase::Reset;  // Reset(seed): reseed the Rng, then Reset()
   // Draws each state component from U(-0.05, 0.05) (in the order x, x_dot, theta, theta_dot) from
   // the env's own Rng, and clears the TimeLimit step count and the after-termination counter.
