@@ -65,8 +65,8 @@ class CartPole : public ClassicEnvBase<CartPole, 4> {
   // Args: force: +-kForceMag (N); sintheta, costheta: sin and cos of theta (glibc's sincos);
   //   x (m), x_dot (m/s), theta (rad), theta_dot (rad/s): the float64 state, updated in place.
   template <typename T>
-  static inline void EulerStep(T force, T sintheta, T costheta, T& x, T& x_dot, T& theta,
-                               T& theta_dot) {
+  static inline void EulerStep(const T& force, const T& sintheta, const T& costheta, T& x,
+                               T& x_dot, T& theta, T& theta_dot) {
     const T temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
     const T thetaacc = (kGravity * sintheta - costheta * temp) /
                        (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
@@ -82,7 +82,7 @@ class CartPole : public ClassicEnvBase<CartPole, 4> {
   // (strict), without branches. T as in EulerStep. Returns: for double, an int, 1 when
   // terminated, else 0; for a vector, a vector of 64-bit ints, -1 (all bits) or 0 per lane.
   template <typename T>
-  static inline auto OutOfBounds(T x, T theta) {
+  static inline auto OutOfBounds(const T& x, const T& theta) {
     return (x < -kXThreshold) | (x > kXThreshold) | (theta < -kThetaThresholdRad) |
            (theta > kThetaThresholdRad);
   }

@@ -29,11 +29,23 @@ void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
 }
 
 // GCC/Clang vectors of four rows: IEEE operations per lane, the same bits as scalar code.
-using V4d = double __attribute__((vector_size(32)));   // float64 x4
-using V4l = int64_t __attribute__((vector_size(32)));  // int64 x4
-using V4f = float __attribute__((vector_size(16)));    // float32 x4
-using V4i = int32_t __attribute__((vector_size(16)));  // int32 x4
-using V4b = uint8_t __attribute__((vector_size(4)));   // uint8 x4
+using V4d = double __attribute__((vector_size(32)));    // float64 x4
+using V4l = int64_t __attribute__((vector_size(32)));   // int64 x4
+using V4f = float __attribute__((vector_size(16)));     // float32 x4
+using V4i = int32_t __attribute__((vector_size(16)));   // int32 x4
+using V16b = uint8_t __attribute__((vector_size(16)));  // uint8 x16, a V4i's bytes
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ToBytes takes each lane's low byte");
+
+// The low byte of each int32 lane (lanes hold 0 or 1), as four bytes: one byte shuffle.
+uint32_t ToBytes(V4i v) {
+  const V16b b = reinterpret_cast<V16b&>(v);
+  const V16b packed =
+      __builtin_shufflevector(b, b, 0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  uint32_t out;
+  std::memcpy(&out, &packed, sizeof(out));
+  return out;
+}
 
 template <typename V, typename T>
 V Load(const T* p) {
@@ -64,21 +76,22 @@ struct Rows {
 };
 
 // Steps rows [b, b + m), m <= kBlock: physics, observations (written to final_obs and obs),
-// reward, flags, TimeLimit counter and episode statistics. Returns nonzero when some row ended
-// (its obs row then still needs the reset observation).
+// reward, flags, TimeLimit counter and episode statistics. Returns: bit j set where row b + j
+// ended (its obs row then still needs the reset observation).
 // Built twice, for AVX2 and for baseline x86-64, chosen at load time; no FMA either way.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GREENRL_CARTPOLE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GREENRL_CARTPOLE_CLONES
 #endif
-GREENRL_CARTPOLE_CLONES int32_t StepBlock(const Rows& r, int b, int m) {
+GREENRL_CARTPOLE_CLONES uint32_t StepBlock(const Rows& rows, int b, int m) {
+  const Rows r = rows;  // a local copy: stores through its pointers cannot change them
   // glibc's sincos, the same call CartPole::Step makes (bit-identical to Python's math.sin and
   // math.cos on glibc).
   double sintheta[kBlock], costheta[kBlock];
   for (int j = 0; j < m; ++j) ::sincos(r.theta[b + j], &sintheta[j], &costheta[j]);
 
-  V4i any_done = {0, 0, 0, 0};
+  uint32_t done_rows = 0;
   int j = 0;
   for (; j + 4 <= m; j += 4) {
     const int i = b + j;
@@ -122,11 +135,11 @@ GREENRL_CARTPOLE_CLONES int32_t StepBlock(const Rows& r, int b, int m) {
     Store(r.episode_length + i, length);
     Store(r.episode_return + i, __builtin_convertvector(length, V4f));  // a sum of rewards 1.0
     Store(r.reward + i, V4f{1.0f, 1.0f, 1.0f, 1.0f});
-    Store(r.terminated + i, __builtin_convertvector(-term, V4b));
-    Store(r.truncated + i, __builtin_convertvector(-trunc, V4b));
-    any_done |= done;
+    Store(r.terminated + i, ToBytes(-term));
+    Store(r.truncated + i, ToBytes(-trunc));
+    // Four 0/1 bytes to four bits: bytes * 0x01020408 sums b0 + 2 b1 + 4 b2 + 8 b3 in byte 3.
+    done_rows |= ((ToBytes(-done) * 0x01020408u) >> 24 & 0xfu) << j;
   }
-  int32_t any = any_done[0] | any_done[1] | any_done[2] | any_done[3];
 
   for (; j < m; ++j) {  // the last rows of the range, one at a time, same arithmetic
     const int i = b + j;
@@ -151,9 +164,9 @@ GREENRL_CARTPOLE_CLONES int32_t StepBlock(const Rows& r, int b, int m) {
     r.reward[i] = 1.0f;
     r.terminated[i] = static_cast<uint8_t>(term);
     r.truncated[i] = static_cast<uint8_t>(trunc);
-    any |= done;
+    done_rows |= static_cast<uint32_t>(done) << j;
   }
-  return any;
+  return done_rows;
 }
 
 }  // namespace
@@ -221,12 +234,10 @@ void CartPoleBatched::StepRows(int begin, int end, const VecBuffers& buffers) {
                   buffers.episode_length};
   for (int b = begin; b < end; b += kBlock) {
     const int m = std::min(kBlock, end - b);
-    if (StepBlock(rows, b, m) != 0) {  // same-step autoreset, from each row's own generator
-      for (int i = b; i < b + m; ++i) {
-        if (buffers.terminated[i] | buffers.truncated[i]) {
-          ResetRow(i, buffers.obs + static_cast<int64_t>(i) * kObsDim);
-        }
-      }
+    // Same-step autoreset of the rows that ended, from each row's own generator.
+    for (uint32_t done = StepBlock(rows, b, m); done != 0; done &= done - 1) {
+      const int i = b + __builtin_ctz(done);
+      ResetRow(i, buffers.obs + static_cast<int64_t>(i) * kObsDim);
     }
   }
 }
