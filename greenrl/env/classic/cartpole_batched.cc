@@ -75,6 +75,33 @@ struct Rows {
   int32_t* __restrict episode_length;
 };
 
+// Steps row i alone (the same arithmetic as four rows in StepBlock), given sin and cos of its
+// theta. Returns: 1 when the row ended (terminated or truncated), else 0.
+inline uint32_t StepOneRow(const Rows& r, int i, double sintheta, double costheta) {
+  const double force = r.action[i] == 1 ? CartPole::kForceMag : -CartPole::kForceMag;
+  double x = r.x[i], x_dot = r.x_dot[i], theta = r.theta[i], theta_dot = r.theta_dot[i];
+  CartPole::EulerStep<double>(force, sintheta, costheta, x, x_dot, theta, theta_dot);
+  r.x[i] = x;
+  r.x_dot[i] = x_dot;
+  r.theta[i] = theta;
+  r.theta_dot[i] = theta_dot;
+  const float o[4] = {static_cast<float>(x), static_cast<float>(x_dot), static_cast<float>(theta),
+                      static_cast<float>(theta_dot)};
+  std::memcpy(r.final_obs + static_cast<int64_t>(i) * kObsDim, o, sizeof(o));
+  std::memcpy(r.obs + static_cast<int64_t>(i) * kObsDim, o, sizeof(o));
+  const int32_t term = CartPole::OutOfBounds<double>(x, theta);
+  const int32_t steps = r.elapsed[i] + 1;
+  const int32_t trunc = steps >= CartPole::kMaxEpisodeSteps;
+  const int32_t done = term | trunc;
+  r.elapsed[i] = done ? 0 : steps;
+  r.episode_length[i] = done ? steps : 0;
+  r.episode_return[i] = static_cast<float>(r.episode_length[i]);
+  r.reward[i] = 1.0f;
+  r.terminated[i] = static_cast<uint8_t>(term);
+  r.truncated[i] = static_cast<uint8_t>(trunc);
+  return static_cast<uint32_t>(done);
+}
+
 // Steps rows [b, b + m), m <= kBlock: physics, observations (written to final_obs and obs),
 // reward, flags, TimeLimit counter and episode statistics. Returns: bit j set where row b + j
 // ended (its obs row then still needs the reset observation).
@@ -142,29 +169,7 @@ GREENRL_CARTPOLE_CLONES uint32_t StepBlock(const Rows& rows, int b, int m) {
   }
 
   for (; j < m; ++j) {  // the last rows of the range, one at a time, same arithmetic
-    const int i = b + j;
-    const double force = r.action[i] == 1 ? CartPole::kForceMag : -CartPole::kForceMag;
-    double x = r.x[i], x_dot = r.x_dot[i], theta = r.theta[i], theta_dot = r.theta_dot[i];
-    CartPole::EulerStep<double>(force, sintheta[j], costheta[j], x, x_dot, theta, theta_dot);
-    r.x[i] = x;
-    r.x_dot[i] = x_dot;
-    r.theta[i] = theta;
-    r.theta_dot[i] = theta_dot;
-    const float o[4] = {static_cast<float>(x), static_cast<float>(x_dot), static_cast<float>(theta),
-                        static_cast<float>(theta_dot)};
-    std::memcpy(r.final_obs + static_cast<int64_t>(i) * kObsDim, o, sizeof(o));
-    std::memcpy(r.obs + static_cast<int64_t>(i) * kObsDim, o, sizeof(o));
-    const int32_t term = CartPole::OutOfBounds<double>(x, theta);
-    const int32_t steps = r.elapsed[i] + 1;
-    const int32_t trunc = steps >= CartPole::kMaxEpisodeSteps;
-    const int32_t done = term | trunc;
-    r.elapsed[i] = done ? 0 : steps;
-    r.episode_length[i] = done ? steps : 0;
-    r.episode_return[i] = static_cast<float>(r.episode_length[i]);
-    r.reward[i] = 1.0f;
-    r.terminated[i] = static_cast<uint8_t>(term);
-    r.truncated[i] = static_cast<uint8_t>(trunc);
-    done_rows |= static_cast<uint32_t>(done) << j;
+    done_rows |= StepOneRow(r, b + j, sintheta[j], costheta[j]) << j;
   }
   return done_rows;
 }
@@ -234,8 +239,19 @@ void CartPoleBatched::StepRows(int begin, int end, const VecBuffers& buffers) {
                   buffers.episode_length};
   for (int b = begin; b < end; b += kBlock) {
     const int m = std::min(kBlock, end - b);
+    uint32_t done;
+    if (m >= 4) {
+      done = StepBlock(rows, b, m);
+    } else {  // fewer rows than one vector (e.g. N = 1): no block set-up
+      done = 0;
+      for (int j = 0; j < m; ++j) {
+        double sintheta, costheta;
+        ::sincos(theta_[b + j], &sintheta, &costheta);
+        done |= StepOneRow(rows, b + j, sintheta, costheta) << j;
+      }
+    }
     // Same-step autoreset of the rows that ended, from each row's own generator.
-    for (uint32_t done = StepBlock(rows, b, m); done != 0; done &= done - 1) {
+    for (; done != 0; done &= done - 1) {
       const int i = b + __builtin_ctz(done);
       ResetRow(i, buffers.obs + static_cast<int64_t>(i) * kObsDim);
     }
