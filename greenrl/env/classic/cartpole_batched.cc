@@ -39,7 +39,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ToBytes takes each lan
 
 // The low byte of each int32 lane (lanes hold 0 or 1), as four bytes: one byte shuffle.
 uint32_t ToBytes(V4i v) {
-  const V16b b = reinterpret_cast<V16b&>(v);
+  const V16b b = (V16b)v;  // a vector cast keeps the bits
   const V16b packed =
       __builtin_shufflevector(b, b, 0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   uint32_t out;
