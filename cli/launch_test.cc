@@ -162,7 +162,7 @@ TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
 }
 
 // Runs `cmd` (stderr into stdout) and returns its exit code (-1 when it did not exit) and output.
-std::pair<int, std::string> Run(const std::string& cmd) {
+std::pair<int, std::string> RunCommand(const std::string& cmd) {
   FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
   std::string output;
   std::array<char, 4096> buf;
@@ -191,7 +191,7 @@ std::vector<int64_t> CheckpointSteps(const std::string& dir) {
 int64_t ExpectTwoRankResumeFinishes(const std::string& out, const std::vector<int64_t>& allowed,
                                     int64_t more_steps) {
   const auto [code, output] =
-      Run(std::string(GREENRL_BIN) + " launch --nproc 2 -- train --resume " + out +
+      RunCommand(std::string(GREENRL_BIN) + " launch --nproc 2 -- train --resume " + out +
           " --set n_timesteps=" + std::to_string(allowed.back() + more_steps) +
           " --set eval.final_episodes=1 --set dist.timeout_s=60");
   EXPECT_EQ(code, 0) << output;
@@ -332,7 +332,7 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   EXPECT_EQ(std::stoll(rows.substr(last_row)), r0[0]) << rows;
   EXPECT_FALSE(fs::exists(out + "/checkpoints/final.pt"));
 
-  const auto [code1, out1] = Run(std::string(GREENRL_BIN) + " train --resume " + out);
+  const auto [code1, out1] = RunCommand(std::string(GREENRL_BIN) + " train --resume " + out);
   EXPECT_EQ(code1, 2) << out1;
   EXPECT_NE(out1.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << out1;
 
