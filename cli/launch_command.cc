@@ -4,7 +4,11 @@
 // Each rank's stdout and stderr lines are forwarded with a "[rank r] " prefix. When a rank
 // fails, the launcher names it, lets the others fail on their own for --grace-s (their c10d
 // collectives time out and name the collective), then stops them (SIGTERM, SIGKILL 5 s later)
-// and exits non-zero. No torch here: it only forks and execs this same binary.
+// and exits non-zero. SIGINT and SIGTERM to the launcher are forwarded to every rank (as
+// torchrun does): the ranks finish their iteration, write the resume checkpoint and exit
+// 128 + signal; a second signal is forwarded too (the ranks then exit at once); ranks still
+// running --grace-s seconds after the first signal are killed (SIGKILL). The launcher exits
+// 128 + signal. No torch here: it only forks and execs this same binary.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -36,7 +40,11 @@ struct LaunchArgs {
 };
 
 volatile sig_atomic_t g_forward_signal = 0;
-void OnSignal(int sig) { g_forward_signal = sig; }
+volatile sig_atomic_t g_signal_count = 0;  // signals received (each one is forwarded)
+void OnSignal(int sig) {
+  g_forward_signal = sig;
+  g_signal_count = g_signal_count + 1;
+}
 
 // A free TCP port on the loopback interface (bound, read, closed; the ranks bind it soon after).
 int FreePort() {
@@ -141,6 +149,8 @@ int RunLaunch(const LaunchArgs& a) {
   int first_failed = -1;
   Clock::time_point failed_at, term_at;
   bool termed = false, killed = false;
+  bool by_signal = false;  // termed by a forwarded user signal (not by a failed rank)
+  int signals_forwarded = 0;
   auto signal_all = [&](int sig) {
     for (const Rank& k : ranks) {
       if (k.running) ::kill(k.pid, sig);
@@ -188,10 +198,11 @@ int RunLaunch(const LaunchArgs& a) {
       }
     }
     if (!any_running) break;
-    if (g_forward_signal != 0 && !termed) {
+    if (g_signal_count > signals_forwarded && (!termed || by_signal)) {
       signal_all(g_forward_signal);
-      termed = true;
-      term_at = Clock::now();
+      signals_forwarded = g_signal_count;
+      if (!termed) term_at = Clock::now();
+      termed = by_signal = true;
     }
     const auto now = Clock::now();
     if (first_failed >= 0 && !termed &&
@@ -201,7 +212,8 @@ int RunLaunch(const LaunchArgs& a) {
       termed = true;
       term_at = now;
     }
-    if (termed && !killed && std::chrono::duration<double>(now - term_at).count() > 5.0) {
+    if (termed && !killed &&
+        std::chrono::duration<double>(now - term_at).count() > (by_signal ? a.grace_s : 5.0)) {
       signal_all(SIGKILL);
       killed = true;
     }
@@ -232,7 +244,8 @@ Runner RegisterLaunch(CLI::App& app) {
   cmd->add_option("--nproc", args->nproc, "number of local ranks (processes)")->required();
   cmd->add_option("--master-port", args->master_port, "rank 0's TCPStore port (default: a free one)");
   cmd->add_option("--grace-s", args->grace_s,
-                  "seconds the other ranks get to stop on their own after one fails");
+                  "seconds the other ranks get to stop on their own after one fails, and all "
+                  "ranks after a forwarded SIGINT/SIGTERM before SIGKILL");
   cmd->add_option("command", args->command, "the greenrl command after --, e.g. -- train ...")
       ->required();
   return [args]() { return RunLaunch(*args); };

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -160,8 +161,63 @@ TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
   EXPECT_NE(output.find("[rank 1] greenrl: error: n_step"), std::string::npos) << output;
 }
 
+// Runs `cmd` (stderr into stdout) and returns its exit code (-1 when it did not exit) and output.
+std::pair<int, std::string> RunCommand(const std::string& cmd) {
+  FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// The global steps of `dir`'s step_*.pt files, increasing.
+std::vector<int64_t> CheckpointSteps(const std::string& dir) {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && name.size() == 20 && name.substr(17) == ".pt") {
+      steps.push_back(std::stoll(name.substr(5, 12)));
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+// Resumes the run in `out` with 2 ranks for `more_steps` more global steps; expects it to
+// finish (exit 0, final.pt) from one of the `allowed` steps and returns the step it resumed
+// from.
+int64_t ExpectTwoRankResumeFinishes(const std::string& out, const std::vector<int64_t>& allowed,
+                                    int64_t more_steps) {
+  const auto [code, output] =
+      RunCommand(std::string(GREENRL_BIN) + " launch --nproc 2 -- train --resume " + out +
+          " --set n_timesteps=" + std::to_string(allowed.back() + more_steps) +
+          " --set eval.final_episodes=1 --set dist.timeout_s=60");
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_TRUE(fs::exists(out + "/checkpoints/final.pt")) << output;
+  const std::string key = "[rank 0] greenrl: resuming " + out + " from ";
+  const size_t at = output.find(key);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no resume line\n" << output;
+    return -1;
+  }
+  const size_t step_at = output.find("(step ", at) + 6;
+  const int64_t from = std::stoll(output.substr(step_at));
+  EXPECT_NE(std::find(allowed.begin(), allowed.end(), from), allowed.end())
+      << "resumed from step " << from << "\n" << output;
+  EXPECT_NE(output.find("[rank 1] greenrl: resuming " + out + " from " + out +
+                        "/checkpoints/rank1/step_"),
+            std::string::npos)
+      << output;
+  return from;
+}
+
 // Rank `victim` is killed (SIGKILL) or stopped (SIGSTOP: a hang) once training runs; the other
-// rank must exit non-zero within 3x dist.timeout_s, naming the collective and the rank.
+// rank must exit non-zero within 3x dist.timeout_s, naming the collective and the rank. When
+// rank 1 is killed, rank 0's last checkpoint (one per iteration here) is intact: a 2-rank
+// --resume continues from it (or from the one before, when rank 1 died before writing its own
+// file of the newest step).
 void ExpectSurvivorFails(const std::string& name, int victim, int sig) {
   const double timeout_s = 3.0;
   const std::string out = Dir(name);
@@ -173,6 +229,7 @@ void ExpectSurvivorFails(const std::string& name, int victim, int sig) {
       "batch_size=64",  "--set",
       "n_timesteps=100000000", "--set",
       "eval.freq=0",    "--set",
+      "checkpoint_freq=128", "--set",
       "energy.meter=estimator", "--set",
       "dist.timeout_s=" + std::to_string(timeout_s), "--quiet",
       "--out",          out};
@@ -200,6 +257,13 @@ void ExpectSurvivorFails(const std::string& name, int victim, int sig) {
     // What rank 0 wrote before the failure is still there.
     const std::string rows = ReadFile(out + "/metrics.csv");
     EXPECT_GE(std::count(rows.begin(), rows.end(), '\n'), 3) << rows;
+    if (sig == SIGKILL) {
+      // 2 ranks x 2 envs x 32 steps = 128 global steps per iteration, a checkpoint each.
+      const std::vector<int64_t> kept = CheckpointSteps(out + "/checkpoints");
+      ASSERT_FALSE(kept.empty()) << log;
+      const int64_t newest = kept.back();
+      ExpectTwoRankResumeFinishes(out, {newest - 128, newest}, 256);
+    }
   } else {
     EXPECT_NE(log.find("rank 0"), std::string::npos) << log;
   }
@@ -215,6 +279,64 @@ TEST(LaunchTest, HungRankMakesTheOtherExitWithinThreeTimeouts) {
 
 TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
   ExpectSurvivorFails("killed0", /*victim=*/0, SIGKILL);
+}
+
+// SIGINT to `greenrl launch` (as Ctrl-C or torchrun's forwarding): the launcher forwards it to
+// both ranks, they agree to stop at the end of the same iteration, rank 0 and rank 1 write their
+// resume checkpoints of that step, every process exits 130, nothing hangs. The run then refuses
+// a 1-process resume (exit 2, naming both world sizes) and finishes with a 2-rank resume.
+TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
+  const std::string out = Dir("sigint");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = ::fork();
+  if (launcher == 0) {
+    std::FILE* f = std::fopen(log.c_str(), "w");
+    ::dup2(fileno(f), 1);
+    ::dup2(fileno(f), 2);
+    ::setenv("OMP_NUM_THREADS", "1", 1);
+    std::vector<std::string> a = {"launch", "--nproc", "2", "--", "train", "--config", Preset(),
+                                  "--set", "n_envs=2", "--set", "batch_size=64", "--set",
+                                  "n_timesteps=100000000", "--set", "eval.freq=0", "--set",
+                                  "checkpoint_freq=0", "--set", "energy.meter=estimator", "--set",
+                                  "dist.timeout_s=30", "--quiet", "--out", out};
+    std::vector<char*> argv{const_cast<char*>(GREENRL_BIN)};
+    for (auto& x : a) argv.push_back(x.data());
+    argv.push_back(nullptr);
+    ::execv(GREENRL_BIN, argv.data());
+    ::_exit(127);
+  }
+  const pid_t both[2] = {launcher, launcher};
+  if (!WaitForRows(out + "/metrics.csv", 2, 90.0, both)) {
+    ::kill(launcher, SIGKILL);
+    ::waitpid(launcher, nullptr, 0);
+    FAIL() << "training did not start\n" << ReadFile(log);
+  }
+  ::kill(launcher, SIGINT);
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << output;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(output.find("[rank " + std::to_string(r) + "] greenrl: stopped by signal 2 at step"),
+              std::string::npos)
+        << output;
+  }
+  // Both ranks' checkpoints of the same (last) step; metrics.csv ends with that step's row.
+  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
+  const std::vector<int64_t> r1 = CheckpointSteps(out + "/checkpoints/rank1");
+  ASSERT_EQ(r0.size(), 1u) << output;
+  ASSERT_EQ(r1, r0) << output;
+  const std::string rows = ReadFile(out + "/metrics.csv");
+  const size_t last_row = rows.rfind('\n', rows.size() - 2) + 1;
+  EXPECT_EQ(std::stoll(rows.substr(last_row)), r0[0]) << rows;
+  EXPECT_FALSE(fs::exists(out + "/checkpoints/final.pt"));
+
+  const auto [code1, out1] = RunCommand(std::string(GREENRL_BIN) + " train --resume " + out);
+  EXPECT_EQ(code1, 2) << out1;
+  EXPECT_NE(out1.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << out1;
+
+  ExpectTwoRankResumeFinishes(out, r0, 256);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 #include <optional>
 #include <sstream>
 
@@ -193,6 +194,21 @@ class Ppo final : public Algorithm {
     return std::vector<float>(params_.params(), params_.params() + params_.num_params());
   }
   void SetCollectives(Collectives* collectives) override;
+  PpoRolloutView RolloutView() {
+    PpoRolloutView v;
+    v.n_steps = num_steps_;
+    v.n_envs = num_envs_;
+    v.obs_dim = obs_dim_;
+    v.act_dim = gaussian_ ? num_actions_ : 0;
+    v.obs = obs_.data();
+    v.actions = gaussian_ ? nullptr : actions_.data();
+    v.cont_actions = gaussian_ ? cont_actions_.data() : nullptr;
+    v.log_probs = log_probs_.data();
+    v.values = values_.data();
+    v.advantages = advantages_.data();
+    v.returns = returns_.data();
+    return v;
+  }
 
  private:
   struct MinibatchStats {
@@ -1185,6 +1201,13 @@ std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& 
     }
   }
   return std::make_unique<Ppo>(config, spec);
+}
+
+
+PpoRolloutView PpoRolloutForTesting(Algorithm* ppo) {
+  auto* p = dynamic_cast<Ppo*>(ppo);
+  if (p == nullptr) throw std::invalid_argument("PpoRolloutForTesting: not a PPO algorithm");
+  return p->RolloutView();
 }
 
 }  // namespace greenrl::algo

@@ -6,6 +6,7 @@
 // bottom in CleanRL's order.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,5 +84,22 @@ PpoConfig PpoConfigFromConfig(const Config& config);
 // Box action space with an unbounded component (clipping needs finite bounds);
 // ConfigError("use_sde", ...) for use_sde with Discrete actions.
 std::unique_ptr<Algorithm> MakePpo(const PpoConfig& config, const env::EnvSpec& spec);
+
+// Tests: PPO's rollout storage, which the next Update trains on, as CollectRollout leaves it
+// (after GAE), rows t-major [n_steps, n_envs]. Writing through the pointers replaces the rollout
+// (the data-parallel test feeds the same rows to 1 rank x 8 envs and to 2 ranks x 4 envs).
+// Valid while `ppo` lives. Errors: std::invalid_argument when `ppo` was not made by MakePpo.
+struct PpoRolloutView {
+  int n_steps = 0, n_envs = 0, obs_dim = 0;
+  int act_dim = 0;                  // Box: action dims; Discrete: 0
+  float* obs = nullptr;             // float32 [T, N, obs_dim]
+  int64_t* actions = nullptr;       // int64 [T, N] (Discrete; null for Box)
+  float* cont_actions = nullptr;    // float32 [T, N, act_dim] (Box; null for Discrete)
+  float* log_probs = nullptr;       // float32 [T, N]: log pi_old(a | obs)
+  float* values = nullptr;          // float32 [T, N]: V_old(obs)
+  float* advantages = nullptr;      // float32 [T, N]: GAE advantages
+  float* returns = nullptr;         // float32 [T, N]: advantages + values
+};
+PpoRolloutView PpoRolloutForTesting(Algorithm* ppo);
 
 }  // namespace greenrl::algo

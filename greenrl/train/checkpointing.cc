@@ -45,8 +45,12 @@ CheckpointOptions CheckpointOptionsFrom(const Config& config) {
   return o;
 }
 
-std::string CheckpointPath(const std::string& run_dir, int64_t steps) {
-  return fmt::format("{}/checkpoints/step_{:012d}.pt", run_dir, steps);
+std::string CheckpointDir(const std::string& run_dir, int rank) {
+  return rank == 0 ? run_dir + "/checkpoints" : fmt::format("{}/checkpoints/rank{}", run_dir, rank);
+}
+
+std::string CheckpointPath(const std::string& run_dir, int64_t steps, int rank) {
+  return fmt::format("{}/step_{:012d}.pt", CheckpointDir(run_dir, rank), steps);
 }
 
 namespace {
@@ -61,10 +65,11 @@ int64_t StepOf(const std::string& name) {
 }
 }  // namespace
 
-std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir) {
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir,
+                                                             int rank) {
   std::vector<std::pair<int64_t, std::string>> out;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
+  for (const auto& entry : fs::directory_iterator(CheckpointDir(run_dir, rank), ec)) {
     const int64_t step = StepOf(entry.path().filename().string());
     if (step >= 0) out.emplace_back(step, entry.path().string());
   }
@@ -72,12 +77,12 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
   return out;
 }
 
-void PruneCheckpoints(const std::string& run_dir, int keep) {
-  const auto all = ListCheckpoints(run_dir);
+void PruneCheckpoints(const std::string& run_dir, int keep, int rank) {
+  const auto all = ListCheckpoints(run_dir, rank);
   std::error_code ec;
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) fs::remove(all[i].second, ec);
   // Temp files of checkpoints a killed process left (".pt.tmp.<pid>").
-  for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
+  for (const auto& entry : fs::directory_iterator(CheckpointDir(run_dir, rank), ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("step_", 0) == 0 && name.find(".pt.tmp.") != std::string::npos) {
       fs::remove(entry.path(), ec);
@@ -113,6 +118,10 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
     j["windows"][key] = {{"count", w.count}, {"sum", MeasurementJson(w.sum)}};
   }
   j["normalizer"] = state.normalizer;
+  j["world_size"] = state.world_size;
+  j["rank"] = state.rank;
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)
   algorithm.SaveTrainingState(path, replay_buffer, [&](algo::CheckpointWriter& w) {
     w.WriteString("trainer.state", text);
@@ -143,12 +152,27 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
         }
       }
       state.normalizer = j.at("normalizer").get<std::vector<double>>();
+      state.world_size = j.value("world_size", 1);
+      state.rank = j.value("rank", 0);
     } catch (const nlohmann::json::exception& e) {
       r.Fail(std::string("unreadable trainer.state: ") + e.what());
     }
     if (r.Int("trainer.env_state_saved") != 0) state.env_state = r.Bytes("trainer.env_state");
   });
   return state;
+}
+
+int CheckpointWorldSize(const std::string& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue v;
+    if (!archive.try_read("trainer.state", v) || !v.isString()) return -1;
+    const nlohmann::json j = nlohmann::json::parse(v.toStringRef());
+    return j.value("world_size", 1);
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {

@@ -8,6 +8,12 @@
 // state, energy so far), in one atomic write (temp file, fsync, rename, directory fsync). The
 // newest file that loads is the one a resume uses; older ones beyond checkpoint_keep are deleted
 // only after a newer one is in place.
+//
+// Data-parallel runs: rank 0 writes <run_dir>/checkpoints/step_<global_step>.pt and every rank
+// r > 0 its own <run_dir>/checkpoints/rank<r>/step_<global_step>.pt at the same global step:
+// the parameters and Adam state are the same on all ranks, but each rank's envs, generators,
+// replay buffer, recent returns and energy so far are its own. A resume needs the same world
+// size and restores every rank from its own file of the newest step that all ranks can load.
 #pragma once
 
 #include <cstdint>
@@ -53,17 +59,29 @@ struct TrainerState {
   // VecNormalize statistics (NormalizeVecEnv::GetState; empty without normalize), restored
   // also when env_state is empty.
   std::vector<double> normalizer;
+  // Data-parallel: the world size of the run (1: a single process; checkpoints written before
+  // this entry existed read as 1) and the rank whose state this is.
+  int world_size = 1;
+  int rank = 0;
 };
 
-// <run_dir>/checkpoints/step_<steps, 12 digits>.pt
-std::string CheckpointPath(const std::string& run_dir, int64_t steps);
-// The resume checkpoints in <run_dir>/checkpoints, (steps, path) by increasing steps; temp
-// files and other names are ignored.
-std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir);
-// Deletes all but the newest `keep` checkpoints, and stale temp files of checkpoints.
-void PruneCheckpoints(const std::string& run_dir, int keep);
+// The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,
+// <run_dir>/checkpoints/rank<rank> for rank > 0.
+std::string CheckpointDir(const std::string& run_dir, int rank = 0);
+// <CheckpointDir(run_dir, rank)>/step_<steps, 12 digits>.pt
+std::string CheckpointPath(const std::string& run_dir, int64_t steps, int rank = 0);
+// `rank`'s resume checkpoints, (steps, path) by increasing steps; temp files and other names
+// are ignored.
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir,
+                                                             int rank = 0);
+// Deletes all but the newest `keep` of `rank`'s checkpoints, and stale temp files of them.
+void PruneCheckpoints(const std::string& run_dir, int keep, int rank = 0);
+// The world size a resume checkpoint was written with (TrainerState::world_size), read without
+// loading the model; -1 when the file cannot be read as a resume checkpoint (the caller's
+// LoadResumeCheckpoint then reports why). No errors.
+int CheckpointWorldSize(const std::string& path);
 
-// Writes `algorithm`'s training state and `state` to `path` atomically.
+// Writes `algorithm`'s training state and `state` to `path` atomically (creating its folder).
 // Errors: std::runtime_error naming the path and the system's reason when it cannot be written
 // (the previous checkpoints are untouched).
 void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& path,

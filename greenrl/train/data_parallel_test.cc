@@ -4,14 +4,27 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/algo/sac.h"
 #include "greenrl/dist/process_group.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/report/run_report.h"
+#include "greenrl/train/checkpointing.h"
+#include "greenrl/train/run_config.h"
+#include "greenrl/train/trainer.h"
 
 namespace greenrl::train {
 namespace {
@@ -177,6 +190,325 @@ TEST(DataParallelPpoTest, AveragedGradientOfTwoRanksEqualsTheWholeBatch) {
       << (g0 - whole).abs().max().item<float>();
   EXPECT_GT(whole.abs().max().item<float>(), 1e-3);  // a real gradient, not zeros
   std::filesystem::remove(store);
+}
+
+// 2 ranks x 4 envs against 1 rank x 8 envs through greenrl's real PPO update, on the same data.
+//
+// The data: one CartPole-v1 rollout of 8 envs x 16 steps collected by a 1-rank PPO (its GAE
+// advantages and returns included). The 1-rank PPO trains on all 8 columns; rank r of the
+// 2-rank group gets columns [4r, 4r + 4) of every step (PpoRolloutForTesting writes them into
+// its storage) and starts from the same parameters (rank 0 is seeded as the 1-rank run, so its
+// initialisation is the same; rank 1 receives it by the broadcast).
+//
+// What is equivalent, and why:
+// - batch_size is the whole rollout (8 x 16 = 128 rows for 1 rank, 4 x 16 = 64 per rank; the
+//   CartPole preset also takes one minibatch per epoch). Every minibatch then holds all of the
+//   rank's rows, whatever the shuffle, so rank r's minibatch is its half of the 1-rank
+//   minibatch. PPO's minibatch losses are means over rows, so the rank-averaged gradient
+//   (1/2) sum_r (1/64) sum_{i in r} g_i equals (1/128) sum_i g_i, the 1-rank gradient. The
+//   gradient-norm clip (max_grad_norm) and Adam then see the same gradient on every rank, so
+//   each of the n_epochs = 4 minibatch steps is the 1-rank step, up to float32 rounding (the
+//   sums are split and ordered differently).
+// - normalize_advantage is off. greenrl normalises advantages per minibatch on each rank
+//   (SB3's rule, applied to the rank's own minibatch), without a collective: with it on, each
+//   rank's half is normalised with its own mean and std, which differs from the 1-rank
+//   minibatch's. DD-PPO's reference code (habitat-lab, ddppo.py distributed_mean_and_var)
+//   normalises instead over the whole rollout of all workers; greenrl keeps SB3's per-minibatch
+//   rule and spends no extra all-reduce per minibatch on it.
+// - With batch_size below the rollout, the ranks' minibatches are drawn from their own rows by
+//   their own shuffles: the averaged step is over B rows from each rank, the same distribution
+//   as 2B rows of the union but not the same rows as a 1-rank shuffle, so there is no
+//   row-for-row equivalence to test.
+struct SplitRollout {
+  std::vector<float> obs, log_probs, values, advantages, returns;
+  std::vector<int64_t> actions;
+};
+
+// Columns [first, first + count) of every step of the rollout in `v` (t-major [T, N, ...]).
+SplitRollout TakeColumns(const algo::PpoRolloutView& v, int first, int count) {
+  SplitRollout out;
+  for (int t = 0; t < v.n_steps; ++t) {
+    for (int i = first; i < first + count; ++i) {
+      const size_t row = static_cast<size_t>(t) * v.n_envs + i;
+      out.obs.insert(out.obs.end(), v.obs + row * v.obs_dim, v.obs + (row + 1) * v.obs_dim);
+      out.actions.push_back(v.actions[row]);
+      out.log_probs.push_back(v.log_probs[row]);
+      out.values.push_back(v.values[row]);
+      out.advantages.push_back(v.advantages[row]);
+      out.returns.push_back(v.returns[row]);
+    }
+  }
+  return out;
+}
+
+void WriteRollout(const SplitRollout& r, const algo::PpoRolloutView& v) {
+  ASSERT_EQ(r.log_probs.size(), static_cast<size_t>(v.n_steps) * v.n_envs);
+  std::copy(r.obs.begin(), r.obs.end(), v.obs);
+  std::copy(r.actions.begin(), r.actions.end(), v.actions);
+  std::copy(r.log_probs.begin(), r.log_probs.end(), v.log_probs);
+  std::copy(r.values.begin(), r.values.end(), v.values);
+  std::copy(r.advantages.begin(), r.advantages.end(), v.advantages);
+  std::copy(r.returns.begin(), r.returns.end(), v.returns);
+}
+
+algo::PpoConfig EquivalenceConfig(int n_envs, const std::string& update_path, uint64_t seed) {
+  algo::PpoConfig c;
+  c.n_envs = n_envs;
+  c.n_steps = 16;
+  c.batch_size = 16 * n_envs;  // one minibatch per epoch: the whole rollout
+  c.n_epochs = 4;
+  c.normalize_advantage = false;
+  c.learning_rate = Schedule::Constant(1e-3);
+  c.update_path = update_path;
+  c.seed = seed;
+  return c;
+}
+
+void ExpectTwoByFourEqualsOneByEight(const std::string& update_path) {
+  const uint64_t seed = 11;
+  const env::EnvSpec spec = env::MakeVecEnv("CartPole-v1", 1, seed, 1)->spec();
+  // 1 rank x 8 envs: a real rollout, then one update (4 minibatch steps).
+  auto env8 = env::MakeVecEnv("CartPole-v1", 8, seed, 1);
+  env8->Reset();
+  auto one = algo::MakePpo(EquivalenceConfig(8, update_path, seed), spec);
+  const std::vector<float> init = one->GetParameters();
+  std::vector<algo::EpisodeRecord> episodes;
+  one->CollectRollout(*env8, &episodes);
+  const algo::PpoRolloutView view8 = algo::PpoRolloutForTesting(one.get());
+  const SplitRollout halves[2] = {TakeColumns(view8, 0, 4), TakeColumns(view8, 4, 4)};
+  one->Update(1.0);
+  const std::vector<float> whole = one->GetParameters();
+
+  // 2 ranks x 4 envs over loopback Gloo, each on its half.
+  const std::string store = StorePath("equiv_" + update_path);
+  auto rank_run = [&](int rank) {
+    auto pg = Join(rank, 2, store);
+    auto ppo = algo::MakePpo(EquivalenceConfig(4, update_path, seed + 1000003ull * rank), spec);
+    ppo->SetCollectives(pg.get());
+    WriteRollout(halves[rank], algo::PpoRolloutForTesting(ppo.get()));
+    ppo->Update(1.0);
+    return ppo->GetParameters();
+  };
+  auto r1 = std::async(std::launch::async, rank_run, 1);
+  const std::vector<float> p0 = rank_run(0);
+  const std::vector<float> p1 = r1.get();
+  std::filesystem::remove(store);
+
+  // Without the all-reduce: rank 0's half alone (what averaging must correct).
+  auto alone = algo::MakePpo(EquivalenceConfig(4, update_path, seed), spec);
+  WriteRollout(halves[0], algo::PpoRolloutForTesting(alone.get()));
+  alone->Update(1.0);
+  const std::vector<float> half_only = alone->GetParameters();
+
+  ASSERT_EQ(p0.size(), whole.size());
+  EXPECT_EQ(p0, p1) << "both ranks hold the same parameters";
+  double max_diff = 0.0, max_moved = 0.0, max_half_diff = 0.0;
+  for (size_t k = 0; k < whole.size(); ++k) {
+    max_diff = std::max(max_diff, std::abs(static_cast<double>(p0[k]) - whole[k]));
+    max_moved = std::max(max_moved, std::abs(static_cast<double>(whole[k]) - init[k]));
+    max_half_diff = std::max(max_half_diff, std::abs(static_cast<double>(half_only[k]) - whole[k]));
+  }
+  // 4 Adam steps of lr 1e-3 move a parameter by up to 4e-3; float32 rounding of the split sums
+  // moved the result by at most 6e-8 when this test was written (fused 5.96e-8, autograd
+  // 2.98e-8; Adam's eps = 1e-5 bounds how much a near-zero gradient entry's rounding can change
+  // its step). Tolerance 2e-6: far below the 4.0e-3 the update moved the parameters and the
+  // 6.9e-3 between the 1-rank result and training on one half alone.
+  EXPECT_LT(max_diff, 2e-6) << update_path;
+  EXPECT_GT(max_moved, 3e-3) << update_path << ": the update moved the parameters";
+  EXPECT_GT(max_half_diff, 100 * 2e-6) << update_path << ": one half alone trains differently";
+  std::printf("%s: max |2x4 - 1x8| = %.3g, max |1x8 - init| = %.3g, max |half - 1x8| = %.3g\n",
+              update_path.c_str(), max_diff, max_moved, max_half_diff);
+}
+
+TEST(DataParallelPpoTest, TwoRanksOfFourEnvsEqualOneRankOfEightFused) {
+  ExpectTwoByFourEqualsOneByEight("fused");
+}
+
+TEST(DataParallelPpoTest, TwoRanksOfFourEnvsEqualOneRankOfEightAutograd) {
+  ExpectTwoByFourEqualsOneByEight("autograd");
+}
+
+// --- Multi-rank resume (train::Train with each rank's group, ranks as threads) -------------------
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/greenrl_dp_resume_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// A meter whose total is exactly `joules` from its second reading on: every segment of every
+// rank costs exactly `joules` (resume_test's FixedMeter).
+std::unique_ptr<energy::EnergyMeter> FixedMeter(double joules) {
+  auto meter =
+      std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:process"},
+                                          energy::Provenance::kMeasured, energy::Scope::kProcess);
+  meter->Script({{0.0}, {joules}});
+  return meter;
+}
+
+struct RankOutcome {
+  TrainResult result;
+  std::string error;  // what() of an exception, empty when Train returned
+  bool config_error = false;
+};
+
+RankOutcome TrainRank(const Config& config, const std::string& dir, int rank,
+                      const std::string& store, double joules, bool resume, int64_t stop_after) {
+  RankOutcome out;
+  try {
+    auto pg = Join(rank, 2, store);
+    pg->Barrier("joined");  // both connected before either may refuse and leave
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.meter_override = FixedMeter(joules);
+    options.process_group = pg.get();
+    options.resume = resume;
+    options.stop_after_steps = stop_after;
+    out.result = Train(config, std::move(options));
+  } catch (const ConfigError& e) {
+    out.error = e.what();
+    out.config_error = true;
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+// Rank 0 and rank 1 of one run (rank r's meter gives joules[r] per segment).
+std::array<RankOutcome, 2> TrainTwoRanks(const Config& config, const std::string& dir,
+                                         const std::array<double, 2>& joules, bool resume,
+                                         int64_t stop_after = 0) {
+  static int segment = 0;
+  const std::string store = StorePath("resume" + std::to_string(segment++));
+  auto r1 = std::async(std::launch::async, TrainRank, config, dir, 1, store, joules[1], resume,
+                       stop_after);
+  RankOutcome r0 = TrainRank(config, dir, 0, store, joules[0], resume, stop_after);
+  std::array<RankOutcome, 2> out{std::move(r0), r1.get()};
+  std::filesystem::remove(store);
+  return out;
+}
+
+std::vector<float> FinalParameters(const Config& config, const std::string& dir) {
+  auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
+  algorithm->LoadCheckpoint(dir + "/checkpoints/final.pt");
+  return algorithm->GetParameters();
+}
+
+double TotalJ(const std::string& dir) {
+  std::ifstream in(dir + "/energy.json");
+  return nlohmann::json::parse(in)["total_energy_j"].get<double>();
+}
+
+// A 2-rank PPO run (VecNormalize on, evaluations, periodic checkpoints) stopped at step 384 and
+// resumed with 2 ranks ends with the same parameters, bit for bit, and the same metrics rows as
+// the uninterrupted 2-rank run of the same seed: every rank restores its own envs, generators
+// and normaliser (rank 1 from checkpoints/rank1/), and the normaliser merge restarts from the
+// restored statistics. Energy: rank 0's meter gives 10 J then 20 J, rank 1's 1 J then 2 J; the
+// resumed run's total is their sum, 33 J (each rank carries only its own earlier energy).
+// A resume with another world size is refused (ConfigError naming both).
+TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentical) {
+  const Config config = LoadRunConfig(
+      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+      {"n_envs=2", "batch_size=32", "n_epochs=4", "n_timesteps=1024", "normalize=true",
+       "eval.freq=512", "eval.episodes=1", "eval.final_episodes=1", "checkpoint_freq=256",
+       "checkpoint_keep=2", "dist.timeout_s=60"},
+      6);
+  // 2 ranks x 2 envs x 32 steps = 128 global steps per iteration, 8 iterations.
+  const std::string straight = FreshDir("straight"), split = FreshDir("split");
+  const auto a = TrainTwoRanks(config, straight, {10.0, 1.0}, false);
+  ASSERT_EQ(a[0].error + a[1].error, "");
+  EXPECT_EQ(a[0].result.report.steps, 1024);
+  EXPECT_DOUBLE_EQ(TotalJ(straight), 11.0);
+
+  const auto first = TrainTwoRanks(config, split, {10.0, 1.0}, false, /*stop_after=*/384);
+  ASSERT_EQ(first[0].error + first[1].error, "");
+  ASSERT_TRUE(first[0].result.interrupted && first[1].result.interrupted);
+  EXPECT_EQ(first[0].result.resume_checkpoint, CheckpointPath(split, 384));
+  EXPECT_EQ(first[1].result.resume_checkpoint, CheckpointPath(split, 384, 1));
+  EXPECT_EQ(CheckpointWorldSize(CheckpointPath(split, 384)), 2);
+  const auto rank1_kept = ListCheckpoints(split, 1);
+  ASSERT_EQ(rank1_kept.size(), 2u);  // 256 and 384 (checkpoint_keep 2), as rank 0's
+  EXPECT_EQ(rank1_kept[0].first, 256);
+  EXPECT_EQ(ListCheckpoints(split).size(), 2u);
+
+  // One process cannot resume a 2-rank run: refused before anything is touched.
+  {
+    TrainOptions options;
+    options.out_dir = split;
+    options.verbose = false;
+    options.meter_override = FixedMeter(1.0);
+    options.resume = true;
+    try {
+      Train(config, std::move(options));
+      ADD_FAILURE() << "a 2-rank run resumed in one process";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("--resume"), std::string::npos) << what;
+      EXPECT_NE(what.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos)
+          << what;
+    }
+  }
+
+  const auto second = TrainTwoRanks(config, split, {20.0, 2.0}, /*resume=*/true);
+  ASSERT_EQ(second[0].error + second[1].error, "");
+  EXPECT_FALSE(second[0].result.interrupted);
+  EXPECT_EQ(second[0].result.report.steps, 1024);
+  EXPECT_DOUBLE_EQ(TotalJ(split), 33.0);  // (10 + 1) before the stop + (20 + 2) after
+
+  const std::vector<float> pa = FinalParameters(config, straight);
+  const std::vector<float> pb = FinalParameters(config, split);
+  ASSERT_EQ(pa.size(), pb.size());
+  size_t differ = 0;
+  for (size_t k = 0; k < pa.size(); ++k) differ += std::memcmp(&pa[k], &pb[k], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u) << "of " << pa.size() << " parameters";
+
+  // metrics.csv: the same steps and the same training figures (time and energy columns differ).
+  const auto [ha, ra] = report::ReadMetricsCsv(straight + "/metrics.csv");
+  const auto [hb, rb] = report::ReadMetricsCsv(split + "/metrics.csv");
+  ASSERT_EQ(ha, hb);
+  ASSERT_EQ(ra.size(), 8u);
+  ASSERT_EQ(rb.size(), 8u);
+  for (size_t c = 0; c < ha.size(); ++c) {
+    const std::string& key = ha[c];
+    if (key.rfind("losses/", 0) != 0 && key != "global_step" && key.rfind("charts/epis", 0) != 0 &&
+        key != "rollout/ep_rew_mean" && key != "eval/mean_reward") {
+      continue;
+    }
+    for (size_t i = 0; i < ra.size(); ++i) {
+      if (std::isnan(ra[i][c])) {
+        EXPECT_TRUE(std::isnan(rb[i][c])) << key << " row " << i;
+      } else {
+        EXPECT_EQ(ra[i][c], rb[i][c]) << key << " row " << i;
+      }
+    }
+  }
+}
+
+// A single-process run's checkpoint refuses a 2-rank resume on both ranks, naming both world
+// sizes, before any collective.
+TEST(DataParallelResumeTest, OneRankRunRefusesTwoRankResume) {
+  const Config config = LoadRunConfig(
+      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+      {"n_envs=2", "batch_size=32", "n_epochs=1", "n_timesteps=512", "eval.freq=0",
+       "eval.final_episodes=1", "checkpoint_freq=0", "dist.timeout_s=60"},
+      6);
+  const std::string dir = FreshDir("one");
+  {
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.meter_override = FixedMeter(1.0);
+    options.stop_after_steps = 128;
+    ASSERT_TRUE(Train(config, std::move(options)).interrupted);
+  }
+  EXPECT_EQ(CheckpointWorldSize(CheckpointPath(dir, 128)), 1);
+  const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, /*resume=*/true);
+  for (int q = 0; q < 2; ++q) {
+    EXPECT_TRUE(r[q].config_error) << "rank " << q << ": " << r[q].error;
+    EXPECT_NE(r[q].error.find("WORLD_SIZE 1, this launch has WORLD_SIZE 2"), std::string::npos)
+        << r[q].error;
+  }
 }
 
 }  // namespace

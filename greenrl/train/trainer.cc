@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -260,6 +262,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
       throw ConfigError("--resume", run_dir,
                         "a run directory with a resume checkpoint (checkpoints/step_*.pt)");
     }
+    // The ranks' envs, generators and replay buffers are saved per rank: a resume needs the
+    // world size the run was checkpointed with (every rank reads rank 0's newest checkpoint, so
+    // all of them refuse alike, before any connection).
+    for (auto it = resume_from.rbegin(); it != resume_from.rend(); ++it) {
+      const int saved_world_size = CheckpointWorldSize(it->second);
+      if (saved_world_size < 1) continue;  // unreadable: the load below skips or reports it
+      if (saved_world_size != world_size) {
+        throw ConfigError(
+            "--resume", run_dir,
+            fmt::format("a launch with the world size the run was checkpointed with: {} was "
+                        "written with WORLD_SIZE {}, this launch has WORLD_SIZE {}",
+                        it->second, saved_world_size, world_size));
+      }
+      break;
+    }
+    if (rank > 0) resume_from = ListCheckpoints(run_dir, rank);  // this rank's own files
   } else if (writer) {
     PrepareRunDir(run_dir);
   }
@@ -379,7 +397,51 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- resume (checkpointing.h): the newest checkpoint that loads; the trainer's position.
   TrainerState resumed;  // the totals of earlier segments (zero for a new run)
   std::string resumed_path;
-  for (auto it = resume_from.rbegin(); it != resume_from.rend() && resumed_path.empty(); ++it) {
+  if (options.resume && world_size > 1) {
+    // Data-parallel: the ranks agree on the newest global step whose checkpoint every rank has
+    // and loads (a rank killed mid-run may lack the newest one), each loading its own file.
+    int64_t below = std::numeric_limits<int64_t>::max();
+    for (;;) {
+      int64_t candidate = -1;
+      for (auto it = resume_from.rbegin(); it != resume_from.rend(); ++it) {
+        if (it->first < below) {
+          candidate = it->first;
+          break;
+        }
+      }
+      std::vector<double> table(static_cast<size_t>(world_size), 0.0);
+      table[static_cast<size_t>(rank)] = static_cast<double>(candidate);  // exact below 2^53
+      group->AllReduceSum(table.data(), world_size, "resume checkpoint steps");
+      const int64_t agreed = static_cast<int64_t>(*std::min_element(table.begin(), table.end()));
+      if (agreed < 0) {
+        const int64_t q = std::min_element(table.begin(), table.end()) - table.begin();
+        throw ConfigError("--resume", run_dir,
+                          fmt::format("a resume checkpoint of the same step for every rank; rank "
+                                      "{} has none{} in {}",
+                                      q, below == std::numeric_limits<int64_t>::max()
+                                             ? std::string()
+                                             : fmt::format(" below step {}", below),
+                                      CheckpointDir(run_dir, static_cast<int>(q))));
+      }
+      double loaded = 0.0;
+      for (const auto& [step, path] : resume_from) {
+        if (step != agreed) continue;
+        try {
+          resumed = LoadResumeCheckpoint(algorithm.get(), path);
+          resumed_path = path;
+          loaded = 1.0;
+        } catch (const ConfigError& e) {
+          if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", path, e.what());
+        }
+      }
+      group->AllReduceSum(&loaded, 1, "resume checkpoint loaded");
+      if (loaded == static_cast<double>(world_size)) break;
+      resumed_path.clear();
+      below = agreed;
+    }
+  }
+  for (auto it = resume_from.rbegin();
+       world_size == 1 && it != resume_from.rend() && resumed_path.empty(); ++it) {
     try {
       resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
       resumed_path = it->second;
@@ -403,6 +465,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       env->Reset();
       if (normalizer != nullptr && !st.normalizer.empty()) normalizer->SetState(st.normalizer);
     }
+    // Data-parallel: checkpoints are taken after the merge, so the restored statistics are the
+    // ones all ranks share.
+    if (normalizer != nullptr) normalizer_base = normalizer->GetState();
   };
   if (!resumed_path.empty()) {
     restore_env(resumed);
@@ -480,11 +545,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.windows = windows_so_far();
     if (!env->SaveState(&st.env_state)) st.env_state.clear();
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
-    const std::string path = CheckpointPath(run_dir, steps);
-    if (writer) {  // data-parallel: rank 0 writes (ranks hold the same parameters)
-      SaveResumeCheckpoint(*algorithm, path, ckpt.replay_buffer, st);
-      PruneCheckpoints(run_dir, ckpt.keep);
-    }
+    st.world_size = world_size;
+    st.rank = rank;
+    // Data-parallel: every rank saves its own state (envs, generators, replay buffer, energy),
+    // rank r > 0 under checkpoints/rank<r>/ (checkpointing.h).
+    const std::string path = CheckpointPath(run_dir, steps, rank);
+    SaveResumeCheckpoint(*algorithm, path, ckpt.replay_buffer, st);
+    PruneCheckpoints(run_dir, ckpt.keep, rank);
     last_checkpoint = path;
   };
   // --- end resume, signals and guard state
@@ -560,8 +627,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // --- end numerical guard
     // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
     double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
+    int dist_stop_signal = 0;  // the stop signal any rank received, agreed by all ranks
     if (world_size > 1) {
-      std::vector<double> sums(3 + update_metrics.size(), 0.0);
+      const size_t signal_slots = 3 + update_metrics.size();  // one per rank, after the metrics
+      std::vector<double> sums(signal_slots + static_cast<size_t>(world_size), 0.0);
+      sums[signal_slots + static_cast<size_t>(rank)] =
+          options.handle_signals ? StopSignalReceived() : 0;
       for (const auto& e : episodes) {
         sums[0] += e.episode_return;
         sums[1] += static_cast<double>(e.episode_length);
@@ -572,6 +643,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
       dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
       for (size_t k = 0; k < update_metrics.size(); ++k) {
         update_metrics[k].second = sums[3 + k] / world_size;
+      }
+      // A signal reaches the ranks at different moments (or only one of them): all ranks stop
+      // at the end of the same iteration, with this rank's signal or else the lowest rank's.
+      dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(rank)]);
+      for (int q = 0; q < world_size && dist_stop_signal == 0; ++q) {
+        dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(q)]);
       }
     }
     if (profiling_limits) {
@@ -668,7 +745,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       std::fflush(stderr);
     }
     // --- resume checkpoints and stop signals (checkpointing.h, signals.h)
-    stop_signal = options.handle_signals ? StopSignalReceived() : 0;
+    stop_signal = world_size > 1           ? dist_stop_signal
+                  : options.handle_signals ? StopSignalReceived()
+                                           : 0;
     interrupted =
         stop_signal != 0 || (options.stop_after_steps > 0 && steps >= options.stop_after_steps);
     if (interrupted || (next_checkpoint > 0 && steps >= next_checkpoint)) {

@@ -65,8 +65,11 @@ struct TrainResult {
 // algorithm broadcasts rank 0's parameters and averages gradients per minibatch, normaliser
 // statistics are merged after every rollout (Chan et al.), metrics are reduced (steps summed,
 // returns averaged over every finished episode, losses averaged over ranks), and n_timesteps
-// counts the steps of all ranks. Rank 0 alone writes the run directory, evaluates and
-// checkpoints; energy.json holds energy summed over ranks plus every rank's own figures
+// counts the steps of all ranks. Rank 0 alone writes the run directory, evaluates and writes
+// final.pt; every rank writes its own resume checkpoint of the same step (rank r > 0 under
+// checkpoints/rank<r>/, checkpointing.h), and a resume needs the same world size (ConfigError
+// "--resume" naming both otherwise). A stop signal seen by any rank stops all of them after the
+// same iteration. energy.json holds energy summed over ranks plus every rank's own figures
 // ("distributed"). A failed or timed-out collective throws std::runtime_error naming it.
 // Trains as `config` says (a config from LoadRunConfig), writes the run directory
 // (config.yaml, metrics.csv, power.csv, energy.json, emissions.csv, checkpoints/final.pt) and
