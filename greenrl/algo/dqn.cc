@@ -55,7 +55,9 @@ void AddDqnKeys(ConfigSchema* schema) {
   AddKey(schema, "double_q", ValueType::kBool, "false",
          "double DQN: the online network picks a', the target network values it");
   AddKey(schema, "threads.update", ValueType::kInt, "1",
-         "threads splitting the update's large GEMMs (own pool; idle workers block)", 1, 256);
+         "update threads: 1, or 2 (a worker takes the target forward pass, the dW GEMMs and half "
+         "of Adam; it spins during an update and blocks between updates)",
+         1, 2);
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[64, 64]",
          "Q-network hidden sizes", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
@@ -173,8 +175,11 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
       obs_dim_(static_cast<int>(spec.obs_dim())),
       num_actions_(DiscreteActionCount(spec)),
       num_envs_(config.n_envs),
+      // Two update threads: one minibatch per target pass, run beside the online forward pass.
       target_chunk_steps_(
-          std::clamp(kTargetChunkRows / config.batch_size, 1, config.gradient_steps)),
+          config.update_threads > 1
+              ? 1
+              : std::clamp(kTargetChunkRows / config.batch_size, 1, config.gradient_steps)),
       explore_rng_(DeriveSeed(config.seed, 1)),
       sample_rng_(DeriveSeed(config.seed, 2)),
       q_spec_(QNetworkSpec(obs_dim_, num_actions_, config)),
@@ -187,9 +192,38 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
   nn::InitMlp(q_spec_, q_params_.data(), /*ortho=*/false, 1.0, 1.0, init_rng);
   q_grads_.assign(q_params_.size(), 0.0f);
   if (config_.update_threads > 1) {
+    GREENRL_CHECK(config_.update_threads == 2, "update_threads must be 1 or 2");
     update_pool_ = std::make_unique<ThreadPool>(config_.update_threads, nn::blas::OneThreadHere);
-    q_net_.set_thread_pool(update_pool_.get());
-    target_net_.set_thread_pool(update_pool_.get());
+    // Backward only: the forward passes run as whole tasks (forward_tasks_), and Forward must not
+    // use the pool from inside one of its jobs.
+    q_net_.set_thread_pool(update_pool_.get(), nn::FusedMlp::ThreadedPasses::kBackward);
+    const int64_t n = q_spec_.num_params();
+    split_ = n / 2 / 16 * 16;  // 64-byte aligned, so the halves share no cache line
+    forward_tasks_ = [this](int begin, int end) {
+      for (int task = begin; task < end; ++task) {
+        if (task == 0) {
+          OnlineForward(task_idx_);
+        } else {
+          TargetForward(task_idx_, config_.batch_size);
+          std::fill(q_grads_.begin(), q_grads_.end(), 0.0f);  // Backward adds into them
+        }
+      }
+    };
+    norm_tasks_ = [this, n](int begin, int end) {
+      for (int t = begin; t < end; ++t) {
+        const int64_t lo = t == 0 ? 0 : split_, hi = t == 0 ? split_ : n;
+        range_sum_sq_[t] = nn::SumOfSquares(q_grads_.data() + lo, hi - lo);
+      }
+    };
+    adam_tasks_ = [this, n](int begin, int end) {
+      for (int t = begin; t < end; ++t) {
+        const int64_t lo = t == 0 ? 0 : split_, hi = t == 0 ? split_ : n;
+        if (clip_coef_ != 1.0f) {
+          for (int64_t i = lo; i < hi; ++i) q_grads_[i] *= clip_coef_;
+        }
+        adam_.StepRange(adam_coef_, q_params_.data(), q_grads_.data(), lo, hi);
+      }
+    };
   }
   target_params_ = q_params_;  // SB3: q_net_target.load_state_dict(q_net.state_dict())
   exploration_rate_ = LinearEpsilon(config_.exploration_initial_eps, config_.exploration_final_eps,
@@ -200,6 +234,7 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
   indices_.assign(b * config_.gradient_steps, 0);
   chunk_next_obs_.assign(b * target_chunk_steps_ * obs_dim_, 0.0f);
   mb_obs_.assign(b * obs_dim_, 0.0f);
+  if (config_.double_q) mb_next_obs_.assign(b * obs_dim_, 0.0f);
   mb_actions_.assign(b, 0);
   mb_rewards_.assign(b, 0.0f);
   mb_terminated_.assign(b, 0);
@@ -318,67 +353,112 @@ const Metrics& Dqn::Update(double progress_remaining) {
 // The target network does not change during an update (SB3 updates it in _on_step, during
 // collection), so Q_target(s', .) for a chunk of target_chunk_steps_ minibatches comes from one
 // forward pass; the result is the same as one pass per minibatch.
+//
+// threads.update 2 (Dqn::update_pool_): four hand-offs per gradient step between the training
+// thread and one worker, each splitting the work in two independent halves of about equal cost
+// rather than slicing each GEMM (a 64-column sgemm loses ~15% of its rate in halves and
+// every slice is one more hand-off):
+//   1. online forward pass (training thread) | target forward pass of the same minibatch and
+//      zeroing of the gradients (worker);
+//   2. for each hidden layer, dX and the activation derivative | dW (FusedMlp::Backward);
+//   3. sum of squares of the two halves of the gradient buffer;
+//   4. clipping and Adam over the two halves.
+// The worker spins between them (ThreadPool::Burst) and blocks after the update. Results equal
+// one thread's up to float rounding (the target pass of 64 rows instead of 2048, and the norm
+// summed in two parts) and are deterministic for a given thread count.
 const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double lr) {
   const int b = config_.batch_size;
   const size_t a = static_cast<size_t>(num_actions_);
   double loss_sum = 0.0, q_sum = 0.0, grad_norm_sum = 0.0;
+  ThreadPool::Burst burst(update_pool_.get());
   for (int start = 0; start < num_steps; start += target_chunk_steps_) {
     const int steps = std::min(target_chunk_steps_, num_steps - start);
     const int64_t* chunk = indices + static_cast<size_t>(start) * b;
-    for (int r = 0; r < steps * b; ++r) {
-      const float* s = buffer_.next_obs(chunk[r]);
-      std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+    if (update_pool_ != nullptr) {  // steps == 1
+      task_idx_ = chunk;
+      update_pool_->ParallelFor(2, forward_tasks_);
+    } else {
+      TargetForward(chunk, steps * b);
     }
-    const float* next_q_target =
-        target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), steps * b);
-
     for (int k = 0; k < steps; ++k) {
-      const int64_t* idx = chunk + static_cast<size_t>(k) * b;
-      for (int j = 0; j < b; ++j) {
-        const float* s = buffer_.obs(idx[j]);
-        std::copy(s, s + obs_dim_, &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
-        mb_actions_[j] = buffer_.discrete_action(idx[j]);
-        mb_rewards_[j] = buffer_.reward(idx[j]);
-        mb_terminated_[j] = buffer_.terminated(idx[j]);
-      }
-      const float* next_q_online = nullptr;
-      if (config_.double_q) {
-        const float* q_next = q_net_.Forward(
-            q_params_.data(), &chunk_next_obs_[static_cast<size_t>(k) * b * obs_dim_], b);
-        std::copy(q_next, q_next + b * a, mb_next_q_online_.begin());
-        next_q_online = mb_next_q_online_.data();
+      if (update_pool_ == nullptr) {
+        OnlineForward(chunk + static_cast<size_t>(k) * b);
+        std::fill(q_grads_.begin(), q_grads_.end(), 0.0f);
       }
       ComputeTdTargets(mb_rewards_.data(), mb_terminated_.data(),
-                       next_q_target + static_cast<size_t>(k) * b * a, next_q_online, b,
-                       num_actions_, config_.gamma, mb_targets_.data());
-
-      const float* q = q_net_.Forward(q_params_.data(), mb_obs_.data(), b);
+                       step_next_q_target_ + static_cast<size_t>(k) * b * a,
+                       config_.double_q ? mb_next_q_online_.data() : nullptr, b, num_actions_,
+                       config_.gamma, mb_targets_.data());
       double mean_q = 0.0;
-      const double loss = HuberTdLossAndGrad(q, mb_actions_.data(), mb_targets_.data(), b,
+      const double loss = HuberTdLossAndGrad(step_q_, mb_actions_.data(), mb_targets_.data(), b,
                                              num_actions_, grad_q_.data(), &mean_q);
       loss_sum += loss;
       q_sum += mean_q;
-      std::fill(q_grads_.begin(), q_grads_.end(), 0.0f);
       q_net_.Backward(q_params_.data(), grad_q_.data(), q_grads_.data());
       if (collectives_ != nullptr) {
         collectives_->AllReduceMean(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
                                     "dqn gradients");
       }
       if (inject_nonfinite_ > 0) q_grads_[0] = std::numeric_limits<float>::quiet_NaN();
-      const double norm = nn::ClipGradNorm(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
-                                           config_.max_grad_norm);
-      if (!std::isfinite(norm) || !std::isfinite(loss)) {
-        ++nonfinite_skips_;  // the guard: skip the step, the parameters stay as they were
-        continue;
-      }
-      grad_norm_sum += norm;
-      adam_.Step(q_params_.data(), q_grads_.data(), lr);
-      ++n_updates_;
+      const double norm = ClipAndStep(lr, loss);
+      if (std::isfinite(norm) && std::isfinite(loss)) grad_norm_sum += norm;
     }
   }
   if (inject_nonfinite_ > 0) --inject_nonfinite_;
   WriteMetrics(lr, num_steps, loss_sum, q_sum, grad_norm_sum);
   return metrics_;
+}
+
+void Dqn::OnlineForward(const int64_t* idx) {
+  const int b = config_.batch_size;
+  for (int j = 0; j < b; ++j) {
+    const float* s = buffer_.obs(idx[j]);
+    std::copy(s, s + obs_dim_, &mb_obs_[static_cast<size_t>(j) * obs_dim_]);
+    mb_actions_[j] = buffer_.discrete_action(idx[j]);
+    mb_rewards_[j] = buffer_.reward(idx[j]);
+    mb_terminated_[j] = buffer_.terminated(idx[j]);
+  }
+  if (config_.double_q) {
+    for (int j = 0; j < b; ++j) {
+      const float* s = buffer_.next_obs(idx[j]);
+      std::copy(s, s + obs_dim_, &mb_next_obs_[static_cast<size_t>(j) * obs_dim_]);
+    }
+    const float* q_next = q_net_.Forward(q_params_.data(), mb_next_obs_.data(), b);
+    std::copy(q_next, q_next + static_cast<size_t>(b) * num_actions_, mb_next_q_online_.begin());
+  }
+  step_q_ = q_net_.Forward(q_params_.data(), mb_obs_.data(), b);
+}
+
+void Dqn::TargetForward(const int64_t* idx, int rows) {
+  for (int r = 0; r < rows; ++r) {
+    const float* s = buffer_.next_obs(idx[r]);
+    std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+  }
+  step_next_q_target_ = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), rows);
+}
+
+double Dqn::ClipAndStep(double lr, double loss) {
+  const auto n = static_cast<int64_t>(q_grads_.size());
+  double norm = 0.0;
+  if (update_pool_ == nullptr) {
+    norm = nn::ClipGradNorm(q_grads_.data(), n, config_.max_grad_norm);
+  } else {
+    update_pool_->ParallelFor(2, norm_tasks_);
+    norm = std::sqrt(range_sum_sq_[0] + range_sum_sq_[1]);
+  }
+  if (!std::isfinite(norm) || !std::isfinite(loss)) {
+    ++nonfinite_skips_;  // the guard: skip the step, the parameters stay as they were
+    return norm;
+  }
+  if (update_pool_ == nullptr) {
+    adam_.Step(q_params_.data(), q_grads_.data(), lr);
+  } else {
+    clip_coef_ = nn::ClipCoefficient(norm, config_.max_grad_norm);
+    adam_coef_ = adam_.BeginStep(lr);
+    update_pool_->ParallelFor(2, adam_tasks_);
+  }
+  ++n_updates_;
+  return norm;
 }
 
 // Writes the values of the fixed keys (built in the constructor): no allocation.

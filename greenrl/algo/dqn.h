@@ -56,8 +56,10 @@ struct DqnConfig {
   std::vector<int> net_arch{64, 64};                  // policy_kwargs.net_arch (hidden sizes)
   nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
   uint64_t seed = 0;  // network init, exploration and replay sampling
-  // threads.update: threads splitting the update's large GEMMs (nn::FusedMlp::set_thread_pool;
-  // the caller's thread plus update_threads - 1 workers that block when idle). 1: none.
+  // threads.update: 1 runs the update on the training thread; 2 adds one worker (greenrl's
+  // ThreadPool, blocked between updates) that takes, each gradient step, the target network's
+  // forward pass, the weight-gradient GEMM of each hidden layer and half of the gradient norm and
+  // Adam step (Dqn::TrainOnIndices). Accepted: 1 or 2.
   int update_threads = 1;
 };
 
@@ -163,6 +165,17 @@ class Dqn final : public Algorithm {
 
  private:
   void UpdateTarget();
+  // TrainOnIndices' pieces. OnlineForward: the minibatch `idx` (int64 [B] replay indices) into
+  // mb_*, Q(s, .) of the online network into step_q_ (float32 [B, A]) and, for double DQN,
+  // Q(s', .) into mb_next_q_online_. TargetForward: Q_target(s', .) of `rows` transitions
+  // `idx` (int64 [rows]) into step_next_q_target_ (float32 [rows, A]). The two touch disjoint
+  // state, so with update_threads 2 they run at once (forward_tasks_).
+  void OnlineForward(const int64_t* idx);
+  void TargetForward(const int64_t* idx, int rows);
+  // Clips the gradient norm to max_grad_norm and takes an Adam step at lr, split over the update
+  // pool's threads when there is one. Returns the norm before clipping; a non-finite norm or
+  // loss skips the step (the parameters stay as they were) and counts it in nonfinite_skips_.
+  double ClipAndStep(double lr, double loss);
   // Q(x, .) of the online network for one row x float32 [obs_dim]; returns float32
   // [num_actions] in row_a_ or row_b_, valid until the next call.
   const float* ForwardOneRow(const float* x);
@@ -189,7 +202,7 @@ class Dqn final : public Algorithm {
   std::vector<float> target_params_;  // float32 [num_params]
   nn::FusedMlp q_net_;                // online forward/backward workspace
   nn::FusedMlp target_net_;           // target forward workspace, target_chunk_steps_ batches
-  std::unique_ptr<ThreadPool> update_pool_;  // update_threads > 1: splits the GEMMs
+  std::unique_ptr<ThreadPool> update_pool_;  // update_threads 2: the training thread + 1 worker
   nn::FlatAdam adam_;
 
   // Storage.
@@ -209,6 +222,7 @@ class Dqn final : public Algorithm {
   std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step
   std::vector<int64_t> indices_;         // int64 [gradient_steps * batch_size]
   std::vector<float> chunk_next_obs_;    // float32 [chunk_steps * B, obs_dim]
+  std::vector<float> mb_next_obs_;       // float32 [B, obs_dim] (double DQN)
   std::vector<float> mb_obs_;            // float32 [B, obs_dim]
   std::vector<int64_t> mb_actions_;      // int64 [B]
   std::vector<float> mb_rewards_;        // float32 [B]
@@ -217,6 +231,17 @@ class Dqn final : public Algorithm {
   std::vector<float> mb_targets_;        // float32 [B]
   std::vector<float> grad_q_;            // float32 [B, A]
   std::vector<float> row_a_, row_b_;     // float32 [max layer width]: ForwardOneRow
+  // Two-thread update state, read by the pool tasks (built once: no allocation per step).
+  const int64_t* task_idx_ = nullptr;          // the step's minibatch indices, int64 [B]
+  const float* step_q_ = nullptr;              // OnlineForward's Q(s, .), float32 [B, A]
+  const float* step_next_q_target_ = nullptr;  // TargetForward's Q_target(s', .)
+  ThreadPool::RangeFn forward_tasks_;  // task 0: OnlineForward; 1: TargetForward, zero grads
+  ThreadPool::RangeFn norm_tasks_;     // task t: SumOfSquares of grads range t
+  ThreadPool::RangeFn adam_tasks_;     // task t: clip and Adam over range t
+  int64_t split_ = 0;                  // the ranges: [0, split_), [split_, num_params)
+  double range_sum_sq_[2] = {0.0, 0.0};
+  float clip_coef_ = 1.0f;
+  nn::FlatAdam::StepCoefficients adam_coef_{};
   Metrics metrics_;                      // returned by Update; keys fixed at construction
 };
 

@@ -245,36 +245,71 @@ TEST(DqnTargetTest, HardUpdateCopiesOnlineNetwork) {
   EXPECT_EQ(dqn.target_parameters(), dqn.GetParameters());
 }
 
-// threads.update 2 splits the update's GEMMs over two threads: the preset's network ([256, 256],
-// batch 64, 128 gradient steps per 256 env steps) trains to the same parameters as one thread up
-// to float rounding (the GEMM slices may round their last bit differently).
+// threads.update 2 runs each gradient step as four two-way hand-offs (dqn.cc, TrainOnIndices):
+// the preset's network ([256, 256], batch 64, 128 gradient steps per 256 env steps) trains to the
+// same parameters as one thread up to float rounding (the target pass per minibatch, the norm in
+// two parts), for DQN and double DQN; with two threads, runs repeat bit for bit.
+double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);  // below
+
+std::vector<float> TrainTwoUpdates(int threads, bool double_q) {
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 4, 1);
+  env->Reset();
+  DqnConfig c;
+  c.learning_starts = 0;
+  c.train_freq = 256;
+  c.gradient_steps = 128;
+  c.batch_size = 64;
+  c.net_arch = {256, 256};
+  c.learning_rate = Schedule::Constant(2.3e-3);
+  c.max_grad_norm = 0.1;  // small enough to clip in the first update (split clipping exercised)
+  c.double_q = double_q;
+  c.update_threads = threads;
+  Dqn dqn(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  for (int i = 0; i < 2; ++i) {
+    dqn.CollectRollout(*env, &episodes);
+    const Metrics& m = dqn.Update(1.0);
+    EXPECT_EQ(m[5].second, 128.0 * (i + 1));  // losses/n_updates
+    if (i == 0) EXPECT_GT(m[4].second, 0.1);  // losses/grad_norm (mean): above max_grad_norm
+  }
+  return dqn.GetParameters();
+}
+
 TEST(DqnThreadsTest, TwoUpdateThreadsMatchOne) {
-  std::vector<std::vector<float>> results;
-  for (int threads : {1, 2}) {
-    auto env = env::MakeVecEnv("CartPole-v1", 1, 4, 1);
-    env->Reset();
-    DqnConfig c;
-    c.learning_starts = 0;
-    c.train_freq = 256;
-    c.gradient_steps = 128;
-    c.batch_size = 64;
-    c.net_arch = {256, 256};
-    c.learning_rate = Schedule::Constant(2.3e-3);
-    c.update_threads = threads;
-    Dqn dqn(c, env->spec());
-    std::vector<EpisodeRecord> episodes;
-    for (int i = 0; i < 2; ++i) {
-      dqn.CollectRollout(*env, &episodes);
-      dqn.Update(1.0);
-    }
-    results.push_back(dqn.GetParameters());
+  for (bool double_q : {false, true}) {
+    const std::vector<float> one = TrainTwoUpdates(1, double_q);
+    const std::vector<float> two = TrainTwoUpdates(2, double_q);
+    EXPECT_LT(MaxAbsDiff(one, two), 1e-4) << "double_q " << double_q;
+    EXPECT_GT(MaxAbsDiff(one, TrainTwoUpdates(1, !double_q)), 1e-3);  // the test can tell
+    EXPECT_EQ(two, TrainTwoUpdates(2, double_q)) << "double_q " << double_q;
   }
-  ASSERT_EQ(results[0].size(), results[1].size());
-  double max_diff = 0.0;
-  for (size_t i = 0; i < results[0].size(); ++i) {
-    max_diff = std::max(max_diff, double(std::fabs(results[0][i] - results[1][i])));
-  }
-  EXPECT_LT(max_diff, 1e-4);
+}
+
+// The numerical guard with two update threads: an update whose gradients are NaN skips every
+// step and leaves the parameters as they were; the next one trains again.
+TEST(DqnThreadsTest, GuardSkipsNonFiniteStepsWithTwoThreads) {
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 4, 1);
+  env->Reset();
+  DqnConfig c;
+  c.learning_starts = 0;
+  c.train_freq = 64;
+  c.gradient_steps = 8;
+  c.batch_size = 64;
+  c.net_arch = {256, 256};
+  c.update_threads = 2;
+  Dqn dqn(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  dqn.CollectRollout(*env, &episodes);
+  const std::vector<float> before = dqn.GetParameters();
+  dqn.InjectNonFiniteForTesting(1);
+  dqn.Update(1.0);
+  EXPECT_EQ(dqn.nonfinite_skips(), 8);
+  EXPECT_EQ(dqn.n_updates(), 0);
+  EXPECT_EQ(dqn.GetParameters(), before);
+  dqn.Update(1.0);
+  EXPECT_EQ(dqn.nonfinite_skips(), 8);
+  EXPECT_EQ(dqn.n_updates(), 8);
+  EXPECT_NE(dqn.GetParameters(), before);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -645,6 +680,12 @@ TEST(DqnPresetTest, BadValuesNameTheKey) {
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.field(), "train_freq");
+  }
+  try {
+    LoadPreset({"threads.update=3"});  // 1 or 2
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "threads.update");
   }
   try {
     DqnConfigFromConfig(LoadPreset({"policy_kwargs.activation_fn=gelu"}));

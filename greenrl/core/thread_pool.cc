@@ -15,18 +15,22 @@
 namespace greenrl {
 namespace {
 
-// Polls done() until it holds or `spin` has passed; returns done(). The first 256 polls only
-// pause the core; later ones also yield it, so on an oversubscribed machine the thread being
-// waited for can run on this core instead of waiting for the spin to end. Reads the clock every
-// 64 polls.
+// Polls done() until it holds or the spin bound has passed; returns done(). The bound is
+// ThreadPool::kBurstSpin while `bursts` > 0, else `spin`, measured from the call (re-read every
+// 64 polls, so a burst that ends shortens a long wait at once). The first 256 polls only pause
+// the core; later ones also yield it, so on an oversubscribed machine the thread being waited
+// for can run on this core instead of waiting for the spin to end.
 template <typename Done>
-bool SpinUntil(Done done, std::chrono::microseconds spin) {
-  const auto deadline = std::chrono::steady_clock::now() + spin;
+bool SpinUntil(Done done, std::chrono::microseconds spin, const std::atomic<int>& bursts) {
+  const auto start = std::chrono::steady_clock::now();
   for (int polls = 1;; ++polls) {
     if (done()) return true;
     GREENRL_CPU_RELAX();
     if (polls > 256) std::this_thread::yield();
-    if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
+    if (polls % 64 == 0) {
+      const auto bound = bursts.load(std::memory_order_relaxed) > 0 ? ThreadPool::kBurstSpin : spin;
+      if (std::chrono::steady_clock::now() - start >= bound) return done();
+    }
   }
 }
 
@@ -56,6 +60,14 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : workers_) worker.join();
 }
 
+ThreadPool::Burst::Burst(ThreadPool* pool) : pool_(pool) {
+  if (pool_ != nullptr) pool_->bursts_.fetch_add(1, std::memory_order_relaxed);
+}
+
+ThreadPool::Burst::~Burst() {
+  if (pool_ != nullptr) pool_->bursts_.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void ThreadPool::set_active_threads(int threads) {
   active_threads_ = std::max(1, std::min(threads, num_threads_));
 }
@@ -78,7 +90,7 @@ void ThreadPool::WorkerLoop(int chunk) {
   uint64_t seen_generation = 0;
   for (;;) {
     auto has_job = [&] { return stop_.load() || generation_.load() != seen_generation; };
-    if (!SpinUntil(has_job, kSpinBeforeBlock)) {
+    if (!SpinUntil(has_job, kSpinBeforeBlock, bursts_)) {
       std::unique_lock<std::mutex> lock(mu_);
       sleeping_workers_.fetch_add(1);  // seq_cst: ordered before the re-check in wait()
       work_cv_.wait(lock, has_job);
@@ -118,7 +130,7 @@ void ThreadPool::ParallelFor(int n, const RangeFn& fn) {
   }
   RunChunk(0);
   auto all_done = [&] { return pending_.load() == 0; };
-  if (!SpinUntil(all_done, kSpinBeforeBlock)) {
+  if (!SpinUntil(all_done, kSpinBeforeBlock, bursts_)) {
     std::unique_lock<std::mutex> lock(mu_);
     caller_sleeping_.store(true);  // seq_cst: ordered before the re-check in wait()
     done_cv_.wait(lock, all_done);

@@ -8,7 +8,9 @@
 // Hand-off: a job is published with one atomic store (generation_). A waiting thread (worker
 // waiting for a job, caller waiting for the workers) first spins for at most kSpinBeforeBlock,
 // then blocks on a condition variable, so back-to-back ParallelFor calls (VecEnv::Step in a
-// rollout) skip the futex round trip while an idle pool burns no CPU after that bound. Wake-ups
+// rollout) skip the futex round trip while an idle pool burns no CPU after that bound. Inside a
+// burst (Burst below) the bound is kBurstSpin instead, for callers that run jobs every few tens
+// of microseconds with short serial stretches between them (DQN's gradient steps). Wake-ups
 // use the Dekker pattern (seq_cst store of the flag, then seq_cst load of the sleeper count), and
 // the notifier takes the mutex, so no wake-up is lost.
 // An exception thrown in any chunk is captured as a std::exception_ptr and rethrown on the
@@ -60,6 +62,26 @@ class ThreadPool {
   // concurrently.
   void ParallelFor(int n, const RangeFn& fn);
 
+  // Burst mode, as a scope: while a Burst is alive, a waiting thread (a worker between jobs, the
+  // caller waiting for the workers) spins for up to kBurstSpin before it blocks instead of
+  // kSpinBeforeBlock, so back-to-back jobs with serial work of up to about a millisecond between
+  // them need no futex wake-up (each costs ~5-50 us on a VM, on the critical path). When the
+  // scope ends the pool is idle-cheap again: spinning workers block kSpinBeforeBlock after they
+  // began waiting. A null pool is allowed (no effect); scopes may nest.
+  // Thread-safety: open and close it on the thread that calls ParallelFor.
+  class Burst {
+   public:
+    explicit Burst(ThreadPool* pool);
+    ~Burst();
+    Burst(const Burst&) = delete;
+    Burst& operator=(const Burst&) = delete;
+
+   private:
+    ThreadPool* pool_;
+  };
+  // The longest a waiting thread spins inside a Burst before it blocks.
+  static constexpr std::chrono::microseconds kBurstSpin{2000};
+
  private:
   void WorkerLoop(int chunk);
   // Runs chunk `chunk` of the current job, storing any exception in errors_[chunk].
@@ -80,6 +102,7 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};  // incremented once per job
   std::atomic<int> pending_{0};          // workers still running the current job
   std::atomic<bool> stop_{false};        // set by the destructor
+  std::atomic<int> bursts_{0};           // open Burst scopes; > 0: waits spin up to kBurstSpin
 
   std::mutex mu_;                             // pairs with the two condition variables
   std::condition_variable work_cv_;           // blocked workers wait here for a job or stop_

@@ -121,6 +121,29 @@ TEST(ThreadPoolTest, IdlePoolBurnsNoCpu) {
   EXPECT_EQ(sum.load(), 64064);
 }
 
+// Burst scopes: jobs inside one run as usual (nested scopes, a null pool allowed), and once the
+// last scope closes the idle pool does not keep spinning: under 20 ms of CPU over 0.3 s (workers
+// spinning through it would use ~0.9 s).
+TEST(ThreadPoolTest, BurstEndsAndIdlePoolBurnsNoCpu) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  const ThreadPool::RangeFn fn = [&](int begin, int end) { sum += end - begin; };
+  {
+    ThreadPool::Burst burst(&pool);
+    ThreadPool::Burst nested(&pool);
+    ThreadPool::Burst none(nullptr);
+    for (int i = 0; i < 1000; ++i) pool.ParallelFor(64, fn);
+  }
+  EXPECT_EQ(sum.load(), 64000);
+  const double cpu_before = ProcessCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double idle_cpu_s = ProcessCpuSeconds() - cpu_before;
+  std::printf("idle pool after a burst: %.3f ms CPU over 300 ms\n", idle_cpu_s * 1e3);
+  EXPECT_LT(idle_cpu_s, 0.020);
+  pool.ParallelFor(64, fn);
+  EXPECT_EQ(sum.load(), 64064);
+}
+
 }  // namespace
 }  // namespace greenrl
 

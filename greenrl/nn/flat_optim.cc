@@ -28,7 +28,8 @@ __attribute__((target_clones("avx2", "default"))) void AdamKernel(
 
 // Eight independent float64 partial sums: a single accumulator is one long dependency chain the
 // compiler may not reorder (no -ffast-math), ~4 cycles per element; eight vectorise.
-__attribute__((target_clones("avx2", "default"))) double SumOfSquares(const float* x, int64_t n) {
+__attribute__((target_clones("avx2", "default"))) double SumOfSquaresKernel(const float* x,
+                                                                            int64_t n) {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -41,28 +42,48 @@ __attribute__((target_clones("avx2", "default"))) double SumOfSquares(const floa
 }  // namespace
 
 void FlatAdam::Step(float* params, const float* grads, double lr) {
+  StepRange(BeginStep(lr), params, grads, 0, num_params());
+}
+
+FlatAdam::StepCoefficients FlatAdam::BeginStep(double lr) {
   ++step_count_;
   const double bias_correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_count_));
   const double bias_correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_count_));
-  const float b1 = static_cast<float>(options_.beta1);
-  const float one_minus_b1 = static_cast<float>(1.0 - options_.beta1);
-  const float b2 = static_cast<float>(options_.beta2);
-  const float one_minus_b2 = static_cast<float>(1.0 - options_.beta2);
-  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bias_correction2));
-  const float eps = static_cast<float>(options_.eps);
-  const float step_size = static_cast<float>(lr / bias_correction1);
-  AdamKernel(params, grads, exp_avg_.data(), exp_avg_sq_.data(), num_params(), b1, one_minus_b1, b2,
-             one_minus_b2, inv_sqrt_bc2, eps, step_size);
+  StepCoefficients c;
+  c.b1 = static_cast<float>(options_.beta1);
+  c.one_minus_b1 = static_cast<float>(1.0 - options_.beta1);
+  c.b2 = static_cast<float>(options_.beta2);
+  c.one_minus_b2 = static_cast<float>(1.0 - options_.beta2);
+  c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bias_correction2));
+  c.eps = static_cast<float>(options_.eps);
+  c.step_size = static_cast<float>(lr / bias_correction1);
+  return c;
+}
+
+void FlatAdam::StepRange(const StepCoefficients& c, float* params, const float* grads,
+                         int64_t begin, int64_t end) {
+  GREENRL_CHECK(0 <= begin && begin <= end && end <= num_params(),
+                "Adam range outside [0, num_params]");
+  AdamKernel(params + begin, grads + begin, exp_avg_.data() + begin, exp_avg_sq_.data() + begin,
+             end - begin, c.b1, c.one_minus_b1, c.b2, c.one_minus_b2, c.inv_sqrt_bc2, c.eps,
+             c.step_size);
+}
+
+double SumOfSquares(const float* x, int64_t n) { return SumOfSquaresKernel(x, n); }
+
+float ClipCoefficient(double total_norm, double max_norm) {
+  if (max_norm > 0.0 && std::isfinite(max_norm) && std::isfinite(total_norm)) {
+    const double coef = max_norm / (total_norm + 1e-6);
+    if (coef < 1.0) return static_cast<float>(coef);
+  }
+  return 1.0f;
 }
 
 double ClipGradNorm(float* grads, int64_t n, double max_norm) {
   const double total = std::sqrt(SumOfSquares(grads, n));
-  if (max_norm > 0.0 && std::isfinite(max_norm) && std::isfinite(total)) {
-    const double coef = max_norm / (total + 1e-6);
-    if (coef < 1.0) {
-      const float c = static_cast<float>(coef);
-      for (int64_t i = 0; i < n; ++i) grads[i] *= c;
-    }
+  const float c = ClipCoefficient(total, max_norm);
+  if (c != 1.0f) {
+    for (int64_t i = 0; i < n; ++i) grads[i] *= c;
   }
   return total;
 }

@@ -28,6 +28,21 @@ class FlatAdam {
   // rate lr (>= 0).
   void Step(float* params, const float* grads, double lr);
 
+  // Step split over threads: Step(params, grads, lr) is exactly BeginStep(lr) followed by
+  // StepRange(coefficients, params, grads, 0, num_params()). BeginStep advances the step count
+  // once and returns the float32 coefficients of this step; StepRange updates entries
+  // [begin, end) of params and of the moments, so calls over disjoint ranges may run
+  // concurrently. Errors: GREENRL_CHECK when [begin, end) is not inside [0, num_params()].
+  struct StepCoefficients {
+    float b1, one_minus_b1, b2, one_minus_b2;
+    float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
+    float eps;
+    float step_size;  // lr / (1 - beta1^t)
+  };
+  StepCoefficients BeginStep(double lr);
+  void StepRange(const StepCoefficients& c, float* params, const float* grads, int64_t begin,
+                 int64_t end);
+
   int64_t num_params() const { return static_cast<int64_t>(exp_avg_.size()); }
   int64_t step_count() const { return step_count_; }
   const AdamOptions& options() const { return options_; }
@@ -50,5 +65,12 @@ class FlatAdam {
 // before clipping. max_norm <= 0 or infinite disables clipping (the norm is still returned); a
 // non-finite total (an inf or NaN entry) leaves grads unchanged.
 double ClipGradNorm(float* grads, int64_t n, double max_norm);
+
+// The parts of ClipGradNorm, for a buffer split over threads: SumOfSquares of each part (float64,
+// eight partial sums), total = sqrt(sum of the parts), then ClipCoefficient(total, max_norm) is
+// the float32 factor ClipGradNorm multiplies the gradients by, 1 when it leaves them unchanged
+// (no clipping needed, clipping disabled, or a non-finite total).
+double SumOfSquares(const float* x, int64_t n);
+float ClipCoefficient(double total_norm, double max_norm);
 
 }  // namespace greenrl::nn

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "greenrl/core/rng.h"
 
 namespace greenrl::nn {
@@ -43,6 +45,42 @@ TEST(ClipGradNormTest, MatchesTorchAndReturnsTotalNorm) {
   ClipGradNorm(small.data(), 2, 0.5);
   EXPECT_FLOAT_EQ(small[0], 0.1f);
   EXPECT_FLOAT_EQ(small[1], 0.2f);
+}
+
+// The split forms used by DQN's two update threads: Adam over two ranges equals one Step bit for
+// bit, and SumOfSquares + ClipCoefficient reproduce ClipGradNorm (hand-computed: norm 13).
+TEST(FlatAdamTest, StepRangesEqualStep) {
+  const int n = 1001;
+  Rng rng(7);
+  std::vector<float> whole(n), split(n), grads(n);
+  for (float& p : whole) p = static_cast<float>(rng.Normal());
+  split = whole;
+  FlatAdam a(n, AdamOptions{}), b(n, AdamOptions{});
+  for (int step = 0; step < 5; ++step) {
+    for (float& g : grads) g = static_cast<float>(rng.Normal());
+    a.Step(whole.data(), grads.data(), 2.3e-3);
+    const FlatAdam::StepCoefficients c = b.BeginStep(2.3e-3);
+    b.StepRange(c, split.data(), grads.data(), 496, n);
+    b.StepRange(c, split.data(), grads.data(), 0, 496);
+  }
+  EXPECT_EQ(b.step_count(), 5);
+  EXPECT_EQ(whole, split);
+  EXPECT_EQ(a.exp_avg(), b.exp_avg());
+  EXPECT_EQ(a.exp_avg_sq(), b.exp_avg_sq());
+}
+
+TEST(ClipGradNormTest, PartsReproduceTheWhole) {
+  const std::vector<float> g = {3.0f, 4.0f, 0.0f, 12.0f};
+  const double total = std::sqrt(SumOfSquares(g.data(), 2) + SumOfSquares(g.data() + 2, 2));
+  EXPECT_DOUBLE_EQ(total, 13.0);
+  EXPECT_FLOAT_EQ(ClipCoefficient(total, 0.5), static_cast<float>(0.5 / (13.0 + 1e-6)));
+  EXPECT_EQ(ClipCoefficient(total, 20.0), 1.0f);  // below the threshold
+  EXPECT_EQ(ClipCoefficient(total, 0.0), 1.0f);   // disabled
+  EXPECT_EQ(ClipCoefficient(std::nan(""), 0.5), 1.0f);
+  std::vector<float> clipped = g;
+  ClipGradNorm(clipped.data(), 4, 0.5);
+  const float c = ClipCoefficient(total, 0.5);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(clipped[i], g[i] * c);
 }
 
 }  // namespace

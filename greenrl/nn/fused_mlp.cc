@@ -316,21 +316,27 @@ FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_ba
 
 // Row-major Y [B, out] = X [B, in] W^T + b. Viewed column-major, Y^T = W X^T with W^T stored as
 // an [in, out] column-major matrix: sgemm('T', 'N', out, B, in).
-void FusedMlp::set_thread_pool(ThreadPool* pool) {
+void FusedMlp::set_thread_pool(ThreadPool* pool, ThreadedPasses passes) {
   pool_ = pool;
+  threaded_forward_ = passes == ThreadedPasses::kForwardAndBackward;
   if (!slice_fn_) {
     // Slice s of T covers C's rows [m * s / T, m * (s + 1) / T) rounded down to a multiple of
     // 16 (OpenBLAS's sgemm kernels work on 16-row panels on AVX2).
     slice_fn_ = [this](int begin, int end) {
       const int parts = pool_->num_threads();
       auto bound = [&](int s) { return s == parts ? job_.m : (job_.m * s / parts) / 16 * 16; };
-      RunGemmRows(bound(begin), bound(end));
+      RunGemmRows(job_, bound(begin), bound(end));
+    };
+    pair_fn_ = [this](int begin, int end) {
+      for (int task = begin; task < end; ++task) {
+        const GemmJob& job = task == 0 ? job_ : job2_;
+        RunGemmRows(job, 0, job.m);
+      }
     };
   }
 }
 
-void FusedMlp::RunGemmRows(int m0, int m1) const {
-  const GemmJob& j = job_;
+void FusedMlp::RunGemmRows(const GemmJob& j, int m0, int m1) const {
   if (m1 <= m0) return;
   const int rows = m1 - m0;
   if (j.bias != nullptr) {
@@ -360,13 +366,28 @@ void FusedMlp::RunGemmRows(int m0, int m1) const {
   }
 }
 
-void FusedMlp::RunGemm(const GemmJob& job) {
+void FusedMlp::RunGemm(const GemmJob& job, bool threaded) {
   job_ = job;
   const int64_t macs = static_cast<int64_t>(job.m) * job.n * job.k;
-  if (pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs || job.m < 32) {
-    RunGemmRows(0, job.m);
+  if (!threaded || pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs ||
+      job.m < 32) {
+    RunGemmRows(job_, 0, job.m);
   } else {
     pool_->ParallelFor(pool_->num_threads(), slice_fn_);
+  }
+}
+
+void FusedMlp::RunGemmPair(const GemmJob& first, const GemmJob& second) {
+  job_ = first;
+  job2_ = second;
+  const int64_t macs = static_cast<int64_t>(first.m) * first.n * first.k;
+  if (pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs) {
+    RunGemmRows(job_, 0, job_.m);
+    RunGemmRows(job2_, 0, job2_.m);
+  } else {
+    // Two tasks. With 2 threads, task 0 is the calling thread's chunk and task 1 the worker's;
+    // with more, ParallelFor's chunking gives them to two of the workers.
+    pool_->ParallelFor(2, pair_fn_);
   }
 }
 
@@ -401,7 +422,8 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     } else {
       // y^T[out x batch] = bias + W^T' x^T, then the activation, in row slices of y^T.
       RunGemm(GemmJob{'T', 'N', out, batch, in, w, input, in, in, 1.0f, y, out, b,
-                      l < last ? Post::kActivation : Post::kNone, nullptr});
+                      l < last ? Post::kActivation : Post::kNone, nullptr},
+              threaded_forward_);
       input = y;
       continue;
     }
@@ -445,19 +467,29 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
       BackwardThinOut(input, w, delta, gw, l == 0 ? nullptr : next_delta, batch, in, out);
       if (l == 0) break;
     } else {
-      if (in <= kThin) {
+      const bool thin_in = in <= kThin;
+      const GemmJob dw{'N', 'T', in, out, batch, input, delta, in, out, 1.0f, gw, in};
+      if (thin_in) {
         if (HasAvx2() && out % 8 == 0) {
           BackwardThinInAvx2(input, delta, gw, batch, in, out);
         } else {
           BackwardThinIn(input, delta, gw, thin_.data(), batch, in, out);
         }
-      } else {
-        RunGemm(GemmJob{'N', 'T', in, out, batch, input, delta, in, out, 1.0f, gw, in});
       }
-      if (l == 0) break;
-      // dX^T[in x batch] = W^T'... then the activation's derivative, in row slices.
-      RunGemm(GemmJob{'N', 'N', in, batch, out, w, delta, in, out, 0.0f, next_delta, in, nullptr,
-                      Post::kActivationGrad, act_[l - 1].data()});
+      if (l == 0) {
+        if (!thin_in) RunGemm(dw, /*threaded=*/true);
+        break;
+      }
+      // dX^T[in x batch] = W^T' dY^T, then the activation's derivative: beside dW when dW is a
+      // GEMM too, else in row slices.
+      GemmJob dx{'N', 'N', in, batch, out, w, delta, in, out, 0.0f, next_delta, in};
+      dx.post = Post::kActivationGrad;
+      dx.h = act_[l - 1].data();
+      if (thin_in) {
+        RunGemm(dx, /*threaded=*/true);
+      } else {
+        RunGemmPair(dx, dw);
+      }
       delta = next_delta;
       next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
       continue;

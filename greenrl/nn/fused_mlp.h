@@ -70,14 +70,26 @@ class FusedMlp {
   // num_layers() - 2 is the last hidden layer (gSDE's features). Errors: GREENRL_CHECK when
   // layer is not in [0, num_layers()).
   const float* LayerOutput(int layer) const;
-  // Runs the wide layers' GEMMs (with their bias, activation and activation-derivative passes)
-  // as pool->num_threads() slices of output rows on `pool`'s threads, when a GEMM has at least
-  // kParallelMacs multiply-adds; nullptr (the default) runs everything on the calling thread.
-  // Each output element is computed by one BLAS call over the same k range either way; the
-  // results agree up to float rounding (OpenBLAS may choose another kernel for a slice's size;
-  // fused_mlp_test.cc checks 1e-5 of the largest entry). The pool must outlive this MLP
-  // (or the next set_thread_pool call) and is used from the calling thread only.
-  void set_thread_pool(ThreadPool* pool);
+  // Which passes set_thread_pool's pool takes part in.
+  enum class ThreadedPasses { kForwardAndBackward, kBackward };
+  // Spreads the wide layers' GEMMs over `pool`'s threads; nullptr (the default) runs everything
+  // on the calling thread. GEMMs with fewer than kParallelMacs multiply-adds always stay on the
+  // calling thread.
+  // - Forward (passes == kForwardAndBackward): each GEMM, with its bias and activation passes,
+  //   as pool->num_threads() slices of output rows. OpenBLAS may choose another kernel for a
+  //   slice's size, so results agree with one thread's up to float rounding (fused_mlp_test.cc
+  //   checks 1e-5 of the largest entry).
+  // - Backward: a hidden layer's two GEMMs are independent (dW = dY^T X and dX = dY W), so they
+  //   run as two tasks at once: dX and the activation derivative on the calling thread, dW on a
+  //   worker, each one whole BLAS call (no slicing: a 64-row batch's GEMM loses ~15% of its
+  //   rate in halves) and one hand-off per layer. Results equal one thread's bit for bit. A
+  //   layer with only a dW GEMM (the first, when it is wide) is sliced as in Forward.
+  // kBackward leaves Forward on the calling thread, so Forward may be called from inside one of
+  // the pool's own jobs (DQN runs the online and target forward passes as two such tasks).
+  // The pool must outlive this MLP (or the next set_thread_pool call) and is used from the
+  // calling thread only.
+  void set_thread_pool(ThreadPool* pool,
+                       ThreadedPasses passes = ThreadedPasses::kForwardAndBackward);
   // GEMMs smaller than this many multiply-adds (about 15 us at one core's sgemm rate) stay on
   // one thread: splitting them costs more in hand-off than it saves.
   static constexpr int64_t kParallelMacs = 1 << 20;
@@ -111,13 +123,18 @@ class FusedMlp {
     Post post = Post::kNone;
     const float* h = nullptr;
   };
-  // Runs job_ on rows [m0, m1) of C.
-  void RunGemmRows(int m0, int m1) const;
+  // Runs `job` on rows [m0, m1) of C.
+  void RunGemmRows(const GemmJob& job, int m0, int m1) const;
   // Runs `job` on the pool in row slices (or whole, see kParallelMacs).
-  void RunGemm(const GemmJob& job);
+  void RunGemm(const GemmJob& job, bool threaded);
+  // Runs two independent jobs of the same size: `first` on the calling thread, `second` on a
+  // worker (or both here, see kParallelMacs).
+  void RunGemmPair(const GemmJob& first, const GemmJob& second);
   ThreadPool* pool_ = nullptr;
-  GemmJob job_{};
+  bool threaded_forward_ = false;  // the pool also slices Forward's GEMMs
+  GemmJob job_{}, job2_{};
   std::function<void(int, int)> slice_fn_;  // built once: runs slices [begin, end) of job_
+  std::function<void(int, int)> pair_fn_;   // built once: task 0 runs job_, task 1 job2_
 };
 
 // tanh in float32 within a few ulp of the correctly rounded value, branch-free so loops over

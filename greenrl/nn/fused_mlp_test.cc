@@ -78,11 +78,13 @@ TEST_P(FusedVsAutogradTest, ForwardAndGradientsMatch) {
 INSTANTIATE_TEST_SUITE_P(Activations, FusedVsAutogradTest,
                          ::testing::Values(Activation::kTanh, Activation::kReLU));
 
-// The GEMMs split over a 2-thread pool (rows of each output sliced, each slice one BLAS call over
-// the full k range) give the one-thread results up to float rounding (OpenBLAS may pick another
-// kernel for a slice's size, so the last bit can differ): forward output and every gradient of a
-// [4, 256, 256, 2] MLP (DQN's preset shape) at batches that split (64, 2048) and one that does not
-// (3: below kParallelMacs, so bitwise equal), with both activations.
+// The GEMMs spread over a 2-thread pool (Forward: rows of each output sliced, each slice one BLAS
+// call over the full k range; Backward: dW on the worker beside dX) give the one-thread results
+// up to float rounding (OpenBLAS may pick another kernel for a slice's size, so the last bit can
+// differ): forward output and every gradient of a [4, 256, 256, 2] MLP (DQN's preset shape) at
+// batches that split (64, 2048) and one that does not (3: below kParallelMacs, so bitwise
+// equal), with both activations. With ThreadedPasses::kBackward (Forward on one thread, dW and dX
+// as two whole BLAS calls on two threads) everything is bitwise equal.
 TEST(FusedMlpThreadsTest, TwoThreadsMatchOneThread) {
   auto expect_close = [](const float* a, const float* b, size_t n, const std::string& what,
                          bool exact) {
@@ -117,6 +119,14 @@ TEST(FusedMlpThreadsTest, TwoThreadsMatchOneThread) {
       serial.Backward(params.data(), dy.data(), gs.data());
       parallel.Backward(params.data(), dy.data(), gp.data());
       expect_close(gs.data(), gp.data(), gs.size(), what + " gradient", exact);
+
+      FusedMlp backward_only(spec, batch);
+      backward_only.set_thread_pool(&pool, FusedMlp::ThreadedPasses::kBackward);
+      const float* yb = backward_only.Forward(params.data(), x.data(), batch);
+      expect_close(ys, yb, static_cast<size_t>(batch) * 2, what + " output (kBackward)", true);
+      std::vector<float> gb(params.size(), 0.0f);
+      backward_only.Backward(params.data(), dy.data(), gb.data());
+      expect_close(gs.data(), gb.data(), gs.size(), what + " gradient (kBackward)", true);
     }
   }
 }
