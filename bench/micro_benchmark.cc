@@ -155,9 +155,7 @@ void BM_Gemm(benchmark::State& state) {
       g.ldb = width;
       g.ldc = width;
       if (orient == 0) {
-        for (int o = 0; o < width; ++o) {
-          for (int k = 0; k < width; ++k) wt[static_cast<size_t>(k) * width + o] = w[o * width + k];
-        }
+        greenrl::nn::TransposeMatrix(w.data(), width, width, width, wt.data(), width);
         g.b = wt.data();
         g.c = c.data();
         g.init = greenrl::nn::GemmInit::kBias;

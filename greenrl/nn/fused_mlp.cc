@@ -360,11 +360,8 @@ bool FusedMlp::RunSmallGemm(const GemmJob& j) {
     g.b = j.a;
     g.ldb = j.lda;
   } else {
-    float* t = thin_.data();  // [k, m]: t[p * m + c] = A(p, c)
-    for (int c = 0; c < j.m; ++c) {
-      const float* col = j.a + static_cast<size_t>(c) * j.lda;
-      for (int p = 0; p < j.k; ++p) t[static_cast<size_t>(p) * j.m + c] = col[p];
-    }
+    float* t = thin_.data();  // [k, m]: t[p * m + c] = A(p, c) = a[c * lda + p]
+    TransposeMatrix(j.a, /*rows=*/j.m, /*cols=*/j.k, /*ld_src=*/j.lda, t, /*ld_dst=*/j.m);
     g.b = t;
     g.ldb = j.m;
   }

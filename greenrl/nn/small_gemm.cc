@@ -145,7 +145,58 @@ struct BlockRow {
 const BlockFn* const kBlocks[kMr] = {BlockRow<1>::kFns, BlockRow<2>::kFns, BlockRow<3>::kFns,
                                      BlockRow<4>::kFns, BlockRow<5>::kFns, BlockRow<6>::kFns};
 
+// 8 x 8 block transposes (unpack, shuffle, 128-bit permute), scalar edges.
+__attribute__((target("avx2"))) void TransposeAvx2(const float* src, int rows, int cols,
+                                                   int64_t ld_src, float* dst, int64_t ld_dst) {
+  const int rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int r = 0; r < rows8; r += 8) {
+    for (int c = 0; c < cols8; c += 8) {
+      const float* s = src + r * ld_src + c;
+      const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld_src),
+                   r2 = _mm256_loadu_ps(s + 2 * ld_src), r3 = _mm256_loadu_ps(s + 3 * ld_src),
+                   r4 = _mm256_loadu_ps(s + 4 * ld_src), r5 = _mm256_loadu_ps(s + 5 * ld_src),
+                   r6 = _mm256_loadu_ps(s + 6 * ld_src), r7 = _mm256_loadu_ps(s + 7 * ld_src);
+      const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+                   t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+                   t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                   t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                   u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                   u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                   u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* d = dst + c * ld_dst + r;
+      _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(d + ld_dst, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(d + 2 * ld_dst, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(d + 3 * ld_dst, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(d + 4 * ld_dst, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(d + 5 * ld_dst, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(d + 6 * ld_dst, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(d + 7 * ld_dst, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (int rr = r; rr < r + 8; ++rr) {
+      for (int c = cols8; c < cols; ++c) dst[c * ld_dst + rr] = src[rr * ld_src + c];
+    }
+  }
+  for (int r = rows8; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+  }
+}
+
 }  // namespace
+
+void TransposeMatrix(const float* src, int rows, int cols, int64_t ld_src, float* dst,
+                     int64_t ld_dst) {
+  GREENRL_CHECK(rows >= 0 && cols >= 0 && ld_src >= cols && ld_dst >= rows,
+                "TransposeMatrix: negative size or a stride below its row length");
+  if (SmallGemmHasAvx2Fma()) {
+    TransposeAvx2(src, rows, cols, ld_src, dst, ld_dst);
+    return;
+  }
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+  }
+}
 
 bool SmallGemmHasAvx2Fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

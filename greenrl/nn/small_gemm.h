@@ -62,6 +62,13 @@ struct SmallGemmArgs {
 // Thread-safety: reentrant (no state).
 void SmallGemm(const SmallGemmArgs& args);
 
+// dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (float32, row-major): the
+// transpose of a [rows, cols] matrix, in 8 x 8 AVX blocks where the CPU has AVX2 (exact either
+// way: it only moves values). E.g. W [out, in] -> W^T [in, out] for SmallGemm's B operand.
+// Errors: GREENRL_CHECK on negative sizes or strides below the rows they step over.
+void TransposeMatrix(const float* src, int rows, int cols, int64_t ld_src, float* dst,
+                     int64_t ld_dst);
+
 // The two implementations, for tests and benchmarks. SmallGemmAvx2Fma must only be called when
 // SmallGemmHasAvx2Fma() is true (GREENRL_CHECK otherwise).
 void SmallGemmPortable(const SmallGemmArgs& args);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "greenrl/core/rng.h"
@@ -52,7 +53,8 @@ void CheckCase(GemmFn fn, Shape s, bool a_transposed, GemmInit init, GemmPost po
   const int ldb = s.n + 3, ldc = s.n + 5, ldh = s.n + 1;  // padded rows: strides are honoured
   std::vector<float> a(static_cast<size_t>(std::max(1, s.m * s.k)));
   std::vector<float> b(static_cast<size_t>(std::max(1, s.k * ldb)));
-  std::vector<float> c(static_cast<size_t>(s.m) * ldc), bias(s.n), h(static_cast<size_t>(s.m) * ldh);
+  std::vector<float> c(static_cast<size_t>(s.m) * ldc), bias(s.n);
+  std::vector<float> h(static_cast<size_t>(s.m) * ldh);
   for (float& x : a) x = static_cast<float>(rng.Normal());
   for (float& x : b) x = static_cast<float>(rng.Normal() * 0.3);
   for (float& x : c) x = static_cast<float>(rng.Normal());
@@ -217,6 +219,25 @@ TEST(SmallGemmTest, EpilogueIsBitIdenticalAcrossImplementations) {
     SmallGemmAvx2Fma(g);
     for (int i = 0; i < m * n; ++i) {
       ASSERT_EQ(c1[i], c2[i]) << "post " << static_cast<int>(post) << " index " << i;
+    }
+  }
+}
+
+// A transpose only moves values: exact, on block multiples, edges and padded strides.
+TEST(SmallGemmTest, TransposeIsExact) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{
+           {1, 1}, {8, 8}, {64, 64}, {3, 17}, {17, 9}, {16, 5}, {24, 40}}) {
+    const int ld_src = cols + 2, ld_dst = rows + 3;
+    std::vector<float> src(static_cast<size_t>(rows) * ld_src);
+    std::vector<float> dst(static_cast<size_t>(cols) * ld_dst, -1.0f);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) * 0.5f;
+    TransposeMatrix(src.data(), rows, cols, ld_src, dst.data(), ld_dst);
+    for (int c = 0; c < cols; ++c) {
+      for (int r = 0; r < ld_dst; ++r) {
+        const float want = r < rows ? src[static_cast<size_t>(r) * ld_src + c] : -1.0f;
+        ASSERT_EQ(dst[static_cast<size_t>(c) * ld_dst + r], want)
+            << rows << " x " << cols << " at (" << c << ", " << r << ")";
+      }
     }
   }
 }
