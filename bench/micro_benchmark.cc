@@ -6,6 +6,9 @@
 //     of SB3's MlpPolicy on CartPole shapes (obs 4, 2 actions, pi/vf [64, 64] tanh, batch 256),
 //     timed through the public Algorithm::Update and reported per minibatch.
 //   BM_FusedMlpForward/batch:{8,256}: FusedMlp forward of the [4, 64, 64, 2] tanh actor.
+//   BM_Gemm/orient:{0,1,2}/small:{0,1}/batch:B/width:W: one [B, W] x [W, W]-shaped product in
+//     the fused MLP's three orientations (0 forward X W^T, 1 dX = delta W, 2 dW += delta^T X),
+//     through OpenBLAS's sgemm (small 0) or SmallGemm (small 1; forward with its W^T copy).
 //   BM_CartPoleVecEnvStep/n_envs:N/threads:T/real_time: VecEnv::Step of CartPole-v1, reported
 //     as env steps per second.
 //
@@ -31,6 +34,7 @@
 #include "greenrl/env/vec_env.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
+#include "greenrl/nn/small_gemm.h"
 
 namespace {
 
@@ -109,6 +113,77 @@ void BM_FusedMlpForward(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);  // items = rows
 }
 BENCHMARK(BM_FusedMlpForward)->ArgName("batch")->Arg(8)->Arg(256)->Unit(benchmark::kMicrosecond);
+
+// One GEMM of a [batch, width] -> [batch, width] layer, as FusedMlp issues it, without the bias
+// and activation passes (sgemm) or with them in the epilogue where the orientation has them
+// (SmallGemm: bias + tanh forward, tanh' for dX). Items are multiply-adds.
+// Args: orientation (0 forward, 1 dX, 2 dW), small (0 sgemm, 1 SmallGemm), batch, width.
+void BM_Gemm(benchmark::State& state) {
+  const int orient = static_cast<int>(state.range(0));
+  const bool small = state.range(1) != 0;
+  const int batch = static_cast<int>(state.range(2)), width = static_cast<int>(state.range(3));
+  greenrl::Rng rng(kSeed);
+  auto fill = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = static_cast<float>(rng.Uniform(-0.5, 0.5));
+    return v;
+  };
+  std::vector<float> x = fill(static_cast<size_t>(batch) * width);  // [batch, width]
+  std::vector<float> w = fill(static_cast<size_t>(width) * width);  // [out, in]
+  std::vector<float> bias = fill(width), wt(w.size());
+  std::vector<float> c(static_cast<size_t>(batch) * width), gw(w.size(), 0.0f);
+  for (auto _ : state) {
+    if (!small) {
+      if (orient == 0) {
+        greenrl::nn::blas::Sgemm('T', 'N', width, batch, width, 1.0f, w.data(), width, x.data(),
+                                 width, 1.0f, c.data(), width);
+      } else if (orient == 1) {
+        greenrl::nn::blas::Sgemm('N', 'N', width, batch, width, 1.0f, w.data(), width, x.data(),
+                                 width, 0.0f, c.data(), width);
+      } else {
+        greenrl::nn::blas::Sgemm('N', 'T', width, width, batch, 1.0f, x.data(), width, x.data(),
+                                 width, 1.0f, gw.data(), width);
+      }
+    } else {
+      greenrl::nn::SmallGemmArgs g;
+      g.m = orient == 2 ? width : batch;
+      g.n = width;
+      g.k = orient == 2 ? batch : width;
+      g.a = x.data();
+      g.a_row_stride = orient == 2 ? 1 : width;
+      g.a_col_stride = orient == 2 ? width : 1;
+      g.ldb = width;
+      g.ldc = width;
+      if (orient == 0) {
+        greenrl::nn::TransposeMatrix(w.data(), width, width, width, wt.data(), width);
+        g.b = wt.data();
+        g.c = c.data();
+        g.init = greenrl::nn::GemmInit::kBias;
+        g.bias = bias.data();
+        g.post = greenrl::nn::GemmPost::kTanh;
+      } else if (orient == 1) {
+        g.b = w.data();
+        g.c = c.data();
+        g.post = greenrl::nn::GemmPost::kTanhGrad;
+        g.h = x.data();
+        g.ldh = width;
+      } else {
+        g.b = x.data();
+        g.c = gw.data();
+        g.init = greenrl::nn::GemmInit::kAccumulate;
+      }
+      greenrl::nn::SmallGemm(g);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * batch * width * width);  // items = MACs
+}
+BENCHMARK(BM_Gemm)
+    ->ArgNames({"orient", "small", "batch", "width"})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {256}, {64}})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {8}, {64}})
+    ->ArgsProduct({{0, 1, 2}, {0, 1}, {64}, {256}})
+    ->Unit(benchmark::kMicrosecond);
 
 // VecEnv::Step of CartPole-v1 with uniformly random actions, pre-generated for kActionRounds
 // steps and copied into the action buffer each step (no allocation in the loop).

@@ -323,6 +323,7 @@ class Ppo final : public Algorithm {
   std::vector<float> sde_noise_;          // float32 [N, latent, A]: gSDE exploration matrices
   std::vector<double> sde_var_weight_;    // float64 [latent, A]: exp(2 log_std) (gSDE)
   std::vector<double> row_std_;           // float64 [A]: one row's gSDE std
+  std::vector<double> row_probs_;         // float64 [A]: one row's softmax (Discrete actions)
   std::vector<float> dev_latent_host_;    // float32 [n, latent]: device rollout features (gSDE)
 };
 
@@ -385,6 +386,7 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   grad_logits_.assign(b * num_actions_, 0.0f);
   grad_values_.assign(b, 0.0f);
   row_log_probs_.assign(num_actions_, 0.0f);
+  row_probs_.assign(num_actions_, 0.0);
   log_std_grad_acc_.assign(params_.spec().log_std_size(), 0.0);
   if (use_sde_) {
     sde_noise_.assign(static_cast<size_t>(num_envs_) * latent_dim_ * num_actions_, 0.0f);
@@ -779,7 +781,7 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
         log_prob += -0.5 * u * u - log_std[j] - kHalfLog2Pi;
       }
     } else {
-      entropy = nn::LogSoftmaxRow(z, num_actions_, logp);
+      entropy = nn::LogSoftmaxRow(z, num_actions_, logp, row_probs_.data());
       a = mb_actions_[i];
       log_prob = logp[a];
     }
@@ -818,7 +820,7 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
       }
     }
     for (int k = 0; k < num_actions_ && !gaussian_; ++k) {
-      const double p = std::exp(static_cast<double>(logp[k]));
+      const double p = row_probs_[k];  // exp(logp[k]), from LogSoftmaxRow
       const double d_entropy_term = config_.ent_coef * inv_b * p * (logp[k] + entropy);
       g[k] =
           static_cast<float>(loss_scale * (d_logp_a * ((k == a ? 1.0 : 0.0) - p) + d_entropy_term));

@@ -4,7 +4,7 @@
 
 namespace greenrl::nn {
 
-double LogSoftmaxRow(const float* logits, int n, float* out_log_probs) {
+double LogSoftmaxRow(const float* logits, int n, float* out_log_probs, double* out_probs) {
   float max = logits[0];
   for (int k = 1; k < n; ++k) max = logits[k] > max ? logits[k] : max;
   double sum = 0.0;
@@ -13,7 +13,9 @@ double LogSoftmaxRow(const float* logits, int n, float* out_log_probs) {
   double entropy = 0.0;
   for (int k = 0; k < n; ++k) {
     out_log_probs[k] = (logits[k] - max) - log_sum;
-    entropy -= std::exp(static_cast<double>(out_log_probs[k])) * out_log_probs[k];
+    const double p = std::exp(static_cast<double>(out_log_probs[k]));
+    if (out_probs != nullptr) out_probs[k] = p;
+    entropy -= p * out_log_probs[k];
   }
   return entropy;
 }

@@ -6,6 +6,8 @@
 
 #include "greenrl/core/errors.h"
 #include "greenrl/core/thread_pool.h"
+#include "greenrl/nn/internal/tanh_rational.h"
+#include "greenrl/nn/small_gemm.h"
 
 extern "C" void omp_set_num_threads(int num_threads);  // libgomp (<omp.h> needs -fopenmp)
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
@@ -48,37 +50,7 @@ int64_t MlpSpec::bias_offset(int layer) const {
 }
 
 namespace {
-// Eigen's generic_fast_tanh_float (Eigen/src/Core/MathFunctionsImpl.h): a 13/6-degree rational
-// interpolant, "accurate up to a couple of ulp in the range [-9, 9], outside of which
-// tanh(x) = +/-1" in float32. Same coefficients, our own evaluation. T is float or a GCC vector
-// of floats; the clamp is written as selects (x > 9 ? 9 : x keeps NaN) so it has no branches.
-// GCC warns that passing 32-byte vectors by value changes the ABI without AVX; TanhRational is
-// always inlined, so no such call exists.
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <typename T>
-inline __attribute__((always_inline)) T TanhRational(T x) {
-  constexpr float kAlpha1 = 4.89352455891786e-03f, kAlpha3 = 6.37261928875436e-04f,
-                  kAlpha5 = 1.48572235717979e-05f, kAlpha7 = 5.12229709037114e-08f,
-                  kAlpha9 = -8.60467152213735e-11f, kAlpha11 = 2.00018790482477e-13f,
-                  kAlpha13 = -2.76076847742355e-16f;
-  constexpr float kBeta0 = 4.89352518554385e-03f, kBeta2 = 2.26843463243900e-03f,
-                  kBeta4 = 1.18534705686654e-04f, kBeta6 = 1.19825839466702e-06f;
-  const T hi = x - x + 9.0f;  // 9 broadcast (NaN lanes stay NaN through the selects below)
-  T c = x > hi ? hi : x;
-  c = c < -hi ? -hi : c;
-  const T x2 = c * c;
-  T p = x2 * kAlpha13 + kAlpha11;
-  p = x2 * p + kAlpha9;
-  p = x2 * p + kAlpha7;
-  p = x2 * p + kAlpha5;
-  p = x2 * p + kAlpha3;
-  p = x2 * p + kAlpha1;
-  p = c * p;
-  T q = x2 * kBeta6 + kBeta4;
-  q = x2 * q + kBeta2;
-  q = x2 * q + kBeta0;
-  return p / q;
-}
+using internal::TanhRational;  // internal/tanh_rational.h
 
 typedef float Float4 __attribute__((vector_size(16)));  // SSE, baseline on x86-64
 typedef float Float8 __attribute__((vector_size(32)));  // AVX
@@ -371,7 +343,7 @@ void FusedMlp::RunGemm(const GemmJob& job, bool threaded) {
   const int64_t macs = static_cast<int64_t>(job.m) * job.n * job.k;
   if (!threaded || pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs ||
       job.m < 32) {
-    RunGemmRows(job_, 0, job.m);
+    if (!RunSmallGemm(job)) RunGemmRows(job_, 0, job.m);
   } else {
     pool_->ParallelFor(pool_->num_threads(), slice_fn_);
   }
@@ -389,6 +361,46 @@ void FusedMlp::RunGemmPair(const GemmJob& first, const GemmJob& second) {
     // with more, ParallelFor's chunking gives them to two of the workers.
     pool_->ParallelFor(2, pair_fn_);
   }
+}
+
+// The column-major job C[m x n] = op(A) op(B) is, read row-major, C' [n, m] = op(B)^T op(A)^T:
+// SmallGemm's A'(r, p) = op(B)(p, r) (two strides, no copy) and B'(p, c) = op(A)(c, p), which
+// is a row-major matrix for ta 'N' and needs W^T in thin_ for ta 'T' (the forward layers).
+bool FusedMlp::RunSmallGemm(const GemmJob& j) {
+  if (!SmallGemmHasAvx2Fma() || static_cast<int64_t>(j.m) * j.n * j.k > kSmallGemmMaxMacs) {
+    return false;
+  }
+  SmallGemmArgs g;
+  g.m = j.n;
+  g.n = j.m;
+  g.k = j.k;
+  g.a = j.b;
+  g.a_row_stride = j.tb == 'N' ? j.ldb : 1;
+  g.a_col_stride = j.tb == 'N' ? 1 : j.ldb;
+  if (j.ta == 'N') {
+    g.b = j.a;
+    g.ldb = j.lda;
+  } else {
+    float* t = thin_.data();  // [k, m]: t[p * m + c] = A(p, c) = a[c * lda + p]
+    TransposeMatrix(j.a, /*rows=*/j.m, /*cols=*/j.k, /*ld_src=*/j.lda, t, /*ld_dst=*/j.m);
+    g.b = t;
+    g.ldb = j.m;
+  }
+  g.c = j.c;
+  g.ldc = j.ldc;
+  g.init = j.bias != nullptr ? GemmInit::kBias
+                             : (j.beta == 0.0f ? GemmInit::kZero : GemmInit::kAccumulate);
+  g.bias = j.bias;
+  const bool tanh = spec_.activation == Activation::kTanh;
+  if (j.post == Post::kActivation) {
+    g.post = tanh ? GemmPost::kTanh : GemmPost::kRelu;
+  } else if (j.post == Post::kActivationGrad) {
+    g.post = tanh ? GemmPost::kTanhGrad : GemmPost::kReluGrad;
+    g.h = j.h;
+    g.ldh = j.ldc;
+  }
+  SmallGemm(g);
+  return true;
 }
 
 const float* FusedMlp::LayerOutput(int layer) const {

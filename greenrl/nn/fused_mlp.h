@@ -104,7 +104,8 @@ class FusedMlp {
   const float* x_ = nullptr;
   std::vector<std::vector<float>> act_;   // per layer l: float32 [max_batch, out_l]
   std::vector<float> delta_a_, delta_b_;  // float32 [max_batch, max width]
-  std::vector<float> thin_;  // float32 [largest in x out]: W^T or dW^T scratch of thin layers
+  // float32 [largest in x out]: W^T or dW^T scratch of thin layers, W^T for SmallGemm.
+  std::vector<float> thin_;
 
   // One GEMM in BLAS's column-major terms, C[m x n] = alpha op(A) op(B) + beta C, with what
   // runs on C's rows [m0, m1) around it: `bias` (float32 [m]) copied into every column first
@@ -123,6 +124,11 @@ class FusedMlp {
     Post post = Post::kNone;
     const float* h = nullptr;
   };
+  // Runs `job` whole with SmallGemm (small_gemm.h: AVX2+FMA kernel with the bias and post in
+  // its epilogue) and returns true, when the CPU has AVX2 and FMA and the job has at most
+  // kSmallGemmMaxMacs multiply-adds; returns false (nothing done) otherwise.
+  bool RunSmallGemm(const GemmJob& job);
+  static constexpr int64_t kSmallGemmMaxMacs = 1 << 20;
   // Runs `job` on rows [m0, m1) of C.
   void RunGemmRows(const GemmJob& job, int m0, int m1) const;
   // Runs `job` on the pool in row slices (or whole, see kParallelMacs).

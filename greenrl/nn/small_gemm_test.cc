@@ -1,0 +1,269 @@
+// Checks SmallGemm (both the AVX2+FMA kernel and the portable loop) against a float64 reference
+// GEMM on odd shapes, edge sizes (1, 0, the 6-row and 16-column block edges, the 128 inner
+// chunk) and dims that are not multiples of 8, in every init and post mode, with A read
+// directly and transposed; plus hand-computed products.
+#include "greenrl/nn/small_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "greenrl/core/rng.h"
+
+namespace greenrl::nn {
+namespace {
+
+using GemmFn = void (*)(const SmallGemmArgs&);
+
+struct Shape {
+  int m, n, k;
+};
+
+// float64 reference of post(init + A B), with the tanh of libm.
+double RefPost(GemmPost post, double z, double h) {
+  switch (post) {
+    case GemmPost::kNone:
+      return z;
+    case GemmPost::kTanh:
+      return std::tanh(z);
+    case GemmPost::kRelu:
+      return z > 0 ? z : 0;
+    case GemmPost::kTanhGrad:
+      return z * (1.0 - h * h);
+    case GemmPost::kReluGrad:
+      return h > 0 ? z : 0;
+  }
+  return 0;
+}
+
+std::vector<GemmFn> Implementations() {
+  std::vector<GemmFn> fns = {&SmallGemmPortable};
+  if (SmallGemmHasAvx2Fma()) fns.push_back(&SmallGemmAvx2Fma);
+  return fns;
+}
+
+// Runs one case and compares each C entry with the reference: |got - want| <= 1e-5 x (sum of
+// |a b| over k + |init| + 1), which bounds float32 rounding of a length-k sum (tanh and the
+// gradient posts are 1-Lipschitz here: |h| < 1), plus 1e-6 for the tanh approximation.
+void CheckCase(GemmFn fn, Shape s, bool a_transposed, GemmInit init, GemmPost post,
+               uint64_t seed) {
+  Rng rng(seed);
+  const int ldb = s.n + 3, ldc = s.n + 5, ldh = s.n + 1;  // padded rows: strides are honoured
+  std::vector<float> a(static_cast<size_t>(std::max(1, s.m * s.k)));
+  std::vector<float> b(static_cast<size_t>(std::max(1, s.k * ldb)));
+  std::vector<float> c(static_cast<size_t>(s.m) * ldc), bias(s.n);
+  std::vector<float> h(static_cast<size_t>(s.m) * ldh);
+  for (float& x : a) x = static_cast<float>(rng.Normal());
+  for (float& x : b) x = static_cast<float>(rng.Normal() * 0.3);
+  for (float& x : c) x = static_cast<float>(rng.Normal());
+  for (float& x : bias) x = static_cast<float>(rng.Normal());
+  for (float& x : h) x = static_cast<float>(rng.Uniform() * 1.98 - 0.99);
+  const std::vector<float> c0 = c;
+  SmallGemmArgs g;
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  g.a = a.data();
+  // A(i, p) from a row-major [m, k] array, or from a row-major [k, m] one (A^T stored).
+  g.a_row_stride = a_transposed ? 1 : s.k;
+  g.a_col_stride = a_transposed ? s.m : 1;
+  g.b = b.data();
+  g.ldb = ldb;
+  g.c = c.data();
+  g.ldc = ldc;
+  g.init = init;
+  g.bias = bias.data();
+  g.post = post;
+  g.h = h.data();
+  g.ldh = ldh;
+  fn(g);
+  for (int i = 0; i < s.m; ++i) {
+    for (int j = 0; j < s.n; ++j) {
+      double z = 0.0, bound = 1.0;
+      if (init == GemmInit::kBias) z = bias[j];
+      if (init == GemmInit::kAccumulate) z = c0[static_cast<size_t>(i) * ldc + j];
+      bound += std::fabs(z);
+      for (int p = 0; p < s.k; ++p) {
+        const double ap = a[a_transposed ? static_cast<size_t>(p) * s.m + i
+                                         : static_cast<size_t>(i) * s.k + p];
+        const double prod = ap * b[static_cast<size_t>(p) * ldb + j];
+        z += prod;
+        bound += std::fabs(prod);
+      }
+      const double want = RefPost(post, z, h[static_cast<size_t>(i) * ldh + j]);
+      ASSERT_NEAR(c[static_cast<size_t>(i) * ldc + j], want, 1e-5 * bound + 1e-6)
+          << "m " << s.m << " n " << s.n << " k " << s.k << " at (" << i << ", " << j
+          << ") init " << static_cast<int>(init) << " post " << static_cast<int>(post)
+          << (a_transposed ? " A^T" : " A");
+    }
+    // Padding between rows is left alone.
+    for (int j = s.n; j < ldc; ++j) {
+      ASSERT_EQ(c[static_cast<size_t>(i) * ldc + j], c0[static_cast<size_t>(i) * ldc + j]);
+    }
+  }
+}
+
+TEST(SmallGemmTest, MatchesFloat64ReferenceOnOddAndEdgeShapes) {
+  const Shape shapes[] = {{1, 1, 1},   {1, 7, 3},    {6, 16, 8},   {7, 17, 5},   {5, 9, 129},
+                          {13, 15, 1}, {2, 8, 128},  {12, 33, 64}, {3, 1, 257}, {8, 64, 64},
+                          {256, 64, 4}, {64, 63, 256}, {4, 2, 0}};
+  const GemmInit inits[] = {GemmInit::kZero, GemmInit::kBias, GemmInit::kAccumulate};
+  const GemmPost posts[] = {GemmPost::kNone, GemmPost::kTanh, GemmPost::kRelu,
+                            GemmPost::kTanhGrad, GemmPost::kReluGrad};
+  uint64_t seed = 1;
+  for (GemmFn fn : Implementations()) {
+    for (const Shape& s : shapes) {
+      for (GemmInit init : inits) {
+        for (GemmPost post : posts) {
+          for (bool transposed : {false, true}) {
+            CheckCase(fn, s, transposed, init, post, ++seed);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The PPO update's three orientations at its exact shapes (batch 256, [64, 64] layers):
+// forward X W^T + b with tanh, dX = delta W with tanh', dW += delta^T X.
+TEST(SmallGemmTest, MatchesReferenceAtPpoShapes) {
+  for (GemmFn fn : Implementations()) {
+    CheckCase(fn, {256, 64, 64}, false, GemmInit::kBias, GemmPost::kTanh, 11);
+    CheckCase(fn, {256, 64, 64}, false, GemmInit::kZero, GemmPost::kTanhGrad, 12);
+    CheckCase(fn, {64, 64, 256}, true, GemmInit::kAccumulate, GemmPost::kNone, 13);
+  }
+}
+
+// Integers small enough that every float32 operation is exact, so both kernels must give these
+// hand-computed values exactly: [[1, 2, 3], [4, 5, 6]] x [[7, 8], [9, 10], [11, 12]] =
+// [[58, 64], [139, 154]]; with bias [1, -1]: [[59, 63], [140, 153]].
+TEST(SmallGemmTest, HandComputedProductIsExact) {
+  const float a[] = {1, 2, 3, 4, 5, 6};
+  const float b[] = {7, 8, 9, 10, 11, 12};
+  const float bias[] = {1, -1};
+  for (GemmFn fn : Implementations()) {
+    float c[4] = {100, 100, 100, 100};
+    SmallGemmArgs g;
+    g.m = 2;
+    g.n = 2;
+    g.k = 3;
+    g.a = a;
+    g.a_row_stride = 3;
+    g.b = b;
+    g.ldb = 2;
+    g.c = c;
+    g.ldc = 2;
+    fn(g);
+    EXPECT_EQ(c[0], 58.0f);
+    EXPECT_EQ(c[1], 64.0f);
+    EXPECT_EQ(c[2], 139.0f);
+    EXPECT_EQ(c[3], 154.0f);
+    g.init = GemmInit::kBias;
+    g.bias = bias;
+    fn(g);
+    EXPECT_EQ(c[0], 59.0f);
+    EXPECT_EQ(c[1], 63.0f);
+    EXPECT_EQ(c[2], 140.0f);
+    EXPECT_EQ(c[3], 153.0f);
+    g.init = GemmInit::kAccumulate;  // C += A B: [[59 + 58, 63 + 64], ...]
+    g.bias = nullptr;
+    fn(g);
+    EXPECT_EQ(c[0], 117.0f);
+    EXPECT_EQ(c[1], 127.0f);
+    EXPECT_EQ(c[2], 279.0f);
+    EXPECT_EQ(c[3], 307.0f);
+    // ReLU' with h = [[1, -1], [0, 2]] keeps only the entries where h > 0.
+    const float h[] = {1, -1, 0, 2};
+    g.init = GemmInit::kZero;
+    g.post = GemmPost::kReluGrad;
+    g.h = h;
+    g.ldh = 2;
+    fn(g);
+    EXPECT_EQ(c[0], 58.0f);
+    EXPECT_EQ(c[1], 0.0f);
+    EXPECT_EQ(c[2], 0.0f);
+    EXPECT_EQ(c[3], 154.0f);
+  }
+}
+
+// With k = 0 the result is post(init) alone: the AVX2 epilogue must then equal the portable
+// scalar one bit for bit (same tanh arithmetic per lane), on a width with a masked tail.
+TEST(SmallGemmTest, EpilogueIsBitIdenticalAcrossImplementations) {
+  if (!SmallGemmHasAvx2Fma()) GTEST_SKIP() << "no AVX2+FMA on this CPU: one implementation only";
+  const int m = 3, n = 21;
+  Rng rng(5);
+  std::vector<float> c0(m * n), h(m * n);
+  for (float& x : c0) x = static_cast<float>(rng.Normal() * 4.0);
+  for (float& x : h) x = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
+  c0[4] = 12.0f;  // beyond the rational's clamp at 9
+  c0[5] = -0.0f;
+  for (GemmPost post : {GemmPost::kTanh, GemmPost::kRelu, GemmPost::kTanhGrad,
+                        GemmPost::kReluGrad}) {
+    std::vector<float> c1 = c0, c2 = c0;
+    SmallGemmArgs g;
+    g.m = m;
+    g.n = n;
+    g.k = 0;
+    g.ldb = n;
+    g.ldc = n;
+    g.init = GemmInit::kAccumulate;
+    g.post = post;
+    g.h = h.data();
+    g.ldh = n;
+    g.c = c1.data();
+    SmallGemmPortable(g);
+    g.c = c2.data();
+    SmallGemmAvx2Fma(g);
+    for (int i = 0; i < m * n; ++i) {
+      ASSERT_EQ(c1[i], c2[i]) << "post " << static_cast<int>(post) << " index " << i;
+    }
+  }
+}
+
+// A transpose only moves values: exact, on block multiples, edges and padded strides.
+TEST(SmallGemmTest, TransposeIsExact) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{
+           {1, 1}, {8, 8}, {64, 64}, {3, 17}, {17, 9}, {16, 5}, {24, 40}}) {
+    const int ld_src = cols + 2, ld_dst = rows + 3;
+    std::vector<float> src(static_cast<size_t>(rows) * ld_src);
+    std::vector<float> dst(static_cast<size_t>(cols) * ld_dst, -1.0f);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) * 0.5f;
+    TransposeMatrix(src.data(), rows, cols, ld_src, dst.data(), ld_dst);
+    for (int c = 0; c < cols; ++c) {
+      for (int r = 0; r < ld_dst; ++r) {
+        const float want = r < rows ? src[static_cast<size_t>(r) * ld_src + c] : -1.0f;
+        ASSERT_EQ(dst[static_cast<size_t>(c) * ld_dst + r], want)
+            << rows << " x " << cols << " at (" << c << ", " << r << ")";
+      }
+    }
+  }
+}
+
+// Same inputs, same bits (no run-to-run or block-order dependence).
+TEST(SmallGemmTest, Deterministic) {
+  Rng rng(9);
+  std::vector<float> a(37 * 70), b(70 * 29);
+  for (float& x : a) x = static_cast<float>(rng.Normal());
+  for (float& x : b) x = static_cast<float>(rng.Normal());
+  std::vector<float> c1(37 * 29), c2(37 * 29);
+  SmallGemmArgs g;
+  g.m = 37;
+  g.n = 29;
+  g.k = 70;
+  g.a = a.data();
+  g.a_row_stride = 70;
+  g.b = b.data();
+  g.ldb = 29;
+  g.ldc = 29;
+  g.c = c1.data();
+  SmallGemm(g);
+  g.c = c2.data();
+  SmallGemm(g);
+  EXPECT_EQ(c1, c2);
+}
+
+}  // namespace
+}  // namespace greenrl::nn
