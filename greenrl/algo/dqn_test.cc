@@ -270,7 +270,9 @@ std::vector<float> TrainTwoUpdates(int threads, bool double_q) {
     dqn.CollectRollout(*env, &episodes);
     const Metrics& m = dqn.Update(1.0);
     EXPECT_EQ(m[5].second, 128.0 * (i + 1));  // losses/n_updates
-    if (i == 0) EXPECT_GT(m[4].second, 0.1);  // losses/grad_norm (mean): above max_grad_norm
+    if (i == 0) {
+      EXPECT_GT(m[4].second, 0.1);  // losses/grad_norm (mean): above max_grad_norm
+    }
   }
   return dqn.GetParameters();
 }
