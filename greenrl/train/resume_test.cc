@@ -284,6 +284,36 @@ TEST(ResumeTest, DqnAndSacCountSkippedNonFiniteSteps) {
   }
 }
 
+// A resume whose n_timesteps is not past the checkpoint has nothing to train: refused before any
+// work (it once ran zero iterations, wrote final.pt and crashed), and the run stays resumable.
+TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {
+  const std::vector<std::string> sets = {"eval.freq=0", "eval.final_episodes=1",
+                                         "checkpoint_freq=512"};
+  auto with_steps = [&](int64_t n) {
+    std::vector<std::string> s = sets;
+    s.push_back("n_timesteps=" + std::to_string(n));
+    return LoadRunConfig(Preset("ppo/cartpole.yaml"), s, 4);
+  };
+  const std::string dir = FreshDir("short_resume");
+  RunTraining(with_steps(2048), dir, 1.0, /*resume=*/false, /*stop_after=*/1024);
+  ASSERT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  for (int64_t n : {512, 1024}) {
+    try {
+      RunTraining(with_steps(n), dir, 1.0, /*resume=*/true);
+      ADD_FAILURE() << "n_timesteps " << n << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("n_timesteps: got '" + std::to_string(n) + "'"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("newest checkpoint, 1024"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  }
+  const TrainResult resumed = RunTraining(with_steps(2048), dir, 1.0, /*resume=*/true);
+  EXPECT_EQ(resumed.report.steps, 2048);
+}
+
 // A write that fails as a full disk does (GREENRL_FAIL_WRITES_AFTER): the error names the file
 // and the system's reason, and the checkpoint written before it survives and resumes.
 TEST(ResumeTest, FailedCheckpointWriteKeepsTheLastGoodOne) {

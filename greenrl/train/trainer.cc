@@ -262,6 +262,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
       throw ConfigError("--resume", run_dir,
                         "a run directory with a resume checkpoint (checkpoints/step_*.pt)");
     }
+    // Nothing left to train would end the run without an iteration: refuse before any work.
+    if (total_steps <= resume_from.back().first) {
+      throw ConfigError("n_timesteps", std::to_string(total_steps),
+                        fmt::format("more than the step of the newest checkpoint, {} ({}): "
+                                    "resume with --set n_timesteps=N, N > {}",
+                                    resume_from.back().first, resume_from.back().second,
+                                    resume_from.back().first));
+    }
     // The ranks' envs, generators and replay buffers are saved per rank: a resume needs the
     // world size the run was checkpointed with (every rank reads rank 0's newest checkpoint, so
     // all of them refuse alike, before any connection).
@@ -449,6 +457,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (std::next(it) == resume_from.rend()) throw;
       if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
     }
+  }
+  if (!resumed_path.empty() && resumed.steps >= total_steps) {  // an older checkpoint was used
+    throw ConfigError("n_timesteps", std::to_string(total_steps),
+                      fmt::format("more than the step of the checkpoint resumed, {} ({})",
+                                  resumed.steps, resumed_path));
   }
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
