@@ -107,6 +107,16 @@ inline void ReadBytes(const std::string& in, size_t* offset, void* data, size_t 
   std::memcpy(data, in.data() + *offset, n);
   *offset += n;
 }
+// The same for a whole vector of trivially copyable T (its size is not stored: the reader's
+// vector must already have the saved size).
+template <typename T>
+void AppendVector(std::string* out, const std::vector<T>& v) {
+  AppendBytes(out, v.data(), sizeof(T) * v.size());
+}
+template <typename T>
+void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
+  ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
+}
 
 // BatchedEnv over a single-env class E (see the requirements at the top of this file).
 template <typename E>

@@ -147,17 +147,6 @@ void VecEnv::Step() {
   }
 }
 
-namespace {
-template <typename T>
-void AppendVector(std::string* out, const std::vector<T>& v) {
-  AppendBytes(out, v.data(), sizeof(T) * v.size());
-}
-template <typename T>
-void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
-  ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
-}
-}  // namespace
-
 bool VecEnv::SaveState(std::string* bytes) const {
   GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override SaveState()");
   if (!root_->envs->SaveState(bytes)) return false;

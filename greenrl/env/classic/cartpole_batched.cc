@@ -19,15 +19,6 @@ constexpr int kBlock = 16;
 
 static_assert(std::is_trivially_copyable_v<Rng>, "SaveState copies Rng as bytes");
 
-template <typename T>
-void AppendVector(std::string* out, const std::vector<T>& v) {
-  AppendBytes(out, v.data(), sizeof(T) * v.size());
-}
-template <typename T>
-void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
-  ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
-}
-
 // GCC/Clang vectors of four rows: IEEE operations per lane, the same bits as scalar code.
 using V4d = double __attribute__((vector_size(32)));    // float64 x4
 using V4l = int64_t __attribute__((vector_size(32)));   // int64 x4
