@@ -109,12 +109,12 @@ inline void ReadBytes(const std::string& in, size_t* offset, void* data, size_t 
 }
 // The same for a whole vector of trivially copyable T (its size is not stored: the reader's
 // vector must already have the saved size).
-template <typename T>
-void AppendVector(std::string* out, const std::vector<T>& v) {
+template <typename T, typename Alloc>
+void AppendVector(std::string* out, const std::vector<T, Alloc>& v) {
   AppendBytes(out, v.data(), sizeof(T) * v.size());
 }
-template <typename T>
-void ReadVector(const std::string& in, size_t* offset, std::vector<T>* v) {
+template <typename T, typename Alloc>
+void ReadVector(const std::string& in, size_t* offset, std::vector<T, Alloc>* v) {
   ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
 }
 

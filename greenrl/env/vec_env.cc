@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "greenrl/core/aligned_vector.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl::env {
@@ -52,15 +53,15 @@ struct VecEnv::Root {
   std::unique_ptr<BatchedEnv> envs;
   bool has_reset = false;
 
-  std::vector<int64_t> discrete_actions;  // int64 [N]; empty for Box action spaces
-  std::vector<float> continuous_actions;  // float32 [N, act_dim]; empty for Discrete spaces
-  std::vector<float> obs;                 // float32 [N, obs_dim]
-  std::vector<float> reward;              // float32 [N]
-  std::vector<uint8_t> terminated;        // uint8 [N]
-  std::vector<uint8_t> truncated;         // uint8 [N]
-  std::vector<float> final_obs;           // float32 [N, obs_dim]
-  std::vector<float> episode_return;      // float32 [N]
-  std::vector<int32_t> episode_length;    // int32 [N], steps
+  CacheAlignedVector<int64_t> discrete_actions;  // int64 [N]; empty for Box action spaces
+  CacheAlignedVector<float> continuous_actions;  // float32 [N, act_dim]; empty for Discrete spaces
+  CacheAlignedVector<float> obs;                 // float32 [N, obs_dim]
+  CacheAlignedVector<float> reward;              // float32 [N]
+  CacheAlignedVector<uint8_t> terminated;        // uint8 [N]
+  CacheAlignedVector<uint8_t> truncated;         // uint8 [N]
+  CacheAlignedVector<float> final_obs;           // float32 [N, obs_dim]
+  CacheAlignedVector<float> episode_return;      // float32 [N]
+  CacheAlignedVector<int32_t> episode_length;    // int32 [N], steps
   VecBuffers buffers;                     // views of the vectors above
 
   ThreadPool pool;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
@@ -121,6 +122,28 @@ TEST(VecEnvTest, BuffersAndActionAccessorsFollowTheSpec) {
   EXPECT_NE(env->discrete_actions(), nullptr);
   EXPECT_THROW(env->continuous_actions(), InternalError);
   EXPECT_THROW(env->Step(), InternalError);  // before Reset
+}
+
+// Every SoA buffer starts on a 64-byte cache line, so a thread boundary at a row whose byte offset
+// is a multiple of 64 (row 512 of 1024) shares no line between two threads (aligned_vector.h).
+TEST(VecEnvTest, BuffersStartOnCacheLines) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; };
+  for (const char* id : {"CartPole-v1", "Pendulum-v1"}) {
+    SCOPED_TRACE(id);
+    std::unique_ptr<VecEnv> env = MakeVecEnv(id, 1024, 0, 2);
+    if (env->spec().discrete_actions()) {
+      EXPECT_TRUE(aligned(env->discrete_actions()));
+    } else {
+      EXPECT_TRUE(aligned(env->continuous_actions()));
+    }
+    EXPECT_TRUE(aligned(env->obs()));
+    EXPECT_TRUE(aligned(env->reward()));
+    EXPECT_TRUE(aligned(env->terminated()));
+    EXPECT_TRUE(aligned(env->truncated()));
+    EXPECT_TRUE(aligned(env->final_obs()));
+    EXPECT_TRUE(aligned(env->episode_return()));
+    EXPECT_TRUE(aligned(env->episode_length()));
+  }
 }
 
 // Row i behaves exactly like a single CartPole reset with DeriveSeed(seed, i) and reset again on

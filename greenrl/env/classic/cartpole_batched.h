@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/core/aligned_vector.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/classic/cartpole.h"
@@ -62,12 +63,12 @@ class CartPoleBatched final : public BatchedEnv {
   // observation to obs_row (float32 [4]).
   void ResetRow(int i, float* obs_row);
 
-  std::vector<double> x_;               // float64 [N], cart position (m)
-  std::vector<double> x_dot_;           // float64 [N], cart velocity (m/s)
-  std::vector<double> theta_;           // float64 [N], pole angle (rad, 0 = upright)
-  std::vector<double> theta_dot_;       // float64 [N], pole angular velocity (rad/s)
-  std::vector<int32_t> elapsed_steps_;  // int32 [N], steps since reset (TimeLimit's counter)
-  std::vector<Rng> rng_;                // [N], row i's own generator
+  CacheAlignedVector<double> x_;               // float64 [N], cart position (m)
+  CacheAlignedVector<double> x_dot_;           // float64 [N], cart velocity (m/s)
+  CacheAlignedVector<double> theta_;           // float64 [N], pole angle (rad, 0 = upright)
+  CacheAlignedVector<double> theta_dot_;       // float64 [N], pole angular velocity (rad/s)
+  CacheAlignedVector<int32_t> elapsed_steps_;  // int32 [N], steps since reset (TimeLimit's counter)
+  CacheAlignedVector<Rng> rng_;                // [N], row i's own generator
 };
 
 }  // namespace greenrl::env
