@@ -178,6 +178,25 @@ TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
 
 // Bad config files through the CLI: each is exit code 2 with a message naming the problem, and no
 // run directory is created.
+// --resume names itself when its directory is missing or is not a run directory.
+TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
+  const std::string dir = Dir("resume_missing");
+  Result r = RunGreenrl("train --resume " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("greenrl: error: --resume: got '" + dir +
+                          "'; a run directory written by `greenrl train` (no such directory)"),
+            std::string::npos)
+      << r.output;
+  fs::create_directories(dir);
+  r = RunGreenrl("train --resume " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--resume: got '" + dir + "'; a run directory written by `greenrl "
+                          "train` (it has no config.yaml)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(fs::is_empty(dir));  // nothing written into it
+}
+
 TEST(CliTest, BadConfigFilesExit2AndWriteNothing) {
   const std::string dir = Dir("bad_configs");
   fs::create_directories(dir);

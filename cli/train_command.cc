@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "cli/commands.h"
+#include "greenrl/core/errors.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
 #include "greenrl/train/trainer.h"
@@ -39,6 +41,13 @@ Runner RegisterTrain(CLI::App& app) {
   resume->excludes("--config")->excludes("--seed")->excludes("--out");
   return [args]() {
     const bool resuming = !args->resume.empty();
+    if (resuming && !std::filesystem::is_regular_file(args->resume + "/config.yaml")) {
+      // Named as the user typed it, before LoadRunConfig would blame --config.
+      throw ConfigError("--resume", args->resume,
+                        std::filesystem::is_directory(args->resume)
+                            ? "a run directory written by `greenrl train` (it has no config.yaml)"
+                            : "a run directory written by `greenrl train` (no such directory)");
+    }
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, args->sets, args->seed);
     train::TrainOptions options;
