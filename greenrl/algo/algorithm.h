@@ -101,16 +101,17 @@ class Algorithm {
     GREENRL_CHECK(false, name() + " has no resume checkpoint");
   }
 
-  // --- Numerical guard (train/trainer.cc, guard.*).
+  // --- Numerical guard (train/trainer.cc, guard.*). The state lives here, once, in the
+  // protected members below; each algorithm's Update reads and counts it.
   // Optimiser steps skipped since construction because a loss or gradient was not finite
   // (inf or NaN): the step changed nothing. Saved in the training state.
-  virtual int64_t nonfinite_skips() const { return 0; }
+  int64_t nonfinite_skips() const { return nonfinite_skips_; }
   // Multiplies every learning rate from now on by `factor` (the guard halves it after
   // restoring a checkpoint); the factor is saved in the training state. factor > 0.
-  virtual void ScaleLearningRate(double factor) { (void)factor; }
+  void ScaleLearningRate(double factor) { lr_scale_ *= factor; }
   // Tests: the next `updates` calls to Update poison their gradients with NaN before the
   // finiteness check, as an overflowing loss would.
-  virtual void InjectNonFiniteForTesting(int updates) { (void)updates; }
+  void InjectNonFiniteForTesting(int updates) { inject_nonfinite_ = updates; }
 
   // Whether the update can switch to reduced precision on this device (the energy budget's first
   // rung); when not, *why_not says why. Default: not supported.
@@ -137,6 +138,13 @@ class Algorithm {
   // A copy of every trainable parameter in the model's flat layout, float32 [num_params]
   // (for tests, parameter broadcast and checkpoint comparison).
   virtual std::vector<float> GetParameters() const = 0;
+
+ protected:
+  // The numerical guard's state (see nonfinite_skips() above). An algorithm without a guard
+  // leaves them at these values.
+  int64_t nonfinite_skips_ = 0;  // steps skipped for a non-finite loss or gradient
+  double lr_scale_ = 1.0;        // the guard's learning-rate factor, applied by Update
+  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 };
 
 // SB3's progress_remaining after a rollout: 1 - num_timesteps / total_timesteps, clamped to

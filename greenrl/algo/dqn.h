@@ -138,10 +138,6 @@ class Dqn final : public Algorithm {
                          const std::function<void(CheckpointWriter&)>& extra) const override;
   void LoadTrainingState(const std::string& path,
                          const std::function<void(CheckpointReader&)>& extra) override;
-  // Gradient steps skipped because the TD loss or the gradient norm was not finite.
-  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
-  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
-  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
   std::vector<float> GetParameters() const override { return q_params_; }
   // Data-parallel: broadcasts the online and target Q parameters from rank 0; then averages the
@@ -213,10 +209,6 @@ class Dqn final : public Algorithm {
   int64_t n_updates_ = 0;       // gradient steps so far
   int64_t target_updates_ = 0;  // target-network updates so far
   double exploration_rate_;
-  // Numerical guard.
-  int64_t nonfinite_skips_ = 0;  // gradient steps skipped for a non-finite loss or gradient
-  double lr_scale_ = 1.0;        // the guard's learning-rate factor
-  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Scratch (allocated once).
   std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step

@@ -185,9 +185,6 @@ class Ppo final : public Algorithm {
                          const std::function<void(CheckpointWriter&)>& extra) const override;
   void LoadTrainingState(const std::string& path,
                          const std::function<void(CheckpointReader&)>& extra) override;
-  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
-  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
-  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   bool CanReducePrecision(std::string* why_not) const override;
   void ReducePrecision() override;
   std::vector<float> GetParameters() const override {
@@ -244,11 +241,6 @@ class Ppo final : public Algorithm {
   // Checkpoint entries of the model, Adam and the loss scaler (SaveCheckpoint's content).
   void WriteModel(CheckpointWriter& w) const;
   void ReadModel(CheckpointReader& r);
-
-  // Numerical guard and resume state.
-  int64_t nonfinite_skips_ = 0;  // steps skipped for a non-finite gradient (no loss scaling)
-  double lr_scale_ = 1.0;        // the guard's learning-rate factor
-  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Config and sizes.
   PpoConfig config_;

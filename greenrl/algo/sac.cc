@@ -284,10 +284,6 @@ class Sac final : public Algorithm {
                          const std::function<void(CheckpointWriter&)>& extra) const override;
   void LoadTrainingState(const std::string& path,
                          const std::function<void(CheckpointReader&)>& extra) override;
-  // Gradient steps skipped because a loss or a gradient was not finite.
-  int64_t nonfinite_skips() const override { return nonfinite_skips_; }
-  void ScaleLearningRate(double factor) override { lr_scale_ *= factor; }
-  void InjectNonFiniteForTesting(int updates) override { inject_nonfinite_ = updates; }
   // Actor parameters, then both critics' (qf1 | qf2).
   std::vector<float> GetParameters() const override {
     std::vector<float> v(actor_flat_.data(), actor_flat_.data() + actor_flat_.numel());
@@ -338,10 +334,6 @@ class Sac final : public Algorithm {
   int64_t num_timesteps_ = 0;  // env steps taken (all envs), SB3's num_timesteps
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;
-  // Numerical guard.
-  int64_t nonfinite_skips_ = 0;  // gradient steps skipped for a non-finite loss or gradient
-  double lr_scale_ = 1.0;        // the guard's learning-rate factor
-  int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
 
   // Scratch, allocated once.
   std::vector<float> step_obs_;                // float32 [N, obs_dim]: obs before the step
