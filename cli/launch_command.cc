@@ -129,6 +129,7 @@ int RunLaunch(const LaunchArgs& a) {
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("GREENRL_LAUNCH", "1", 1);  // energy.json's distributed.launcher: "greenrl launch"
       std::vector<char*> argv;
       std::string argv0 = "greenrl";
       argv.push_back(argv0.data());

@@ -131,7 +131,7 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
   ASSERT_TRUE(j.contains("distributed")) << j.dump(2);
   const auto& d = j["distributed"];
   EXPECT_EQ(d["world_size"], 2);
-  EXPECT_EQ(d["launcher"], "torchrun");
+  EXPECT_EQ(d["launcher"], "greenrl launch");
   ASSERT_EQ(d["ranks"].size(), 2u);
   EXPECT_GT(d["rank0_allreduce_calls"].get<int64_t>(), 0);
   // Steps are summed over ranks: 2 ranks x 4 envs x 32 steps per iteration, 8 iterations.

@@ -1,6 +1,7 @@
 #include "greenrl/dist/dist_env.h"
 
 #include <cstdlib>
+#include <string>
 
 #include "greenrl/core/errors.h"
 
@@ -48,6 +49,11 @@ DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv_fn) {
                         std::string("set together with ") + l.rank + "=" + rank);
     }
     d.source = l.source;
+    // `greenrl launch` sets torchrun's variables and marks itself (cli/launch_command.cc).
+    const char* greenrl_launch = get("GREENRL_LAUNCH");
+    if (d.source == "torchrun" && greenrl_launch != nullptr && std::string(greenrl_launch) == "1") {
+      d.source = "greenrl launch";
+    }
     d.world_size = ParseInt(l.size, size, 1, 1 << 20);
     d.rank = ParseInt(l.rank, rank, 0, d.world_size - 1);
     const char* local = get(l.local);

@@ -22,7 +22,10 @@ struct DistEnv {
   int local_rank = 0;                // rank on this node
   std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
   int master_port = 29500;           // port of rank 0's TCPStore (torchrun's default 29500)
-  std::string source = "none";       // "torchrun", "slurm", "openmpi" or "none" (one process)
+  // Which launcher started the process: "torchrun" (its variables RANK, WORLD_SIZE, ...),
+  // "greenrl launch" (the same variables plus GREENRL_LAUNCH=1, set by `greenrl launch`),
+  // "slurm", "openmpi" or "none" (one process).
+  std::string source = "none";
 };
 
 // Reads the variables through `getenv` (default: std::getenv).

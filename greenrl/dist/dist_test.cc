@@ -37,6 +37,9 @@ TEST(DistEnvTest, TorchrunVariables) {
   EXPECT_EQ(d.master_addr, "node7");
   EXPECT_EQ(d.master_port, 1234);
   EXPECT_EQ(d.source, "torchrun");
+  // The same variables from `greenrl launch`, which marks itself.
+  EXPECT_EQ(ReadDistEnv(Vars({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"GREENRL_LAUNCH", "1"}})).source,
+            "greenrl launch");
 }
 
 TEST(DistEnvTest, SlurmAndOpenMpiAndNone) {
