@@ -134,21 +134,35 @@ constexpr const char* kTimestampForms =
 
 const std::vector<RegionIntensity>& RegionIntensities() {
   // Our World in Data, "Carbon intensity of electricity generation", g CO2e/kWh (Ember, Energy
-  // Institute); 2023 unless marked 2022. Copied from ../shared/REFERENCES.md.
+  // Institute); 2023 unless marked 2022. Copied from ../shared/REFERENCES.md. Alpha-3 codes:
+  // ISO 3166-1.
   static const std::vector<RegionIntensity> table = {
-      {"AU", "Australia", 548.7, 2023},      {"BR", "Brazil", 98.3, 2023},
-      {"CA", "Canada", 170.0, 2023},         {"CH", "Switzerland", 34.8, 2023},
-      {"CN", "China", 582.3, 2023},          {"DE", "Germany", 381.0, 2023},
-      {"ES", "Spain", 174.1, 2023},          {"FR", "France", 56.0, 2023},
-      {"GB", "United Kingdom", 237.6, 2023}, {"ID", "Indonesia", 675.9, 2022},
-      {"IE", "Ireland", 290.8, 2023},        {"IN", "India", 713.4, 2023},
-      {"IT", "Italy", 330.7, 2023},          {"JP", "Japan", 485.4, 2023},
-      {"KR", "South Korea", 430.6, 2023},    {"MX", "Mexico", 507.2, 2023},
-      {"NL", "Netherlands", 267.6, 2023},    {"NO", "Norway", 30.1, 2023},
-      {"PL", "Poland", 661.9, 2023},         {"RU", "Russia", 441.0, 2023},
-      {"SA", "Saudi Arabia", 706.8, 2022},   {"SE", "Sweden", 40.7, 2023},
-      {"SG", "Singapore", 470.8, 2023},      {"TW", "Taiwan", 642.4, 2023},
-      {"US", "United States", 369.5, 2023},  {"ZA", "South Africa", 707.7, 2023},
+      {"AU", "AUS", "Australia", 548.7, 2023},
+      {"BR", "BRA", "Brazil", 98.3, 2023},
+      {"CA", "CAN", "Canada", 170.0, 2023},
+      {"CH", "CHE", "Switzerland", 34.8, 2023},
+      {"CN", "CHN", "China", 582.3, 2023},
+      {"DE", "DEU", "Germany", 381.0, 2023},
+      {"ES", "ESP", "Spain", 174.1, 2023},
+      {"FR", "FRA", "France", 56.0, 2023},
+      {"GB", "GBR", "United Kingdom", 237.6, 2023},
+      {"ID", "IDN", "Indonesia", 675.9, 2022},
+      {"IE", "IRL", "Ireland", 290.8, 2023},
+      {"IN", "IND", "India", 713.4, 2023},
+      {"IT", "ITA", "Italy", 330.7, 2023},
+      {"JP", "JPN", "Japan", 485.4, 2023},
+      {"KR", "KOR", "South Korea", 430.6, 2023},
+      {"MX", "MEX", "Mexico", 507.2, 2023},
+      {"NL", "NLD", "Netherlands", 267.6, 2023},
+      {"NO", "NOR", "Norway", 30.1, 2023},
+      {"PL", "POL", "Poland", 661.9, 2023},
+      {"RU", "RUS", "Russia", 441.0, 2023},
+      {"SA", "SAU", "Saudi Arabia", 706.8, 2022},
+      {"SE", "SWE", "Sweden", 40.7, 2023},
+      {"SG", "SGP", "Singapore", 470.8, 2023},
+      {"TW", "TWN", "Taiwan", 642.4, 2023},
+      {"US", "USA", "United States", 369.5, 2023},
+      {"ZA", "ZAF", "South Africa", 707.7, 2023},
   };
   return table;
 }

@@ -34,6 +34,7 @@ inline constexpr double kDefaultPue = 1.0;
 // One row of the intensity table.
 struct RegionIntensity {
   const char* code;            // ISO 3166-1 alpha-2, e.g. "FR"
+  const char* alpha3;          // ISO 3166-1 alpha-3, e.g. "FRA" (CodeCarbon's country_iso_code)
   const char* name;            // English country name, e.g. "France"
   double intensity_g_per_kwh;  // g CO2e per kWh of electricity generated
   int year;                    // data year (2023, or 2022 where 2023 is missing)

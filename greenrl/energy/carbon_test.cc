@@ -51,6 +51,13 @@ TEST(CarbonTest, RegionFromTable) {
   EXPECT_EQ(indonesia.intensity_g_per_kwh, 675.9);
   EXPECT_THAT(indonesia.intensity_source, HasSubstr("Indonesia, 2022"));
   EXPECT_EQ(FindRegion("uk")->code, std::string("GB"));
+  EXPECT_EQ(FindRegion("uk")->alpha3, std::string("GBR"));
+  EXPECT_EQ(FindRegion("fr")->alpha3, std::string("FRA"));
+  EXPECT_EQ(FindRegion("de")->alpha3, std::string("DEU"));
+  for (const RegionIntensity& row : RegionIntensities()) {
+    EXPECT_EQ(std::string(row.alpha3).size(), 3u) << row.code;
+    EXPECT_EQ(row.alpha3[0], row.code[0]) << row.code;  // true for all 26 rows of the table
+  }
   EXPECT_EQ(FindRegion("United States")->intensity_g_per_kwh, 369.5);
   EXPECT_EQ(FindRegion("de")->intensity_g_per_kwh, 381.0);
   EXPECT_EQ(RegionIntensities().size(), 26u);

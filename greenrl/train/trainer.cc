@@ -154,6 +154,7 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double start_u
   row.energy_consumed_j = r.total_energy_j();
   if (const energy::RegionIntensity* region = energy::FindRegion(r.carbon.region)) {
     row.country_name = region->name;
+    row.country_iso_code = region->alpha3;
   }
   row.os = "Linux";
   row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "greenrl/algo/ppo.h"
@@ -127,6 +129,29 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   // The saved config reloads to the same values.
   Config again = LoadRunConfig(dir + "/config.yaml", {}, std::nullopt);
   EXPECT_EQ(again.ToYaml(), config.ToYaml());
+}
+
+// emissions.csv names the grid region's country as CodeCarbon does (English name, ISO alpha-3),
+// and the world average leaves both empty.
+TEST(TrainerTest, EmissionsCsvNamesTheRegionsCountry) {
+  for (const auto& [region, expected] : {std::pair<std::string, std::string>{"FR", ",France,FRA,"},
+                                         {"world", ",,,"}}) {
+    SCOPED_TRACE(region);
+    Config config = LoadRunConfig(
+        Preset(), {"n_timesteps=256", "eval.final_episodes=1", "carbon.region=" + region}, 0);
+    TrainOptions options;
+    options.out_dir = FreshDir("emissions_" + region);
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    const TrainResult result = Train(config, std::move(options));
+    std::ifstream in(result.report.run_dir + "/emissions.csv");
+    std::string header, row;
+    std::getline(in, header);
+    std::getline(in, row);
+    ASSERT_NE(header.find(",country_name,country_iso_code,region,"), std::string::npos) << header;
+    // energy_consumed is a number without commas, then the two country cells and region (empty).
+    EXPECT_NE(row.find(expected), std::string::npos) << row;
+  }
 }
 
 TEST(TrainerTest, RefusesNonEmptyOutDirBeforeWriting) {
