@@ -114,6 +114,14 @@ void Sampler::Stop() {
     std::swap(error, thread_error_);
   }
   if (error) std::rethrow_exception(error);
+  // The partial period since the last row, as one more (shorter) row, so the series covers the
+  // whole run and a run shorter than one period still has a row. Skipped when it is shorter than
+  // kMinFinalRowFraction of a period (a counter read microseconds after the last one says little).
+  if (!final_row_taken_) {
+    final_row_taken_ = true;
+    const double now_s = clock_->NowS();
+    if (now_s - previous_.time_s >= kMinFinalRowFraction * period_s_) RecordRow(now_s);
+  }
 }
 
 bool Sampler::stop_requested() const {

@@ -90,8 +90,10 @@ class Sampler {
   // Errors: GREENRL_CHECK when already started (a sampler runs once).
   void Start();
 
-  // Asks the thread to stop, wakes it and joins it. The partial period since the last tick is not
-  // recorded. Idempotent; a no-op before Start().
+  // Asks the thread to stop, wakes it and joins it, then records the partial period since the
+  // last row as a last, shorter row (on the calling thread; not when it is under
+  // kMinFinalRowFraction of a period, nor after the thread failed), so the rows add up to the
+  // whole run and a run shorter than one period has one row. Idempotent; a no-op before Start().
   // Errors: rethrows (once) an exception the thread ended with.
   void Stop();
 
@@ -119,6 +121,10 @@ class Sampler {
   // Returns: whether Stop() has been requested (for injected sleep_until functions).
   bool stop_requested() const;
 
+  // Stop() records the partial period as a last row only when it lasted at least this fraction of
+  // period_s.
+  static constexpr double kMinFinalRowFraction = 0.01;
+
  private:
   // The thread body: sleeps until each tick, samples, records.
   void Run();
@@ -138,10 +144,12 @@ class Sampler {
   std::vector<std::string> domain_names_;
   double max_safe_period_s_;
 
-  // Touched only by the thread after Start() (and by Start() before the thread exists).
+  // Touched only by the thread after Start() (and by Start() before the thread exists, and by
+  // Stop() after it has been joined).
   double start_s_ = 0.0;
   CumulativeReading previous_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv_{nullptr, &std::fclose};
+  bool final_row_taken_ = false;  // Stop() has handled the partial period
 
   std::thread thread_;
   bool started_ = false;

@@ -287,6 +287,43 @@ TEST(SamplerTest, RealThreadRecordsRowsAndStopsPromptly) {
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), rows.size() + 1);
 }
 
+// A run shorter than one period still gets a row: Stop() records the partial period (here 0.4 s
+// of a 1 s period, 2 J), once, also in power.csv; under 1% of a period it records nothing.
+TEST(SamplerTest, StopRecordsThePartialPeriodOnce) {
+  for (const double elapsed_s : {0.4, 0.005}) {
+    SCOPED_TRACE(elapsed_s);
+    FakeClock clock;
+    auto meter = std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0"});
+    FakeMeter* fake = meter.get();
+    std::vector<std::unique_ptr<EnergyMeter>> meters;
+    meters.push_back(std::move(meter));
+    EnergyMonitor monitor(std::move(meters), clock);
+    internal::FakePowercap dir;
+    SamplerOptions options;
+    options.power_csv_path = dir.root() + "/power.csv";
+    options.sleep_until = [](double) { return false; };  // the thread ends before any tick
+    Sampler sampler(monitor, clock, /*period_s=*/1.0, std::move(options));
+    sampler.Start();
+    clock.AdvanceS(elapsed_s);
+    fake->AddEnergyJ(0, 2.0);
+    sampler.Stop();
+    sampler.Stop();  // idempotent: no second row
+    const std::vector<PowerRow> rows = sampler.rows();
+    const std::string csv = ReadText(dir.root() + "/power.csv");
+    if (elapsed_s < 0.01) {
+      EXPECT_TRUE(rows.empty());
+      EXPECT_EQ(csv, "time_s,gpu:0_w\n");
+      continue;
+    }
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_DOUBLE_EQ(rows[0].time_s, 0.4);
+    EXPECT_DOUBLE_EQ(rows[0].duration_s, 0.4);
+    EXPECT_EQ(rows[0].energy_j, std::vector<double>{2.0});
+    EXPECT_DOUBLE_EQ(rows[0].power_w[0], 5.0);
+    EXPECT_EQ(csv, "time_s,gpu:0_w\n0.4,5\n");
+  }
+}
+
 // A long period must not delay Stop(): the condition variable wakes the thread.
 TEST(SamplerTest, StopInterruptsALongSleep) {
   const SteadyClock& clock = SteadyClock::Instance();
