@@ -27,6 +27,20 @@ std::string ReadText(const std::string& path) {
   return text.str();
 }
 
+// An EnergyMonitor on `clock` over one FakeMeter with the single domain `domain`; `fake` stays
+// valid while `monitor` lives.
+struct OneMeterMonitor {
+  OneMeterMonitor(const std::string& domain, const Clock& clock) {
+    auto meter = std::make_unique<FakeMeter>(std::vector<std::string>{domain});
+    fake = meter.get();
+    std::vector<std::unique_ptr<EnergyMeter>> meters;
+    meters.push_back(std::move(meter));
+    monitor = std::make_unique<EnergyMonitor>(std::move(meters), clock);
+  }
+  FakeMeter* fake = nullptr;
+  std::unique_ptr<EnergyMonitor> monitor;
+};
+
 // One scripted wake-up of the sampler thread: the clock time it wakes at and the energy each
 // domain gained since the previous wake-up.
 struct Wake {
@@ -250,11 +264,9 @@ TEST(SamplerTest, UnwritableCsvIsWarnedAndRowsAreKept) {
 // Only generous bounds: CI machines are slow and shared.
 TEST(SamplerTest, RealThreadRecordsRowsAndStopsPromptly) {
   const SteadyClock& clock = SteadyClock::Instance();
-  auto meter = std::make_unique<FakeMeter>(std::vector<std::string>{"cpu:package-0"});
-  FakeMeter* fake = meter.get();
-  std::vector<std::unique_ptr<EnergyMeter>> meters;
-  meters.push_back(std::move(meter));
-  EnergyMonitor monitor(std::move(meters), clock);
+  OneMeterMonitor m("cpu:package-0", clock);
+  FakeMeter* fake = m.fake;
+  EnergyMonitor& monitor = *m.monitor;
   internal::FakePowercap dir;
   SamplerOptions options;
   options.power_csv_path = dir.root() + "/power.csv";
@@ -293,11 +305,9 @@ TEST(SamplerTest, StopRecordsThePartialPeriodOnce) {
   for (const double elapsed_s : {0.4, 0.005}) {
     SCOPED_TRACE(elapsed_s);
     FakeClock clock;
-    auto meter = std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0"});
-    FakeMeter* fake = meter.get();
-    std::vector<std::unique_ptr<EnergyMeter>> meters;
-    meters.push_back(std::move(meter));
-    EnergyMonitor monitor(std::move(meters), clock);
+    OneMeterMonitor m("gpu:0", clock);
+    FakeMeter* fake = m.fake;
+    EnergyMonitor& monitor = *m.monitor;
     internal::FakePowercap dir;
     SamplerOptions options;
     options.power_csv_path = dir.root() + "/power.csv";
