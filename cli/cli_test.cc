@@ -149,6 +149,36 @@ TEST(CliTest, EvalOfNormalizedRunMatchesTrainingsFinalEval) {
                                                                                  << r.output;
 }
 
+// A run without final.pt (stopped by a signal, by the budget, or killed) evaluates from its
+// newest resume checkpoint, normaliser statistics included: the same return as the run's own
+// periodic evaluation at that step (metrics.csv: 45.3 at 1024 steps, seed 0).
+TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
+  const std::string out = Dir("no_final");
+  Result r = RunGreenrl("train --config " + Preset() +
+                        " --set normalize=true --set n_timesteps=2048 --set checkpoint_freq=1024"
+                        " --set eval.freq=1024 --set eval.episodes=10 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream metrics(out + "/metrics.csv");
+  std::string header, line, at_1024;
+  std::getline(metrics, header);
+  while (std::getline(metrics, line)) {
+    if (line.rfind("1024,", 0) == 0) at_1024 = line;
+  }
+  ASSERT_NE(at_1024.find(",45.3,"), std::string::npos) << header << "\n" << at_1024;
+  fs::remove(out + "/checkpoints/final.pt");
+  fs::remove(out + "/checkpoints/normalizer.json");
+  r = RunGreenrl("eval --run " + out + " --episodes 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("return  45.30 ± "), std::string::npos) << r.output;
+  fs::remove_all(out + "/checkpoints");
+  r = RunGreenrl("eval --run " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("checkpoints/final.pt or a resume checkpoint"), std::string::npos)
+      << r.output;
+}
+
 // The DQN CartPole preset through the CLI, shortened to 2,048 steps (1,024 random, then 5
 // updates of 128 gradient steps): it trains, writes its run dir, and its checkpoint evaluates
 // with the training run's final-evaluation return (same seed, same episodes).

@@ -1,4 +1,5 @@
-// greenrl eval: reloads a run's config and final checkpoint and runs deterministic episodes.
+// greenrl eval: reloads a run's config and final checkpoint (else its newest resume checkpoint)
+// and runs deterministic episodes.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -6,6 +7,7 @@
 #include "cli/commands.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/train/checkpointing.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
@@ -22,7 +24,7 @@ struct EvalArgs {
 
 Runner RegisterEval(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a trained run's final checkpoint");
+  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a trained run's final checkpoint (else its newest resume checkpoint)");
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
   cmd->add_option("--episodes", args->episodes, "deterministic episodes (default 10)");
   cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)");
@@ -32,20 +34,43 @@ Runner RegisterEval(CLI::App& app) {
       throw ConfigError("--episodes", std::to_string(args->episodes), "an integer >= 1");
     }
     const std::string config_path = args->run_dir + "/config.yaml";
-    const std::string checkpoint = args->run_dir + "/checkpoints/final.pt";
-    if (!fs::exists(config_path) || !fs::exists(checkpoint)) {
+    // The finished run's final.pt; a run stopped by a signal, the energy budget's stop without
+    // final.pt, or a crash has only resume checkpoints: the newest of them (rank 0's).
+    std::string checkpoint = args->run_dir + "/checkpoints/final.pt";
+    const bool final_checkpoint = fs::exists(checkpoint);
+    if (!final_checkpoint) {
+      const auto resume_checkpoints = train::ListCheckpoints(args->run_dir);
+      checkpoint = resume_checkpoints.empty() ? "" : resume_checkpoints.back().second;
+    }
+    if (!fs::exists(config_path) || checkpoint.empty()) {
       throw ConfigError("--run", args->run_dir,
-                        "a run directory with config.yaml and checkpoints/final.pt");
+                        "a run directory with config.yaml and checkpoints/final.pt or a resume "
+                        "checkpoint checkpoints/step_*.pt");
     }
     const Config config = train::LoadRunConfig(config_path, {}, args->seed);
     train::ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
     const std::string env_id = config.GetString("env_id");
     auto algorithm = train::MakeAlgorithm(config, env::FindEnvSpec(env_id));
-    algorithm->LoadCheckpoint(checkpoint);
-    // A run trained with normalize: true evaluates with its saved, frozen statistics.
+    // A run trained with normalize: true evaluates with its statistics, frozen: normalizer.json
+    // beside final.pt, or the ones stored in the resume checkpoint itself.
     std::optional<train::NormalizerSnapshot> normalizer;
-    if (config.GetBool("normalize")) {
-      normalizer = train::LoadNormalizer(args->run_dir + "/checkpoints/normalizer.json");
+    if (final_checkpoint) {
+      algorithm->LoadCheckpoint(checkpoint);
+      if (config.GetBool("normalize")) {
+        normalizer = train::LoadNormalizer(args->run_dir + "/checkpoints/normalizer.json");
+      }
+    } else {
+      const train::TrainerState state = train::LoadResumeCheckpoint(algorithm.get(), checkpoint);
+      if (config.GetBool("normalize")) {
+        if (state.normalizer.empty()) {
+          throw ConfigError("--run", args->run_dir,
+                            "a run whose newest resume checkpoint (" + checkpoint +
+                                ") holds the normaliser statistics (normalize: true)");
+        }
+        normalizer = train::NormalizerSnapshot{train::NormalizeOptionsFrom(config), state.normalizer};
+      }
+      fmt::print(stderr, "greenrl eval: {} has no checkpoints/final.pt; using its newest resume "
+                 "checkpoint (step {})\n", args->run_dir, state.steps);
     }
     const train::EvalResult r = train::EvaluatePolicy(
         *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
