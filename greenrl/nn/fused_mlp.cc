@@ -130,11 +130,14 @@ __attribute__((target_clones("avx2", "default"))) void ForwardThinOut(const floa
   }
 }
 
-// For out <= kThin: gw [out, in] += delta^T h and, when dx is non-null, dx [B, in] = delta W.
+// For out <= kThin: gw [out, in] += delta^T h and, when dx is non-null, dx [B, in] = delta W,
+// then, when tanh_h is non-null, dx *= 1 - tanh_h^2 (tanh' of the layer below, from its output
+// h; the same arithmetic as TanhBackwardInPlace, so bit-identical to a separate pass).
 __attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const float* h,
                                                                        const float* w,
                                                                        const float* delta,
                                                                        float* gw, float* dx,
+                                                                       const float* tanh_h,
                                                                        int batch, int in, int out) {
   for (int i = 0; i < batch; ++i) {
     const float* hr = h + static_cast<size_t>(i) * in;
@@ -154,15 +157,20 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const flo
       const float* wo = w + static_cast<size_t>(o) * in;
       for (int k = 0; k < in; ++k) xr[k] += d * wo[k];
     }
+    if (tanh_h == nullptr) continue;
+    const float* tr = tanh_h + static_cast<size_t>(i) * in;
+    for (int k = 0; k < in; ++k) xr[k] *= 1.0f - tr[k] * tr[k];
   }
 }
 
 // AVX2 forms of the thin-input loops for out % 8 == 0 (hidden widths): eight output columns
 // stay in one register while the short `in` (or the batch) runs. Each output element sees the
 // same additions in the same order as the plain loops, so results are bit-identical.
+// With `tanh`, the activation is applied in registers before the store (TanhRational, as
+// TanhInPlaceAvx2: bit-identical to a separate pass, one pass over y fewer).
 __attribute__((target("avx2"))) void ForwardThinInAvx2(const float* x, const float* wt,
                                                        const float* b, float* y, int batch, int in,
-                                                       int out) {
+                                                       int out, bool tanh) {
   for (int i = 0; i < batch; ++i) {
     const float* xr = x + static_cast<size_t>(i) * in;
     float* yr = y + static_cast<size_t>(i) * out;
@@ -174,32 +182,64 @@ __attribute__((target("avx2"))) void ForwardThinInAvx2(const float* x, const flo
         std::memcpy(&w, wt + static_cast<size_t>(k) * out + o, sizeof(w));
         acc += xr[k] * w;
       }
+      if (tanh) acc = TanhRational(acc);
       std::memcpy(yr + o, &acc, sizeof(acc));
     }
   }
 }
 
-// gw [out, in] += delta^T x for in <= kThin, out % 8 == 0: one register of eight outputs
-// accumulates over the batch for each input k.
-__attribute__((target("avx2"))) void BackwardThinInAvx2(const float* x, const float* delta,
-                                                        float* gw, int batch, int in, int out) {
-  for (int k = 0; k < in; ++k) {
-    for (int o = 0; o < out; o += 8) {
-      Float8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (int i = 0; i < batch; ++i) {
-        Float8 d;
-        std::memcpy(&d, delta + static_cast<size_t>(i) * out + o, sizeof(d));
-        acc += x[static_cast<size_t>(i) * in + k] * d;
-      }
-      for (int j = 0; j < 8; ++j) gw[static_cast<size_t>(o + j) * in + k] += acc[j];
+// gw [out, in] += delta^T x and gb [out] += column sums of delta, for in = IN <= kThin and
+// out % 8 == 0: for each block of eight outputs, IN + 1 registers accumulate over the batch, so
+// delta is read once. Every entry sees the same additions in the same order as the plain loops
+// (gw: 0 + x d over rows, then added; gb: gb + d over rows), so results are bit-identical.
+template <int IN>
+__attribute__((target("avx2"))) void BackwardThinInBiasAvx2(const float* x, const float* delta,
+                                                            float* gw, float* gb, int batch,
+                                                            int out) {
+  for (int o = 0; o < out; o += 8) {
+    Float8 acc[IN];
+    for (int k = 0; k < IN; ++k) acc[k] = Float8{0, 0, 0, 0, 0, 0, 0, 0};
+    Float8 bacc;
+    std::memcpy(&bacc, gb + o, sizeof(bacc));
+    for (int i = 0; i < batch; ++i) {
+      Float8 d;
+      std::memcpy(&d, delta + static_cast<size_t>(i) * out + o, sizeof(d));
+      bacc += d;
+      const float* xr = x + static_cast<size_t>(i) * IN;
+      for (int k = 0; k < IN; ++k) acc[k] += xr[k] * d;
+    }
+    std::memcpy(gb + o, &bacc, sizeof(bacc));
+    for (int k = 0; k < IN; ++k) {
+      for (int j = 0; j < 8; ++j) gw[static_cast<size_t>(o + j) * IN + k] += acc[k][j];
     }
   }
 }
 
+using BackwardThinInBiasFn = void (*)(const float*, const float*, float*, float*, int, int);
+constexpr BackwardThinInBiasFn kBackwardThinInBias[kThin] = {
+    BackwardThinInBiasAvx2<1>, BackwardThinInBiasAvx2<2>, BackwardThinInBiasAvx2<3>,
+    BackwardThinInBiasAvx2<4>, BackwardThinInBiasAvx2<5>, BackwardThinInBiasAvx2<6>,
+    BackwardThinInBiasAvx2<7>, BackwardThinInBiasAvx2<8>};
+
 // gb [out] += column sums of delta [B, out] for out % 8 == 0, in registers.
+// Columns in groups of 64 (eight independent registers per row) where out allows, then eight.
 __attribute__((target("avx2"))) void BiasGradAvx2(const float* delta, float* gb, int batch,
                                                   int out) {
-  for (int o = 0; o < out; o += 8) {
+  int o = 0;
+  for (; o + 64 <= out; o += 64) {
+    Float8 acc[8];
+    std::memcpy(&acc, gb + o, sizeof(acc));
+    for (int i = 0; i < batch; ++i) {
+      const float* dr = delta + static_cast<size_t>(i) * out + o;
+      for (int v = 0; v < 8; ++v) {
+        Float8 d;
+        std::memcpy(&d, dr + 8 * v, sizeof(d));
+        acc[v] += d;
+      }
+    }
+    std::memcpy(gb + o, &acc, sizeof(acc));
+  }
+  for (; o < out; o += 8) {
     Float8 acc;
     std::memcpy(&acc, gb + o, sizeof(acc));
     for (int i = 0; i < batch; ++i) {
@@ -301,8 +341,8 @@ void FusedMlp::set_thread_pool(ThreadPool* pool, ThreadedPasses passes) {
     };
     pair_fn_ = [this](int begin, int end) {
       for (int task = begin; task < end; ++task) {
-        const GemmJob& job = task == 0 ? job_ : job2_;
-        RunGemmRows(job, 0, job.m);
+        const GemmJob& job = task == 0 ? job_ : job2_;  // 'N' jobs: RunSmallGemm uses no scratch
+        if (!RunSmallGemm(job)) RunGemmRows(job, 0, job.m);
       }
     };
   }
@@ -354,8 +394,10 @@ void FusedMlp::RunGemmPair(const GemmJob& first, const GemmJob& second) {
   job2_ = second;
   const int64_t macs = static_cast<int64_t>(first.m) * first.n * first.k;
   if (pool_ == nullptr || pool_->num_threads() < 2 || macs < kParallelMacs) {
-    RunGemmRows(job_, 0, job_.m);
-    RunGemmRows(job2_, 0, job2_.m);
+    // On one thread each job runs as RunGemm's would (SmallGemm where it applies), so one
+    // thread's Backward does not depend on whether a pool is set.
+    if (!RunSmallGemm(job_)) RunGemmRows(job_, 0, job_.m);
+    if (!RunSmallGemm(job2_)) RunGemmRows(job2_, 0, job2_.m);
   } else {
     // Two tasks. With 2 threads, task 0 is the calling thread's chunk and task 1 the worker's;
     // with more, ParallelFor's chunking gives them to two of the workers.
@@ -425,7 +467,12 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
         for (int k = 0; k < in; ++k) thin_[static_cast<size_t>(k) * out + o] = w[o * in + k];
       }
       if (HasAvx2() && out % 8 == 0) {
-        ForwardThinInAvx2(input, thin_.data(), b, y, batch, in, out);
+        const bool tanh = l < last && spec_.activation == Activation::kTanh;
+        ForwardThinInAvx2(input, thin_.data(), b, y, batch, in, out, tanh);
+        if (tanh) {  // activation applied in the store
+          input = y;
+          continue;
+        }
       } else {
         ForwardThinIn(input, thin_.data(), b, y, batch, in, out);
       }
@@ -467,7 +514,10 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
     float* gw = grads + spec_.weight_offset(l);
     float* gb = grads + spec_.bias_offset(l);
     const float* w = params + spec_.weight_offset(l);
-    if (HasAvx2() && out % 8 == 0) {
+    const bool thin_in_avx2 = in <= kThin && out > kThin && HasAvx2() && out % 8 == 0;
+    if (thin_in_avx2) {
+      // dW and db in one pass over delta (below).
+    } else if (HasAvx2() && out % 8 == 0) {
       BiasGradAvx2(delta, gb, batch, out);
     } else {
       for (int i = 0; i < batch; ++i) {
@@ -476,14 +526,22 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
       }
     }
     if (out <= kThin) {
-      BackwardThinOut(input, w, delta, gw, l == 0 ? nullptr : next_delta, batch, in, out);
+      // tanh' of the layer below is applied in the same pass (ReLU' in the pass after the loop).
+      const bool fuse_tanh = l > 0 && spec_.activation == Activation::kTanh;
+      BackwardThinOut(input, w, delta, gw, l == 0 ? nullptr : next_delta,
+                      fuse_tanh ? act_[l - 1].data() : nullptr, batch, in, out);
       if (l == 0) break;
+      if (fuse_tanh) {
+        delta = next_delta;
+        next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
+        continue;
+      }
     } else {
       const bool thin_in = in <= kThin;
       const GemmJob dw{'N', 'T', in, out, batch, input, delta, in, out, 1.0f, gw, in};
       if (thin_in) {
-        if (HasAvx2() && out % 8 == 0) {
-          BackwardThinInAvx2(input, delta, gw, batch, in, out);
+        if (thin_in_avx2) {
+          kBackwardThinInBias[in - 1](input, delta, gw, gb, batch, out);
         } else {
           BackwardThinIn(input, delta, gw, thin_.data(), batch, in, out);
         }

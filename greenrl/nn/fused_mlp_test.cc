@@ -190,3 +190,83 @@ TEST(TanhApproxTest, WithinAFewUlpOfLibm) {
 }
 }  // namespace
 }  // namespace greenrl::nn
+
+namespace greenrl::nn {
+namespace {
+// The thin-layer loops (inputs or outputs <= 8) with the activation, its derivative and the
+// bias gradient applied in the same pass (tanh in the thin-input forward's store, tanh' in the
+// thin-output backward's dX, db beside dW of a thin-input layer), for every thin input width
+// 1..8 and a few output widths, against a float64 reference of the same MLP:
+// y = W2 act(W1 act(W0 x + b0) + b1) + b2 and the gradients of L = sum(y * r).
+TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
+  for (Activation activation : {Activation::kTanh, Activation::kReLU}) {
+    for (int in = 1; in <= 8; ++in) {
+      for (int out : {1, 2, 5}) {
+        const MlpSpec spec{{in, 24, 16, out}, activation};
+        const int batch = 13;
+        Rng rng(100 + in * 10 + out);
+        std::vector<float> params(spec.num_params()), x(batch * in), r(batch * out);
+        for (float& v : params) v = static_cast<float>(rng.Normal() * 0.4);
+        for (float& v : x) v = static_cast<float>(rng.Normal());
+        for (float& v : r) v = static_cast<float>(rng.Normal());
+        // Float64 reference: forward keeping each layer's output, then backward.
+        const bool tanh = activation == Activation::kTanh;
+        std::vector<std::vector<double>> h(spec.num_layers() + 1);
+        h[0].assign(x.begin(), x.end());
+        for (int l = 0; l < spec.num_layers(); ++l) {
+          const int n_in = spec.sizes[l], n_out = spec.sizes[l + 1];
+          const float* w = params.data() + spec.weight_offset(l);
+          const float* b = params.data() + spec.bias_offset(l);
+          h[l + 1].assign(static_cast<size_t>(batch) * n_out, 0.0);
+          for (int i = 0; i < batch; ++i) {
+            for (int o = 0; o < n_out; ++o) {
+              double z = b[o];
+              for (int k = 0; k < n_in; ++k) z += double(w[o * n_in + k]) * h[l][i * n_in + k];
+              if (l + 1 < spec.num_layers()) z = tanh ? std::tanh(z) : std::max(z, 0.0);
+              h[l + 1][i * n_out + o] = z;
+            }
+          }
+        }
+        std::vector<double> ref_grads(params.size(), 0.0);
+        std::vector<double> delta(r.begin(), r.end());
+        for (int l = spec.num_layers() - 1; l >= 0; --l) {
+          const int n_in = spec.sizes[l], n_out = spec.sizes[l + 1];
+          const float* w = params.data() + spec.weight_offset(l);
+          std::vector<double> prev(static_cast<size_t>(batch) * n_in, 0.0);
+          for (int i = 0; i < batch; ++i) {
+            for (int o = 0; o < n_out; ++o) {
+              const double d = delta[i * n_out + o];
+              ref_grads[spec.bias_offset(l) + o] += d;
+              for (int k = 0; k < n_in; ++k) {
+                ref_grads[spec.weight_offset(l) + o * n_in + k] += d * h[l][i * n_in + k];
+                prev[i * n_in + k] += d * w[o * n_in + k];
+              }
+            }
+          }
+          for (size_t j = 0; j < prev.size() && l > 0; ++j) {
+            const double a = h[l][j];
+            prev[j] *= tanh ? 1.0 - a * a : (a > 0.0 ? 1.0 : 0.0);
+          }
+          delta = std::move(prev);
+        }
+
+        FusedMlp mlp(spec, batch);
+        const float* y = mlp.Forward(params.data(), x.data(), batch);
+        const std::string what = std::string(ToString(activation)) + " in " +
+                                 std::to_string(in) + " out " + std::to_string(out);
+        for (int j = 0; j < batch * out; ++j) {
+          ASSERT_NEAR(y[j], h.back()[j], 1e-5 * std::max(1.0, std::fabs(h.back()[j]))) << what;
+        }
+        std::vector<float> grads(params.size(), 0.5f);  // Backward adds: start from 0.5
+        mlp.Backward(params.data(), r.data(), grads.data());
+        for (size_t j = 0; j < grads.size(); ++j) {
+          const double expected = 0.5 + ref_grads[j];
+          ASSERT_NEAR(grads[j], expected, 1e-4 * std::max(1.0, std::fabs(expected)))
+              << what << " gradient " << j;
+        }
+      }
+    }
+  }
+}
+}  // namespace
+}  // namespace greenrl::nn
