@@ -81,8 +81,9 @@ class FusedMlp {
   //   checks 1e-5 of the largest entry).
   // - Backward: a hidden layer's two GEMMs are independent (dW = dY^T X and dX = dY W), so they
   //   run as two tasks at once: dX and the activation derivative on the calling thread, dW on a
-  //   worker, each one whole BLAS call (no slicing: a 64-row batch's GEMM loses ~15% of its
-  //   rate in halves) and one hand-off per layer. Results equal one thread's bit for bit. A
+  //   worker, each one whole call (SmallGemm where it applies, as on one thread, else BLAS; no
+  //   slicing: a 64-row batch's GEMM loses ~15% of its rate in halves) and one hand-off per
+  //   layer. Results equal one thread's bit for bit. A
   //   layer with only a dW GEMM (the first, when it is wide) is sliced as in Forward.
   // kBackward leaves Forward on the calling thread, so Forward may be called from inside one of
   // the pool's own jobs (DQN runs the online and target forward passes as two such tasks).
