@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -225,6 +226,32 @@ TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
             std::string::npos)
       << r.output;
   EXPECT_TRUE(fs::is_empty(dir));  // nothing written into it
+}
+
+// --set at a resume is saved in config.yaml (a later plain --resume continues with it), and
+// n_envs, which the checkpoint's env state fixes, is refused by name.
+TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvs) {
+  const std::string out = Dir("resume_set");
+  Result r = RunGreenrl("train --config " + Preset() +
+                        " --set n_timesteps=512 --set checkpoint_freq=256 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::remove(out + "/checkpoints/final.pt");  // as if stopped after the checkpoint at 256
+  r = RunGreenrl("train --resume " + out + " --set n_envs=16 --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("n_envs: got '16'; the run's own 8: a resume continues the saved envs"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --resume " + out + " --set n_envs=4 --quiet");  // not batch_size's error
+  EXPECT_NE(r.output.find("n_envs: got '4'; the run's own 8"), std::string::npos) << r.output;
+  std::ifstream before(out + "/config.yaml");
+  const std::string unchanged((std::istreambuf_iterator<char>(before)),
+                              std::istreambuf_iterator<char>());
+  EXPECT_NE(unchanged.find("n_timesteps: 512 "), std::string::npos);  // refused: file untouched
+  r = RunGreenrl("train --resume " + out + " --set n_timesteps=1024 --set n_envs=8 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream after(out + "/config.yaml");
+  const std::string saved((std::istreambuf_iterator<char>(after)), std::istreambuf_iterator<char>());
+  EXPECT_NE(saved.find("n_timesteps: 1024 "), std::string::npos) << saved;
 }
 
 TEST(CliTest, BadConfigFilesExit2AndWriteNothing) {

@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "greenrl/core/errors.h"
@@ -23,6 +26,26 @@ struct TrainArgs {
   bool quiet = false;
   std::string resume;
 };
+// A resume continues the saved envs, so n_envs cannot change; checked before the overrides are
+// validated (a smaller n_envs would first fail batch_size's bound, a larger one the env state's
+// size, neither naming n_envs).
+// Errors: ConfigError("n_envs", value, ...) for an --set n_envs=V other than the run's own.
+void RefuseNEnvsChange(const std::string& run_dir, const std::vector<std::string>& sets) {
+  const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
+  const int64_t n_envs = saved.GetInt("n_envs");
+  for (const std::string& set : sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos || set.substr(0, eq) != "n_envs") continue;
+    const std::string value = set.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() && *end == '\0' && v == static_cast<double>(n_envs)) continue;
+    throw ConfigError("n_envs", value,
+                      "the run's own " + std::to_string(n_envs) +
+                          ": a resume continues the saved envs, so n_envs cannot change");
+  }
+}
+
 }  // namespace
 
 Runner RegisterTrain(CLI::App& app) {
@@ -48,6 +71,7 @@ Runner RegisterTrain(CLI::App& app) {
                             ? "a run directory written by `greenrl train` (it has no config.yaml)"
                             : "a run directory written by `greenrl train` (no such directory)");
     }
+    if (resuming) RefuseNEnvsChange(args->resume, args->sets);
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, args->sets, args->seed);
     train::TrainOptions options;

@@ -124,9 +124,9 @@ std::string ReadCpuModel() {
 }
 
 // emissions.csv: one CodeCarbon-compatible row for the run.
-report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double start_unix_s) {
+report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
-  row.timestamp = report::FormatEmissionsTimestamp(start_unix_s);
+  row.timestamp = report::FormatEmissionsTimestamp(end_unix_s);  // CodeCarbon: the end
   row.project_name = "greenrl";
   row.run_id = fs::path(r.run_dir).filename().string();
   row.experiment_id = r.algo + "-" + r.env_id;
@@ -494,6 +494,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
                  resumed.steps);
     }
+    // The resolved config of this segment (--set overrides such as a larger n_timesteps
+    // included), so a later plain --resume continues with it; written only once the checkpoint
+    // has loaded, so a refused resume leaves the file as it was.
+    if (writer) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
   }
   // --- end resume
 
@@ -932,7 +936,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         {"ranks", ranks}};
     WriteFileAtomic(run_dir + "/energy.json", j.dump(2) + "\n");
   }
-  report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, start_unix_s));
+  report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
   return result;
 }
 
