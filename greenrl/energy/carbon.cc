@@ -36,8 +36,8 @@ std::string AcceptedRegions() {
     first = false;
   }
   return accepted +
-         " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), or empty for the "
-         "world average";
+         " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), or world (the "
+         "default: the world average)";
 }
 
 std::string Trim(const std::string& text) {
