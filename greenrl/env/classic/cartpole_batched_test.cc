@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "greenrl/core/rng.h"
+#include "greenrl/env/classic/golden_testdata.h"
 #include "greenrl/env/vec_env.h"
 
 namespace greenrl::env {
@@ -28,20 +29,7 @@ using nlohmann::json;
 constexpr int kObsDim = CartPole::kObsDim;
 constexpr double kStateTolerance = 1e-9;  // |mine - golden| / max(1, |golden|), the README's
 
-std::string TestDataDir() {
-  const char* dir = std::getenv("GREENRL_TESTDATA");
-  return dir != nullptr && dir[0] != '\0' ? dir : GREENRL_DEFAULT_TESTDATA;
-}
-
-const json& Golden() {
-  static const json data = [] {
-    const std::string path = TestDataDir() + "/classic_control/CartPole-v1.json";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path);
-    return json::parse(in);
-  }();
-  return data;
-}
+const json& Golden() { return testing::GoldenTrajectories("CartPole-v1"); }
 
 // Buffers for driving a BatchedEnv directly (what VecEnv owns).
 struct Buffers {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/env/classic/golden_testdata.h"
 
 namespace greenrl::env {
 namespace {
@@ -30,20 +31,7 @@ double RelErr(double mine, double golden) {
   return std::abs(mine - golden) / std::max(1.0, std::abs(golden));
 }
 
-std::string TestDataDir() {
-  const char* dir = std::getenv("GREENRL_TESTDATA");
-  return dir != nullptr && dir[0] != '\0' ? dir : GREENRL_DEFAULT_TESTDATA;
-}
-
-const json& Golden() {
-  static const json data = [] {
-    const std::string path = TestDataDir() + "/classic_control/CartPole-v1.json";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path);
-    return json::parse(in);
-  }();
-  return data;
-}
+const json& Golden() { return testing::GoldenTrajectories("CartPole-v1"); }
 
 // Replays the first max_steps steps of one trajectory open loop, as the README prescribes:
 // reset(seed=reset_seed), overwrite the state, apply the recorded actions. Returns the largest

@@ -23,6 +23,7 @@
 #include "greenrl/core/rng.h"
 #include "greenrl/env/classic/acrobot.h"
 #include "greenrl/env/classic/cartpole.h"
+#include "greenrl/env/classic/golden_testdata.h"
 #include "greenrl/env/classic/mountain_car.h"
 #include "greenrl/env/classic/mountain_car_continuous.h"
 #include "greenrl/env/classic/pendulum.h"
@@ -47,17 +48,7 @@ double AngleErr(double mine, double golden) {
   return std::min(d, kTwoPi - d) / std::max(1.0, std::abs(golden));
 }
 
-std::string TestDataDir() {
-  const char* dir = std::getenv("GREENRL_TESTDATA");
-  return dir != nullptr && dir[0] != '\0' ? dir : GREENRL_DEFAULT_TESTDATA;
-}
-
-json LoadGolden(const std::string& env_id) {
-  const std::string path = TestDataDir() + "/classic_control/" + env_id + ".json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
+const json& LoadGolden(const std::string& env_id) { return testing::GoldenTrajectories(env_id); }
 
 // Per-env facts the replay needs: which state components are angles (compared modulo 2 pi).
 template <typename E>
