@@ -23,6 +23,7 @@
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/checkpointing.h"
+#include "greenrl/train/run_compare_testing.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -389,16 +390,6 @@ std::array<RankOutcome, 2> TrainTwoRanks(const Config& config, const std::string
   return out;
 }
 
-std::vector<float> FinalParameters(const Config& config, const std::string& dir) {
-  auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
-  algorithm->LoadCheckpoint(dir + "/checkpoints/final.pt");
-  return algorithm->GetParameters();
-}
-
-double TotalJ(const std::string& dir) {
-  std::ifstream in(dir + "/energy.json");
-  return nlohmann::json::parse(in)["total_energy_j"].get<double>();
-}
 
 // A 2-rank PPO run (VecNormalize on, evaluations, periodic checkpoints) stopped at step 384 and
 // resumed with 2 ranks ends with the same parameters, bit for bit, and the same metrics rows as
@@ -419,7 +410,7 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
   const auto a = TrainTwoRanks(config, straight, {10.0, 1.0}, false);
   ASSERT_EQ(a[0].error + a[1].error, "");
   EXPECT_EQ(a[0].result.report.steps, 1024);
-  EXPECT_DOUBLE_EQ(TotalJ(straight), 11.0);
+  EXPECT_DOUBLE_EQ(testing::TotalJ(straight), 11.0);
 
   const auto first = TrainTwoRanks(config, split, {10.0, 1.0}, false, /*stop_after=*/384);
   ASSERT_EQ(first[0].error + first[1].error, "");
@@ -454,35 +445,12 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
   ASSERT_EQ(second[0].error + second[1].error, "");
   EXPECT_FALSE(second[0].result.interrupted);
   EXPECT_EQ(second[0].result.report.steps, 1024);
-  EXPECT_DOUBLE_EQ(TotalJ(split), 33.0);  // (10 + 1) before the stop + (20 + 2) after
+  EXPECT_DOUBLE_EQ(testing::TotalJ(split), 33.0);  // (10 + 1) before the stop + (20 + 2) after
 
-  const std::vector<float> pa = FinalParameters(config, straight);
-  const std::vector<float> pb = FinalParameters(config, split);
-  ASSERT_EQ(pa.size(), pb.size());
-  size_t differ = 0;
-  for (size_t k = 0; k < pa.size(); ++k) differ += std::memcmp(&pa[k], &pb[k], sizeof(float)) != 0;
-  EXPECT_EQ(differ, 0u) << "of " << pa.size() << " parameters";
+  testing::ExpectBitIdenticalParameters(config, straight, split);
 
   // metrics.csv: the same steps and the same training figures (time and energy columns differ).
-  const auto [ha, ra] = report::ReadMetricsCsv(straight + "/metrics.csv");
-  const auto [hb, rb] = report::ReadMetricsCsv(split + "/metrics.csv");
-  ASSERT_EQ(ha, hb);
-  ASSERT_EQ(ra.size(), 8u);
-  ASSERT_EQ(rb.size(), 8u);
-  for (size_t c = 0; c < ha.size(); ++c) {
-    const std::string& key = ha[c];
-    if (key.rfind("losses/", 0) != 0 && key != "global_step" && key.rfind("charts/epis", 0) != 0 &&
-        key != "rollout/ep_rew_mean" && key != "eval/mean_reward") {
-      continue;
-    }
-    for (size_t i = 0; i < ra.size(); ++i) {
-      if (std::isnan(ra[i][c])) {
-        EXPECT_TRUE(std::isnan(rb[i][c])) << key << " row " << i;
-      } else {
-        EXPECT_EQ(ra[i][c], rb[i][c]) << key << " row " << i;
-      }
-    }
-  }
+  testing::ExpectSameLearningColumns(straight, split, 8);
 }
 
 // A single-process run's checkpoint refuses a 2-rank resume on both ranks, naming both world

@@ -15,6 +15,7 @@
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/checkpointing.h"
+#include "greenrl/train/run_compare_testing.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -54,16 +55,6 @@ TrainResult RunTraining(const Config& config, const std::string& dir, double jou
   return Train(config, std::move(options));
 }
 
-std::vector<float> FinalParameters(const Config& config, const std::string& dir) {
-  auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
-  algorithm->LoadCheckpoint(dir + "/checkpoints/final.pt");
-  return algorithm->GetParameters();
-}
-
-double TotalJ(const std::string& dir) {
-  std::ifstream in(dir + "/energy.json");
-  return nlohmann::json::parse(in)["total_energy_j"].get<double>();
-}
 
 // Uninterrupted run vs. the same run stopped at `stop_after` and resumed: identical parameters,
 // identical metrics rows (training columns), energy 10 J + 20 J.
@@ -80,41 +71,19 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   EXPECT_TRUE(first.checkpoint_path.empty());
   EXPECT_FALSE(fs::exists(split + "/checkpoints/final.pt"));
   EXPECT_EQ(first.resume_checkpoint, CheckpointPath(split, first.report.steps));
-  EXPECT_DOUBLE_EQ(TotalJ(split), 10.0);
+  EXPECT_DOUBLE_EQ(testing::TotalJ(split), 10.0);
 
   const TrainResult second = RunTraining(config, split, 20.0, /*resume=*/true);
   EXPECT_FALSE(second.interrupted);
   EXPECT_EQ(second.report.steps, a.report.steps);
-  EXPECT_DOUBLE_EQ(TotalJ(split), 30.0);  // 10 J before the stop + 20 J after
+  EXPECT_DOUBLE_EQ(testing::TotalJ(split), 30.0);  // 10 J before the stop + 20 J after
   EXPECT_DOUBLE_EQ(second.report.total_energy_j(), 30.0);
 
-  const std::vector<float> pa = FinalParameters(config, straight);
-  const std::vector<float> pb = FinalParameters(config, split);
-  ASSERT_EQ(pa.size(), pb.size());
-  size_t differ = 0;
-  for (size_t k = 0; k < pa.size(); ++k) differ += std::memcmp(&pa[k], &pb[k], sizeof(float)) != 0;
-  EXPECT_EQ(differ, 0u) << "of " << pa.size() << " parameters";
+  testing::ExpectBitIdenticalParameters(config, straight, split);
 
   // metrics.csv: the same global_step sequence (no duplicated rows past the checkpoint) and the
   // same training figures.
-  const auto [ha, ra] = report::ReadMetricsCsv(straight + "/metrics.csv");
-  const auto [hb, rb] = report::ReadMetricsCsv(split + "/metrics.csv");
-  ASSERT_EQ(ha, hb);
-  ASSERT_EQ(ra.size(), rb.size());
-  for (size_t c = 0; c < ha.size(); ++c) {
-    const std::string& key = ha[c];
-    if (key.rfind("losses/", 0) != 0 && key != "global_step" && key.rfind("charts/epis", 0) != 0 &&
-        key != "rollout/ep_rew_mean" && key != "eval/mean_reward") {
-      continue;  // time, speed and energy columns differ between the runs
-    }
-    for (size_t i = 0; i < ra.size(); ++i) {
-      if (std::isnan(ra[i][c])) {
-        EXPECT_TRUE(std::isnan(rb[i][c])) << key << " row " << i;
-      } else {
-        EXPECT_EQ(ra[i][c], rb[i][c]) << key << " row " << i;
-      }
-    }
-  }
+  testing::ExpectSameLearningColumns(straight, split);
 }
 
 TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
