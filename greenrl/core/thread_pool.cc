@@ -34,6 +34,27 @@ bool SpinUntil(Done done, std::chrono::microseconds spin, const std::atomic<int>
   }
 }
 
+// Slot state packing (ThreadPool::Slot).
+constexpr uint64_t Pack(uint64_t generation, int front, int back) {
+  return (generation << 32) | (static_cast<uint64_t>(front) << 16) | static_cast<uint64_t>(back);
+}
+constexpr uint64_t GenerationOf(uint64_t state) { return state >> 32; }
+constexpr int FrontOf(uint64_t state) { return static_cast<int>((state >> 16) & 0xFFFF); }
+constexpr int BackOf(uint64_t state) { return static_cast<int>(state & 0xFFFF); }
+
+// Chunk k of [0, n) over t threads and its number of slices for `grain` (ParallelFor).
+struct ChunkRange {
+  int begin, end, slices;
+};
+ChunkRange ChunkOf(int n, int t, int grain, int k) {
+  ChunkRange c{static_cast<int>(int64_t{n} * k / t), static_cast<int>(int64_t{n} * (k + 1) / t), 0};
+  const int len = c.end - c.begin;
+  if (len > 0) {
+    c.slices = grain > 0 ? std::clamp(len / grain, 1, ThreadPool::kMaxSlices) : 1;
+  }
+  return c;
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads, std::function<void()> worker_init)
@@ -41,7 +62,8 @@ ThreadPool::ThreadPool(int num_threads, std::function<void()> worker_init)
   if (num_threads < 1) {
     throw ConfigError("num_threads", std::to_string(num_threads), "an integer >= 1");
   }
-  errors_.resize(num_threads_);
+  slots_ = std::vector<Slot>(num_threads_);
+  errors_.resize(static_cast<size_t>(num_threads_) * kMaxSlices);
   workers_.reserve(num_threads_ - 1);
   for (int k = 1; k < num_threads_; ++k) {
     workers_.emplace_back([this, k, worker_init] {
@@ -72,21 +94,56 @@ void ThreadPool::set_active_threads(int threads) {
   active_threads_ = std::max(1, std::min(threads, num_threads_));
 }
 
-void ThreadPool::RunChunk(int chunk) {
-  const int64_t n = n_;
-  const int t = job_threads_;
-  if (chunk >= t) return;
-  const int begin = static_cast<int>(n * chunk / t);
-  const int end = static_cast<int>(n * (chunk + 1) / t);
-  if (begin >= end) return;
-  try {
-    (*fn_)(begin, end);
-  } catch (...) {
-    errors_[chunk] = std::current_exception();
+int ThreadPool::Claim(int chunk, uint64_t generation, bool front) {
+  std::atomic<uint64_t>& state = slots_[chunk].state;
+  uint64_t s = state.load(std::memory_order_acquire);
+  for (;;) {
+    if (GenerationOf(s) != (generation & 0xFFFFFFFFu)) return -1;
+    const int f = FrontOf(s), b = BackOf(s);
+    if (f >= b) return -1;
+    const uint64_t next = front ? Pack(GenerationOf(s), f + 1, b) : Pack(GenerationOf(s), f, b - 1);
+    if (state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return front ? f : b - 1;
+    }
   }
 }
 
-void ThreadPool::WorkerLoop(int chunk) {
+void ThreadPool::RunSlice(int chunk, int slice) {
+  // The job's fields are stable here: the claim succeeded for this job's generation, and the
+  // caller rewrites them only after this slice is counted done.
+  const int n = n_.load(std::memory_order_relaxed);
+  const int t = job_threads_.load(std::memory_order_relaxed);
+  const ChunkRange c = ChunkOf(n, t, grain_.load(std::memory_order_relaxed), chunk);
+  const int len = c.end - c.begin;
+  const int begin = c.begin + static_cast<int>(int64_t{len} * slice / c.slices);
+  const int end = c.begin + static_cast<int>(int64_t{len} * (slice + 1) / c.slices);
+  try {
+    (*fn_.load(std::memory_order_relaxed))(begin, end);
+  } catch (...) {
+    errors_[static_cast<size_t>(chunk) * kMaxSlices + slice] = std::current_exception();
+  }
+  if (remaining_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_cv_.notify_one();
+  }
+}
+
+void ThreadPool::Participate(int thread, uint64_t generation) {
+  const int t = job_threads_.load(std::memory_order_relaxed);
+  if (thread >= t) return;  // throttled off (set_active_threads): no share, no stealing
+  for (int slice; (slice = Claim(thread, generation, /*front=*/true)) >= 0;) {
+    RunSlice(thread, slice);
+  }
+  for (int i = 1; i < t; ++i) {
+    const int chunk = (thread + i) % t;
+    for (int slice; (slice = Claim(chunk, generation, /*front=*/false)) >= 0;) {
+      RunSlice(chunk, slice);
+    }
+  }
+}
+
+void ThreadPool::WorkerLoop(int thread) {
   uint64_t seen_generation = 0;
   for (;;) {
     auto has_job = [&] { return stop_.load() || generation_.load() != seen_generation; };
@@ -98,47 +155,48 @@ void ThreadPool::WorkerLoop(int chunk) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
-    // fn_, n_ and errors_ were written before generation_'s release store and are not touched by
-    // the caller until pending_ drops to 0.
-    RunChunk(chunk);
-    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_cv_.notify_one();
-    }
+    Participate(thread, seen_generation);
   }
 }
 
-void ThreadPool::ParallelFor(int n, const RangeFn& fn) {
+void ThreadPool::ParallelFor(int n, const RangeFn& fn, int grain) {
   if (n <= 0) return;
-  if (workers_.empty()) {
+  if (workers_.empty() || active_threads_ == 1) {  // one thread (or throttled to the caller)
     fn(0, n);
     return;
   }
-  if (active_threads_ == 1) {  // throttled to the caller alone: no hand-off at all
-    fn(0, n);
-    return;
+  const int t = active_threads_;
+  const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  int total = 0;
+  for (int k = 0; k < num_threads_; ++k) {
+    const int slices = k < t ? ChunkOf(n, t, grain, k).slices : 0;
+    slots_[k].state.store(Pack(generation & 0xFFFFFFFFu, 0, slices), std::memory_order_relaxed);
+    total += slices;
   }
-  fn_ = &fn;
-  n_ = n;
-  job_threads_ = active_threads_;
-  for (std::exception_ptr& error : errors_) error = nullptr;
-  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);  // seq_cst: publishes the job, then the sleeper check below
+  fn_.store(&fn, std::memory_order_relaxed);
+  n_.store(n, std::memory_order_relaxed);
+  job_threads_.store(t, std::memory_order_relaxed);
+  grain_.store(grain, std::memory_order_relaxed);
+  remaining_.store(total, std::memory_order_relaxed);
+  generation_.store(generation);  // seq_cst: publishes the job, then the sleeper check below
   if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     work_cv_.notify_all();
   }
-  RunChunk(0);
-  auto all_done = [&] { return pending_.load() == 0; };
+  Participate(0, generation);
+  auto all_done = [&] { return remaining_.load() == 0; };
   if (!SpinUntil(all_done, kSpinBeforeBlock, bursts_)) {
     std::unique_lock<std::mutex> lock(mu_);
     caller_sleeping_.store(true);  // seq_cst: ordered before the re-check in wait()
     done_cv_.wait(lock, all_done);
     caller_sleeping_.store(false);
   }
-  fn_ = nullptr;
-  for (const std::exception_ptr& error : errors_) {
-    if (error) std::rethrow_exception(error);
+  for (std::exception_ptr& error : errors_) {
+    if (error) {
+      std::exception_ptr first = error;
+      for (std::exception_ptr& e : errors_) e = nullptr;
+      std::rethrow_exception(first);
+    }
   }
 }
 

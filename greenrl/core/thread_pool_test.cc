@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
 #include <set>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,14 +51,100 @@ TEST(ThreadPoolTest, EveryIndexOnceInContiguousChunks) {
   }
 }
 
+// Blocks until `started` reaches `expected` (every chunk of the job has begun), so no thread can
+// finish its chunk and take another's: each chunk then runs on its own thread. Gives up after 10 s.
+void WaitForAll(std::atomic<int>& started, int expected) {
+  ++started;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (started.load() < expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+}
+
 TEST(ThreadPoolTest, UsesWorkerThreads) {
   ThreadPool pool(3);
   std::vector<std::thread::id> ids(3);
-  pool.ParallelFor(3, [&](int begin, int) { ids[begin] = std::this_thread::get_id(); });
-  EXPECT_EQ(ids[0], std::this_thread::get_id());  // chunk 0 runs on the caller
-  EXPECT_NE(ids[1], std::this_thread::get_id());
-  EXPECT_NE(ids[2], std::this_thread::get_id());
-  EXPECT_NE(ids[1], ids[2]);
+  std::atomic<int> started{0};
+  pool.ParallelFor(3, [&](int begin, int) {
+    ids[begin] = std::this_thread::get_id();
+    WaitForAll(started, 3);
+  });
+  EXPECT_EQ(started.load(), 3);
+  EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), 3u);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), std::this_thread::get_id()), 1);  // the caller
+}
+
+// grain > 0 cuts each thread's chunk into clamp(len / grain, 1, kMaxSlices) slices at
+// begin + len*j/S; grain 0 gives one call per chunk; one thread gives one call over [0, n).
+TEST(ThreadPoolTest, SlicesFollowTheGrain) {
+  using Calls = std::set<std::pair<int, int>>;
+  auto calls_of = [](ThreadPool& pool, int n, int grain) {
+    std::mutex mu;
+    Calls calls;
+    pool.ParallelFor(n, [&](int begin, int end) {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_TRUE(calls.insert({begin, end}).second) << begin;
+    }, grain);
+    return calls;
+  };
+  ThreadPool two(2);
+  // 100 rows, 2 threads: chunks [0, 50) and [50, 100), 5 slices of 10 each.
+  Calls expected;
+  for (int b = 0; b < 100; b += 10) expected.insert({b, b + 10});
+  EXPECT_EQ(calls_of(two, 100, 10), expected);
+  // grain 12: 50 / 12 = 4 slices per chunk, at 0, 12, 25, 37 (50 j / 4).
+  expected.clear();
+  for (int base : {0, 50}) {
+    for (int j = 0; j < 4; ++j) expected.insert({base + 50 * j / 4, base + 50 * (j + 1) / 4});
+  }
+  EXPECT_EQ(calls_of(two, 100, 12), expected);
+  // At most kMaxSlices (16) per chunk: 1,000 rows at grain 1 give 16 slices of 500 / 16 rows.
+  Calls many = calls_of(two, 1000, 1);
+  EXPECT_EQ(many.size(), 32u);
+  EXPECT_EQ(*many.begin(), std::make_pair(0, 31));  // 500 * 1 / 16 = 31
+  // A grain above the chunk: one slice per chunk, as grain 0.
+  EXPECT_EQ(calls_of(two, 100, 64), (Calls{{0, 50}, {50, 100}}));
+  EXPECT_EQ(calls_of(two, 100, 0), (Calls{{0, 50}, {50, 100}}));
+  ThreadPool one(1);
+  EXPECT_EQ(calls_of(one, 100, 10), (Calls{{0, 100}}));
+}
+
+// A worker that is not there when a job starts (here: still in its start-up function) does not
+// hold the job up: the caller, done with its own chunk, runs the worker's unstarted chunk (grain
+// 0) or slices (grain > 0) itself, each exactly once.
+TEST(ThreadPoolTest, CallerRunsALateWorkersShare) {
+  ThreadPool pool(2, [] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); });
+  std::vector<std::thread::id> ids(2);
+  pool.ParallelFor(2, [&](int begin, int) { ids[begin] = std::this_thread::get_id(); });
+  EXPECT_EQ(ids[0], std::this_thread::get_id());
+  EXPECT_EQ(ids[1], std::this_thread::get_id());
+  std::vector<int> hits(256, 0);
+  pool.ParallelFor(256, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) ++hits[i];
+  }, 16);
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 256);
+}
+
+// A slower thread gives up the slices it has not started: with the worker taking 20 ms per slice
+// and the caller none, the caller runs most of the worker's 8 slices (from the far end), and every
+// row is still stepped exactly once.
+TEST(ThreadPoolTest, FasterThreadTakesOverASlowerThreadsSlices) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<int> hits(16, 0);
+  std::atomic<int> caller_rows_of_chunk1{0};
+  pool.ParallelFor(16, [&](int begin, int end) {
+    const bool on_caller = std::this_thread::get_id() == caller;
+    if (!on_caller) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = begin; i < end; ++i) {
+      ++hits[i];
+      if (on_caller && i >= 8) ++caller_rows_of_chunk1;
+    }
+  }, 1);
+  EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), 16);
+  // If the worker arrives before the caller is done, it sleeps in the one slice it claimed while
+  // the caller takes the others from the back; allow one more slice for a loaded machine.
+  EXPECT_GE(caller_rows_of_chunk1.load(), 6);
 }
 
 class CustomError : public std::runtime_error {
@@ -150,12 +238,16 @@ TEST(ThreadPoolTest, BurstEndsAndIdlePoolBurnsNoCpu) {
 namespace greenrl {
 namespace {
 
-// Throttled to fewer threads, the pool still covers every row once, on fewer threads.
+// Throttled to fewer threads, the pool still covers every row once, on fewer threads; an inactive
+// worker takes no share and steals nothing.
 TEST(ThreadPoolTest, ActiveThreadsLimitsTheThreadsThatWork) {
   ThreadPool pool(3);
   std::vector<std::thread::id> owner(90);
+  std::atomic<int> started{0};
+  int expected = 3;
   const ThreadPool::RangeFn fn = [&](int begin, int end) {
     for (int i = begin; i < end; ++i) owner[i] = std::this_thread::get_id();
+    WaitForAll(started, expected);
   };
   pool.ParallelFor(90, fn);
   std::set<std::thread::id> all(owner.begin(), owner.end());
@@ -163,12 +255,27 @@ TEST(ThreadPoolTest, ActiveThreadsLimitsTheThreadsThatWork) {
   pool.set_active_threads(2);
   EXPECT_EQ(pool.active_threads(), 2);
   std::fill(owner.begin(), owner.end(), std::thread::id());
+  started = 0;
+  expected = 2;
   pool.ParallelFor(90, fn);
   std::set<std::thread::id> two(owner.begin(), owner.end());
   EXPECT_EQ(two.size(), 2u);
   EXPECT_EQ(two.count(std::thread::id()), 0u);  // every row written
-  pool.set_active_threads(0);                   // clamped to 1: the caller alone
+  EXPECT_EQ(two.count(std::this_thread::get_id()), 1u);
+  // Without the rendezvous, over many jobs, only the two active threads ever run a slice.
+  std::set<std::thread::id> seen;
+  std::mutex mu;
+  for (int repeat = 0; repeat < 200; ++repeat) {
+    pool.ParallelFor(90, [&](int, int) {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.insert(std::this_thread::get_id());
+    }, 5);
+  }
+  for (const std::thread::id& id : seen) EXPECT_EQ(two.count(id), 1u);
+  pool.set_active_threads(0);  // clamped to 1: the caller alone
   EXPECT_EQ(pool.active_threads(), 1);
+  started = 0;
+  expected = 1;
   pool.ParallelFor(90, fn);
   std::set<std::thread::id> one(owner.begin(), owner.end());
   EXPECT_EQ(one.size(), 1u);

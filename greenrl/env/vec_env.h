@@ -14,7 +14,10 @@
 // continued on autoreset, so results depend on (seed, num_envs, actions) but never on num_threads.
 //
 // Threads: with num_threads == 1 rows are stepped inline on the caller's thread; with T > 1 the
-// caller and T - 1 persistent workers step disjoint contiguous row ranges (see ThreadPool).
+// caller and T - 1 persistent workers step disjoint contiguous row ranges (see ThreadPool), each
+// thread's range cut into slices of at least 64 rows (kRowsPerSlice, vec_env.cc); a thread that
+// has stepped its own rows steps the unstarted slices of a late or slower one (work stealing).
+// Rows are independent, so which thread steps a row never changes a result.
 //
 // Construct through MakeVecEnv (registry.h) unless you hold a BatchedEnv yourself.
 #pragma once
