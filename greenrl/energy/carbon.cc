@@ -27,6 +27,9 @@ std::string ToUpper(const std::string& text) {
   return upper;
 }
 
+// carbon.region "world", in any case: the world average, chosen explicitly.
+bool IsWorld(const std::string& region) { return ToUpper(region) == "WORLD"; }
+
 std::string AcceptedRegions() {
   std::string accepted = "one of: ";
   bool first = true;
@@ -177,7 +180,8 @@ const RegionIntensity* FindRegion(const std::string& region) {
 }
 
 void ValidateCarbonOptions(const CarbonOptions& options) {
-  if (!options.region.empty() && FindRegion(options.region) == nullptr) {
+  if (!options.region.empty() && !IsWorld(options.region) &&
+      FindRegion(options.region) == nullptr) {
     throw ConfigError("carbon.region", options.region, AcceptedRegions());
   }
   if (options.intensity_g_per_kwh.has_value() &&
@@ -198,7 +202,8 @@ CarbonResult ComputeCarbon(double energy_j, const CarbonOptions& options) {
   CarbonResult result;
   result.energy_kwh = energy_j / kJoulesPerKwh;
   result.pue = options.pue;
-  const RegionIntensity* row = options.region.empty() ? nullptr : FindRegion(options.region);
+  const bool world = options.region.empty() || IsWorld(options.region);
+  const RegionIntensity* row = world ? nullptr : FindRegion(options.region);
   result.region = row != nullptr ? row->code : "world";
   if (options.intensity_g_per_kwh.has_value()) {
     result.intensity_g_per_kwh = *options.intensity_g_per_kwh;
@@ -212,7 +217,7 @@ CarbonResult ComputeCarbon(double energy_j, const CarbonOptions& options) {
   } else {
     result.intensity_g_per_kwh = kWorldIntensityGPerKwh;
     result.intensity_source = kWorldIntensitySource;
-    result.intensity_is_default = true;
+    result.intensity_is_default = options.region.empty();
   }
   result.kg_co2e = result.energy_kwh * result.pue * result.intensity_g_per_kwh / 1000.0;
   return result;

@@ -50,8 +50,9 @@ const RegionIntensity* FindRegion(const std::string& region);
 
 // The `carbon.*` config fields.
 struct CarbonOptions {
-  // carbon.region: ISO 3166-1 alpha-2 code or country name from RegionIntensities();
-  // empty = the world average kWorldIntensityGPerKwh.
+  // carbon.region: ISO 3166-1 alpha-2 code or country name from RegionIntensities(), or
+  // "world" (any case): the world average kWorldIntensityGPerKwh, chosen explicitly; empty: the
+  // same average as the default (CarbonResult::intensity_is_default).
   std::string region;
   // carbon.intensity_g_per_kwh: overrides the table (g CO2e per kWh, finite, >= 0).
   std::optional<double> intensity_g_per_kwh;
@@ -67,8 +68,9 @@ struct CarbonResult {
   double kg_co2e = 0.0;               // energy_kwh x pue x intensity_g_per_kwh / 1000
   std::string region;                 // ISO code of the region, or "world" when none was given
   std::string intensity_source;       // dataset and year, or the override's config key
-  bool intensity_is_default = false;  // true when the world average was used (no region, no
-                                      // override)
+  bool intensity_is_default = false;  // true when the world average was used because nothing
+                                      // was given (empty region, no override); false for an
+                                      // explicit "world"
 };
 
 // Checks the options; call before training starts.

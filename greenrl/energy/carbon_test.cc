@@ -73,6 +73,18 @@ TEST(CarbonTest, WorldDefault) {
   EXPECT_EQ(result.intensity_source, "Ember world average, 2023");
 }
 
+TEST(CarbonTest, ExplicitWorldIsTheWorldAverageAsAChoice) {
+  CarbonOptions options;
+  options.region = "WORLD";
+  EXPECT_NO_THROW(ValidateCarbonOptions(options));
+  const CarbonResult result = ComputeCarbon(kJoulesPerKwh, options);
+  EXPECT_EQ(result.intensity_g_per_kwh, 481.0);
+  EXPECT_DOUBLE_EQ(result.kg_co2e, 0.481);
+  EXPECT_FALSE(result.intensity_is_default);
+  EXPECT_EQ(result.region, "world");
+  EXPECT_EQ(result.intensity_source, "Ember world average, 2023");
+}
+
 TEST(CarbonTest, OverrideWinsOverRegion) {
   CarbonOptions options;
   options.region = "de";

@@ -181,7 +181,9 @@ energy::BudgetOptions BudgetOptionsFrom(const Config& config) {
 energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
   energy::CarbonOptions o;
   const std::string& region = config.GetString("carbon.region");
-  o.region = (region == "world") ? "" : region;
+  // The schema's default "world" stays empty (intensity_is_default: the summary suggests setting
+  // a region); "world" given in the file or by --set is an explicit choice.
+  o.region = config.IsSet("carbon.region") ? region : "";
   const std::string& intensity = config.GetString("carbon.intensity_g_per_kwh");
   if (intensity != "auto") {
     const auto value = internal::ParseYamlNumber(intensity);

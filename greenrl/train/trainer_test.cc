@@ -182,6 +182,24 @@ TEST(RunConfigTest, PresetHasRlZooValues) {
   EXPECT_EQ(c.GetInt("n_timesteps"), 100000);
 }
 
+// carbon.region left at its default is the world average as a default (the summary suggests a
+// region); "world" given explicitly, in any case, is the same figure as a choice.
+TEST(RunConfigTest, ExplicitWorldRegionIsNotTheDefault) {
+  const auto carbon = [](const std::vector<std::string>& sets) {
+    return energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(Preset(), sets, {})));
+  };
+  const energy::CarbonResult by_default = carbon({});
+  EXPECT_TRUE(by_default.intensity_is_default);
+  EXPECT_EQ(by_default.region, "world");
+  for (const char* set : {"carbon.region=world", "carbon.region=World"}) {
+    const energy::CarbonResult chosen = carbon({set});
+    EXPECT_FALSE(chosen.intensity_is_default) << set;
+    EXPECT_EQ(chosen.region, "world") << set;
+    EXPECT_EQ(chosen.intensity_g_per_kwh, 481.0) << set;
+    EXPECT_EQ(chosen.kg_co2e, by_default.kg_co2e) << set;
+  }
+}
+
 TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   auto message = [](const std::vector<std::string>& sets) {
     try {
