@@ -50,12 +50,14 @@ int64_t MlpSpec::bias_offset(int layer) const {
 }
 
 namespace {
-using internal::TanhRational;  // internal/tanh_rational.h
+using internal::TanhRational;  // internal/tanh_rational.h: without FMA
+using internal::TanhRationalFma8;  // with AVX2 and FMA (internal::TanhUsesFma())
 
 typedef float Float4 __attribute__((vector_size(16)));  // SSE, baseline on x86-64
 typedef float Float8 __attribute__((vector_size(32)));  // AVX
 
-// y[0..n) = tanh(y[0..n)), 4 lanes at a time (SSE2, every x86-64).
+// y[0..n) = tanh(y[0..n)), 4 lanes at a time (SSE2, every x86-64), for CPUs without AVX2 and
+// FMA (the tail's TanhApprox then uses the same TanhRational).
 void TanhInPlaceSse(float* y, size_t n) {
   size_t j = 0;
   for (; j + 4 <= n; j += 4) {
@@ -67,15 +69,12 @@ void TanhInPlaceSse(float* y, size_t n) {
   for (; j < n; ++j) y[j] = TanhApprox(y[j]);
 }
 
-// The same, 8 lanes at a time, for CPUs with AVX2 (chosen at run time). The arithmetic is the
-// same per lane (no FMA contraction: -ffp-contract=off), so results equal the SSE version's.
-__attribute__((target("avx2"))) void TanhInPlaceAvx2(float* y, size_t n) {
+// The same, 8 lanes at a time, for CPUs with AVX2 and FMA (chosen at run time), with the FMA
+// evaluation; the tail's TanhApprox uses its scalar twin, so every element gets the same bits.
+__attribute__((target("avx2,fma"))) void TanhInPlaceAvx2(float* y, size_t n) {
   size_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    Float8 v;
-    std::memcpy(&v, y + j, sizeof(v));
-    v = TanhRational(v);
-    std::memcpy(y + j, &v, sizeof(v));
+    _mm256_storeu_ps(y + j, TanhRationalFma8(_mm256_loadu_ps(y + j)));
   }
   for (; j < n; ++j) y[j] = TanhApprox(y[j]);
 }
@@ -168,7 +167,7 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const flo
 // same additions in the same order as the plain loops, so results are bit-identical.
 // With `tanh`, the activation is applied in registers before the store (TanhRational, as
 // TanhInPlaceAvx2: bit-identical to a separate pass, one pass over y fewer).
-__attribute__((target("avx2"))) void ForwardThinInAvx2(const float* x, const float* wt,
+__attribute__((target("avx2,fma"))) void ForwardThinInAvx2(const float* x, const float* wt,
                                                        const float* b, float* y, int batch, int in,
                                                        int out, bool tanh) {
   for (int i = 0; i < batch; ++i) {
@@ -182,7 +181,7 @@ __attribute__((target("avx2"))) void ForwardThinInAvx2(const float* x, const flo
         std::memcpy(&w, wt + static_cast<size_t>(k) * out + o, sizeof(w));
         acc += xr[k] * w;
       }
-      if (tanh) acc = TanhRational(acc);
+      if (tanh) acc = reinterpret_cast<Float8>(TanhRationalFma8(reinterpret_cast<__m256>(acc)));
       std::memcpy(yr + o, &acc, sizeof(acc));
     }
   }
@@ -251,10 +250,8 @@ __attribute__((target("avx2"))) void BiasGradAvx2(const float* delta, float* gb,
   }
 }
 
-bool HasAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
+// The AVX2 passes below also use FMA (ForwardThinInAvx2's tanh): both or neither.
+bool HasAvx2() { return internal::TanhUsesFma(); }
 
 // For in <= kThin: gw [out, in] += delta^T x, accumulated transposed in gt (float32 [in, out],
 // zeroed here) so the inner loop runs over the wide `out`.
@@ -279,8 +276,7 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinIn(const floa
 }
 
 void TanhInPlace(float* y, size_t n) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
+  if (internal::TanhUsesFma()) {
     TanhInPlaceAvx2(y, n);
   } else {
     TanhInPlaceSse(y, n);
@@ -289,11 +285,8 @@ void TanhInPlace(float* y, size_t n) {
 }  // namespace
 
 float TanhApprox(float x) {
-  // Scalar selects: the same arithmetic as the vector lanes.
-  const float hi = 9.0f;
-  float c = x > hi ? hi : x;
-  c = c < -hi ? -hi : c;
-  return TanhRational(c);
+  // The same arithmetic as the vector lanes of this process (internal/tanh_rational.h).
+  return internal::TanhScalar(x);
 }
 
 namespace blas {

@@ -60,8 +60,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 PostV(GemmPost 
   switch (post) {
     case GemmPost::kNone:
       break;
-    case GemmPost::kTanh:
-      v = internal::TanhRational(v);
+    case GemmPost::kTanh:  // this kernel runs only where internal::TanhUsesFma()
+      v = reinterpret_cast<Float8>(internal::TanhRationalFma8(reinterpret_cast<__m256>(v)));
       break;
     case GemmPost::kRelu:
       v = v > zero ? v : zero;
@@ -244,7 +244,7 @@ void SmallGemmPortable(const SmallGemmArgs& g) {
       case GemmPost::kNone:
         break;
       case GemmPost::kTanh:
-        for (int j = 0; j < g.n; ++j) cr[j] = internal::TanhRational(cr[j]);
+        for (int j = 0; j < g.n; ++j) cr[j] = internal::TanhScalar(cr[j]);
         break;
       case GemmPost::kRelu:
         for (int j = 0; j < g.n; ++j) cr[j] = cr[j] > 0.0f ? cr[j] : 0.0f;

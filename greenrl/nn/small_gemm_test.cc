@@ -193,13 +193,15 @@ TEST(SmallGemmTest, HandComputedProductIsExact) {
 // scalar one bit for bit (same tanh arithmetic per lane), on a width with a masked tail.
 TEST(SmallGemmTest, EpilogueIsBitIdenticalAcrossImplementations) {
   if (!SmallGemmHasAvx2Fma()) GTEST_SKIP() << "no AVX2+FMA on this CPU: one implementation only";
-  const int m = 3, n = 21;
+  const int m = 40, n = 21;  // 840 values: the 8-lane FMA tanh against its scalar twin
   Rng rng(5);
   std::vector<float> c0(m * n), h(m * n);
   for (float& x : c0) x = static_cast<float>(rng.Normal() * 4.0);
   for (float& x : h) x = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
   c0[4] = 12.0f;  // beyond the rational's clamp at 9
   c0[5] = -0.0f;
+  c0[6] = 9.0f;  // at the clamp
+  c0[7] = -30.0f;
   for (GemmPost post : {GemmPost::kTanh, GemmPost::kRelu, GemmPost::kTanhGrad,
                         GemmPost::kReluGrad}) {
     std::vector<float> c1 = c0, c2 = c0;
