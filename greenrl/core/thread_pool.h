@@ -41,7 +41,7 @@ namespace greenrl {
 
 class ThreadPool {
  public:
-  // Function over one chunk: fn(begin, end) handles indices [begin, end), begin < end.
+  // Function over one slice: fn(begin, end) handles indices [begin, end), begin < end.
   using RangeFn = std::function<void(int begin, int end)>;
 
   // Starts num_threads - 1 worker threads; each runs worker_init (if set) once, first. The
@@ -58,8 +58,8 @@ class ThreadPool {
   int num_threads() const { return num_threads_; }
 
   // Splits later jobs over only the first `threads` chunks (clamped to [1, num_threads()]); the
-  // other workers still take part in the hand-off but get empty chunks. The energy budget's
-  // throttle rung uses it to run fewer env threads. Not thread-safe against ParallelFor.
+  // other workers still wake for each job but take no share and steal nothing. The energy
+  // budget's throttle rung uses it to run fewer env threads. Not thread-safe against ParallelFor.
   void set_active_threads(int threads);
   int active_threads() const { return active_threads_; }
 
