@@ -24,7 +24,7 @@ struct BenchArgs {
   std::string name;
   int seeds = 5;
   std::optional<int64_t> steps;
-  std::string config_dir = "configs";
+  std::string config_dir;  // --configs; empty: DefaultConfigDir()
   std::string out;
   std::vector<std::string> sets;
 };
@@ -68,6 +68,14 @@ double GemmGflops(const std::string& precision) {
   return flops / best_s / 1e9;
 }
 
+// The presets folder when --configs is not given: ./configs where it exists (a checkout), else
+// the configs folder of the source tree this binary was built from, so `greenrl bench` works
+// from any directory once build/bin is on PATH.
+std::string DefaultConfigDir() {
+  if (std::filesystem::is_directory("configs")) return "configs";
+  return GREENRL_CONFIGS_SOURCE_DIR;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -83,7 +91,8 @@ Runner RegisterBench(CLI::App& app) {
       ->required();
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
   cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
-  cmd->add_option("--configs", args->config_dir, "presets folder (default configs)");
+  cmd->add_option("--configs", args->config_dir,
+                  "presets folder (default: ./configs, else the source tree's configs)");
   cmd->add_option("--out", args->out,
                   "keep the runs under this folder (default: a temp folder, removed)");
   cmd->add_option("--set", args->sets, "override a preset key: --set key=value (repeatable)");
@@ -96,7 +105,14 @@ Runner RegisterBench(CLI::App& app) {
     }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
-    const std::string preset = args->config_dir + "/" + it->second;
+    const std::string config_dir =
+        args->config_dir.empty() ? DefaultConfigDir() : args->config_dir;
+    const std::string preset = config_dir + "/" + it->second;
+    if (!fs::is_regular_file(preset)) {
+      throw ConfigError("--configs", config_dir,
+                        "a presets folder holding " + it->second + " (default: ./configs, else " +
+                            GREENRL_CONFIGS_SOURCE_DIR + ")");
+    }
     std::vector<std::string> sets = args->sets;
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
     // Validate once before the first run.

@@ -71,6 +71,42 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A preset's batch_size that no longer fits after --set n_envs: the error gives the bound's
+// parts and what to change.
+TEST(CliTest, PresetBatchSizeAboveTheRolloutSaysWhatToChange) {
+  const std::string out = Dir("batch");
+  const Result r = RunGreenrl("train --config " + Preset() + " --set n_envs=4 --out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("batch_size: got '256'; an integer in [1, n_steps * n_envs = 128] "
+                          "(n_steps 32, n_envs 4): lower batch_size, or raise n_steps or n_envs"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
+// --configs folder without the preset is refused by that name.
+TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
+  const std::string cwd = Dir("bench_cwd");
+  fs::create_directories(cwd);
+  const std::string bin = GREENRL_BIN;
+  FILE* pipe = popen(("cd " + cwd + " && " + bin +
+                      " bench ppo-cartpole --seeds 1 --steps 512 2>&1; echo \"rc=$?\"")
+                         .c_str(),
+                     "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  pclose(pipe);
+  EXPECT_NE(out.find("rc=0"), std::string::npos) << out;
+  EXPECT_NE(out.find("/configs/ppo/cartpole.yaml"), std::string::npos) << out;
+  const Result r = RunGreenrl("bench ppo-cartpole --seeds 1 --configs " + cwd);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--configs: got '" + cwd + "'; a presets folder holding ppo/cartpole.yaml"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   const std::string out = Dir("run");
   Result r =

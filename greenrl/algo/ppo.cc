@@ -158,8 +158,13 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   c.grad_scaler.growth_interval = config.GetInt("grad_scaler.growth_interval");
   const int64_t rollout = static_cast<int64_t>(c.n_steps) * c.n_envs;
   if (c.batch_size > rollout) {
+    // The value may come from the preset while the user changed n_steps or n_envs: say which
+    // values the bound comes from and what to change.
     throw ConfigError("batch_size", std::to_string(c.batch_size),
-                      "an integer in [1, n_steps * n_envs = " + std::to_string(rollout) + "]");
+                      "an integer in [1, n_steps * n_envs = " + std::to_string(rollout) +
+                          "] (n_steps " + std::to_string(c.n_steps) + ", n_envs " +
+                          std::to_string(c.n_envs) +
+                          "): lower batch_size, or raise n_steps or n_envs");
   }
   return c;
 }

@@ -67,12 +67,22 @@ std::string FormatSummary(const RunReport& r) {
                      r.budget.events.size());
   }
   const auto& c = r.carbon;
-  s += fmt::format("  carbon         {:.4f} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n",
-                   c.kg_co2e * 1000.0, c.energy_kwh, c.pue, c.intensity_g_per_kwh);
-  s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
-                   c.intensity_is_default ? ", default: set carbon.region or "
-                                            "carbon.intensity_g_per_kwh"
-                                          : "");
+  // Four decimals, or three significant digits below 0.001 g (a short run's 0.0000 said nothing).
+  const double grams = c.kg_co2e * 1000.0;
+  const std::string grams_text =
+      grams >= 0.001 || grams == 0.0 ? fmt::format("{:.4f}", grams) : fmt::format("{:.3g}", grams);
+  s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
+                   c.energy_kwh, c.pue, c.intensity_g_per_kwh);
+  if (c.intensity_source.rfind("override", 0) == 0) {
+    s += fmt::format("    intensity    set by carbon.intensity_g_per_kwh (the table value of "
+                     "region {} is not used)\n",
+                     c.region);
+  } else {
+    s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
+                     c.intensity_is_default ? ", default: set carbon.region or "
+                                              "carbon.intensity_g_per_kwh"
+                                            : "");
+  }
   return s;
 }
 

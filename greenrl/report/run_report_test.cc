@@ -62,6 +62,22 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
 }
 
+// A short run's carbon keeps three significant digits below 0.001 g; an intensity override is
+// named as such instead of being shown as the region's source.
+TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
+  RunReport r = MakeReport();
+  r.carbon.kg_co2e = 4.62e-8;  // 0.0000462 g
+  EXPECT_NE(FormatSummary(r).find("  carbon         4.62e-05 g CO2e"), std::string::npos)
+      << FormatSummary(r);
+  r.carbon.region = "world";
+  r.carbon.intensity_source = "override (carbon.intensity_g_per_kwh)";
+  r.carbon.intensity_is_default = false;
+  EXPECT_NE(FormatSummary(r).find("    intensity    set by carbon.intensity_g_per_kwh (the table "
+                                  "value of region world is not used)"),
+            std::string::npos)
+      << FormatSummary(r);
+}
+
 TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {
   const std::string path = ::testing::TempDir() + "/metrics.csv";
   {
