@@ -39,8 +39,8 @@ std::string AcceptedRegions() {
     first = false;
   }
   return accepted +
-         " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), or world (the "
-         "default: the world average)";
+         " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), world (the world "
+         "average), or empty (the world average as a default)";
 }
 
 std::string Trim(const std::string& text) {

@@ -124,8 +124,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "dist.timeout_s", ValueType::kFloat, "300.0",
          "seconds a rendezvous or collective waits for the other ranks before failing", 1e-3,
          1e6);
-  AddKey(&s, "carbon.region", ValueType::kString, "world",
-         "grid region (ISO 3166 code, e.g. FR, US) or world");
+  AddKey(&s, "carbon.region", ValueType::kString, "''",
+         "grid region (ISO 3166 code, e.g. FR, US) or world; empty: the world average as a "
+         "default");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
          "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
   AddKey(&s, "carbon.intensity_csv", ValueType::kString, "''",
@@ -181,9 +182,10 @@ energy::BudgetOptions BudgetOptionsFrom(const Config& config) {
 energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
   energy::CarbonOptions o;
   const std::string& region = config.GetString("carbon.region");
-  // The schema's default "world" stays empty (intensity_is_default: the summary suggests setting
-  // a region); "world" given in the file or by --set is an explicit choice.
-  o.region = config.IsSet("carbon.region") ? region : "";
+  // Empty (the schema's default, also as written to config.yaml, so a resumed run keeps it) is
+  // the world average as a default (intensity_is_default: the summary suggests setting a
+  // region); "world" is the same average as an explicit choice.
+  o.region = region;
   const std::string& intensity = config.GetString("carbon.intensity_g_per_kwh");
   if (intensity != "auto") {
     const auto value = internal::ParseYamlNumber(intensity);

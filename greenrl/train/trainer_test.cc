@@ -182,8 +182,9 @@ TEST(RunConfigTest, PresetHasRlZooValues) {
   EXPECT_EQ(c.GetInt("n_timesteps"), 100000);
 }
 
-// carbon.region left at its default is the world average as a default (the summary suggests a
-// region); "world" given explicitly, in any case, is the same figure as a choice.
+// carbon.region left at its default (empty) is the world average as a default (the summary
+// suggests a region); "world" given explicitly, in any case, is the same figure as a choice.
+// Both survive a resume, which reads every key back from the run's config.yaml.
 TEST(RunConfigTest, ExplicitWorldRegionIsNotTheDefault) {
   const auto carbon = [](const std::vector<std::string>& sets) {
     return energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(Preset(), sets, {})));
@@ -198,6 +199,18 @@ TEST(RunConfigTest, ExplicitWorldRegionIsNotTheDefault) {
     EXPECT_EQ(chosen.intensity_g_per_kwh, 481.0) << set;
     EXPECT_EQ(chosen.kg_co2e, by_default.kg_co2e) << set;
   }
+  // A resumed run loads config.yaml, where every key is written: the default stays a default.
+  const std::string yaml = ::testing::TempDir() + "/carbon_region_config.yaml";
+  {
+    std::ofstream(yaml) << LoadRunConfig(Preset(), {}, {}).ToYaml();
+  }
+  EXPECT_TRUE(energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(yaml, {}, {})))
+                  .intensity_is_default);
+  {
+    std::ofstream(yaml) << LoadRunConfig(Preset(), {"carbon.region=world"}, {}).ToYaml();
+  }
+  EXPECT_FALSE(energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(yaml, {}, {})))
+                   .intensity_is_default);
 }
 
 TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
