@@ -281,8 +281,10 @@ TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
   ExpectSurvivorFails("killed0", /*victim=*/0, SIGKILL);
 }
 
-// SIGINT to `greenrl launch` (as Ctrl-C or torchrun's forwarding): the launcher forwards it to
-// both ranks, they agree to stop at the end of the same iteration, rank 0 and rank 1 write their
+// SIGINT to `greenrl launch`'s whole process group, as Ctrl-C in a terminal sends it: each rank
+// gets it directly and once more forwarded by the launcher, which is one stop request (a repeat
+// within 100 ms is a duplicate, train/signals.h), so they agree to stop at the end of the same
+// iteration, rank 0 and rank 1 write their
 // resume checkpoints of that step, every process exits 130, nothing hangs. The run then refuses
 // a 1-process resume (exit 2, naming both world sizes) and finishes with a 2-rank resume.
 TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
@@ -290,6 +292,7 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   const std::string log = out + "_launch.log";
   const pid_t launcher = ::fork();
   if (launcher == 0) {
+    ::setpgid(0, 0);  // the launcher leads a process group, as a shell job does
     std::FILE* f = std::fopen(log.c_str(), "w");
     ::dup2(fileno(f), 1);
     ::dup2(fileno(f), 2);
@@ -311,7 +314,7 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
     ::waitpid(launcher, nullptr, 0);
     FAIL() << "training did not start\n" << ReadFile(log);
   }
-  ::kill(launcher, SIGINT);
+  ::kill(-launcher, SIGINT);  // the group: launcher and both ranks, as a terminal's Ctrl-C
   double waited_s = 0.0;
   const int status = WaitFor(launcher, 60.0, &waited_s);
   const std::string output = ReadFile(log);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
+#include <ctime>
 
 #include "greenrl/core/errors.h"
 
@@ -10,12 +12,28 @@ namespace greenrl::train {
 
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
+// CLOCK_MONOTONIC time of the first signal, ns (written in the handler before g_signal).
+volatile int64_t g_first_ns = 0;
 bool g_installed = false;
 struct sigaction g_old_int, g_old_term;
 
+int64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe (POSIX.1-2008)
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 extern "C" void OnStopSignal(int sig) {
-  if (g_signal != 0) _exit(128 + sig);  // second signal: leave now (async-signal-safe)
-  g_signal = sig;
+  const int64_t now = MonotonicNs();
+  if (g_signal == 0) {
+    g_first_ns = now;
+    g_signal = sig;
+    return;
+  }
+  // The same signal again within kDuplicateWindowNs is the same stop request delivered twice:
+  // GNU timeout, for one, sends its signal to the child and then to the child's process group.
+  if (sig == g_signal && now - g_first_ns < kDuplicateWindowNs) return;
+  _exit(128 + sig);  // a second stop request: leave now (async-signal-safe)
 }
 }  // namespace
 

@@ -1,12 +1,19 @@
 // signals.h: graceful stop of `greenrl train` on SIGINT and SIGTERM (README "Checkpoints, resume
 // and signals"). The first signal only sets a flag: the trainer finishes the current iteration,
 // writes a resume checkpoint and the reports, and the CLI exits 128 + signal (130 for SIGINT,
-// 143 for SIGTERM, the shell's convention). A second signal exits at once with the same code
+// 143 for SIGTERM, the shell's convention). A second signal exits at once with 128 + its number
 // (_exit, no cleanup): the last good checkpoint is intact because every checkpoint is written to
-// a temp file and renamed into place (core/atomic_file.h).
+// a temp file and renamed into place (core/atomic_file.h). The same signal arriving again within
+// kDuplicateWindowNs of the first is one request delivered twice and is ignored: GNU timeout
+// signals the child and then its process group, and a job scheduler may do the same.
 #pragma once
 
+#include <cstdint>
+
 namespace greenrl::train {
+
+// A repeat of the first stop signal sooner than this (ns) after it is a duplicate delivery.
+constexpr int64_t kDuplicateWindowNs = 100'000'000;  // 100 ms
 
 // Installs the handlers for SIGINT and SIGTERM while alive and restores the previous ones on
 // destruction. One at a time per process (GREENRL_CHECK).
