@@ -74,9 +74,8 @@ std::string FormatSummary(const RunReport& r) {
   s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
                    c.energy_kwh, c.pue, c.intensity_g_per_kwh);
   if (c.intensity_source.rfind("override", 0) == 0) {
-    s += fmt::format("    intensity    set by carbon.intensity_g_per_kwh (the table value of "
-                     "region {} is not used)\n",
-                     c.region);
+    s += "    intensity    set by carbon.intensity_g_per_kwh (instead of carbon.region's table "
+         "value)\n";
   } else {
     s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
                      c.intensity_is_default ? ", default: set carbon.region or "

@@ -72,8 +72,8 @@ TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
   r.carbon.region = "world";
   r.carbon.intensity_source = "override (carbon.intensity_g_per_kwh)";
   r.carbon.intensity_is_default = false;
-  EXPECT_NE(FormatSummary(r).find("    intensity    set by carbon.intensity_g_per_kwh (the table "
-                                  "value of region world is not used)"),
+  EXPECT_NE(FormatSummary(r).find("    intensity    set by carbon.intensity_g_per_kwh (instead of "
+                                  "carbon.region's table value)"),
             std::string::npos)
       << FormatSummary(r);
 }
