@@ -165,7 +165,7 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const flo
 // AVX2 forms of the thin-input loops for out % 8 == 0 (hidden widths): eight output columns
 // stay in one register while the short `in` (or the batch) runs. Each output element sees the
 // same additions in the same order as the plain loops, so results are bit-identical.
-// With `tanh`, the activation is applied in registers before the store (TanhRational, as
+// With `tanh`, the activation is applied in registers before the store (TanhRationalFma8, as
 // TanhInPlaceAvx2: bit-identical to a separate pass, one pass over y fewer).
 __attribute__((target("avx2,fma"))) void ForwardThinInAvx2(const float* x, const float* wt,
                                                        const float* b, float* y, int batch, int in,
@@ -250,8 +250,9 @@ __attribute__((target("avx2"))) void BiasGradAvx2(const float* delta, float* gb,
   }
 }
 
-// The AVX2 passes below also use FMA (ForwardThinInAvx2's tanh): both or neither.
-bool HasAvx2() { return internal::TanhUsesFma(); }
+// The AVX2 passes here also use FMA (ForwardThinInAvx2's tanh), so they need both: the same
+// test as SmallGemm's and the tanh evaluation's (internal::TanhUsesFma).
+bool HasAvx2Fma() { return SmallGemmHasAvx2Fma(); }
 
 // For in <= kThin: gw [out, in] += delta^T x, accumulated transposed in gt (float32 [in, out],
 // zeroed here) so the inner loop runs over the wide `out`.
@@ -459,7 +460,7 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
       for (int o = 0; o < out; ++o) {
         for (int k = 0; k < in; ++k) thin_[static_cast<size_t>(k) * out + o] = w[o * in + k];
       }
-      if (HasAvx2() && out % 8 == 0) {
+      if (HasAvx2Fma() && out % 8 == 0) {
         const bool tanh = l < last && spec_.activation == Activation::kTanh;
         ForwardThinInAvx2(input, thin_.data(), b, y, batch, in, out, tanh);
         if (tanh) {  // activation applied in the store
@@ -507,10 +508,10 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
     float* gw = grads + spec_.weight_offset(l);
     float* gb = grads + spec_.bias_offset(l);
     const float* w = params + spec_.weight_offset(l);
-    const bool thin_in_avx2 = in <= kThin && out > kThin && HasAvx2() && out % 8 == 0;
+    const bool thin_in_avx2 = in <= kThin && out > kThin && HasAvx2Fma() && out % 8 == 0;
     if (thin_in_avx2) {
       // dW and db in one pass over delta (below).
-    } else if (HasAvx2() && out % 8 == 0) {
+    } else if (HasAvx2Fma() && out % 8 == 0) {
       BiasGradAvx2(delta, gb, batch, out);
     } else {
       for (int i = 0; i < batch; ++i) {

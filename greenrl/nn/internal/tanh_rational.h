@@ -14,6 +14,8 @@
 
 #include <immintrin.h>
 
+#include "greenrl/nn/small_gemm.h"
+
 namespace greenrl::nn::internal {
 
 // Eigen's generic_fast_tanh_float coefficients: numerator c (a1 + a3 x2 + ... + a13 x2^6),
@@ -104,10 +106,7 @@ __attribute__((target("avx2,fma"))) inline float TanhRationalFma1(float x) {
 
 // Returns: true when this process evaluates tanh with TanhRationalFma8/Fma1 (the CPU has AVX2
 // and FMA), false when with TanhRational. Decided once.
-inline bool TanhUsesFma() {
-  static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return fma;
-}
+inline bool TanhUsesFma() { return SmallGemmHasAvx2Fma(); }  // the one CPU check of nn
 
 // Scalar tanh with this process's evaluation (see TanhUsesFma), for tails and portable loops.
 inline float TanhScalar(float x) {
