@@ -151,6 +151,10 @@ Runner RegisterBench(CLI::App& app) {
       flops_per_update = static_cast<double>(spec.actor_spec().UpdateFlops(batch) +
                                              spec.critic_spec().UpdateFlops(batch));
       const std::string precision = probe.GetString("precision");
+      // The floor runs on the BLAS threads the training runs get (Train sets the same); left at
+      // OpenMP's default (all cores), OpenBLAS splits this small product and reaches about half
+      // the one-thread rate (measured on a 2-core Xeon, 2026-12-02: 55 against 113 GFLOP/s).
+      train::ConfigureThreads(static_cast<int>(probe.GetInt("threads.torch")));
       floor_gflops = GemmGflops(precision);
       fmt::print(
           "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "

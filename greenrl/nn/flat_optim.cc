@@ -1,6 +1,7 @@
 #include "greenrl/nn/flat_optim.h"
 
 #include <cmath>
+#include <limits>
 
 #include "greenrl/core/errors.h"
 
@@ -12,17 +13,25 @@ FlatAdam::FlatAdam(int64_t num_params, AdamOptions options)
 }
 
 namespace {
+// A subnormal float32 (|x| < 2^-126 = FLT_MIN, nonzero) read as zero; any other x unchanged.
+inline float FlushSubnormal(float x) {
+  return std::fabs(x) < std::numeric_limits<float>::min() ? 0.0f : x;
+}
+
 // The per-element Adam update; cloned for AVX2 (chosen at run time by the loader's ifunc), with
 // the same arithmetic per element in every clone (no FMA contraction: -ffp-contract=off).
+// Moments that fall into the subnormal range are stored as zero (see FlatAdam in flat_optim.h).
 __attribute__((target_clones("avx2", "default"))) void AdamKernel(
     float* params, const float* grads, float* m, float* v, int64_t n, float b1, float one_minus_b1,
     float b2, float one_minus_b2, float inv_sqrt_bc2, float eps, float step_size) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = grads[i];
-    m[i] = m[i] * b1 + one_minus_b1 * g;
-    v[i] = v[i] * b2 + one_minus_b2 * g * g;
-    const float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
-    params[i] -= step_size * (m[i] / denom);
+    const float mi = FlushSubnormal(m[i] * b1 + one_minus_b1 * g);
+    const float vi = FlushSubnormal(v[i] * b2 + one_minus_b2 * g * g);
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) * inv_sqrt_bc2 + eps;
+    params[i] -= step_size * (mi / denom);
   }
 }
 

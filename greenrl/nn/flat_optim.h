@@ -20,6 +20,13 @@ struct AdamOptions {
 // Adam (Kingma and Ba, 2015) with PyTorch's bias correction:
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  t += 1
 //   p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// One difference from PyTorch: a moment that falls below float32's smallest normal value
+// (|m| or v < 2^-126, FLT_MIN) is stored as 0. A parameter whose gradient stays 0 (a dead ReLU
+// unit) otherwise keeps m decaying by b1 each step through the subnormal range, and on Intel
+// cores every arithmetic operation on a subnormal takes a microcode assist: measured on a 2-core
+// Xeon with AVX-512 (2026-12-02), the DQN CartPole preset spent 60% of its time in this loop
+// and ran 30.9 s instead of 10.1 s. The update such a moment contributes is below
+// lr * 2^-126 / eps, far under a float32 ulp of any parameter that is not itself near 0.
 class FlatAdam {
  public:
   FlatAdam(int64_t num_params, AdamOptions options);

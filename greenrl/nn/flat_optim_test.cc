@@ -31,6 +31,28 @@ TEST(FlatAdamTest, MatchesTorchAdamOverSeveralSteps) {
   }
 }
 
+// Moments that would become subnormal are stored as 0 (flat_optim.h); normal ones follow
+// PyTorch's formula exactly. FLT_MIN = 2^-126 ~ 1.1755e-38.
+TEST(FlatAdamTest, SubnormalMomentsBecomeZero) {
+  FlatAdam adam(3, AdamOptions{0.9, 0.999, 1e-8});
+  // Entry 0: m 1e-38 * 0.9 and v 1e-38 * 0.999 are subnormal -> 0. Entry 1: a gradient of 1e-20
+  // gives (1 - b2) g^2 = 1e-43 (subnormal) -> v = 0, while m = 1e-21 stays. Entry 2: normal.
+  adam.exp_avg() = {1e-38f, 0.0f, 0.5f};
+  adam.exp_avg_sq() = {1e-38f, 0.0f, 0.25f};
+  std::vector<float> params = {1.0f, 2.0f, 3.0f};
+  const std::vector<float> grads = {0.0f, 1e-20f, 0.1f};
+  adam.Step(params.data(), grads.data(), 1e-3);
+  EXPECT_EQ(adam.exp_avg()[0], 0.0f);
+  EXPECT_EQ(adam.exp_avg_sq()[0], 0.0f);
+  EXPECT_EQ(params[0], 1.0f);
+  EXPECT_EQ(adam.exp_avg()[1], 0.1f * 1e-20f);
+  EXPECT_EQ(adam.exp_avg_sq()[1], 0.0f);
+  EXPECT_EQ(adam.exp_avg()[2], 0.5f * 0.9f + 0.1f * 0.1f);
+  EXPECT_EQ(adam.exp_avg_sq()[2], 0.25f * 0.999f + 0.001f * 0.1f * 0.1f);
+  // Entry 1's step: lr / (1 - 0.9) * 1e-21 / (0 + 1e-8) = 1e-15, under float32's ulp at 2.
+  EXPECT_EQ(params[1], 2.0f);
+}
+
 TEST(ClipGradNormTest, MatchesTorchAndReturnsTotalNorm) {
   std::vector<float> g = {3.0f, 4.0f, 0.0f, 12.0f};  // norm 13
   auto t = torch::tensor({3.0f, 4.0f, 0.0f, 12.0f}).requires_grad_(true);
