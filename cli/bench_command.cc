@@ -105,8 +105,7 @@ Runner RegisterBench(CLI::App& app) {
     }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
-    const std::string config_dir =
-        args->config_dir.empty() ? DefaultConfigDir() : args->config_dir;
+    const std::string config_dir = args->config_dir.empty() ? DefaultConfigDir() : args->config_dir;
     const std::string preset = config_dir + "/" + it->second;
     if (!fs::is_regular_file(preset)) {
       throw ConfigError("--configs", config_dir,
@@ -134,6 +133,7 @@ Runner RegisterBench(CLI::App& app) {
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         probe.GetInt("threads.env"));
+    fmt::print("cpu: {}\n", train::DescribeCpu());
     double flops_per_update = 0.0, floor_gflops = 0.0;
     int batch = 1;
     if (ppo) {

@@ -12,9 +12,9 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -123,6 +123,32 @@ std::string ReadCpuModel() {
   return "";
 }
 
+}  // namespace
+
+std::string DescribeCpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      flags = " " + line.substr(line.find(':') + 1) + " ";
+      break;
+    }
+  }
+  std::string model = ReadCpuModel();
+  std::string out = fmt::format("{}, {} logical CPUs", model.empty() ? "unknown CPU" : model,
+                                std::thread::hardware_concurrency());
+  std::string listed;
+  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16"}) {
+    if (flags.find(std::string(" ") + f + " ") != std::string::npos) listed += std::string(" ") + f;
+  }
+  if (!flags.empty())
+    out += ";" + (listed.empty() ? std::string(" none of avx2, fma, avx512f, avx512_bf16, amx_bf16")
+                                 : listed);
+  return out;
+}
+
+namespace {
+
 // emissions.csv: one CodeCarbon-compatible row for the run.
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
@@ -204,9 +230,10 @@ void MergeNormalizers(Collectives& c, env::NormalizeVecEnv* normalizer, std::vec
   NormMoments merged = from;
   for (int r = 0; r < c.world_size(); ++r) {
     const double* p = &all[slot * static_cast<size_t>(r)];
-    merged.obs = dist::MergeMoments(
-        merged.obs, {p[0], {p + 1, p + 1 + dim}, {p + 1 + dim, p + 1 + 2 * dim}});
-    merged.ret = dist::MergeMoments(merged.ret, {p[1 + 2 * dim], {p[2 + 2 * dim]}, {p[3 + 2 * dim]}});
+    merged.obs = dist::MergeMoments(merged.obs,
+                                    {p[0], {p + 1, p + 1 + dim}, {p + 1 + dim, p + 1 + 2 * dim}});
+    merged.ret =
+        dist::MergeMoments(merged.ret, {p[1 + 2 * dim], {p[2 + 2 * dim]}, {p[3 + 2 * dim]}});
   }
   state[2] = merged.obs.count;
   std::copy(merged.obs.mean.begin(), merged.obs.mean.end(), state.begin() + 3);
@@ -427,9 +454,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
         throw ConfigError("--resume", run_dir,
                           fmt::format("a resume checkpoint of the same step for every rank; rank "
                                       "{} has none{} in {}",
-                                      q, below == std::numeric_limits<int64_t>::max()
-                                             ? std::string()
-                                             : fmt::format(" below step {}", below),
+                                      q,
+                                      below == std::numeric_limits<int64_t>::max()
+                                          ? std::string()
+                                          : fmt::format(" below step {}", below),
                                       CheckpointDir(run_dir, static_cast<int>(q))));
       }
       double loaded = 0.0;
@@ -813,8 +841,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const auto it = total.energy_j.find(monitor.domains()[k].domain);
       mine[5 + k] = it == total.energy_j.end() ? 0.0 : it->second;
     }
-    group->AllReduceSum(per_rank.data(), static_cast<int64_t>(per_rank.size()),
-                        "per-rank energy");
+    group->AllReduceSum(per_rank.data(), static_cast<int64_t>(per_rank.size()), "per-rank energy");
     cpu_time_s = 0.0;
     for (int q = 0; q < world_size; ++q) {
       const double* p = &per_rank[slot * static_cast<size_t>(q)];
@@ -824,7 +851,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         std::to_string(num_domains));
       cpu_time_s += p[2];
       if (q == rank) continue;
-      for (size_t k = 0; k < num_domains; ++k) total.energy_j[monitor.domains()[k].domain] += p[5 + k];
+      for (size_t k = 0; k < num_domains; ++k)
+        total.energy_j[monitor.domains()[k].domain] += p[5 + k];
     }
   }
   report::RunReport& r = result.report;
@@ -920,16 +948,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const double* p = &per_rank[slot * static_cast<size_t>(q)];
       nlohmann::json e = nlohmann::json::object();
       for (size_t k = 0; k < num_domains; ++k) e[monitor.domains()[k].domain] = p[5 + k];
-      ranks.push_back({{"rank", q}, {"wall_time_s", p[1]}, {"cpu_time_s", p[2]},
-                       {"allreduce_s", p[3]}, {"total_energy_j", p[4]}, {"energy_j", e}});
+      ranks.push_back({{"rank", q},
+                       {"wall_time_s", p[1]},
+                       {"cpu_time_s", p[2]},
+                       {"allreduce_s", p[3]},
+                       {"total_energy_j", p[4]},
+                       {"energy_j", e}});
     }
     const dist::CommStats& cs = group->stats();
     j["distributed"] = {{"world_size", world_size},
                         {"launcher", dist_env.source},
                         {"backend", dist_options.backend},
                         {"timeout_s", dist_options.timeout_s},
-                        {"energy_note", "totals, carbon and emissions.csv are summed over ranks; "
-                                        "windows and metrics.csv energy columns are rank 0's"},
+                        {"energy_note",
+                         "totals, carbon and emissions.csv are summed over ranks; "
+                         "windows and metrics.csv energy columns are rank 0's"},
                         {"rank0_allreduce_calls", cs.allreduce_calls},
                         {"rank0_allreduce_bytes", cs.allreduce_bytes},
                         {"rank0_allreduce_s", cs.allreduce_s},
