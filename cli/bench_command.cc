@@ -9,8 +9,10 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "cli/commands.h"
+#include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
@@ -133,7 +135,7 @@ Runner RegisterBench(CLI::App& app) {
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         probe.GetInt("threads.env"));
-    fmt::print("cpu: {}\n", train::DescribeCpu());
+    fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     double flops_per_update = 0.0, floor_gflops = 0.0;
     int batch = 1;
     if (ppo) {

@@ -3,8 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include <fstream>
-
+#include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl::precision {
@@ -28,14 +27,7 @@ const char* ToString(Precision precision) {
   return "?";
 }
 
-bool CpuHasNativeBf16() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string word;
-  while (in >> word) {
-    if (word == "avx512_bf16" || word == "amx_bf16") return true;
-  }
-  return false;
-}
+bool CpuHasNativeBf16() { return ThisCpu().Has("avx512_bf16") || ThisCpu().Has("amx_bf16"); }
 
 namespace {
 // LibTorch 2.4 replaced the per-device autocast setters with device-type ones.

@@ -23,6 +23,7 @@
 #include "greenrl/algo/sac.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
+#include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/dist/running_moments.h"
@@ -111,44 +112,6 @@ double UnixNowS() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string ReadCpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "";
-}
-
-}  // namespace
-
-std::string DescribeCpu() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, flags;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) {
-      flags = " " + line.substr(line.find(':') + 1) + " ";
-      break;
-    }
-  }
-  std::string model = ReadCpuModel();
-  std::string out = fmt::format("{}, {} logical CPUs", model.empty() ? "unknown CPU" : model,
-                                std::thread::hardware_concurrency());
-  std::string listed;
-  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16"}) {
-    if (flags.find(std::string(" ") + f + " ") != std::string::npos) listed += std::string(" ") + f;
-  }
-  if (!flags.empty())
-    out += ";" + (listed.empty() ? std::string(" none of avx2, fma, avx512f, avx512_bf16, amx_bf16")
-                                 : listed);
-  return out;
-}
-
-namespace {
-
 // emissions.csv: one CodeCarbon-compatible row for the run.
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
@@ -184,7 +147,7 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   }
   row.os = "Linux";
   row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());
-  row.cpu_model = ReadCpuModel();
+  row.cpu_model = ThisCpu().model;
   row.gpu_count = has_gpu ? 1 : 0;
   bool process_scope = false;
   for (const auto& d : r.domains) process_scope |= d.scope == "process";

@@ -90,12 +90,6 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
 // follows) to `torch_threads`, so no pool oversubscribes the cores or spins idle workers.
 void ConfigureThreads(int torch_threads);
 
-// This machine's CPU, for benchmark output: /proc/cpuinfo's "model name" ("unknown CPU" when
-// unreadable), the logical CPU count, and which of the flags avx2, fma, avx512f, avx512_bf16
-// and amx_bf16 /proc/cpuinfo lists (the kernels' and bf16's speed depend on them), e.g.
-// "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512_bf16 amx_bf16".
-std::string DescribeCpu();
-
 // Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS>.
 std::string DefaultRunDir(const Config& config);
 

@@ -1,0 +1,55 @@
+#include "greenrl/core/cpu_info.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace greenrl {
+
+bool CpuInfo::Has(const std::string& flag) const {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+CpuInfo ParseCpuInfo(std::istream& in) {
+  CpuInfo cpu;
+  bool have_flags = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    const std::string value = start == std::string::npos ? "" : line.substr(start);
+    if (key == "model name" && cpu.model.empty()) {
+      cpu.model = value;
+    } else if (key == "flags" && !have_flags) {
+      have_flags = true;
+      std::istringstream words(value);
+      for (std::string w; words >> w;) cpu.flags.push_back(w);
+    }
+  }
+  return cpu;
+}
+
+const CpuInfo& ThisCpu() {
+  static const CpuInfo cpu = [] {
+    std::ifstream in("/proc/cpuinfo");
+    return ParseCpuInfo(in);
+  }();
+  return cpu;
+}
+
+std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus) {
+  std::string out = (cpu.model.empty() ? std::string("unknown CPU") : cpu.model) + ", " +
+                    std::to_string(logical_cpus) + " logical CPUs";
+  if (cpu.flags.empty()) return out;
+  std::string listed;
+  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16"}) {
+    if (cpu.Has(f)) listed += std::string(" ") + f;
+  }
+  return out + ";" +
+         (listed.empty() ? " none of avx2, fma, avx512f, avx512_bf16, amx_bf16" : listed);
+}
+
+}  // namespace greenrl

@@ -1,0 +1,32 @@
+// cpu_info.h: what /proc/cpuinfo says about this machine's CPU, read in one place for the
+// emissions report (cpu_model), the precision policy (native bf16) and benchmark output.
+#pragma once
+
+#include <istream>
+#include <string>
+#include <vector>
+
+namespace greenrl {
+
+struct CpuInfo {
+  std::string model;               // the first "model name" value; "" when none
+  std::vector<std::string> flags;  // the words of the first "flags" line; empty when none
+  // Whether `flag` (e.g. "avx512_bf16") is one of flags.
+  bool Has(const std::string& flag) const;
+};
+
+// Parses /proc/cpuinfo's text format ("key<tabs>: value" lines). Lines it does not know are
+// skipped; empty input gives an empty CpuInfo. No errors.
+CpuInfo ParseCpuInfo(std::istream& in);
+
+// This machine's CpuInfo, read from /proc/cpuinfo once (empty where it cannot be read).
+const CpuInfo& ThisCpu();
+
+// For benchmark output: "<model>, <logical_cpus> logical CPUs; <flags>", where <model> is
+// "unknown CPU" when empty and <flags> lists which of avx2, fma, avx512f, avx512_bf16 and
+// amx_bf16 the CPU has (the kernels' and bf16's speed depend on them), "none of ..." when it
+// has none of them; the part after ";" is left out when flags are unknown. E.g.
+// "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512_bf16 amx_bf16".
+std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus);
+
+}  // namespace greenrl

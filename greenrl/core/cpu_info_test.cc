@@ -1,0 +1,37 @@
+// ParseCpuInfo and DescribeCpu on hand-written /proc/cpuinfo text.
+#include "greenrl/core/cpu_info.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace greenrl {
+namespace {
+
+TEST(CpuInfoTest, ParsesModelAndFirstFlagsLine) {
+  std::istringstream text(
+      "processor\t: 0\n"
+      "model name\t: Intel(R) Xeon(R) Processor\n"
+      "flags\t\t: fpu avx2 fma avx512f avx512_bf16 amx_bf16\n"
+      "\n"
+      "processor\t: 1\n"
+      "model name\t: Other\n"
+      "flags\t\t: fpu\n");
+  const CpuInfo cpu = ParseCpuInfo(text);
+  EXPECT_EQ(cpu.model, "Intel(R) Xeon(R) Processor");
+  EXPECT_TRUE(cpu.Has("amx_bf16"));
+  EXPECT_FALSE(cpu.Has("amx"));  // whole words only
+  EXPECT_EQ(DescribeCpu(cpu, 2),
+            "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512_bf16 amx_bf16");
+}
+
+TEST(CpuInfoTest, MissingFieldsAreSaidSo) {
+  std::istringstream empty("");
+  EXPECT_EQ(DescribeCpu(ParseCpuInfo(empty), 4), "unknown CPU, 4 logical CPUs");
+  std::istringstream plain("model name : Old\nflags : fpu sse2\n");
+  EXPECT_EQ(DescribeCpu(ParseCpuInfo(plain), 1),
+            "Old, 1 logical CPUs; none of avx2, fma, avx512f, avx512_bf16, amx_bf16");
+}
+
+}  // namespace
+}  // namespace greenrl
