@@ -63,6 +63,7 @@ ThreadPool::ThreadPool(int num_threads, std::function<void()> worker_init)
     throw ConfigError("num_threads", std::to_string(num_threads), "an integer >= 1");
   }
   slots_ = std::vector<Slot>(num_threads_);
+  done_ = std::vector<DoneCount>(num_threads_);
   errors_.resize(static_cast<size_t>(num_threads_) * kMaxSlices);
   workers_.reserve(num_threads_ - 1);
   for (int k = 1; k < num_threads_; ++k) {
@@ -123,24 +124,31 @@ void ThreadPool::RunSlice(int chunk, int slice) {
   } catch (...) {
     errors_[static_cast<size_t>(chunk) * kMaxSlices + slice] = std::current_exception();
   }
-  if (remaining_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    done_cv_.notify_one();
-  }
 }
 
-void ThreadPool::Participate(int thread, uint64_t generation) {
+int ThreadPool::Participate(int thread, uint64_t generation) {
   const int t = job_threads_.load(std::memory_order_relaxed);
-  if (thread >= t) return;  // throttled off (set_active_threads): no share, no stealing
-  for (int slice; (slice = Claim(thread, generation, /*front=*/true)) >= 0;) {
+  if (thread >= t) return 0;  // throttled off (set_active_threads): no share, no stealing
+  int ran = 0;
+  for (int slice; (slice = Claim(thread, generation, /*front=*/true)) >= 0; ++ran) {
     RunSlice(thread, slice);
   }
   for (int i = 1; i < t; ++i) {
     const int chunk = (thread + i) % t;
-    for (int slice; (slice = Claim(chunk, generation, /*front=*/false)) >= 0;) {
+    for (int slice; (slice = Claim(chunk, generation, /*front=*/false)) >= 0; ++ran) {
       RunSlice(chunk, slice);
     }
   }
+  return ran;
+}
+
+int ThreadPool::WorkerSlicesDone(uint64_t generation) const {
+  int done = 0;
+  for (int k = 1; k < num_threads_; ++k) {
+    const uint64_t s = done_[k].state.load();  // seq_cst: the caller's re-check before it blocks
+    if (GenerationOf(s) == (generation & 0xFFFFFFFFu)) done += static_cast<int>(s & 0xFFFFFFFFu);
+  }
+  return done;
 }
 
 void ThreadPool::WorkerLoop(int thread) {
@@ -155,7 +163,14 @@ void ThreadPool::WorkerLoop(int thread) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
-    Participate(thread, seen_generation);
+    const int ran = Participate(thread, seen_generation);
+    if (ran == 0) continue;  // nothing to report: the caller does not wait for this thread
+    // seq_cst: ordered before the caller_sleeping_ check (Dekker pattern, see the header).
+    done_[thread].state.store(((seen_generation & 0xFFFFFFFFu) << 32) | static_cast<uint64_t>(ran));
+    if (caller_sleeping_.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+    }
   }
 }
 
@@ -177,14 +192,14 @@ void ThreadPool::ParallelFor(int n, const RangeFn& fn, int grain) {
   n_.store(n, std::memory_order_relaxed);
   job_threads_.store(t, std::memory_order_relaxed);
   grain_.store(grain, std::memory_order_relaxed);
-  remaining_.store(total, std::memory_order_relaxed);
+  total_slices_ = total;
   generation_.store(generation);  // seq_cst: publishes the job, then the sleeper check below
   if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     work_cv_.notify_all();
   }
-  Participate(0, generation);
-  auto all_done = [&] { return remaining_.load() == 0; };
+  const int caller_ran = Participate(0, generation);
+  auto all_done = [&] { return caller_ran + WorkerSlicesDone(generation) == total_slices_; };
   if (!SpinUntil(all_done, kSpinBeforeBlock, bursts_)) {
     std::unique_lock<std::mutex> lock(mu_);
     caller_sleeping_.store(true);  // seq_cst: ordered before the re-check in wait()

@@ -109,6 +109,29 @@ TEST(ThreadPoolTest, SlicesFollowTheGrain) {
   EXPECT_EQ(calls_of(one, 100, 10), (Calls{{0, 100}}));
 }
 
+// Back-to-back jobs of varying size and grain, where threads finish at different times and steal
+// each other's slices: ParallelFor returns only once every index of its job has run, exactly
+// once (each thread reports its own count of slices; the caller sums the counts of the job).
+TEST(ThreadPoolTest, BackToBackJobsEachReturnAfterEveryIndexRanOnce) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<std::atomic<int>> hits(512);
+    for (int job = 0; job < 3000; ++job) {
+      const int n = 1 + (job * 37) % 512;
+      const int grain = job % 4 == 0 ? 0 : 1 + job % 23;
+      for (int i = 0; i < n; ++i) hits[i].store(0, std::memory_order_relaxed);
+      pool.ParallelFor(n, [&](int begin, int end) {
+        // Uneven slices: some take a few microseconds, so others get stolen.
+        if ((begin * 7 + job) % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(5));
+        for (int i = begin; i < end; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
+      }, grain);
+      int wrong = 0;
+      for (int i = 0; i < n; ++i) wrong += hits[i].load(std::memory_order_relaxed) != 1;
+      ASSERT_EQ(wrong, 0) << "threads " << threads << " job " << job << " n " << n;
+    }
+  }
+}
+
 // A worker that is not there when a job starts (here: still in its start-up function) does not
 // hold the job up: the caller, done with its own chunk, runs the worker's unstarted chunk (grain
 // 0) or slices (grain > 0) itself, each exactly once.
