@@ -21,6 +21,11 @@ struct EnvRegistration {
   const EnvSpec* spec = nullptr;  // the type's static spec (never null, lives forever)
   // Builds num_envs (>= 1) default-constructed copies of the env type.
   std::unique_ptr<BatchedEnv> (*make_batched)(int num_envs) = nullptr;
+  // The fewest rows per env thread for which a second thread paid off in `greenrl_bench_envs`
+  // (random actions, n_envs 8-1024, 1 and 2 threads; Intel Xeon VM, 2026-12-02, README
+  // "Threads"): a hand-off between threads costs a few microseconds, a CartPole row ~13 ns, a
+  // MuJoCo row ~27 us. EnvThreadsFor uses it.
+  int min_rows_per_thread = 1;
 };
 
 // Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,
@@ -35,6 +40,14 @@ std::string RegisteredEnvIdList();
 // The spec registered under env_id.
 // Errors: greenrl::ConfigError("env_id", env_id, "one of: <ids>") for an unknown id.
 const EnvSpec& FindEnvSpec(const std::string& env_id);
+
+// How many threads to step num_envs rows of env_id with, given at most max_threads:
+// clamp(num_envs / min_rows_per_thread, 1, max_threads). Fewer threads never change results
+// (VecEnv rows are seeded per env); they avoid a hand-off that costs more than it saves (e.g. 8
+// CartPoles run at 72M steps/s on one thread and 6.6M on two). The trainer applies it to
+// `threads.env`; MakeVecEnv does not, so that tests and benchmarks get the threads they ask for.
+// Errors: greenrl::ConfigError("env_id", env_id, "one of: <ids>") for an unknown id.
+int EnvThreadsFor(const std::string& env_id, int num_envs, int max_threads);
 
 // Builds a VecEnv of num_envs copies of env_id, stepped by num_threads threads (see VecEnv). Call
 // Reset() on it before the first Step().

@@ -17,7 +17,9 @@
 // caller and T - 1 persistent workers step disjoint contiguous row ranges (see ThreadPool), each
 // thread's range cut into slices of at least 64 rows (kRowsPerSlice, vec_env.cc); a thread that
 // has stepped its own rows steps the unstarted slices of a late or slower one (work stealing).
-// Rows are independent, so which thread steps a row never changes a result.
+// Rows are independent, so which thread steps a row never changes a result. A VecEnv uses the
+// threads it is given; with too few rows per thread the hand-off costs more than it saves, and
+// env::EnvThreadsFor (registry.h) picks a count that pays off (the trainer uses it).
 //
 // Construct through MakeVecEnv (registry.h) unless you hold a BatchedEnv yourself.
 #pragma once

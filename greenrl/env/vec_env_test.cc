@@ -89,6 +89,26 @@ TEST(RegistryTest, ListsCartPoleWithItsSpec) {
             "HalfCheetah-v4, Hopper-v4");
 }
 
+// threads.env is an upper bound: a thread per min_rows_per_thread rows (CartPole 256, Acrobot 8,
+// MuJoCo 1), at least one, at most max_threads.
+TEST(RegistryTest, EnvThreadsForGivesEachThreadEnoughRows) {
+  EXPECT_EQ(EnvThreadsFor("CartPole-v1", 8, 2), 1);
+  EXPECT_EQ(EnvThreadsFor("CartPole-v1", 511, 2), 1);
+  EXPECT_EQ(EnvThreadsFor("CartPole-v1", 512, 2), 2);
+  EXPECT_EQ(EnvThreadsFor("CartPole-v1", 1024, 8), 4);
+  EXPECT_EQ(EnvThreadsFor("CartPole-v1", 1024, 1), 1);
+  EXPECT_EQ(EnvThreadsFor("Acrobot-v1", 8, 2), 1);
+  EXPECT_EQ(EnvThreadsFor("Acrobot-v1", 16, 2), 2);
+  EXPECT_EQ(EnvThreadsFor("Pendulum-v1", 128, 2), 2);
+  EXPECT_EQ(EnvThreadsFor("HalfCheetah-v4", 1, 2), 1);
+  EXPECT_EQ(EnvThreadsFor("HalfCheetah-v4", 2, 2), 2);
+  EXPECT_EQ(EnvThreadsFor("Hopper-v4", 8, 16), 8);
+  for (const EnvRegistration& entry : RegisteredEnvs()) {
+    EXPECT_GE(entry.min_rows_per_thread, 1) << entry.spec->id;
+  }
+  EXPECT_THROW(EnvThreadsFor("Pong-v5", 8, 2), ConfigError);
+}
+
 TEST(RegistryTest, UnknownIdAndBadSizesAreConfigErrors) {
   try {
     MakeVecEnv("Pong-v5", 4, 0, 1);

@@ -68,7 +68,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "normalize_kwargs.clip_reward", ValueType::kFloat, "10.0",
          "clip normalised rewards to +-clip_reward", 0.0, 1e9, {}, true);
   AddKey(&s, "threads.env", ValueType::kInt, "1",
-         "threads stepping envs (1: on the training thread)", 1, 256);
+         "at most this many threads stepping envs (1: on the training thread); fewer when each "
+         "would get too few envs to pay off (README, Threads)",
+         1, 256);
   AddKey(&s, "threads.torch", ValueType::kInt, "1", "LibTorch intra-op and OpenMP/OpenBLAS threads",
          1, 256);
   AddKey(&s, "eval.freq", ValueType::kInt, "25000",

@@ -296,8 +296,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   Config rank_config = config;
   if (rank > 0) rank_config.Set("seed", std::to_string(RankSeed(seed, rank)));
-  std::unique_ptr<env::VecEnv> env = env::MakeVecEnv(
-      env_id, n_envs, RankSeed(seed, rank), static_cast<int>(config.GetInt("threads.env")));
+  // threads.env is an upper bound: too few rows per thread would make the hand-off cost more
+  // than it saves (env::EnvThreadsFor); results do not depend on it.
+  const int env_threads_asked = static_cast<int>(config.GetInt("threads.env"));
+  const int env_threads = env::EnvThreadsFor(env_id, n_envs, env_threads_asked);
+  if (env_threads < env_threads_asked && options.verbose && writer) {
+    fmt::print(stderr, "greenrl: threads.env {}: stepping {} {} envs on {} thread{} (fewer rows "
+               "per thread would cost more in hand-offs than they save)\n",
+               env_threads_asked, n_envs, env_id, env_threads, env_threads == 1 ? "" : "s");
+  }
+  std::unique_ptr<env::VecEnv> env =
+      env::MakeVecEnv(env_id, n_envs, RankSeed(seed, rank), env_threads);
   // VecNormalize (normalize: true): the agent trains on normalised obs and rewards; evaluation
   // and the checkpoint use the same statistics, frozen.
   env::NormalizeVecEnv* normalizer = nullptr;
