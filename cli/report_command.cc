@@ -20,6 +20,7 @@ struct ReportArgs {
   std::string format = "html";
   std::string out;
   std::optional<double> target_return;
+  std::string target_metric = report::kTargetMetric;
   std::string chartjs = report::DefaultChartJsPath();
 };
 }  // namespace
@@ -36,7 +37,10 @@ Runner RegisterReport(CLI::App& app) {
                   "output file (html default: RUN_DIR/report.html for one run, report.html "
                   "for several; md default: stdout)");
   cmd->add_option("--target-return", args->target_return,
-                  "adds Wh and steps to reach this rollout/ep_rew_mean");
+                  "adds Wh and steps to reach this value of --target-metric");
+  cmd->add_option("--target-metric", args->target_metric,
+                  "metrics.csv column that --target-return applies to (default "
+                  "rollout/ep_rew_mean; eval/mean_reward: the deterministic evaluations)");
   cmd->add_option("--chartjs", args->chartjs,
                   "Chart.js UMD build to inline (default: Debian libjs-chart.js's)");
   return [args]() {
@@ -50,9 +54,11 @@ Runner RegisterReport(CLI::App& app) {
     // Everything is read and checked before anything is written.
     std::vector<report::RunData> runs;
     for (const auto& dir : args->run_dirs) runs.push_back(report::LoadRun(dir));
+    if (args->target_return) report::CheckTargetMetric(runs, args->target_metric);
     if (args->format == "md") {
       const std::string md = report::FormatMarkdown(
-          report::CompareRuns(runs, args->target_return), args->target_return);
+          report::CompareRuns(runs, args->target_return, args->target_metric),
+          args->target_return, args->target_metric);
       if (args->out.empty()) {
         fmt::print("{}", md);
         std::fflush(stdout);
@@ -64,7 +70,7 @@ Runner RegisterReport(CLI::App& app) {
     const std::string chartjs = report::LoadChartJs(args->chartjs);
     std::string out = args->out;
     if (out.empty()) out = runs.size() == 1 ? runs[0].dir + "/report.html" : "report.html";
-    WriteFileAtomic(out, report::RenderHtml(runs, args->target_return, chartjs));
+    WriteFileAtomic(out, report::RenderHtml(runs, args->target_return, chartjs, args->target_metric));
     fmt::print("greenrl report: {} run(s) -> {}\n", runs.size(), out);
     return 0;
   };

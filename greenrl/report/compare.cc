@@ -133,8 +133,24 @@ RunData LoadRun(const std::string& dir) {
   return run;
 }
 
+std::string TargetLabel(const std::string& target_metric) {
+  return target_metric == kTargetMetric ? std::string("return") : target_metric;
+}
+
+void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& target_metric) {
+  for (const RunData& run : runs) {
+    if (run.MetricsColumn(target_metric) >= 0) continue;
+    std::string columns;
+    for (const std::string& c : run.metrics_header) columns += (columns.empty() ? "" : ", ") + c;
+    throw ConfigError("--target-metric", target_metric,
+                      "a metrics.csv column of every run; " + run.dir + "/metrics.csv has: " +
+                          columns);
+  }
+}
+
 std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
-                                       std::optional<double> target_return) {
+                                       std::optional<double> target_return,
+                                       const std::string& target_metric) {
   std::vector<ComparisonRow> out;
   for (const RunData& run : runs) {
     ComparisonRow row;
@@ -147,7 +163,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.energy_wh = run.energy_wh;
     row.g_co2e = run.g_co2e;
     row.eval_mean_return = run.eval_mean_return;
-    const int ret = run.MetricsColumn(kTargetMetric);
+    const int ret = run.MetricsColumn(target_metric);
     const int wh = run.MetricsColumn("energy/total_wh");
     if (target_return && ret >= 0 && wh >= 0) {
       for (const auto& r : run.metrics_rows) {
@@ -164,11 +180,13 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
 }
 
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
-                           std::optional<double> target_return) {
+                           std::optional<double> target_return,
+                           const std::string& target_metric) {
   std::string s = "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |";
   std::string rule = "|---|---|---|---:|---:|---:|---:|---:|---:|";
   if (target_return) {
-    s += fmt::format(" Wh to return >= {:g} | steps to return >= {:g} |", *target_return,
+    const std::string label = Escape(TargetLabel(target_metric));
+    s += fmt::format(" Wh to {} >= {:g} | steps to {} >= {:g} |", label, *target_return, label,
                      *target_return);
     rule += "---:|---:|";
   }

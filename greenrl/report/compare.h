@@ -60,9 +60,20 @@ struct RunData {
 // malformed file.
 RunData LoadRun(const std::string& dir);
 
-// The metric whose crossing of --target-return counts: SB3's rollout/ep_rew_mean (mean return
-// of the last 100 training episodes), the curve rl-zoo and SB3 compare runs on.
+// The default metric whose crossing of --target-return counts: SB3's rollout/ep_rew_mean (mean
+// return of the last 100 training episodes), the curve rl-zoo and SB3 compare runs on.
+// `greenrl report --target-metric` picks another metrics.csv column (e.g. eval/mean_reward, the
+// deterministic evaluations).
 inline constexpr const char* kTargetMetric = "rollout/ep_rew_mean";
+
+// What the "to return" columns are called for target_metric: "return" for kTargetMetric, else
+// the metric's name (e.g. "eval/mean_reward").
+std::string TargetLabel(const std::string& target_metric);
+
+// Checks, before anything is computed or written, that every run's metrics.csv has the column
+// target_metric. Errors: greenrl::ConfigError (field "--target-metric") naming the first run
+// without it and the columns that run has.
+void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& target_metric);
 
 // One row of the comparison table.
 struct ComparisonRow {
@@ -70,15 +81,18 @@ struct ComparisonRow {
   int64_t steps = 0;
   double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0, g_co2e = 0.0;
   std::optional<double> eval_mean_return;
-  // First metrics.csv row whose kTargetMetric >= the target: its energy/total_wh and
-  // global_step. Empty when no target was given or the run never reached it.
+  // First metrics.csv row whose target metric (kTargetMetric unless CompareRuns is given
+  // another) is >= the target: its energy/total_wh and global_step. Empty when no target was
+  // given or the run never reached it (empty cells, e.g. rows without an evaluation, never do).
   std::optional<double> wh_to_target;
   std::optional<int64_t> steps_to_target;
 };
 
-// Args: target_return: the return to reach (none: the Wh-to-target column is left out).
+// Args: target_return: the value of target_metric to reach (none: the Wh-to-target column is
+//   left out); target_metric: a metrics.csv column (CheckTargetMetric).
 std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
-                                       std::optional<double> target_return);
+                                       std::optional<double> target_return,
+                                       const std::string& target_metric = kTargetMetric);
 
 // Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant
 // digits show (0.5 -> "0.5000", 0.0000812 -> "0.00008120"); 0 -> "0.0000".
@@ -87,8 +101,9 @@ std::string FormatAmount(double value);
 // The comparison as a GitHub-flavoured Markdown table, one line per run, ending with a newline.
 // Numbers: steps as integers, wall time 1 decimal (s), steps/s 0 decimals, Wh and g CO2e
 // FormatAmount, returns 2 decimals; "n/a" where a run has no value, "not reached" where it never
-// reached the target.
+// reached the target. The target columns are headed "Wh to <TargetLabel> >= R".
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
-                           std::optional<double> target_return);
+                           std::optional<double> target_return,
+                           const std::string& target_metric = kTargetMetric);
 
 }  // namespace greenrl::report

@@ -114,6 +114,39 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_TRUE(runs[1].power_rows.empty());
 }
 
+// --target-metric eval/mean_reward: run_a's evaluations read 200 at step 2048 (0.25 Wh) and
+// 480.5 at 4096; rows without an evaluation (empty cells) never count. run_b has no such column,
+// which is refused naming the run and its columns.
+TEST(CompareTest, TargetMetricPicksTheColumn) {
+  const std::string root = Root("target_metric");
+  const RunData a = LoadRun(MakeRunA(root));
+  const RunData b = LoadRun(MakeRunB(root));
+  const auto rows = CompareRuns({a}, 195.0, "eval/mean_reward");
+  ASSERT_TRUE(rows[0].wh_to_target.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].wh_to_target, 0.25);
+  EXPECT_EQ(*rows[0].steps_to_target, 2048);
+  const auto high = CompareRuns({a}, 400.0, "eval/mean_reward");
+  EXPECT_DOUBLE_EQ(*high[0].wh_to_target, 0.5);
+  EXPECT_EQ(*high[0].steps_to_target, 4096);
+  EXPECT_FALSE(CompareRuns({a}, 500.0, "eval/mean_reward")[0].wh_to_target.has_value());
+  const std::string md = FormatMarkdown(rows, 195.0, "eval/mean_reward");
+  EXPECT_EQ(md.substr(0, md.find('\n')),
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return | "
+            "Wh to eval/mean_reward >= 195 | steps to eval/mean_reward >= 195 |");
+  EXPECT_NO_THROW(CheckTargetMetric({a, b}, "rollout/ep_rew_mean"));
+  try {
+    CheckTargetMetric({a, b}, "eval/mean_reward");
+    ADD_FAILURE() << "no exception";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "--target-metric");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("run_b/metrics.csv has: global_step, time_s, rollout/ep_rew_mean, "
+                        "energy/total_wh"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(CompareTest, MarkdownIsExact) {
   const std::string root = Root("md");
   const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};

@@ -76,14 +76,15 @@ std::string Optional(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("n/a");
 }
 
-std::string TableHtml(const std::vector<ComparisonRow>& rows,
-                      std::optional<double> target_return) {
+std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<double> target_return,
+                      const std::string& target_metric) {
   std::string s = "<table id=\"comparison\">\n<tr><th>run</th><th>algo</th><th>env</th>"
                   "<th>steps</th><th>wall time (s)</th><th>steps/s</th><th>Wh</th>"
                   "<th>g CO2e</th><th>eval return</th>";
   if (target_return) {
-    s += fmt::format("<th>Wh to return &ge; {:g}</th><th>steps to return &ge; {:g}</th>",
-                     *target_return, *target_return);
+    const std::string label = EscapeHtml(TargetLabel(target_metric));
+    s += fmt::format("<th>Wh to {} &ge; {:g}</th><th>steps to {} &ge; {:g}</th>", label,
+                     *target_return, label, *target_return);
   }
   s += "</tr>\n";
   for (const auto& r : rows) {
@@ -266,7 +267,7 @@ std::string LoadChartJs(const std::string& path) {
 }
 
 std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> target_return,
-                       const std::string& chartjs_source) {
+                       const std::string& chartjs_source, const std::string& target_metric) {
   nlohmann::json data;
   data["return_metric"] = kTargetMetric;
   data["target_return"] = target_return ? nlohmann::json(*target_return) : nlohmann::json();
@@ -310,7 +311,8 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
        "canvas{display:block;margin:8px 0 24px;background:#fff}\n</style>\n";
   s += "<script>\n" + chartjs_source + "\n</script>\n</head>\n<body>\n";
   s += "<h1>" + EscapeHtml(title) + "</h1>\n<p id=\"status\">Charts not drawn yet.</p>\n";
-  s += "<h2>Comparison</h2>\n" + TableHtml(CompareRuns(runs, target_return), target_return);
+  s += "<h2>Comparison</h2>\n" +
+       TableHtml(CompareRuns(runs, target_return, target_metric), target_return, target_metric);
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",

@@ -21,12 +21,14 @@ std::string DefaultChartJsPath();
 // to install libjs-chart.js (scripts/install-deps.sh) or to pass --chartjs PATH.
 std::string LoadChartJs(const std::string& path);
 
-// The whole page. Args: chartjs_source: Chart.js's code, inlined as is; target_return: as in
-// CompareRuns (also drawn as a horizontal line on the return charts).
+// The whole page. Args: chartjs_source: Chart.js's code, inlined as is; target_return and
+// target_metric: as in CompareRuns (the target is also drawn as a horizontal line on the return
+// charts).
 // After its scripts ran, the page records what it drew for tests and headless checks: each
 // canvas gets data-painted-pixels (pixels with non-zero alpha) and <body> gets
 // data-charts-drawn (canvases with painted pixels) and data-charts-total.
 std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> target_return,
-                       const std::string& chartjs_source);
+                       const std::string& chartjs_source,
+                       const std::string& target_metric = kTargetMetric);
 
 }  // namespace greenrl::report
