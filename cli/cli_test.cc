@@ -352,6 +352,22 @@ TEST(CliTest, ReportComparesRunsAndBadCheckpointsExit2) {
   EXPECT_FALSE(fs::exists(html_out));
   r = RunGreenrl("report " + out + " --format pdf");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  // --target-metric: the final evaluation (last row) reaches 1; a missing column and a metric
+  // without a target are refused.
+  r = RunGreenrl("report " + out +
+                 " --format md --target-return 1 --target-metric eval/mean_reward");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| Wh to eval/mean_reward >= 1 | steps to eval/mean_reward >= 1 |"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" | 512 |\n"), std::string::npos) << r.output;  // reached at step 512
+  r = RunGreenrl("report " + out + " --format md --target-return 1 --target-metric nope");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--target-metric: got 'nope'"), std::string::npos) << r.output;
+  r = RunGreenrl("report " + out + " --format md --target-metric eval/mean_reward");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--target-metric requires --target-return"), std::string::npos)
+      << r.output;
   r = RunGreenrl("report " + out + " --chartjs /nonexistent.js --out " + html_out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("libjs-chart.js"), std::string::npos) << r.output;

@@ -36,11 +36,13 @@ Runner RegisterReport(CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "output file (html default: RUN_DIR/report.html for one run, report.html "
                   "for several; md default: stdout)");
-  cmd->add_option("--target-return", args->target_return,
-                  "adds Wh and steps to reach this value of --target-metric");
+  CLI::Option* target_return =
+      cmd->add_option("--target-return", args->target_return,
+                      "adds Wh and steps to reach this value of --target-metric");
   cmd->add_option("--target-metric", args->target_metric,
                   "metrics.csv column that --target-return applies to (default "
-                  "rollout/ep_rew_mean; eval/mean_reward: the deterministic evaluations)");
+                  "rollout/ep_rew_mean; eval/mean_reward: the deterministic evaluations)")
+      ->needs(target_return);
   cmd->add_option("--chartjs", args->chartjs,
                   "Chart.js UMD build to inline (default: Debian libjs-chart.js's)");
   return [args]() {
@@ -70,7 +72,8 @@ Runner RegisterReport(CLI::App& app) {
     const std::string chartjs = report::LoadChartJs(args->chartjs);
     std::string out = args->out;
     if (out.empty()) out = runs.size() == 1 ? runs[0].dir + "/report.html" : "report.html";
-    WriteFileAtomic(out, report::RenderHtml(runs, args->target_return, chartjs, args->target_metric));
+    WriteFileAtomic(out,
+                    report::RenderHtml(runs, args->target_return, chartjs, args->target_metric));
     fmt::print("greenrl report: {} run(s) -> {}\n", runs.size(), out);
     return 0;
   };
