@@ -38,6 +38,24 @@ std::string Dir(const std::string& name) {
   return d;
 }
 
+// `greenrl envs`: every registered env with its spaces, limits and the envs per env thread that
+// pay off (EnvRegistration::min_rows_per_thread).
+TEST(CliTest, EnvsListsSpacesLimitsAndEnvsPerThread) {
+  const Result r = RunGreenrl("envs");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CartPole-v1\n  observation: Box([-4.8, -inf, -0.41887903, -inf], "
+                          "[4.8, inf, 0.41887903, inf], (4,), float32)\n  action:      "
+                          "Discrete(2)\n  time limit:  500 steps\n  reward threshold: 475\n"
+                          "  envs per env thread: 256 or more (threads.env)\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Pendulum-v1\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reward threshold: none\n  envs per env thread: 64 or more"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Hopper-v4\n"), std::string::npos) << r.output;
+}
+
 TEST(CliTest, UnknownKeyExits2WithOneMessageAndNoRunDir) {
   const std::string out = Dir("unknown");
   const Result r = RunGreenrl("train --config " + Preset() + " --set n_step=64 --out " + out);

@@ -49,9 +49,9 @@ Runner RegisterEnvs(CLI::App& app) {
           spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "none";
       fmt::print(
           "{}\n  observation: {}\n  action:      {}\n  time limit:  {} steps\n"
-          "  reward threshold: {}\n",
+          "  reward threshold: {}\n  envs per env thread: {} or more (threads.env)\n",
           spec.id, FormatBox(spec.observation_space), FormatAction(spec.action_space),
-          spec.max_episode_steps, threshold);
+          spec.max_episode_steps, threshold, entry.min_rows_per_thread);
     }
     return 0;
   };
