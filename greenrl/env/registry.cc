@@ -30,21 +30,15 @@ EnvRegistration Register(int min_rows_per_thread) {
 const std::vector<EnvRegistration>& RegisteredEnvs() {
   static const std::vector<EnvRegistration> registry = {
       // CartPole: the struct-of-arrays batch (same results as BatchedEnvOf<CartPole>, faster).
-      // min_rows_per_thread (see registry.h), from steps/s at 1 and 2 threads, 2026-12-02:
-      // CartPole 256 rows: 79.6M / 66.2M at 256 envs, 79.9M / 83.8M at 512.
+      // min_rows_per_thread (registry.h): the measurements behind each value are in the
+      // README's table under "`threads.env` is an upper bound".
       EnvRegistration{&CartPole::Spec(), &CartPoleBatched::Make, 256},
-      // Acrobot 8: 2.86M / 2.58M at 8 envs, 2.91M / 3.33M at 16.
       Register<Acrobot>(8),
-      // MountainCar 256: 57.4M / 48.9M at 256 envs, 55.9M / 56.0M at 512, 53.6M / 61.1M at 1024.
       Register<MountainCar>(256),
-      // MountainCarContinuous 64: 27.3M / 12.9M at 64 envs, 27.1M / 26.9M at 128, 27.3M / 35.3M
-      // at 256.
       Register<MountainCarContinuous>(64),
-      // Pendulum 64: 10.2M / 7.6M at 64 envs, 10.1M / 14.7M at 128.
       Register<Pendulum>(64),
-      // MuJoCo locomotion: one model per VecEnv, built by the task's own factory. A row is tens
-      // of microseconds, so every thread with a row pays off (HalfCheetah 36.0k / 60.6k steps/s
-      // at 8 envs).
+      // MuJoCo locomotion: one model per VecEnv, built by the task's own factory; a row is tens
+      // of microseconds, so every thread with a row pays off.
       EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched, 1},
       EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
   };
@@ -74,7 +68,7 @@ const EnvRegistration& FindRegistration(const std::string& env_id) {
 const EnvSpec& FindEnvSpec(const std::string& env_id) { return *FindRegistration(env_id).spec; }
 
 int EnvThreadsFor(const std::string& env_id, int num_envs, int max_threads) {
-  const int min_rows = std::max(1, FindRegistration(env_id).min_rows_per_thread);
+  const int min_rows = FindRegistration(env_id).min_rows_per_thread;  // >= 1 (RegistryTest)
   return std::clamp(num_envs / min_rows, 1, std::max(1, max_threads));
 }
 
