@@ -5,6 +5,9 @@
 //   BM_VecEnvStep/<env id>/n_envs:N/threads:T/real_time: env steps per second (items_per_second),
 //   for N in {1, 8, 64, 1024} and T in {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4), whose
 //   step costs tens of microseconds, for N in {1, 8, 64}.
+//   BM_IndependentVecEnvs/<env id>/n_envs:1024/real_time/threads:2: the same 1024 envs as two
+//   one-thread VecEnvs of 512, stepped at once by two threads that share nothing (classic envs
+//   only): the most two threads can give on this machine at that moment, for the T2 column.
 //
 // What the timed loop includes: drawing fresh uniformly random actions for every env on every
 // step (below) and VecEnv::Step (dynamics, same-step autoreset, final_obs, episode statistics).
@@ -47,20 +50,18 @@ void DrawDiscrete(greenrl::Rng& rng, int64_t num_actions, int n, int64_t* action
   }
 }
 
-void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
-  const int n_envs = static_cast<int>(state.range(0));
-  const int num_threads = static_cast<int>(state.range(1));
-  auto env = greenrl::env::MakeVecEnv(env_id, n_envs, /*seed=*/0, num_threads);
-  env->Reset();
-  const greenrl::env::EnvSpec& spec = env->spec();
-  greenrl::Rng rng(/*seed=*/0);
+// Steps `env` once per benchmark iteration with fresh random actions from `rng` (see "What the
+// timed loop includes" above) and counts its envs as items.
+void StepWithRandomActions(benchmark::State& state, greenrl::env::VecEnv& env, greenrl::Rng& rng) {
+  const int n_envs = env.num_envs();
+  const greenrl::env::EnvSpec& spec = env.spec();
   if (spec.discrete_actions()) {
     const int64_t num_actions = spec.num_actions();
-    int64_t* actions = env->discrete_actions();
+    int64_t* actions = env.discrete_actions();
     for (auto _ : state) {
       DrawDiscrete(rng, num_actions, n_envs, actions);
-      env->Step();
-      benchmark::DoNotOptimize(env->obs());
+      env.Step();
+      benchmark::DoNotOptimize(env.obs());
     }
   } else {
     const auto& box = std::get<greenrl::env::Box>(spec.action_space);
@@ -68,19 +69,44 @@ void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
     std::vector<float> low(box.low.begin(), box.low.end());
     std::vector<float> width(d);
     for (int k = 0; k < d; ++k) width[k] = box.high[k] - box.low[k];
-    float* actions = env->continuous_actions();
+    float* actions = env.continuous_actions();
     for (auto _ : state) {
       for (int i = 0; i < n_envs; ++i) {
         for (int k = 0; k < d; ++k) actions[i * d + k] = low[k] + width[k] * rng.UniformF();
       }
-      env->Step();
-      benchmark::DoNotOptimize(env->obs());
+      env.Step();
+      benchmark::DoNotOptimize(env.obs());
     }
   }
   state.SetItemsProcessed(state.iterations() * n_envs);  // items = env steps
 }
 
-// Registers BM_VecEnvStep/<id> for every registered env at static-initialisation time.
+void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
+  const int n_envs = static_cast<int>(state.range(0));
+  const int num_threads = static_cast<int>(state.range(1));
+  auto env = greenrl::env::MakeVecEnv(env_id, n_envs, /*seed=*/0, num_threads);
+  env->Reset();
+  greenrl::Rng rng(/*seed=*/0);
+  StepWithRandomActions(state, *env, rng);
+}
+
+// The same work without a pool: each of Google Benchmark's state.threads() threads steps its own
+// one-thread VecEnv of n_envs / threads() envs, all at once. Nothing is shared and nothing is
+// handed off, so its steps/s (summed over the threads) is what this machine gives that many
+// threads for this env at the moment: the ceiling for BM_VecEnvStep's T2 column. It falls short
+// of twice T1 when the two vCPUs are not two free cores (on 2026-12-02 the AMD EPYC VM's two
+// vCPUs slowed each other by 0-43% from minute to minute: README, "the AMD EPYC VM").
+void BM_IndependentVecEnvs(benchmark::State& state, const std::string& env_id) {
+  const int per_thread = static_cast<int>(state.range(0)) / state.threads();
+  const uint64_t seed = static_cast<uint64_t>(state.thread_index());
+  auto env = greenrl::env::MakeVecEnv(env_id, per_thread, seed, /*num_threads=*/1);
+  env->Reset();
+  greenrl::Rng rng(seed);
+  StepWithRandomActions(state, *env, rng);
+}
+
+// Registers BM_VecEnvStep/<id> for every registered env, and BM_IndependentVecEnvs/<id> for the
+// classic ones, at static-initialisation time.
 const bool kRegistered = [] {
   for (const greenrl::env::EnvRegistration& entry : greenrl::env::RegisteredEnvs()) {
     const std::string id = entry.spec->id;
@@ -92,6 +118,15 @@ const bool kRegistered = [] {
         ->ArgsProduct({n_envs, {1, 2}})
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
+    if (!mujoco) {
+      benchmark::RegisterBenchmark(("BM_IndependentVecEnvs/" + id).c_str(), BM_IndependentVecEnvs,
+                                   id)
+          ->ArgName("n_envs")
+          ->Arg(1024)
+          ->Threads(2)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
   }
   return true;
 }();
