@@ -134,16 +134,15 @@ Runner RegisterBench(CLI::App& app) {
     const bool ppo = args->name == "ppo-cartpole";
     // The env threads the trainer will use (threads.env is an upper bound, env::EnvThreadsFor).
     const int env_threads_asked = static_cast<int>(probe.GetInt("threads.env"));
-    const int env_threads =
-        env::EnvThreadsFor(probe.GetString("env_id"), static_cast<int>(probe.GetInt("n_envs")),
-                           env_threads_asked);
+    const int env_threads = env::EnvThreadsFor(
+        probe.GetString("env_id"), static_cast<int>(probe.GetInt("n_envs")), env_threads_asked);
     fmt::print(
         "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {}{})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         env_threads_asked,
-        env_threads < env_threads_asked ? fmt::format(": {} used for {} envs", env_threads,
-                                                      probe.GetInt("n_envs"))
-                                        : std::string());
+        env_threads < env_threads_asked
+            ? fmt::format(": {} used for {} envs", env_threads, probe.GetInt("n_envs"))
+            : std::string());
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     double flops_per_update = 0.0, floor_gflops = 0.0;
     int batch = 1;

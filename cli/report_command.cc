@@ -59,8 +59,8 @@ Runner RegisterReport(CLI::App& app) {
     if (args->target_return) report::CheckTargetMetric(runs, args->target_metric);
     if (args->format == "md") {
       const std::string md = report::FormatMarkdown(
-          report::CompareRuns(runs, args->target_return, args->target_metric),
-          args->target_return, args->target_metric);
+          report::CompareRuns(runs, args->target_return, args->target_metric), args->target_return,
+          args->target_metric);
       if (args->out.empty()) {
         fmt::print("{}", md);
         std::fflush(stdout);

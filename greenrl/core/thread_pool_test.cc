@@ -120,11 +120,15 @@ TEST(ThreadPoolTest, BackToBackJobsEachReturnAfterEveryIndexRanOnce) {
       const int n = 1 + (job * 37) % 512;
       const int grain = job % 4 == 0 ? 0 : 1 + job % 23;
       for (int i = 0; i < n; ++i) hits[i].store(0, std::memory_order_relaxed);
-      pool.ParallelFor(n, [&](int begin, int end) {
-        // Uneven slices: some take a few microseconds, so others get stolen.
-        if ((begin * 7 + job) % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(5));
-        for (int i = begin; i < end; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
-      }, grain);
+      pool.ParallelFor(
+          n,
+          [&](int begin, int end) {
+            // Uneven slices: some take a few microseconds, so others get stolen.
+            if ((begin * 7 + job) % 5 == 0)
+              std::this_thread::sleep_for(std::chrono::microseconds(5));
+            for (int i = begin; i < end; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
+          },
+          grain);
       int wrong = 0;
       for (int i = 0; i < n; ++i) wrong += hits[i].load(std::memory_order_relaxed) != 1;
       ASSERT_EQ(wrong, 0) << "threads " << threads << " job " << job << " n " << n;

@@ -22,9 +22,9 @@ struct EnvRegistration {
   // Builds num_envs (>= 1) default-constructed copies of the env type.
   std::unique_ptr<BatchedEnv> (*make_batched)(int num_envs) = nullptr;
   // The fewest rows per env thread for which a second thread paid off in `greenrl_bench_envs`
-  // (random actions, n_envs 8-1024, 1 and 2 threads; Intel Xeon VM, 2026-12-02; the figures are
-  // in the README under "`threads.env` is an upper bound"): a hand-off between threads costs a few microseconds, a CartPole row ~13 ns, a
-  // MuJoCo row ~27 us. EnvThreadsFor uses it.
+  // (random actions, n_envs 16-512, 1 and 2 threads; Intel Xeon VM, 2026-12-02; the figures are
+  // in the README under "`threads.env` is an upper bound"): a hand-off between threads costs a
+  // few microseconds, a CartPole row ~13 ns, a MuJoCo row ~27 us. EnvThreadsFor uses it.
   int min_rows_per_thread = 1;
 };
 

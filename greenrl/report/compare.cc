@@ -142,9 +142,9 @@ void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& targ
     if (run.MetricsColumn(target_metric) >= 0) continue;
     std::string columns;
     for (const std::string& c : run.metrics_header) columns += (columns.empty() ? "" : ", ") + c;
-    throw ConfigError("--target-metric", target_metric,
-                      "a metrics.csv column of every run; " + run.dir + "/metrics.csv has: " +
-                          columns);
+    throw ConfigError(
+        "--target-metric", target_metric,
+        "a metrics.csv column of every run; " + run.dir + "/metrics.csv has: " + columns);
   }
 }
 
@@ -180,8 +180,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
 }
 
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
-                           std::optional<double> target_return,
-                           const std::string& target_metric) {
+                           std::optional<double> target_return, const std::string& target_metric) {
   std::string s = "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |";
   std::string rule = "|---|---|---|---:|---:|---:|---:|---:|---:|";
   if (target_return) {

@@ -301,7 +301,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int env_threads_asked = static_cast<int>(config.GetInt("threads.env"));
   const int env_threads = env::EnvThreadsFor(env_id, n_envs, env_threads_asked);
   if (env_threads < env_threads_asked && options.verbose && writer) {
-    fmt::print(stderr, "greenrl: threads.env {}: stepping {} {} envs on {} thread{} (fewer rows "
+    fmt::print(stderr,
+               "greenrl: threads.env {}: stepping {} {} envs on {} thread{} (fewer rows "
                "per thread would cost more in hand-offs than they save)\n",
                env_threads_asked, n_envs, env_id, env_threads, env_threads == 1 ? "" : "s");
   }
