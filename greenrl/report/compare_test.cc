@@ -209,6 +209,13 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   EXPECT_NE(html.find("{\"count\":4,\"duration_s\":4.0,\"energy_wh\":0.25,\"phase\":\"rollout\"}"),
             std::string::npos);
   EXPECT_NE(html.find("\"target_return\":195.0"), std::string::npos);
+  EXPECT_NE(html.find("\"target_metric\":\"rollout/ep_rew_mean\""), std::string::npos);
+  // The target line's legend names the metric it applies to.
+  EXPECT_NE(html.find("label: 'target: ' + DATA.target_metric + ' >= ' + DATA.target_return"),
+            std::string::npos);
+  const std::string eval_html =
+      RenderHtml(runs, 195.0, "/* fake Chart.js */ var Chart;", "eval/mean_reward");
+  EXPECT_NE(eval_html.find("\"target_metric\":\"eval/mean_reward\""), std::string::npos);
   EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
                       "<td>8.0</td><td>512</td><td>0.5000</td><td>0.2400</td><td>480.50</td>"
                       "<td>0.3750</td><td>3072</td></tr>"),

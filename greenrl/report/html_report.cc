@@ -184,7 +184,8 @@ constexpr const char* kPageScript = R"JS(
       }
     });
     if (DATA.target_return !== null) {
-      datasets.push({label: 'target ' + DATA.target_return, borderColor: '#555555',
+      datasets.push({label: 'target: ' + DATA.target_metric + ' >= ' + DATA.target_return,
+                     borderColor: '#555555',
                      borderDash: [6, 4], pointRadius: 0, borderWidth: 1,
                      data: [{x: 0, y: DATA.target_return}, {x: xMax, y: DATA.target_return}]});
     }
@@ -271,6 +272,7 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   nlohmann::json data;
   data["return_metric"] = kTargetMetric;
   data["target_return"] = target_return ? nlohmann::json(*target_return) : nlohmann::json();
+  data["target_metric"] = target_metric;  // the metric the target line applies to
   data["runs"] = nlohmann::json::array();
   for (const auto& run : runs) {
     nlohmann::json r;
