@@ -58,6 +58,14 @@ class EnergyMeter {
   // Scope of every domain of this meter.
   virtual Scope scope() const = 0;
 
+  // Returns: what identifies each domain's hardware on its machine, in domains() order. Two
+  // processes on one machine whose package- or device-scope domains have the same identity read
+  // the same counter, so a data-parallel job counts it once (job_energy.h). Default: the domain
+  // names, which every process on a machine gives the same hardware (RAPL zones by zone name).
+  // NvmlMeter: the GPU's UUID, since "gpu:0" is the first *visible* GPU and CUDA_VISIBLE_DEVICES
+  // may differ between processes.
+  virtual std::vector<std::string> domain_identities() const { return domains(); }
+
   // Returns: cumulative energy per domain, joules since construction, in domains() order;
   // never decreasing between calls.
   virtual std::vector<double> ReadEnergyJ() = 0;

@@ -27,11 +27,16 @@ EnergyMonitor::EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, c
   std::set<std::string> seen;
   for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
     GREENRL_CHECK(meter != nullptr, "EnergyMonitor got a null meter");
-    for (const std::string& domain : meter->domains()) {
-      GREENRL_CHECK(seen.insert(domain).second,
-                    "domain '" + domain + "' is reported by more than one meter");
-      domains_.push_back(
-          {domain, meter->name(), meter->provenance(), meter->scope(), IsAdditiveDomain(domain)});
+    const std::vector<std::string> names = meter->domains();
+    const std::vector<std::string> identities = meter->domain_identities();
+    GREENRL_CHECK(identities.size() == names.size(),
+                  "meter '" + meter->name() + "' gave " + std::to_string(identities.size()) +
+                      " domain identities for " + std::to_string(names.size()) + " domains");
+    for (size_t k = 0; k < names.size(); ++k) {
+      GREENRL_CHECK(seen.insert(names[k]).second,
+                    "domain '" + names[k] + "' is reported by more than one meter");
+      domains_.push_back({names[k], meter->name(), meter->provenance(), meter->scope(),
+                          IsAdditiveDomain(names[k]), identities[k]});
     }
   }
   Sync();

@@ -50,6 +50,7 @@ struct DomainInfo {
   Provenance provenance;
   Scope scope;
   bool additive = true;  // IsAdditiveDomain(domain): whether sums and totals include it
+  std::string identity;  // EnergyMeter::domain_identities(): the hardware it reads on its machine
 };
 
 // Cumulative energy of every monitored domain at one instant (what the sampler thread records).

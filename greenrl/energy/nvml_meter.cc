@@ -400,6 +400,12 @@ std::vector<std::string> NvmlMeter::domains() const {
   return names;
 }
 
+std::vector<std::string> NvmlMeter::domain_identities() const {
+  std::vector<std::string> uuids;
+  for (const Gpu& gpu : gpus_) uuids.push_back(gpu.info.identity.uuid);
+  return uuids;
+}
+
 Provenance NvmlMeter::provenance() const {
   for (const Gpu& gpu : gpus_) {
     if (!gpu.has_counter) return Provenance::kIntegrated;

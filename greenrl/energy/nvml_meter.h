@@ -232,6 +232,8 @@ class NvmlMeter final : public EnergyMeter {
   std::vector<std::string> domains() const override;
   Provenance provenance() const override;
   Scope scope() const override { return Scope::kDevice; }
+  // Returns: each GPU's UUID ("GPU-..."), domains() order.
+  std::vector<std::string> domain_identities() const override;
 
   // Returns: J per domain since creation (counter devices) or integrated over the samples so far
   //   (power devices). Never throws; failed reads keep the last value and are counted.

@@ -187,6 +187,8 @@ TEST(NvmlMeterTest, DeviceWhoseHandleFailsIsSkippedWithANote) {
             "Permissions (NVML error 4)");
   EXPECT_EQ(details["gpu:0.uuid"], "GPU-cccc3333");
   EXPECT_EQ(details["gpu:1.uuid"], "GPU-aaaa1111");
+  // A data-parallel job tells GPUs apart by UUID (job_energy.h), not by visible index.
+  EXPECT_EQ(meter->domain_identities(), (std::vector<std::string>{"GPU-cccc3333", "GPU-aaaa1111"}));
 }
 
 // CUDA_VISIBLE_DEVICES through the fake library: NVML order 0,1,2 is PCI order 2,0,1.

@@ -11,14 +11,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/algo/sac.h"
-#include "greenrl/dist/process_group.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/dist/process_group.h"
+#include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
@@ -354,7 +356,8 @@ struct RankOutcome {
 };
 
 RankOutcome TrainRank(const Config& config, const std::string& dir, int rank,
-                      const std::string& store, double joules, bool resume, int64_t stop_after) {
+                      const std::string& store, std::unique_ptr<energy::EnergyMeter> meter,
+                      bool resume, int64_t stop_after) {
   RankOutcome out;
   try {
     auto pg = Join(rank, 2, store);
@@ -362,7 +365,7 @@ RankOutcome TrainRank(const Config& config, const std::string& dir, int rank,
     TrainOptions options;
     options.out_dir = dir;
     options.verbose = false;
-    options.meter_override = FixedMeter(joules);
+    options.meter_override = std::move(meter);
     options.process_group = pg.get();
     options.resume = resume;
     options.stop_after_steps = stop_after;
@@ -376,20 +379,130 @@ RankOutcome TrainRank(const Config& config, const std::string& dir, int rank,
   return out;
 }
 
-// Rank 0 and rank 1 of one run (rank r's meter gives joules[r] per segment).
-std::array<RankOutcome, 2> TrainTwoRanks(const Config& config, const std::string& dir,
-                                         const std::array<double, 2>& joules, bool resume,
-                                         int64_t stop_after = 0) {
+// Rank 0 and rank 1 of one run, rank r metered by make_meter(r).
+std::array<RankOutcome, 2> TrainTwoRanksMetered(
+    const Config& config, const std::string& dir,
+    const std::function<std::unique_ptr<energy::EnergyMeter>(int)>& make_meter, bool resume,
+    int64_t stop_after = 0) {
   static int segment = 0;
   const std::string store = StorePath("resume" + std::to_string(segment++));
-  auto r1 = std::async(std::launch::async, TrainRank, config, dir, 1, store, joules[1], resume,
+  auto r1 = std::async(std::launch::async, TrainRank, config, dir, 1, store, make_meter(1), resume,
                        stop_after);
-  RankOutcome r0 = TrainRank(config, dir, 0, store, joules[0], resume, stop_after);
+  RankOutcome r0 = TrainRank(config, dir, 0, store, make_meter(0), resume, stop_after);
   std::array<RankOutcome, 2> out{std::move(r0), r1.get()};
   std::filesystem::remove(store);
   return out;
 }
 
+// Rank 0 and rank 1 of one run (rank r's meter gives joules[r] per segment).
+std::array<RankOutcome, 2> TrainTwoRanks(const Config& config, const std::string& dir,
+                                         const std::array<double, 2>& joules, bool resume,
+                                         int64_t stop_after = 0) {
+  return TrainTwoRanksMetered(
+      config, dir, [&](int r) { return FixedMeter(joules[static_cast<size_t>(r)]); }, resume,
+      stop_after);
+}
+
+// metrics.csv's column `key`, one value per row.
+std::vector<double> MetricsColumn(const std::string& dir, const std::string& key) {
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  const auto it = std::find(header.begin(), header.end(), key);
+  EXPECT_NE(it, header.end()) << key;
+  std::vector<double> column;
+  if (it == header.end()) return column;
+  for (const auto& row : rows) column.push_back(row[static_cast<size_t>(it - header.begin())]);
+  return column;
+}
+
+// --- The job's energy with several ranks (energy/job_energy.h) ----------------------------------
+
+const std::vector<std::string> kSmallRun = {
+    "n_envs=2",         "batch_size=32",         "n_epochs=1",        "n_timesteps=512",
+    "eval.freq=0",      "eval.final_episodes=1", "checkpoint_freq=0", "energy.sample_period_s=3600",
+    "dist.timeout_s=60"};
+
+// Both ranks (threads of this process: one machine) read a package-scope counter, rank 0 10 J
+// and rank 1 10.5 J over the run: the job spent 10 J, counted once from rank 0, in energy.json
+// and in every metrics.csv row. Process-scope meters of 10 J and 1 J add up to 11 J, and every
+// row shows the job's 11 J, not rank 0's 10 J.
+TEST(DataParallelEnergyTest, SharedCounterCountsOnceProcessScopeSumsInEveryRow) {
+  const Config config =
+      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const std::string package_dir = FreshDir("energy_package");
+  const auto shared = TrainTwoRanksMetered(
+      config, package_dir,
+      [](int r) {
+        auto meter = std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:package-0"},
+                                                         energy::Provenance::kMeasured,
+                                                         energy::Scope::kPackage);
+        meter->Script({{0.0}, {r == 0 ? 10.0 : 10.5}});
+        return meter;
+      },
+      false);
+  ASSERT_EQ(shared[0].error + shared[1].error, "");
+  EXPECT_DOUBLE_EQ(testing::TotalJ(package_dir), 10.0);
+  const std::vector<double> package_wh = MetricsColumn(package_dir, "energy/total_wh");
+  ASSERT_EQ(package_wh.size(), 4u);  // 2 ranks x 2 envs x 32 steps = 128 steps per iteration
+  for (double wh : package_wh) EXPECT_DOUBLE_EQ(wh, 10.0 / 3600.0);
+
+  const std::string process_dir = FreshDir("energy_process");
+  const auto own = TrainTwoRanks(config, process_dir, {10.0, 1.0}, false);
+  ASSERT_EQ(own[0].error + own[1].error, "");
+  EXPECT_DOUBLE_EQ(testing::TotalJ(process_dir), 11.0);
+  for (double wh : MetricsColumn(process_dir, "energy/total_wh")) {
+    EXPECT_DOUBLE_EQ(wh, 11.0 / 3600.0);
+  }
+}
+
+// Each meter read advances a scripted CPU clock by 0.25 s: 12 W x 0.25 s = 3 J per read, on each
+// rank (trainer_test's ScriptedMeter).
+std::unique_ptr<energy::EnergyMeter> ThreeJoulesPerRead() {
+  auto cpu_s = std::make_shared<double>(0.0);
+  return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
+}
+
+// An energy budget of half of what a 2-rank run needs: both ranks walk the same ladder on the
+// job's energy and stop after the same iteration, within one iteration's energy of the budget;
+// rank 0 keeps a final checkpoint and lists the decisions in energy.json.
+TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
+  std::vector<std::string> sets = kSmallRun;
+  sets.push_back("n_timesteps=5120");
+  sets.push_back("energy.budget.warmup_steps=512");
+  const std::string source = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  const std::string full_dir = FreshDir("budget_full");
+  const auto full = TrainTwoRanksMetered(
+      LoadRunConfig(source, sets, 4), full_dir, [](int) { return ThreeJoulesPerRead(); }, false);
+  ASSERT_EQ(full[0].error + full[1].error, "");
+  const double full_j = testing::TotalJ(full_dir);
+  ASSERT_GT(full_j, 0.0);
+
+  sets.push_back("energy.budget_wh=" + std::to_string(full_j / 2.0 / 3600.0));
+  const Config config = LoadRunConfig(source, sets, 4);
+  const double budget_j = config.GetFloat("energy.budget_wh") * 3600.0;
+  const std::string dir = FreshDir("budget_half");
+  const auto r = TrainTwoRanksMetered(
+      config, dir, [](int) { return ThreeJoulesPerRead(); }, false);
+  ASSERT_EQ(r[0].error + r[1].error, "");
+  EXPECT_TRUE(r[0].result.report.budget.stopped);
+  EXPECT_LT(r[0].result.report.steps, 5120);
+  EXPECT_EQ(r[1].result.report.steps, r[0].result.report.steps);  // the same last iteration
+  EXPECT_FALSE(r[0].result.checkpoint_path.empty());
+  EXPECT_TRUE(std::filesystem::exists(r[0].result.checkpoint_path));
+  // Never past the budget by more than one iteration's energy (40 iterations in the full run).
+  EXPECT_LE(testing::TotalJ(dir), budget_j + full_j / 40.0);
+  EXPECT_GT(testing::TotalJ(dir), budget_j / 2.0);
+
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["budget"]["stopped_by_budget"].get<bool>());
+  std::vector<std::string> actions;
+  for (const auto& e : j["budget"]["events"]) {
+    actions.push_back(e["action"].get<std::string>() + (e["taken"].get<bool>() ? "" : "(passed)"));
+  }
+  const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
+                                           "throttle", "stop"};
+  EXPECT_EQ(actions, ladder);
+}
 
 // A 2-rank PPO run (VecNormalize on, evaluations, periodic checkpoints) stopped at step 384 and
 // resumed with 2 ranks ends with the same parameters, bit for bit, and the same metrics rows as

@@ -29,6 +29,7 @@
 #include "greenrl/dist/running_moments.h"
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
+#include "greenrl/energy/job_energy.h"
 #include "greenrl/energy/monitor.h"
 #include "greenrl/energy/sampler.h"
 #include "greenrl/energy/select.h"
@@ -235,11 +236,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int world_size = group != nullptr ? group->world_size() : dist_env.world_size;
   const int rank = group != nullptr ? group->rank() : dist_env.rank;
   const bool writer = rank == 0;  // rank 0 alone writes the run dir, evaluates, checkpoints
-  if (world_size > 1 && config.GetFloat("energy.budget_wh") > 0.0) {
-    throw ConfigError("energy.budget_wh", std::to_string(config.GetFloat("energy.budget_wh")),
-                      "0 when training data-parallel (WORLD_SIZE > 1): the budget controller "
-                      "acts on one process");
-  }
   // --- resume (checkpointing.h): the run dir must hold an unfinished run with a checkpoint.
   const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
   std::vector<std::pair<int64_t, std::string>> resume_from;
@@ -360,6 +356,42 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
+  // Data-parallel: which rank's reading of each domain enters the job's energy (job_energy.h),
+  // from every rank's machine key and domain identities. weights[q][k]; 1 for one process.
+  std::vector<std::vector<double>> job_weights(static_cast<size_t>(world_size),
+                                               std::vector<double>(monitor.domains().size(), 1.0));
+  if (world_size > 1) {
+    const size_t num_domains = monitor.domains().size();
+    std::vector<double> counts(static_cast<size_t>(world_size), 0.0);
+    counts[static_cast<size_t>(rank)] = static_cast<double>(num_domains);
+    group->AllReduceSum(counts.data(), world_size, "energy domain counts");
+    for (int q = 0; q < world_size; ++q) {
+      if (counts[static_cast<size_t>(q)] != static_cast<double>(num_domains)) {
+        throw std::runtime_error(fmt::format(
+            "rank {} meters {} energy domains and rank {} meters {}: every rank needs the same "
+            "meters (energy.meter)",
+            q, counts[static_cast<size_t>(q)], rank, num_domains));
+      }
+    }
+    const size_t row = 1 + num_domains;  // machine key, then one identity key per domain
+    std::vector<double> keys(row * static_cast<size_t>(world_size), 0.0);
+    double* mine = &keys[row * static_cast<size_t>(rank)];
+    mine[0] = static_cast<double>(energy::MachineKey());
+    std::vector<energy::Scope> scopes;
+    for (size_t k = 0; k < num_domains; ++k) {
+      mine[1 + k] = static_cast<double>(energy::JobKey(monitor.domains()[k].identity));
+      scopes.push_back(monitor.domains()[k].scope);
+    }
+    group->AllReduceSum(keys.data(), static_cast<int64_t>(keys.size()), "energy domain keys");
+    std::vector<energy::RankDomainKeys> ranks(static_cast<size_t>(world_size));
+    for (size_t q = 0; q < ranks.size(); ++q) {
+      ranks[q].machine_key = static_cast<uint64_t>(keys[row * q]);
+      for (size_t k = 0; k < num_domains; ++k) {
+        ranks[q].identity_keys.push_back(static_cast<uint64_t>(keys[row * q + 1 + k]));
+      }
+    }
+    job_weights = energy::JobDomainWeights(scopes, ranks);
+  }
   energy::SamplerOptions sampler_options;
   if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
   sampler_options.append_csv = options.resume;
@@ -538,6 +570,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
     energy::Measurement m = monitor.Total();
     m.duration_s += resumed.energy.duration_s;
     for (const auto& [domain, e] : resumed.energy.energy_j) m.energy_j[domain] += e;
+    return m;
+  };
+  // Data-parallel: the job's energy so far, the same figure on every rank (job_energy.h: each
+  // rank's domains weighted so a counter shared by ranks on one machine counts once), and rank
+  // 0's time since t0 in *rank0_s, so that every rank's budget controller sees the same inputs
+  // and takes the same decisions. One collective; every rank calls it once per iteration.
+  auto job_total_so_far = [&](double* rank0_s) {
+    energy::Measurement m = total_so_far();
+    const size_t num_domains = monitor.domains().size();
+    std::vector<double> sums(num_domains + 1, 0.0);
+    for (size_t k = 0; k < num_domains; ++k) {
+      sums[k] = job_weights[static_cast<size_t>(rank)][k] * m.energy_j[monitor.domains()[k].domain];
+    }
+    sums[num_domains] = rank == 0 ? clock.NowS() - t0 : 0.0;
+    group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "job energy");
+    for (size_t k = 0; k < num_domains; ++k) m.energy_j[monitor.domains()[k].domain] = sums[k];
+    *rank0_s = sums[num_domains];
     return m;
   };
   auto windows_so_far = [&]() {
@@ -723,12 +772,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (last) break;  // the last row is written after the final checkpoint, below
 
     const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
-    const energy::Measurement total = total_so_far();
+    double budget_time_s = clock.NowS() - t0;
+    // Data-parallel: the whole job's energy (all ranks), for the metrics row and the budget.
+    const energy::Measurement total =
+        world_size > 1 ? job_total_so_far(&budget_time_s) : total_so_far();
 
-    // The budget acts on what this iteration cost (energy.json records every decision).
+    // The budget acts on what this iteration cost (energy.json records every decision); with
+    // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
     if (budget.enabled()) {
       const energy::BudgetDecision decision =
-          budget.OnIteration(steps, total_steps, total.total_energy_j(), clock.NowS() - t0);
+          budget.OnIteration(steps, total_steps, total.total_energy_j(), budget_time_s);
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
         if (action == energy::BudgetAction::kReducePrecision) algorithm->ReducePrecision();
@@ -823,9 +876,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         " energy domains, rank " + std::to_string(rank) + " " +
                         std::to_string(num_domains));
       cpu_time_s += p[2];
-      if (q == rank) continue;
-      for (size_t k = 0; k < num_domains; ++k)
-        total.energy_j[monitor.domains()[k].domain] += p[5 + k];
+    }
+    // The job's energy per domain: shared counters once per machine (job_energy.h).
+    for (size_t k = 0; k < num_domains; ++k) {
+      double job_j = 0.0;
+      for (int q = 0; q < world_size; ++q) {
+        job_j += job_weights[static_cast<size_t>(q)][k] *
+                 per_rank[slot * static_cast<size_t>(q) + 5 + k];
+      }
+      total.energy_j[monitor.domains()[k].domain] = job_j;
     }
   }
   report::RunReport& r = result.report;
