@@ -313,8 +313,10 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
         episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
       }
     }
+    // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
+    // env steps; learning_starts, target updates and epsilon count those (as n_timesteps does).
     const int64_t before = num_timesteps_;
-    num_timesteps_ += n;
+    num_timesteps_ += static_cast<int64_t>(n) * (collectives_ ? collectives_->world_size() : 1);
     if (num_timesteps_ / config_.target_update_interval > before / config_.target_update_interval) {
       UpdateTarget();
     }

@@ -141,7 +141,9 @@ class Dqn final : public Algorithm {
   // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
   std::vector<float> GetParameters() const override { return q_params_; }
   // Data-parallel: broadcasts the online and target Q parameters from rank 0; then averages the
-  // Q gradients over the ranks before each clip and Adam step.
+  // Q gradients over the ranks before each clip and Adam step, and counts env steps over all
+  // ranks (n_envs x world_size per vec step), so learning_starts, target_update_interval and the
+  // epsilon schedule follow the job's steps, as n_timesteps does.
   void SetCollectives(Collectives* collectives) override;
 
   // For tests: `num_steps` gradient steps with minibatch k made of the transitions
@@ -205,7 +207,7 @@ class Dqn final : public Algorithm {
   ReplayBuffer buffer_;
 
   // Counters and schedule state.
-  int64_t num_timesteps_ = 0;   // env steps so far (summed over envs)
+  int64_t num_timesteps_ = 0;   // env steps so far (summed over envs and data-parallel ranks)
   int64_t n_updates_ = 0;       // gradient steps so far
   int64_t target_updates_ = 0;  // target-network updates so far
   double exploration_rate_;

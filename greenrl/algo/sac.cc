@@ -331,7 +331,7 @@ class Sac final : public Algorithm {
 
   // Storage.
   ReplayBuffer buffer_;
-  int64_t num_timesteps_ = 0;  // env steps taken (all envs), SB3's num_timesteps
+  int64_t num_timesteps_ = 0;  // env steps taken (all envs of all ranks), SB3's num_timesteps
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;
 
@@ -432,7 +432,9 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
         episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
       }
     }
-    num_timesteps_ += n;
+    // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
+    // env steps; learning_starts counts those (n_timesteps counts all ranks' steps too).
+    num_timesteps_ += static_cast<int64_t>(n) * (collectives_ ? collectives_->world_size() : 1);
   }
   last_rollout_steps_ = static_cast<int64_t>(config_.train_freq) * n;
   return last_rollout_steps_;

@@ -157,6 +157,61 @@ TEST(DataParallelOffPolicyTest, DqnParametersIdenticalOnBothRanks) { ExpectOffPo
 
 TEST(DataParallelOffPolicyTest, SacParametersIdenticalOnBothRanks) { ExpectOffPolicyIdentical("sac"); }
 
+// DQN's schedules count the job's env steps: 2 ranks x 2 envs follow epsilon, learning_starts
+// and target updates exactly as 1 rank x 4 envs, iteration by iteration. By hand: 64 env steps
+// per iteration, total 1024, exploration_fraction 0.5 from 1.0 to 0.05: after iteration 1,
+// epsilon = 1 - 0.95 x (64 / 1024) / 0.5 = 0.88125; after 8 (512 steps) it is 0.05, and the
+// target network was updated floor(512 / 40) = 12 times.
+std::vector<std::pair<double, double>> DqnScheduleRank(int rank, int world,
+                                                       const std::string& store) {
+  std::unique_ptr<dist::ProcessGroup> pg;
+  if (world > 1) pg = Join(rank, world, store);
+  algo::DqnConfig c;
+  c.n_envs = 4 / world;
+  c.total_timesteps = 1024;
+  c.learning_starts = 64;
+  c.train_freq = 16;
+  c.gradient_steps = 1;
+  c.batch_size = 16;
+  c.target_update_interval = 40;
+  c.exploration_fraction = 0.5;
+  c.exploration_initial_eps = 1.0;
+  c.exploration_final_eps = 0.05;
+  c.buffer_size = 1000;
+  c.learning_rate = Schedule::Constant(1e-3);
+  c.seed = 11 + 1000003ull * rank;
+  auto env = env::MakeVecEnv("CartPole-v1", c.n_envs, c.seed, 1);
+  auto a = algo::MakeDqn(c, env->spec());
+  env->Reset();
+  if (pg) a->SetCollectives(pg.get());
+  std::vector<std::pair<double, double>> out;  // (charts/epsilon, losses/target_updates)
+  std::vector<algo::EpisodeRecord> episodes;
+  for (int i = 0; i < 8; ++i) {
+    a->CollectRollout(*env, &episodes);
+    double epsilon = NAN, target_updates = NAN;
+    for (const auto& [key, value] : a->Update(1.0 - (i + 1) / 16.0)) {
+      if (key == "charts/epsilon") epsilon = value;
+      if (key == "losses/target_updates") target_updates = value;
+    }
+    out.emplace_back(epsilon, target_updates);
+  }
+  return out;
+}
+
+TEST(DataParallelOffPolicyTest, DqnSchedulesCountAllRanksSteps) {
+  const std::string store = StorePath("dqn_schedule");
+  auto r1 = std::async(std::launch::async, DqnScheduleRank, 1, 2, store);
+  const auto two_ranks = DqnScheduleRank(0, 2, store);
+  EXPECT_EQ(r1.get(), two_ranks);
+  std::filesystem::remove(store);
+  const auto one_rank = DqnScheduleRank(0, 1, "");
+  EXPECT_EQ(two_ranks, one_rank);
+  ASSERT_EQ(one_rank.size(), 8u);
+  EXPECT_DOUBLE_EQ(one_rank[0].first, 0.88125);
+  EXPECT_NEAR(one_rank[7].first, 0.05, 1e-12);  // the schedule's end, up to rounding
+  EXPECT_EQ(one_rank[7].second, 12.0);
+}
+
 // The averaged gradient of 2 ranks x 4 rows equals the gradient of 1 rank x 8 rows for a loss
 // that is a mean over rows (PPO's minibatch losses are): mean_r (1/4 sum_{i in r} g_i) =
 // 1/8 sum_i g_i. Checked on a small tanh MLP with an MSE loss through the real all-reduce.

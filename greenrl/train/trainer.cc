@@ -973,7 +973,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.sampler.cpu_time_s = sampler.cpu_time_s();
   report::WriteEnergyJson(run_dir + "/energy.json", r);
   if (world_size > 1) {
-    // energy.json's totals above are summed over ranks; "distributed" keeps each rank's figures.
+    // energy.json's totals above are the job's (job_energy.h); "distributed" keeps each rank's
+    // figures.
     nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     nlohmann::json ranks = nlohmann::json::array();
     for (int q = 0; q < world_size; ++q) {
@@ -993,8 +994,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         {"backend", dist_options.backend},
                         {"timeout_s", dist_options.timeout_s},
                         {"energy_note",
-                         "totals, carbon and emissions.csv are summed over ranks; "
-                         "windows and metrics.csv energy columns are rank 0's"},
+                         "totals, carbon, emissions.csv and metrics.csv energy columns are the "
+                         "job's (process-scope domains summed over ranks, a counter shared by "
+                         "ranks on one machine once); windows are rank 0's"},
                         {"rank0_allreduce_calls", cs.allreduce_calls},
                         {"rank0_allreduce_bytes", cs.allreduce_bytes},
                         {"rank0_allreduce_s", cs.allreduce_s},
