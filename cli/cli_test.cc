@@ -283,8 +283,8 @@ TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
 }
 
 // --set at a resume is saved in config.yaml (a later plain --resume continues with it), and
-// n_envs, which the checkpoint's env state fixes, is refused by name.
-TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvs) {
+// n_envs, seed, algo and env_id, which the checkpoint fixes, are refused by name.
+TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string out = Dir("resume_set");
   Result r = RunGreenrl("train --config " + Preset() +
                         " --set n_timesteps=512 --set checkpoint_freq=256 --quiet --out " + out);
@@ -297,6 +297,24 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvs) {
       << r.output;
   r = RunGreenrl("train --resume " + out + " --set n_envs=4 --quiet");  // not batch_size's error
   EXPECT_NE(r.output.find("n_envs: got '4'; the run's own 8"), std::string::npos) << r.output;
+  // seed, algo and env_id are fixed by the checkpoint too (a refused resume writes nothing).
+  r = RunGreenrl("train --resume " + out + " --set seed=5 --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("seed: got '5'; the run's own 0: a resume continues the saved "
+                          "generators, so seed cannot change"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --resume " + out + " --set algo=dqn --quiet");  // not n_steps' error
+  EXPECT_NE(r.output.find("algo: got 'dqn'; the run's own 'ppo'"), std::string::npos) << r.output;
+  r = RunGreenrl("train --resume " + out + " --set env_id=Acrobot-v1 --quiet");
+  EXPECT_NE(r.output.find("env_id: got 'Acrobot-v1'; the run's own 'CartPole-v1'"),
+            std::string::npos)
+      << r.output;
+  size_t event_files = 0;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  EXPECT_EQ(event_files, 1u) << "a refused resume wrote an event file";
   std::ifstream before(out + "/config.yaml");
   const std::string unchanged((std::istreambuf_iterator<char>(before)),
                               std::istreambuf_iterator<char>());

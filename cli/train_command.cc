@@ -26,23 +26,43 @@ struct TrainArgs {
   bool quiet = false;
   std::string resume;
 };
-// A resume continues the saved envs, so n_envs cannot change; checked before the overrides are
-// validated (a smaller n_envs would first fail batch_size's bound, a larger one the env state's
-// size, neither naming n_envs).
-// Errors: ConfigError("n_envs", value, ...) for an --set n_envs=V other than the run's own.
-void RefuseNEnvsChange(const std::string& run_dir, const std::vector<std::string>& sets) {
+// Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
+// algo, the envs of that id and count, and generators seeded from that seed (the run directory
+// is named after it too). Checked before the overrides are validated, where a change would fail
+// on some other key first (a smaller n_envs on batch_size's bound, another algo on its keys).
+// Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
+void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
-  const int64_t n_envs = saved.GetInt("n_envs");
+  struct Fixed {
+    const char* key;
+    bool number;
+    const char* why;
+  };
+  static const Fixed kFixed[] = {
+      {"n_envs", true, "a resume continues the saved envs, so n_envs cannot change"},
+      {"seed", true, "a resume continues the saved generators, so seed cannot change"},
+      {"algo", false, "a resume continues the saved agent, so algo cannot change"},
+      {"env_id", false, "a resume continues the saved envs, so env_id cannot change"}};
   for (const std::string& set : sets) {
     const size_t eq = set.find('=');
-    if (eq == std::string::npos || set.substr(0, eq) != "n_envs") continue;
-    const std::string value = set.substr(eq + 1);
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (end != value.c_str() && *end == '\0' && v == static_cast<double>(n_envs)) continue;
-    throw ConfigError("n_envs", value,
-                      "the run's own " + std::to_string(n_envs) +
-                          ": a resume continues the saved envs, so n_envs cannot change");
+    if (eq == std::string::npos) continue;
+    const std::string key = set.substr(0, eq), value = set.substr(eq + 1);
+    for (const Fixed& f : kFixed) {
+      if (key != f.key) continue;
+      std::string own;
+      if (f.number) {
+        const int64_t n = saved.GetInt(key);
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() && *end == '\0' && v == static_cast<double>(n)) break;
+        own = std::to_string(n);
+      } else {
+        own = saved.GetString(key);
+        if (value == own) break;
+        own = "'" + own + "'";
+      }
+      throw ConfigError(key, value, "the run's own " + own + ": " + f.why);
+    }
   }
 }
 
@@ -71,7 +91,7 @@ Runner RegisterTrain(CLI::App& app) {
                             ? "a run directory written by `greenrl train` (it has no config.yaml)"
                             : "a run directory written by `greenrl train` (no such directory)");
     }
-    if (resuming) RefuseNEnvsChange(args->resume, args->sets);
+    if (resuming) RefuseFixedKeyChanges(args->resume, args->sets);
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, args->sets, args->seed);
     train::TrainOptions options;

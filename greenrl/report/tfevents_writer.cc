@@ -60,8 +60,14 @@ std::string TfEventsFileName(double unix_time_s, const std::string& hostname) {
 TfEventsWriter::TfEventsWriter(const std::string& dir, std::function<double()> unix_time_s)
     : unix_time_s_(unix_time_s ? std::move(unix_time_s) : SystemUnixTimeS) {
   const double now_s = unix_time_s_();
-  path_ = dir + "/" + TfEventsFileName(now_s, Hostname());
-  file_ = std::fopen(path_.c_str(), "wb");
+  // A new file, never an earlier one: a run resumed within the same second as its previous
+  // segment started gets the name with ".1" (".2", ...) appended, which sorts after it.
+  const std::string base = dir + "/" + TfEventsFileName(now_s, Hostname());
+  for (int k = 0; file_ == nullptr; ++k) {
+    path_ = k == 0 ? base : base + "." + std::to_string(k);
+    file_ = std::fopen(path_.c_str(), "wbx");  // C11 "x": fails with EEXIST if it exists
+    if (file_ == nullptr && errno != EEXIST) break;
+  }
   if (file_ == nullptr) {
     throw std::runtime_error("cannot create '" + path_ + "': " + std::strerror(errno));
   }
@@ -89,6 +95,14 @@ void TfEventsWriter::WriteRow(const std::vector<std::pair<std::string, double>>&
     v->set_tag(key);
     v->set_simple_value(static_cast<float>(value));
   }
+  WriteRecord(event.SerializeAsString());
+}
+
+void TfEventsWriter::WriteRestart(int64_t step) {
+  tfevents::Event event;
+  event.set_wall_time(unix_time_s_());
+  event.set_step(step);
+  event.mutable_session_log()->set_status(tfevents::SessionLog::START);
   WriteRecord(event.SerializeAsString());
 }
 

@@ -33,7 +33,8 @@ std::string TfEventsFileName(double unix_time_s, const std::string& hostname);
 // row it wrote. Not thread-safe.
 class TfEventsWriter {
  public:
-  // Creates <dir>/events.out.tfevents.<time>.<host> and writes the file_version event.
+  // Creates <dir>/events.out.tfevents.<time>.<host> (with ".1", ".2", ... appended when that
+  // file exists: an earlier file is never overwritten) and writes the file_version event.
   // Args: unix_time_s: the wall clock stamped on every event (default: the system clock).
   // Errors: std::runtime_error naming the path when it cannot be created or written.
   explicit TfEventsWriter(const std::string& dir, std::function<double()> unix_time_s = {});
@@ -47,6 +48,14 @@ class TfEventsWriter {
   // metrics.csv leaves them empty.
   // Errors: std::runtime_error naming the path when the record cannot be written.
   void WriteRow(const std::vector<std::pair<std::string, double>>& row);
+
+  // Writes a SessionLog START event at `step`. TensorBoard's EventAccumulator (with
+  // purge_orphaned_data, its default) then drops every event it read before, from this run
+  // directory's earlier event files, whose step is >= step: the rows of the iterations a resumed
+  // run repeats, which metrics.csv has cut (torch.utils.tensorboard's SummaryWriter(purge_step)
+  // writes the same event). A resumed run calls it with the checkpoint's global_step + 1.
+  // Errors: std::runtime_error naming the path when the record cannot be written.
+  void WriteRestart(int64_t step);
 
   const std::string& path() const { return path_; }
 

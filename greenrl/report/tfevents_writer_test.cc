@@ -136,6 +136,32 @@ TEST(TfEventsWriterTest, ReaderRejectsACorruptedByte) {
   EXPECT_THROW(ReadTfRecords(path), std::runtime_error);
 }
 
+// A restart event: SessionLog START (status 1, TensorFlow's event.proto field 7) at its step, and
+// a second writer in the same second gets its own file instead of truncating the first.
+TEST(TfEventsWriterTest, RestartEventAndSameSecondWritersGetTheirOwnFiles) {
+  const std::string dir = FreshDir("restart");
+  TfEventsWriter first(dir, [] { return 1000.0; });
+  first.WriteRow({{"global_step", 256}, {"charts/SPS", 10.0}});
+  TfEventsWriter second(dir, [] { return 1000.0; });
+  EXPECT_NE(second.path(), first.path());
+  EXPECT_EQ(second.path(), first.path() + ".1");
+  second.WriteRestart(257);
+  ASSERT_EQ(ReadTfRecords(first.path()).size(), 2u);  // untouched
+  const auto records = ReadTfRecords(second.path());
+  ASSERT_EQ(records.size(), 2u);
+  tfevents::Event restart;
+  ASSERT_TRUE(restart.ParseFromString(records[1]));
+  EXPECT_EQ(restart.step(), 257);
+  ASSERT_TRUE(restart.has_session_log());
+  EXPECT_EQ(restart.session_log().status(), tfevents::SessionLog::START);
+  EXPECT_EQ(static_cast<int>(tfevents::SessionLog::START), 1);
+  // Its bytes: field 1 wall_time (fixed64 1000.0), field 2 step (varint 257), field 7 session_log
+  // (length 2: field 1 status, varint 1).
+  const std::string expected("\x09\x00\x00\x00\x00\x00\x40\x8f\x40\x10\x81\x02\x3a\x02\x08\x01",
+                             16);
+  EXPECT_EQ(records[1], expected);
+}
+
 TEST(TfEventsWriterTest, UnwritableDirectoryNamesThePath) {
   try {
     TfEventsWriter writer("/nonexistent/greenrl-dir");

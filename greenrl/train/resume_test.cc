@@ -4,6 +4,7 @@
 // the energy total carried across (README "Checkpoints, resume and signals").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
+#include "greenrl/report/testing/tfrecord_reader.h"
+#include "greenrl/report/tfevents.pb.h"
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/run_compare_testing.h"
 #include "greenrl/train/run_config.h"
@@ -55,6 +58,39 @@ TrainResult RunTraining(const Config& config, const std::string& dir, double jou
   return Train(config, std::move(options));
 }
 
+// The global_step of every scalar event TensorBoard shows for `dir`: event files in name order
+// (TensorBoard's directory loader), a SessionLog START event dropping the events read before it
+// whose step is >= its step (EventAccumulator's purge of orphaned data, on by default).
+std::vector<double> TensorBoardSteps(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("events.out.tfevents.", 0) == 0) files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<double> steps;
+  for (const std::string& file : files) {
+    for (const std::string& record : report::testing::ReadTfRecords(file)) {
+      tfevents::Event event;
+      EXPECT_TRUE(event.ParseFromString(record));
+      if (event.has_session_log() && event.session_log().status() == tfevents::SessionLog::START) {
+        while (!steps.empty() && steps.back() >= static_cast<double>(event.step()))
+          steps.pop_back();
+      } else if (event.has_summary()) {
+        steps.push_back(static_cast<double>(event.step()));
+      }
+    }
+  }
+  return steps;
+}
+
+// metrics.csv's global_step column.
+std::vector<double> CsvSteps(const std::string& dir) {
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  std::vector<double> steps;
+  for (const auto& row : rows) steps.push_back(row[0]);  // global_step is the first column
+  return steps;
+}
 
 // Uninterrupted run vs. the same run stopped at `stop_after` and resumed: identical parameters,
 // identical metrics rows (training columns), energy 10 J + 20 J.
@@ -82,8 +118,9 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   testing::ExpectBitIdenticalParameters(config, straight, split);
 
   // metrics.csv: the same global_step sequence (no duplicated rows past the checkpoint) and the
-  // same training figures.
+  // same training figures; TensorBoard shows one event per row, from two event files.
   testing::ExpectSameLearningColumns(straight, split);
+  EXPECT_EQ(TensorBoardSteps(split), CsvSteps(split));
 }
 
 TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
@@ -179,6 +216,8 @@ TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
   EXPECT_EQ(rows[2][col("losses/nonfinite_skips")], 0);
   EXPECT_EQ(rows[3][col("losses/nonfinite_skips")], 20);
   EXPECT_EQ(rows.back()[col("losses/nonfinite_skips")], 20);
+  // TensorBoard drops the event of the cut row too (a restart event at 1025 after it).
+  EXPECT_EQ(TensorBoardSteps(result.report.run_dir), CsvSteps(result.report.run_dir));
 }
 
 TEST(ResumeTest, GuardStopsWithClearMessageAndKeepsCheckpoint) {

@@ -346,13 +346,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::optional<report::TfEventsWriter> tfevents;  // the same rows for TensorBoard
   if (writer) {
     CreateRunDir(run_dir);
-    // A resumed run opens metrics.csv once its checkpoint is loaded; its TensorBoard rows go to
-    // a new event file beside the first one (TensorBoard reads every file in the folder).
-    if (!options.resume) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+    // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
+    // refused resume writes nothing.
     if (!options.resume) {
+      WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
       metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
+      tfevents.emplace(run_dir);
     }
-    tfevents.emplace(run_dir);
   }
 
   energy::EnergyMonitor monitor(std::move(meters), clock);
@@ -519,9 +519,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (!resumed_path.empty()) {
     restore_env(resumed);
     // metrics.csv without the rows past the checkpoint (the iterations repeated now), appended.
+    // TensorBoard rows go to a new event file beside the earlier ones (TensorBoard reads every
+    // file in the folder), opened by a restart event that makes TensorBoard drop the earlier
+    // files' rows past the checkpoint, as metrics.csv drops them.
     if (writer) {
       metrics_csv = std::make_unique<report::MetricsCsv>(
           run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", resumed.steps));
+      tfevents.emplace(run_dir);
+      tfevents->WriteRestart(resumed.steps + 1);
     }
     if (options.verbose) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
@@ -681,6 +686,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         metrics_csv.reset();
         metrics_csv = std::make_unique<report::MetricsCsv>(
             run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
+        if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
       }
       algorithm->ScaleLearningRate(0.5);
       ++guard_restores;
