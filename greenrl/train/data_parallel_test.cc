@@ -516,6 +516,30 @@ std::unique_ptr<energy::EnergyMeter> ThreeJoulesPerRead() {
   return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
 }
 
+// energy.json's windows hold the job's energy: with 3 J per meter read on each rank, every
+// rollout and update window costs 3 J per rank (one read at its start, one at its end), so 4
+// iterations give 2 ranks x 4 x 3 = 24 J each, counted 4 times (rank 0's count); the final
+// evaluation runs on rank 0 alone: 3 J. Windows + unattributed = total.
+TEST(DataParallelEnergyTest, WindowsHoldEveryRanksEnergy) {
+  const Config config =
+      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const std::string dir = FreshDir("energy_windows");
+  const auto r = TrainTwoRanksMetered(
+      config, dir, [](int) { return ThreeJoulesPerRead(); }, false);
+  ASSERT_EQ(r[0].error + r[1].error, "");
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["windows"]["rollout"]["count"].get<int>(), 4);
+  EXPECT_DOUBLE_EQ(j["windows"]["rollout"]["total_energy_j"].get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(j["windows"]["update"]["total_energy_j"].get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(j["windows"]["eval"]["total_energy_j"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["windows"]["rollout"]["total_energy_j"].get<double>() +
+                       j["windows"]["update"]["total_energy_j"].get<double>() +
+                       j["windows"]["eval"]["total_energy_j"].get<double>() +
+                       j["unattributed"]["total_energy_j"].get<double>(),
+                   j["total_energy_j"].get<double>());
+}
+
 // An energy budget of half of what a 2-rank run needs: both ranks walk the same ladder on the
 // job's energy and stop after the same iteration, within one iteration's energy of the budget;
 // rank 0 keeps a final checkpoint and lists the decisions in energy.json.

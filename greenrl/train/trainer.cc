@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -862,6 +863,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // (domains in monitor order, the same on every rank of one build and meter choice), gathered
   // through one sum over a [world_size, slot] table where each rank fills its own row.
   std::vector<double> per_rank;
+  std::map<std::string, std::map<std::string, double>> job_window_j;  // window -> domain -> J
   const size_t num_domains = monitor.domains().size(), slot = 5 + num_domains;
   if (world_size > 1) {
     per_rank.assign(slot * static_cast<size_t>(world_size), 0.0);
@@ -891,6 +893,28 @@ TrainResult Train(const Config& config, TrainOptions options) {
                  per_rank[slot * static_cast<size_t>(q) + 5 + k];
       }
       total.energy_j[monitor.domains()[k].domain] = job_j;
+    }
+    // The windows' energy, the same way: every rank's rollout and update (and rank 0's eval)
+    // energy per domain, weighted, in [window, domain] slots; counts and durations stay rank 0's
+    // (the ranks run them in lockstep).
+    const std::vector<std::string> kWindows = {"rollout", "update", "eval"};
+    const auto windows = windows_so_far();
+    std::vector<double> window_j(kWindows.size() * num_domains, 0.0);
+    for (size_t w = 0; w < kWindows.size(); ++w) {
+      const auto it = windows.find(kWindows[w]);
+      if (it == windows.end()) continue;
+      for (size_t k = 0; k < num_domains; ++k) {
+        const auto e = it->second.sum.energy_j.find(monitor.domains()[k].domain);
+        if (e != it->second.sum.energy_j.end()) {
+          window_j[w * num_domains + k] = job_weights[static_cast<size_t>(rank)][k] * e->second;
+        }
+      }
+    }
+    group->AllReduceSum(window_j.data(), static_cast<int64_t>(window_j.size()), "window energy");
+    for (size_t w = 0; w < kWindows.size(); ++w) {
+      for (size_t k = 0; k < num_domains; ++k) {
+        job_window_j[kWindows[w]][monitor.domains()[k].domain] = window_j[w * num_domains + k];
+      }
     }
   }
   report::RunReport& r = result.report;
@@ -938,7 +962,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
                          SharedNote(d.scope)});
   }
   for (const auto& [key, totals] : windows_so_far()) {
-    r.windows.push_back({key, totals.count, totals.sum.duration_s, totals.sum.energy_j});
+    const auto job = job_window_j.find(key);  // data-parallel: the job's energy of the window
+    r.windows.push_back({key, totals.count, totals.sum.duration_s,
+                         job != job_window_j.end() ? job->second : totals.sum.energy_j});
   }
   r.meter_reason = meter_reason;
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
@@ -1000,9 +1026,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         {"backend", dist_options.backend},
                         {"timeout_s", dist_options.timeout_s},
                         {"energy_note",
-                         "totals, carbon, emissions.csv and metrics.csv energy columns are the "
-                         "job's (process-scope domains summed over ranks, a counter shared by "
-                         "ranks on one machine once); windows are rank 0's"},
+                         "totals, windows' energy, carbon, emissions.csv and metrics.csv energy "
+                         "columns are the job's (process-scope domains summed over ranks, a "
+                         "counter shared by ranks on one machine once); window counts and "
+                         "durations are rank 0's"},
                         {"rank0_allreduce_calls", cs.allreduce_calls},
                         {"rank0_allreduce_bytes", cs.allreduce_bytes},
                         {"rank0_allreduce_s", cs.allreduce_s},
