@@ -18,7 +18,14 @@ namespace greenrl::report {
 
 namespace {
 constexpr double kJoulesPerWh = 3600.0;
+
+// Four decimals, or three significant digits below 0.001 (a short run's "0.0000 Wh" or
+// "0.0000 g" said nothing).
+std::string Amount(double value) {
+  return std::fabs(value) >= 0.001 || value == 0.0 ? fmt::format("{:.4f}", value)
+                                                   : fmt::format("{:.3g}", value);
 }
+}  // namespace
 
 double RunReport::total_energy_j() const {
   double sum = 0.0;
@@ -53,24 +60,21 @@ std::string FormatSummary(const RunReport& r) {
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }
-  s += fmt::format("  energy         {:.4f} Wh in all\n", r.total_energy_j() / kJoulesPerWh);
+  s += fmt::format("  energy         {} Wh in all\n", Amount(r.total_energy_j() / kJoulesPerWh));
   for (const auto& d : r.domains) {
-    s += fmt::format("    {:<14} {:.4f} Wh  ({} by {}, scope {})\n", d.domain,
-                     d.energy_j / kJoulesPerWh, d.provenance, d.meter, d.scope);
+    s += fmt::format("    {:<14} {} Wh  ({} by {}, scope {})\n", d.domain,
+                     Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope);
   }
   s += fmt::format("  meter          {}\n", r.meter_reason);
   if (r.budget.enabled) {
-    s += fmt::format("  budget         {:.4f} Wh: {} ({} decisions, energy.json lists them)\n",
-                     r.budget.budget_wh,
+    s += fmt::format("  budget         {} Wh: {} ({} decisions, energy.json lists them)\n",
+                     Amount(r.budget.budget_wh),
                      r.budget.stopped ? "the budget ended the run: " + r.budget.stop_reason
                                       : "finished within it, final state " + r.budget.final_state,
                      r.budget.events.size());
   }
   const auto& c = r.carbon;
-  // Four decimals, or three significant digits below 0.001 g (a short run's 0.0000 said nothing).
-  const double grams = c.kg_co2e * 1000.0;
-  const std::string grams_text =
-      grams >= 0.001 || grams == 0.0 ? fmt::format("{:.4f}", grams) : fmt::format("{:.3g}", grams);
+  const std::string grams_text = Amount(c.kg_co2e * 1000.0);
   s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
                    c.energy_kwh, c.pue, c.intensity_g_per_kwh);
   if (c.intensity_source.rfind("override", 0) == 0) {

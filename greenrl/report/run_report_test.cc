@@ -62,13 +62,24 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
 }
 
-// A short run's carbon keeps three significant digits below 0.001 g; an intensity override is
-// named as such instead of being shown as the region's source.
+// A short run's carbon, energy and budget keep three significant digits below 0.001 (g, Wh); an
+// intensity override is named as such instead of being shown as the region's source.
 TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
   RunReport r = MakeReport();
   r.carbon.kg_co2e = 4.62e-8;  // 0.0000462 g
   EXPECT_NE(FormatSummary(r).find("  carbon         4.62e-05 g CO2e"), std::string::npos)
       << FormatSummary(r);
+  // Energy and budget lines follow the same rule: 0.36 J = 1e-04 Wh, a 1e-07 Wh budget.
+  r.domains[0].energy_j = 0.36;
+  r.budget.enabled = true;
+  r.budget.budget_wh = 1e-7;
+  const std::string tiny = FormatSummary(r);
+  EXPECT_NE(tiny.find("  energy         0.0001 Wh in all"), std::string::npos) << tiny;
+  r.domains[0].energy_j = 0.036;
+  const std::string tinier = FormatSummary(r);
+  EXPECT_NE(tinier.find("  energy         1e-05 Wh in all"), std::string::npos) << tinier;
+  EXPECT_NE(tinier.find("cpu:process    1e-05 Wh  (estimated"), std::string::npos) << tinier;
+  EXPECT_NE(tinier.find("  budget         1e-07 Wh: "), std::string::npos) << tinier;
   r.carbon.region = "world";
   r.carbon.intensity_source = "override (carbon.intensity_g_per_kwh)";
   r.carbon.intensity_is_default = false;
