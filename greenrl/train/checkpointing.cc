@@ -111,6 +111,7 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["next_checkpoint"] = state.next_checkpoint;
   j["episodes"] = state.episodes;
   j["recent_returns"] = state.recent_returns;
+  j["recent_lengths"] = state.recent_lengths;
   j["elapsed_s"] = state.elapsed_s;
   j["cpu_s"] = state.cpu_s;
   j["energy"] = MeasurementJson(state.energy);
@@ -143,6 +144,9 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
       state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
       state.episodes = j.at("episodes").get<int64_t>();
       state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
+      if (j.contains("recent_lengths")) {
+        state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
+      }
       state.elapsed_s = j.at("elapsed_s").get<double>();
       state.cpu_s = j.at("cpu_s").get<double>();
       state.energy = MeasurementFrom(j.at("energy"));

@@ -49,6 +49,7 @@ struct TrainerState {
   int64_t next_checkpoint = -1;
   int64_t episodes = 0;                // training episodes finished
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
+  std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
   double elapsed_s = 0.0;              // wall time of the run so far, s (all segments)
   double cpu_s = 0.0;                  // process CPU time so far, s (all segments)
   energy::Measurement energy;          // energy so far per domain, J (all segments)

@@ -60,7 +60,7 @@ inline void ExpectSameLearningColumns(const std::string& dir_a, const std::strin
   for (size_t c = 0; c < ha.size(); ++c) {
     const std::string& key = ha[c];
     if (key.rfind("losses/", 0) != 0 && key != "global_step" && key.rfind("charts/epis", 0) != 0 &&
-        key != "rollout/ep_rew_mean" && key != "eval/mean_reward") {
+        key != "rollout/ep_rew_mean" && key != "rollout/ep_len_mean" && key != "eval/mean_reward") {
       continue;
     }
     for (size_t i = 0; i < ra.size(); ++i) {

@@ -541,6 +541,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- end resume
 
   std::deque<double> recent_returns;  // the last 100 finished training episodes
+  std::deque<double> recent_lengths;  // their lengths, steps
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
   int64_t iteration = 0;
@@ -565,6 +566,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     next_checkpoint = st.next_checkpoint;
     episodes_total = st.episodes;
     recent_returns.assign(st.recent_returns.begin(), st.recent_returns.end());
+    recent_lengths.assign(st.recent_lengths.begin(), st.recent_lengths.end());
   };
   if (!resumed_path.empty()) {
     apply_position(resumed);
@@ -613,6 +615,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.next_checkpoint = next_checkpoint;
     st.episodes = episodes_total;
     st.recent_returns.assign(recent_returns.begin(), recent_returns.end());
+    st.recent_lengths.assign(recent_lengths.begin(), recent_lengths.end());
     st.elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
     st.cpu_s = ProcessCpuSeconds() - cpu0 + resumed.cpu_s;
     st.energy = total_so_far();
@@ -753,13 +756,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
       ep_length += static_cast<double>(e.episode_length);
       recent_returns.push_back(e.episode_return);
       if (recent_returns.size() > 100) recent_returns.pop_front();
+      recent_lengths.push_back(static_cast<double>(e.episode_length));
+      if (recent_lengths.size() > 100) recent_lengths.pop_front();
     }
-    double recent_mean = NAN;
-    if (!recent_returns.empty()) {
-      recent_mean = 0;
-      for (double r : recent_returns) recent_mean += r;
-      recent_mean /= static_cast<double>(recent_returns.size());
-    }
+    auto mean = [](const std::deque<double>& values) {
+      double sum = 0;
+      for (double v : values) sum += v;
+      return values.empty() ? NAN : sum / static_cast<double>(values.size());
+    };
+    const double recent_mean = mean(recent_returns);
     double n_ep = static_cast<double>(episodes.size());
     if (world_size > 1) {  // recent_returns stays this rank's; the iteration's means are global
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
@@ -772,6 +777,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     row.emplace_back("charts/episodic_return", n_ep > 0 ? ep_return / n_ep : NAN);
     row.emplace_back("charts/episodic_length", n_ep > 0 ? ep_length / n_ep : NAN);
     row.emplace_back("rollout/ep_rew_mean", recent_mean);
+    row.emplace_back("rollout/ep_len_mean", mean(recent_lengths));
     row.insert(row.end(), update_metrics.begin(), update_metrics.end());
     row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
     row.emplace_back("eval/mean_reward", eval_mean);

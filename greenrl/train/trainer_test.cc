@@ -93,6 +93,11 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   EXPECT_DOUBLE_EQ(last[col("eval/std_reward")], r.eval_std_return);
   EXPECT_DOUBLE_EQ(last[col("carbon/g_co2e")], r.carbon.kg_co2e * 1000.0);
   EXPECT_DOUBLE_EQ(last[col("time_s")], r.wall_time_s);
+  // CartPole pays 1 per step, so SB3's rollout/ep_len_mean equals rollout/ep_rew_mean.
+  for (const auto& row : rows) {
+    EXPECT_DOUBLE_EQ(row[col("rollout/ep_len_mean")], row[col("rollout/ep_rew_mean")]);
+  }
+  EXPECT_GT(last[col("rollout/ep_len_mean")], 8.0);
   for (const char* key : {"charts/SPS", "charts/episodic_return", "charts/learning_rate",
                           "losses/value_loss", "losses/policy_loss", "losses/entropy",
                           "losses/approx_kl", "losses/clipfrac", "losses/explained_variance"}) {
