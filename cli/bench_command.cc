@@ -115,6 +115,9 @@ Runner RegisterBench(CLI::App& app) {
                         "a presets folder holding " + it->second + " (default: ./configs, else " +
                             GREENRL_CONFIGS_SOURCE_DIR + ")");
     }
+    if (args->steps && *args->steps < 1) {
+      throw ConfigError("--steps", std::to_string(*args->steps), "an integer >= 1 (env steps)");
+    }
     std::vector<std::string> sets = args->sets;
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
     // Validate once before the first run.

@@ -123,6 +123,22 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   EXPECT_NE(r.output.find("--configs: got '" + cwd + "'; a presets folder holding ppo/cartpole.yaml"),
             std::string::npos)
       << r.output;
+  const Result steps = RunGreenrl("bench ppo-cartpole --steps 0");
+  EXPECT_EQ(steps.exit_code, 2);
+  EXPECT_NE(steps.output.find("--steps: got '0'; an integer >= 1 (env steps)"), std::string::npos)
+      << steps.output;
+}
+
+// --out naming a file is refused as a file, before anything is written.
+TEST(CliTest, OutThatIsAFileIsNamedAsAFile) {
+  const std::string file = Dir("out_file");
+  fs::create_directories(fs::path(file).parent_path());
+  std::ofstream(file) << "x";
+  const Result r = RunGreenrl("train --config " + Preset() + " --quiet --out " + file);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--out: got '" + file + "'; a new or empty directory (it is a file)"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {

@@ -56,6 +56,7 @@ Runner RegisterReport(CLI::App& app) {
     // Everything is read and checked before anything is written.
     std::vector<report::RunData> runs;
     for (const auto& dir : args->run_dirs) runs.push_back(report::LoadRun(dir));
+    report::DistinguishNames(&runs);
     if (args->target_return) report::CheckTargetMetric(runs, args->target_metric);
     if (args->format == "md") {
       const std::string md = report::FormatMarkdown(

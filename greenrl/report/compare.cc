@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "greenrl/core/errors.h"
@@ -131,6 +132,18 @@ RunData LoadRun(const std::string& dir) {
     BadRunDir(dir, "metrics.csv does not start with a global_step column");
   }
   return run;
+}
+
+void DistinguishNames(std::vector<RunData>* runs) {
+  std::map<std::string, int> uses;
+  for (const RunData& run : *runs) ++uses[run.name];
+  for (RunData& run : *runs) {
+    if (uses[run.name] > 1) {
+      std::string path = fs::path(run.dir).lexically_normal().string();
+      if (path.size() > 1 && path.back() == '/') path.pop_back();
+      run.name = path;
+    }
+  }
 }
 
 std::string TargetLabel(const std::string& target_metric) {

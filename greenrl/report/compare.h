@@ -60,6 +60,11 @@ struct RunData {
 // malformed file.
 RunData LoadRun(const std::string& dir);
 
+// Gives runs that share a name (a/x and b/x both named "x") their directory as given, made
+// lexically normal, as the name ("a/x", "b/x"), so table rows and chart legends tell them apart.
+// Other names are unchanged. No errors.
+void DistinguishNames(std::vector<RunData>* runs);
+
 // The default metric whose crossing of --target-return counts: SB3's rollout/ep_rew_mean (mean
 // return of the last 100 training episodes), the curve rl-zoo and SB3 compare runs on.
 // `greenrl report --target-metric` picks another metrics.csv column (e.g. eval/mean_reward, the

@@ -194,6 +194,18 @@ TEST(CompareTest, BadRunDirsNameTheProblem) {
   EXPECT_NE(message(broken).find("malformed"), std::string::npos);
 }
 
+// Two runs named alike (a/x and b/x/) get their paths as names; a unique name stays as it was.
+TEST(CompareTest, RunsSharingANameAreNamedByTheirPaths) {
+  std::vector<RunData> runs(3);
+  runs[0].dir = "runs/a/x", runs[0].name = "x";
+  runs[1].dir = "runs/b/./x/", runs[1].name = "x";
+  runs[2].dir = "runs/y", runs[2].name = "y";
+  DistinguishNames(&runs);
+  EXPECT_EQ(runs[0].name, "runs/a/x");
+  EXPECT_EQ(runs[1].name, "runs/b/x");
+  EXPECT_EQ(runs[2].name, "y");
+}
+
 TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   const std::string root = Root("html");
   const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};

@@ -67,7 +67,10 @@ namespace {
 void PrepareRunDir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      throw ConfigError("--out", dir, "a new or empty directory (it is a file)");
+    }
+    if (!fs::is_empty(dir, ec)) {
       throw ConfigError("--out", dir, "a new or empty directory (it exists and is not empty)");
     }
   }
