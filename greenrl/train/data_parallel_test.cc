@@ -198,6 +198,47 @@ std::vector<std::pair<double, double>> DqnScheduleRank(int rank, int world,
   return out;
 }
 
+// SAC's learning_starts counts the job's steps too: with learning_starts 32 and train_freq 8
+// (gradient_steps 2), 2 ranks x 1 env and 1 rank x 2 envs (16 env steps per iteration) both
+// train once num_timesteps > 32 (SB3's rule), from the 3rd iteration: losses/n_updates 0, 0, 2,
+// 4. Counting each rank's own steps, 2 ranks would still be at 32 after 4 iterations: 0, 0, 0, 0.
+std::vector<double> SacUpdatesRank(int rank, int world, const std::string& store) {
+  std::unique_ptr<dist::ProcessGroup> pg;
+  if (world > 1) pg = Join(rank, world, store);
+  algo::SacConfig c;
+  c.n_envs = 2 / world;
+  c.learning_starts = 32;
+  c.batch_size = 16;
+  c.train_freq = 8;
+  c.gradient_steps = 2;
+  c.buffer_size = 1000;
+  c.net_arch = {16, 16};
+  c.seed = 13 + 1000003ull * rank;
+  auto env = env::MakeVecEnv("Pendulum-v1", c.n_envs, c.seed, 1);
+  auto a = algo::MakeSac(c, env->spec());
+  env->Reset();
+  if (pg) a->SetCollectives(pg.get());
+  std::vector<double> n_updates;
+  std::vector<algo::EpisodeRecord> episodes;
+  for (int i = 0; i < 4; ++i) {
+    a->CollectRollout(*env, &episodes);
+    for (const auto& [key, value] : a->Update(1.0 - (i + 1) / 8.0)) {
+      if (key == "losses/n_updates") n_updates.push_back(value);
+    }
+  }
+  return n_updates;
+}
+
+TEST(DataParallelOffPolicyTest, SacLearningStartsCountsAllRanksSteps) {
+  const std::string store = StorePath("sac_schedule");
+  auto r1 = std::async(std::launch::async, SacUpdatesRank, 1, 2, store);
+  const auto two_ranks = SacUpdatesRank(0, 2, store);
+  EXPECT_EQ(r1.get(), two_ranks);
+  std::filesystem::remove(store);
+  EXPECT_EQ(two_ranks, SacUpdatesRank(0, 1, ""));
+  EXPECT_EQ(two_ranks, (std::vector<double>{0, 0, 2, 4}));
+}
+
 TEST(DataParallelOffPolicyTest, DqnSchedulesCountAllRanksSteps) {
   const std::string store = StorePath("dqn_schedule");
   auto r1 = std::async(std::launch::async, DqnScheduleRank, 1, 2, store);
