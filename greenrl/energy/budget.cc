@@ -240,7 +240,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
            options_.reduced_precision_at, "reduced_precision_at",
            "switch the update to reduced precision"},
           {BudgetAction::kSkipNonCritical, BudgetState::kSkipNonCritical, options_.skip_at,
-           "skip_at", "skip evaluation, frequent checkpoints and per-iteration logging"},
+           "skip_at", "skip periodic evaluation and thin per-iteration logging to every 10th row"},
           {BudgetAction::kThrottle, BudgetState::kThrottle, options_.throttle_at, "throttle_at",
            "throttle (fewer env threads, idle between iterations)"},
       };

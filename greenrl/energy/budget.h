@@ -42,7 +42,7 @@ namespace greenrl::energy {
 enum class BudgetState {
   kNormal,            // no budget pressure (or no budget)
   kReducedPrecision,  // the update runs in reduced precision (autocast), where supported
-  kSkipNonCritical,   // + evaluation, frequent checkpoints and per-iteration logging skipped
+  kSkipNonCritical,   // + periodic evaluation skipped, per-iteration logging thinned
   kThrottle,          // + fewer env threads and an idle time after every iteration
   kStopped,           // no further iteration: final checkpoint, report says the budget ended it
 };
@@ -107,7 +107,7 @@ struct BudgetDecision {
   // listed (it is recorded in the events).
   std::vector<BudgetAction> actions;
   bool reduced_precision = false;  // run the update in reduced precision
-  bool skip_non_critical = false;  // skip eval, frequent checkpoints, per-iteration logging
+  bool skip_non_critical = false;  // skip periodic eval, thin per-iteration logging
   bool throttle = false;           // apply env_threads_fraction and idle_s
   bool stop = false;               // start no further iteration; final checkpoint and report
   // Seconds to idle (sleep) right after this call, before the next iteration; 0 unless throttled.
