@@ -229,24 +229,25 @@ std::vector<double> SacUpdatesRank(int rank, int world, const std::string& store
   return n_updates;
 }
 
-TEST(DataParallelOffPolicyTest, SacLearningStartsCountsAllRanksSteps) {
-  const std::string store = StorePath("sac_schedule");
-  auto r1 = std::async(std::launch::async, SacUpdatesRank, 1, 2, store);
-  const auto two_ranks = SacUpdatesRank(0, 2, store);
+// Runs run_rank(rank, 2, store) as ranks 0 and 1 (threads) and run_rank(0, 1, "") alone; expects
+// rank 1 to see what rank 0 sees and the two ranks to see what one process sees. Returns it.
+template <typename RunRank>
+auto TwoRanksAsOne(const std::string& name, RunRank run_rank) {
+  const std::string store = StorePath(name);
+  auto r1 = std::async(std::launch::async, run_rank, 1, 2, store);
+  const auto two_ranks = run_rank(0, 2, store);
   EXPECT_EQ(r1.get(), two_ranks);
   std::filesystem::remove(store);
-  EXPECT_EQ(two_ranks, SacUpdatesRank(0, 1, ""));
-  EXPECT_EQ(two_ranks, (std::vector<double>{0, 0, 2, 4}));
+  EXPECT_EQ(two_ranks, run_rank(0, 1, ""));
+  return two_ranks;
+}
+
+TEST(DataParallelOffPolicyTest, SacLearningStartsCountsAllRanksSteps) {
+  EXPECT_EQ(TwoRanksAsOne("sac_schedule", SacUpdatesRank), (std::vector<double>{0, 0, 2, 4}));
 }
 
 TEST(DataParallelOffPolicyTest, DqnSchedulesCountAllRanksSteps) {
-  const std::string store = StorePath("dqn_schedule");
-  auto r1 = std::async(std::launch::async, DqnScheduleRank, 1, 2, store);
-  const auto two_ranks = DqnScheduleRank(0, 2, store);
-  EXPECT_EQ(r1.get(), two_ranks);
-  std::filesystem::remove(store);
-  const auto one_rank = DqnScheduleRank(0, 1, "");
-  EXPECT_EQ(two_ranks, one_rank);
+  const auto one_rank = TwoRanksAsOne("dqn_schedule", DqnScheduleRank);
   ASSERT_EQ(one_rank.size(), 8u);
   EXPECT_DOUBLE_EQ(one_rank[0].first, 0.88125);
   EXPECT_NEAR(one_rank[7].first, 0.05, 1e-12);  // the schedule's end, up to rounding
