@@ -40,6 +40,25 @@ std::string PeekAlgo(const std::string& yaml_path, const std::vector<std::string
   }
   return algo;
 }
+
+// An unknown-key error for `algo` that names the other algorithms whose key it is:
+// "buffer_size: got '100'; unknown key for algo ppo (a key of dqn, sac); known keys: ...".
+// Any other error comes back unchanged.
+ConfigError NameOtherAlgos(const ConfigError& e, const std::string& algo) {
+  const std::string what = e.what(), prefix = e.field() + ": got '", unknown = "'; unknown key; ";
+  const size_t end = what.find(unknown);
+  if (e.field().empty() || what.rfind(prefix, 0) != 0 || end == std::string::npos) return e;
+  std::string others;
+  for (const std::string& id : AlgorithmIds()) {
+    if (id != algo && BuildSchema(id).Find(e.field()) != nullptr) {
+      others += (others.empty() ? "" : ", ") + id;
+    }
+  }
+  if (others.empty()) return e;
+  return ConfigError(e.field(), what.substr(prefix.size(), end - prefix.size()),
+                     "unknown key for algo " + algo + " (a key of " + others + "); " +
+                         what.substr(end + unknown.size()));
+}
 }  // namespace
 
 ConfigSchema BuildSchema(const std::string& algo) {
@@ -203,8 +222,15 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
 
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed) {
-  const ConfigSchema schema = BuildSchema(PeekAlgo(yaml_path, set_overrides));
-  Config config = Config::Load(schema, yaml_path, set_overrides);
+  const std::string algo = PeekAlgo(yaml_path, set_overrides);
+  const ConfigSchema schema = BuildSchema(algo);
+  Config config = [&] {
+    try {
+      return Config::Load(schema, yaml_path, set_overrides);
+    } catch (const ConfigError& e) {
+      throw NameOtherAlgos(e, algo);
+    }
+  }();
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists.
   energy::ValidateMeterOptions(MeterOptionsFrom(config));

@@ -228,6 +228,16 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
     return std::string("no error");
   };
   EXPECT_NE(message({"n_step=64"}).find("did you mean 'n_steps'"), std::string::npos);
+  // A key of another algorithm says so.
+  EXPECT_NE(message({"buffer_size=100"})
+                .find("buffer_size: got '100'; unknown key for algo ppo (a key of dqn, sac); "
+                      "known keys: "),
+            std::string::npos)
+      << message({"buffer_size=100"});
+  // The PPO preset's own keys under --set algo=dqn: the first one met is named as PPO's.
+  EXPECT_NE(message({"algo=dqn"}).find("; unknown key for algo dqn (a key of ppo); "),
+            std::string::npos)
+      << message({"algo=dqn"});
   EXPECT_NE(message({"batch_size=abc"}).find("batch_size: got 'abc'"), std::string::npos);
   EXPECT_NE(message({"gamma=1.5"}).find("gamma: got '1.5'"), std::string::npos);
   EXPECT_NE(message({"batch_size=1024"}).find("n_steps * n_envs = 256"), std::string::npos);
