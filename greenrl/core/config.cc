@@ -240,7 +240,8 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
       closest = spec.key;
     }
   }
-  std::string hint = "unknown key; ";
+  const std::string* note = schema.UnknownKeyNote(key);
+  std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
   if (!section_keys.empty()) {
     hint += "'" + key + "' is a section, set its keys (" + Join(section_keys, ", ") + "); ";
   } else if (closest_distance <= std::max<size_t>(2, key.size() / 3)) {
@@ -423,6 +424,15 @@ void ConfigSchema::Add(KeySpec spec) {
 const KeySpec* ConfigSchema::Find(const std::string& key) const {
   const auto it = index_.find(key);
   return it == index_.end() ? nullptr : &keys_[it->second];
+}
+
+void ConfigSchema::AddUnknownKeyNote(const std::string& key, std::string note) {
+  unknown_notes_[key] = std::move(note);
+}
+
+const std::string* ConfigSchema::UnknownKeyNote(const std::string& key) const {
+  const auto it = unknown_notes_.find(key);
+  return it == unknown_notes_.end() ? nullptr : &it->second;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -83,9 +83,16 @@ class ConfigSchema {
   // Returns: every declaration, in the order they were added.
   const std::vector<KeySpec>& keys() const { return keys_; }
 
+  // Says why `key`, which this schema does not declare, is still a key the user may know (e.g.
+  // "for algo ppo (a key of dqn, sac)"): the unknown-key error then reads "unknown key <note>; ".
+  void AddUnknownKeyNote(const std::string& key, std::string note);
+  // Returns: the note for `key`, or nullptr when it has none.
+  const std::string* UnknownKeyNote(const std::string& key) const;
+
  private:
   std::vector<KeySpec> keys_;
-  std::unordered_map<std::string, size_t> index_;  // key -> position in keys_
+  std::unordered_map<std::string, size_t> index_;               // key -> position in keys_
+  std::unordered_map<std::string, std::string> unknown_notes_;  // AddUnknownKeyNote
 };
 
 // Shorthand for schema->Add(KeySpec{...}) for a key with a default.

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
+
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/algo/sac.h"
@@ -41,23 +43,11 @@ std::string PeekAlgo(const std::string& yaml_path, const std::vector<std::string
   return algo;
 }
 
-// An unknown-key error for `algo` that names the other algorithms whose key it is:
-// "buffer_size: got '100'; unknown key for algo ppo (a key of dqn, sac); known keys: ...".
-// Any other error comes back unchanged.
-ConfigError NameOtherAlgos(const ConfigError& e, const std::string& algo) {
-  const std::string what = e.what(), prefix = e.field() + ": got '", unknown = "'; unknown key; ";
-  const size_t end = what.find(unknown);
-  if (e.field().empty() || what.rfind(prefix, 0) != 0 || end == std::string::npos) return e;
-  std::string others;
-  for (const std::string& id : AlgorithmIds()) {
-    if (id != algo && BuildSchema(id).Find(e.field()) != nullptr) {
-      others += (others.empty() ? "" : ", ") + id;
-    }
-  }
-  if (others.empty()) return e;
-  return ConfigError(e.field(), what.substr(prefix.size(), end - prefix.size()),
-                     "unknown key for algo " + algo + " (a key of " + others + "); " +
-                         what.substr(end + unknown.size()));
+// Declares the keys of algorithm `id` (one of AlgorithmIds()).
+void AddAlgoKeys(const std::string& id, ConfigSchema* s) {
+  if (id == "ppo") algo::AddPpoKeys(s);
+  if (id == "dqn") algo::AddDqnKeys(s);
+  if (id == "sac") algo::AddSacKeys(s);
 }
 }  // namespace
 
@@ -155,9 +145,22 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
          "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
   AddCheckpointKeys(&s);
-  if (algo == "ppo") algo::AddPpoKeys(&s);
-  if (algo == "dqn") algo::AddDqnKeys(&s);
-  if (algo == "sac") algo::AddSacKeys(&s);
+  AddAlgoKeys(algo, &s);
+  // The other algorithms' own keys, so that one of them names them: "buffer_size: got '100';
+  // unknown key for algo ppo (a key of dqn, sac); known keys: ...".
+  std::map<std::string, std::string> owners;  // key -> "dqn, sac"
+  for (const std::string& id : ids) {
+    if (id == algo) continue;
+    ConfigSchema other;
+    AddAlgoKeys(id, &other);
+    for (const KeySpec& spec : other.keys()) {
+      if (s.Find(spec.key) == nullptr)
+        owners[spec.key] += (owners[spec.key].empty() ? "" : ", ") + id;
+    }
+  }
+  for (const auto& [key, algos] : owners) {
+    s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
+  }
   return s;
 }
 
@@ -222,15 +225,8 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
 
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed) {
-  const std::string algo = PeekAlgo(yaml_path, set_overrides);
-  const ConfigSchema schema = BuildSchema(algo);
-  Config config = [&] {
-    try {
-      return Config::Load(schema, yaml_path, set_overrides);
-    } catch (const ConfigError& e) {
-      throw NameOtherAlgos(e, algo);
-    }
-  }();
+  const ConfigSchema schema = BuildSchema(PeekAlgo(yaml_path, set_overrides));
+  Config config = Config::Load(schema, yaml_path, set_overrides);
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists.
   energy::ValidateMeterOptions(MeterOptionsFrom(config));
