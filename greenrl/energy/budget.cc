@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "greenrl/core/errors.h"
 
@@ -165,6 +166,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
     again.actions.clear();
     return again;
   }
+  called_ = true;
   GREENRL_CHECK(global_step > last_step_,
                 fmt::format("global_step must increase: {} after {}", global_step, last_step_));
   GREENRL_CHECK(total_steps >= 0, fmt::format("total_steps must be >= 0, got {}", total_steps));
@@ -194,7 +196,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
   }
 
   // Forecast: used + (energy per step since the anchor) x remaining steps.
-  if (!has_anchor_ && global_step >= options_.warmup_steps) {
+  if (!has_anchor_ && global_step >= origin_step_ + options_.warmup_steps) {
     has_anchor_ = true;
     anchor_step_ = global_step;
     anchor_energy_j_ = energy_used_j;
@@ -291,10 +293,67 @@ void BudgetController::ReportUnsupported(BudgetAction action, const std::string&
 }
 
 std::string BudgetController::stop_reason() const {
-  for (const BudgetEvent& event : events_) {
-    if (event.action == BudgetAction::kStop) return event.reason;
+  if (!stopped()) return "";
+  for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
+    if (it->action == BudgetAction::kStop) return it->reason;
   }
   return "";
+}
+
+namespace {
+// The last stop event of `events`, or nullptr.
+const BudgetEvent* LastStop(const std::vector<BudgetEvent>& events) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if (it->action == BudgetAction::kStop) return &*it;
+  }
+  return nullptr;
+}
+}  // namespace
+
+double BudgetSnapshot::stopped_at_energy_j() const {
+  const BudgetEvent* stop = stopped() ? LastStop(events) : nullptr;
+  return stop != nullptr ? stop->energy_used_j : 0.0;
+}
+
+std::int64_t BudgetSnapshot::stopped_at_step() const {
+  const BudgetEvent* stop = stopped() ? LastStop(events) : nullptr;
+  return stop != nullptr ? stop->global_step : 0;
+}
+
+BudgetSnapshot BudgetController::Snapshot() const { return {options_.budget_wh, state_, events_}; }
+
+std::vector<BudgetAction> BudgetController::Resume(const BudgetSnapshot& saved,
+                                                   std::int64_t global_step, double energy_used_j,
+                                                   double now_s) {
+  GREENRL_CHECK(!called_, "Resume() must come before the first OnIteration()");
+  GREENRL_CHECK(global_step >= 0 && std::isfinite(energy_used_j) && energy_used_j >= 0.0 &&
+                    std::isfinite(now_s),
+                fmt::format("Resume() needs a step, energy and time >= 0: {}, {}, {}", global_step,
+                            energy_used_j, now_s));
+  events_ = saved.events;
+  last_step_ = origin_step_ = global_step;
+  last_energy_j_ = energy_used_j;
+  last_time_s_ = now_s;
+  last_idle_s_ = 0.0;
+  has_anchor_ = options_.warmup_steps == 0;
+  anchor_step_ = global_step;
+  anchor_energy_j_ = energy_used_j;
+  state_ = BudgetState::kNormal;
+  std::fill(std::begin(fired_), std::end(fired_), false);
+  std::vector<BudgetAction> again;
+  if (!enabled() || saved.budget_wh != options_.budget_wh) return again;  // the ladder restarts
+  state_ = saved.state;
+  // The rungs at or above the saved state fired (passed over or taken) on the way down.
+  const BudgetAction rungs[] = {BudgetAction::kReducePrecision, BudgetAction::kSkipNonCritical,
+                                BudgetAction::kThrottle, BudgetAction::kStop};
+  for (BudgetAction action : rungs) {
+    if (static_cast<int>(state_) <= ActionIndex(action)) break;  // rung k enters state k + 1
+    fired_[ActionIndex(action)] = true;
+    if (action != BudgetAction::kStop && supported_[ActionIndex(action)]) again.push_back(action);
+  }
+  FillFlags(0.0, last_decision_);
+  last_decision_.energy_used_j = energy_used_j;
+  return again;
 }
 
 }  // namespace greenrl::energy

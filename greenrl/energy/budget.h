@@ -139,6 +139,21 @@ struct BudgetEvent {
   std::string reason;                        // one human-readable line with the figures
 };
 
+// The controller's part of a resume checkpoint (train/checkpointing.h saves it with the
+// trainer's state), so that a resumed run goes on down the ladder it was on.
+struct BudgetSnapshot {
+  double budget_wh = 0.0;                    // the budget the run was under, Wh (0: none)
+  BudgetState state = BudgetState::kNormal;  // where it stood on the ladder
+  std::vector<BudgetEvent> events;           // every decision so far, earlier segments' too
+  // Returns: whether the budget stopped the run (state kStopped).
+  bool stopped() const { return state == BudgetState::kStopped; }
+  // Returns: the energy used when the budget stopped the run (the stop event's
+  //   energy_used_j), J; 0 when it did not stop.
+  double stopped_at_energy_j() const;
+  // Returns: the global step the budget stopped the run at; 0 when it did not stop.
+  std::int64_t stopped_at_step() const;
+};
+
 // The budget state machine. Driven by the trainer's loop thread; not thread-safe.
 //
 // Usage, per iteration: decision = controller.OnIteration(step, total_steps, used_j, clock.NowS());
@@ -177,11 +192,34 @@ class BudgetController {
   // Errors: GREENRL_CHECK for kStop (stopping is always possible).
   void ReportUnsupported(BudgetAction action, const std::string& reason);
 
+  // Returns: what a resume checkpoint keeps of the controller.
+  BudgetSnapshot Snapshot() const;
+
+  // Continues the run of a resume checkpoint, before the first OnIteration() call.
+  // Args: saved: the checkpoint's snapshot (a default one for a checkpoint without it);
+  //   global_step: the checkpoint's global step; energy_used_j: the energy used so far, J,
+  //   counted as OnIteration() will count it (the earlier segments' energy included); now_s: the
+  //   clock as OnIteration() will read it, s. The three are the origin of the first iteration's
+  //   energy, steps and work time, and the forecast is anchored again once warmup_steps more
+  //   steps have passed (the new process warms up again).
+  // Returns: the actions the trainer applies again, in ladder order: the taken rungs of the
+  //   restored state (kReducePrecision, kSkipNonCritical, kThrottle), none when the ladder
+  //   starts again. An action reported unsupported before this call is not listed.
+  // The saved events are kept (energy.json lists them before this segment's). With the budget
+  // the snapshot was taken under (the same budget_wh), the state and the rungs that fired are
+  // restored: a run throttled before the checkpoint is throttled after it. With another budget
+  // (raised after a budget stop, lowered, or none) the ladder starts again from kNormal.
+  // Errors: GREENRL_CHECK when called after OnIteration(), or with a negative step, energy or a
+  //   non-finite value.
+  std::vector<BudgetAction> Resume(const BudgetSnapshot& saved, std::int64_t global_step,
+                                   double energy_used_j, double now_s);
+
   // Returns: the current state.
   BudgetState state() const { return state_; }
   // Returns: whether the budget stopped the run.
   bool stopped() const { return state_ == BudgetState::kStopped; }
-  // Returns: the reason line of the stop event ("" while not stopped), for the final report.
+  // Returns: the reason line of this run's stop event ("" while not stopped; an earlier
+  //   segment's stop, resumed with a larger budget, is not this run's), for the final report.
   std::string stop_reason() const;
   // Returns: every decision so far, in order (for energy.json).
   const std::vector<BudgetEvent>& events() const { return events_; }
@@ -213,7 +251,10 @@ class BudgetController {
   double last_time_s_ = 0.0;
   double last_idle_s_ = 0.0;
   BudgetDecision last_decision_;
-  // The forecast's origin: the first point (start included) at or after warmup_steps.
+  bool called_ = false;  // OnIteration() has been called
+  // The forecast's origin: the first point (start included) at or after origin_step_ +
+  // warmup_steps, where origin_step_ is 0, or the global step of a resumed checkpoint.
+  std::int64_t origin_step_ = 0;
   bool has_anchor_ = false;
   std::int64_t anchor_step_ = 0;
   double anchor_energy_j_ = 0.0;

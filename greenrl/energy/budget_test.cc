@@ -444,6 +444,102 @@ TEST(BudgetControllerTest, InvalidOptionsRefused) {
   EXPECT_NO_THROW(ValidateBudgetOptions(ok));
 }
 
+// A resume checkpoint's snapshot under the same budget: the rungs taken before it are listed to
+// apply again, the next iteration counts from the checkpoint's step, energy and time (not from
+// 0), and the ladder goes on where it was. Budget 112.5 J (1/32 Wh, exact in binary), 100 steps.
+TEST(BudgetControllerTest, ResumeUnderTheSameBudgetGoesOnDownTheLadder) {
+  BudgetOptions options;
+  options.budget_wh = 0.03125;
+  BudgetController before(options, 0.0);
+  // 9 J per 10 steps: forecast 9 + 0.9 x 90 = 90 J, 0.8 of the budget: reduce and skip fire.
+  EXPECT_THAT(before.OnIteration(10, 100, 9.0, 1.0).actions,
+              ElementsAre(BudgetAction::kReducePrecision, BudgetAction::kSkipNonCritical));
+  EXPECT_TRUE(before.OnIteration(20, 100, 18.0, 2.0).actions.empty());
+  const BudgetSnapshot saved = before.Snapshot();
+  EXPECT_EQ(saved.budget_wh, 0.03125);
+  EXPECT_EQ(saved.state, BudgetState::kSkipNonCritical);
+  EXPECT_EQ(saved.events.size(), 2u);
+  EXPECT_FALSE(saved.stopped());
+
+  BudgetController after(options, 0.0);
+  EXPECT_THAT(after.Resume(saved, 20, 18.0, 2.0),
+              ElementsAre(BudgetAction::kReducePrecision, BudgetAction::kSkipNonCritical));
+  EXPECT_EQ(after.state(), BudgetState::kSkipNonCritical);
+  // The first iteration after the resume: 10 steps and 9 J (18 J and 20 steps before the fix
+  // counted from 0), forecast 27 + 0.9 x 70 = 90 J.
+  BudgetDecision d = after.OnIteration(30, 100, 27.0, 3.0);
+  EXPECT_TRUE(d.actions.empty());
+  EXPECT_TRUE(d.reduced_precision);
+  EXPECT_TRUE(d.skip_non_critical);
+  EXPECT_DOUBLE_EQ(d.next_iteration_energy_j, 9.0);
+  ASSERT_TRUE(d.forecast_j.has_value());
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 90.0);
+  // 13.5 J: rate (40.5 - 18) / 20 = 1.125 J/step, forecast 40.5 + 67.5 = 108 J (0.96): throttle,
+  // idling as long as the iteration worked (1 s, duty cycle 0.5).
+  d = after.OnIteration(40, 100, 40.5, 4.0);
+  EXPECT_THAT(d.actions, ElementsAre(BudgetAction::kThrottle));
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 108.0);
+  EXPECT_DOUBLE_EQ(d.idle_s, 1.0);
+  ASSERT_EQ(after.events().size(), 3u);
+  EXPECT_EQ(after.events()[0].action, BudgetAction::kReducePrecision);  // the earlier segment's
+  EXPECT_EQ(after.events()[2].global_step, 40);
+}
+
+// A budget stop resumed with a larger budget: the earlier events stay, the ladder starts again
+// and walks down to a stop of its own. 30 J per 10 steps; budget 112.5 J, then 225 J.
+TEST(BudgetControllerTest, ResumeWithALargerBudgetAfterAStopStartsTheLadderAgain) {
+  BudgetOptions options;
+  options.budget_wh = 0.03125;
+  BudgetController before(options, 0.0);
+  EXPECT_EQ(before.OnIteration(10, 100, 30.0, 1.0).actions.size(), 3u);  // forecast 300 J
+  EXPECT_FALSE(before.OnIteration(20, 100, 60.0, 2.0).stop);             // 60 + 30 <= 112.5
+  EXPECT_TRUE(before.OnIteration(30, 100, 90.0, 3.0).stop);              // 90 + 30 > 112.5
+  const BudgetSnapshot saved = before.Snapshot();
+  EXPECT_TRUE(saved.stopped());
+  EXPECT_EQ(saved.stopped_at_step(), 30);
+  EXPECT_DOUBLE_EQ(saved.stopped_at_energy_j(), 90.0);
+
+  // The same budget: still stopped, nothing to apply but the three rungs.
+  BudgetController same(options, 0.0);
+  EXPECT_EQ(same.Resume(saved, 30, 90.0, 3.0).size(), 3u);
+  EXPECT_TRUE(same.stopped());
+  EXPECT_TRUE(same.OnIteration(40, 100, 120.0, 4.0).stop);
+
+  BudgetOptions larger = options;
+  larger.budget_wh = 0.0625;  // 225 J
+  BudgetController after(larger, 0.0);
+  EXPECT_TRUE(after.Resume(saved, 30, 90.0, 3.0).empty());
+  EXPECT_EQ(after.state(), BudgetState::kNormal);
+  EXPECT_EQ(after.stop_reason(), "");  // the earlier stop is not this run's
+  // Forecast 120 + 3 x 60 = 300 J, 1.33 of 225: the three rungs again; then 30 J a step until
+  // 210 + 30 > 225 at step 70.
+  EXPECT_EQ(after.OnIteration(40, 100, 120.0, 4.0).actions.size(), 3u);
+  EXPECT_FALSE(after.OnIteration(50, 100, 150.0, 5.0).stop);
+  EXPECT_FALSE(after.OnIteration(60, 100, 180.0, 6.0).stop);
+  EXPECT_TRUE(after.OnIteration(70, 100, 210.0, 7.0).stop);
+  EXPECT_THAT(after.stop_reason(), HasSubstr("step 70:"));
+  ASSERT_EQ(after.events().size(), 8u);
+  EXPECT_EQ(after.events()[3].global_step, 30);  // the first stop
+  EXPECT_EQ(after.events()[3].budget_j, 112.5);
+  EXPECT_EQ(after.events()[7].budget_j, 225.0);
+  EXPECT_EQ(after.Snapshot().stopped_at_step(), 70);
+}
+
+// After a resume the forecast waits for warmup_steps more steps: the new process warms up again.
+TEST(BudgetControllerTest, ResumeAnchorsTheForecastAgainAfterTheWarmup) {
+  BudgetOptions options;
+  options.budget_wh = 1.0;
+  options.warmup_steps = 20;
+  BudgetController controller(options, 0.0);
+  EXPECT_TRUE(controller.Resume(BudgetSnapshot{}, 100, 50.0, 0.0).empty());
+  EXPECT_FALSE(controller.OnIteration(110, 1000, 55.0, 1.0).forecast_j.has_value());
+  EXPECT_FALSE(controller.OnIteration(120, 1000, 60.0, 2.0).forecast_j.has_value());  // anchor
+  const BudgetDecision d = controller.OnIteration(130, 1000, 65.0, 3.0);
+  ASSERT_TRUE(d.forecast_j.has_value());
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 65.0 + 0.5 * 870.0);
+  EXPECT_THROW(controller.Resume(BudgetSnapshot{}, 0, 0.0, 0.0), InternalError);  // too late
+}
+
 TEST(BudgetControllerTest, Names) {
   EXPECT_STREQ(BudgetStateName(BudgetState::kSkipNonCritical), "skip_non_critical");
   EXPECT_STREQ(BudgetStateName(BudgetState::kStopped), "stopped");

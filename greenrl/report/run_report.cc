@@ -25,7 +25,77 @@ std::string Amount(double value) {
   return std::fabs(value) >= 0.001 || value == 0.0 ? fmt::format("{:.4f}", value)
                                                    : fmt::format("{:.3g}", value);
 }
+
+nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetEvent>& events) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& e : events) {
+    nlohmann::ordered_json ev;
+    ev["global_step"] = e.global_step;
+    ev["time_s"] = e.time_s;
+    ev["action"] = energy::BudgetActionName(e.action);
+    ev["taken"] = e.taken;
+    ev["state"] = energy::BudgetStateName(e.state);
+    ev["energy_used_j"] = e.energy_used_j;
+    ev["budget_j"] = e.budget_j;
+    ev["forecast_j"] =
+        e.forecast_j ? nlohmann::ordered_json(*e.forecast_j) : nlohmann::ordered_json();
+    ev["fraction"] = e.fraction;
+    ev["next_iteration_energy_j"] = e.next_iteration_energy_j;
+    ev["reason"] = e.reason;
+    out.push_back(ev);
+  }
+  return out;
+}
+
+energy::BudgetAction ParseBudgetAction(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(energy::BudgetAction::kStop); ++k) {
+    const auto action = static_cast<energy::BudgetAction>(k);
+    if (name == energy::BudgetActionName(action)) return action;
+  }
+  throw std::invalid_argument("unknown budget action '" + name +
+                              "' (reduce_precision, skip_non_critical, throttle or stop)");
+}
 }  // namespace
+
+std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events) {
+  return BudgetEventsOrderedJson(events).dump();
+}
+
+energy::BudgetState ParseBudgetState(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(energy::BudgetState::kStopped); ++k) {
+    const auto state = static_cast<energy::BudgetState>(k);
+    if (name == energy::BudgetStateName(state)) return state;
+  }
+  throw std::invalid_argument("unknown budget state '" + name +
+                              "' (normal, reduced_precision, skip_non_critical, throttle or "
+                              "stopped)");
+}
+
+std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text) {
+  std::vector<energy::BudgetEvent> events;
+  size_t index = 0;
+  try {
+    for (const auto& ej : nlohmann::json::parse(text)) {
+      energy::BudgetEvent e;
+      e.global_step = ej.at("global_step").get<int64_t>();
+      e.time_s = ej.at("time_s").get<double>();
+      e.action = ParseBudgetAction(ej.at("action").get<std::string>());
+      e.taken = ej.at("taken").get<bool>();
+      e.state = ParseBudgetState(ej.at("state").get<std::string>());
+      e.energy_used_j = ej.at("energy_used_j").get<double>();
+      e.budget_j = ej.at("budget_j").get<double>();
+      if (!ej.at("forecast_j").is_null()) e.forecast_j = ej.at("forecast_j").get<double>();
+      e.fraction = ej.at("fraction").get<double>();
+      e.next_iteration_energy_j = ej.at("next_iteration_energy_j").get<double>();
+      e.reason = ej.at("reason").get<std::string>();
+      events.push_back(std::move(e));
+      ++index;
+    }
+  } catch (const std::exception& e) {  // nlohmann's parse and type errors, unknown names
+    throw std::invalid_argument(fmt::format("budget event {}: {}", index, e.what()));
+  }
+  return events;
+}
 
 double RunReport::total_energy_j() const {
   double sum = 0.0;
@@ -150,24 +220,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   budget["final_state"] = r.budget.final_state;
   budget["stopped_by_budget"] = r.budget.stopped;
   budget["stop_reason"] = r.budget.stop_reason;
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  for (const auto& e : r.budget.events) {
-    nlohmann::ordered_json ev;
-    ev["global_step"] = e.global_step;
-    ev["time_s"] = e.time_s;
-    ev["action"] = energy::BudgetActionName(e.action);
-    ev["taken"] = e.taken;
-    ev["state"] = energy::BudgetStateName(e.state);
-    ev["energy_used_j"] = e.energy_used_j;
-    ev["budget_j"] = e.budget_j;
-    ev["forecast_j"] =
-        e.forecast_j ? nlohmann::ordered_json(*e.forecast_j) : nlohmann::ordered_json();
-    ev["fraction"] = e.fraction;
-    ev["next_iteration_energy_j"] = e.next_iteration_energy_j;
-    ev["reason"] = e.reason;
-    events.push_back(ev);
-  }
-  budget["events"] = events;
+  budget["events"] = BudgetEventsOrderedJson(r.budget.events);
   j["budget"] = budget;
   j["sampler"] = {
       {"period_s", r.sampler.period_s},

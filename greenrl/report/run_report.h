@@ -92,6 +92,19 @@ std::string FormatSummary(const RunReport& report);
 // Errors: std::runtime_error naming the path when it cannot be written.
 void WriteEnergyJson(const std::string& path, const RunReport& report);
 
+// The budget's decisions as JSON text: an array of energy.json's "budget.events" entries
+// (global_step, time_s, action, taken, state, energy_used_j, budget_j, forecast_j (null while
+// there was no forecast), fraction, next_iteration_energy_j, reason). Resume checkpoints keep
+// them in this form too (train/checkpointing.h). Doubles round-trip exactly.
+std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events);
+// Inverse of BudgetEventsJson.
+// Errors: std::invalid_argument naming the entry and field that is missing or malformed, or the
+//   unknown action or state name.
+std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text);
+// The state named by energy::BudgetStateName ("normal", ..., "stopped").
+// Errors: std::invalid_argument naming an unknown name and the accepted ones.
+energy::BudgetState ParseBudgetState(const std::string& name);
+
 // metrics.csv: one row per iteration, columns fixed by the first row (global_step first), a
 // cell left empty where a row lacks a column or its value is NaN. Every row is flushed, so a
 // failing run keeps what it logged. Not thread-safe.

@@ -14,6 +14,7 @@
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/report/run_report.h"
 
 namespace greenrl::train {
 
@@ -100,6 +101,49 @@ energy::Measurement MeasurementFrom(const nlohmann::json& j) {
   m.energy_j = j.at("energy_j").get<std::map<std::string, double>>();
   return m;
 }
+
+// The budget's snapshot; its events in energy.json's form (report::BudgetEventsJson).
+nlohmann::json BudgetSnapshotJson(const energy::BudgetSnapshot& b) {
+  return {{"budget_wh", b.budget_wh},
+          {"state", energy::BudgetStateName(b.state)},
+          {"events", nlohmann::json::parse(report::BudgetEventsJson(b.events))}};
+}
+
+energy::BudgetSnapshot BudgetSnapshotFrom(const nlohmann::json& j) {
+  energy::BudgetSnapshot b;
+  b.budget_wh = j.at("budget_wh").get<double>();
+  b.state = report::ParseBudgetState(j.at("state").get<std::string>());
+  b.events = report::ParseBudgetEventsJson(j.at("events").dump());
+  return b;
+}
+
+// The "trainer.state" entry's fields (all but env_state, which has entries of its own).
+// Errors: nlohmann::json::exception or std::invalid_argument for a malformed entry.
+TrainerState TrainerStateFrom(const nlohmann::json& j) {
+  TrainerState state;
+  state.steps = j.at("steps").get<int64_t>();
+  state.iteration = j.at("iteration").get<int64_t>();
+  state.next_eval = j.at("next_eval").get<int64_t>();
+  state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
+  state.episodes = j.at("episodes").get<int64_t>();
+  state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
+  if (j.contains("recent_lengths")) {
+    state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
+  }
+  state.elapsed_s = j.at("elapsed_s").get<double>();
+  state.cpu_s = j.at("cpu_s").get<double>();
+  state.energy = MeasurementFrom(j.at("energy"));
+  if (j.contains("windows")) {
+    for (const auto& [key, w] : j.at("windows").items()) {
+      state.windows[key] = {w.at("count").get<int64_t>(), MeasurementFrom(w.at("sum"))};
+    }
+  }
+  state.normalizer = j.at("normalizer").get<std::vector<double>>();
+  state.world_size = j.value("world_size", 1);
+  state.rank = j.value("rank", 0);
+  if (j.contains("budget")) state.budget = BudgetSnapshotFrom(j.at("budget"));
+  return state;
+}
 }  // namespace
 
 void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& path,
@@ -121,6 +165,7 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["normalizer"] = state.normalizer;
   j["world_size"] = state.world_size;
   j["rank"] = state.rank;
+  if (state.budget) j["budget"] = BudgetSnapshotJson(*state.budget);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)
@@ -137,28 +182,8 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
   algorithm->LoadTrainingState(path, [&](algo::CheckpointReader& r) {
     if (!r.Has("trainer.state")) r.Fail("no 'trainer.state' entry (not a resume checkpoint)");
     try {
-      const nlohmann::json j = nlohmann::json::parse(r.String("trainer.state"));
-      state.steps = j.at("steps").get<int64_t>();
-      state.iteration = j.at("iteration").get<int64_t>();
-      state.next_eval = j.at("next_eval").get<int64_t>();
-      state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
-      state.episodes = j.at("episodes").get<int64_t>();
-      state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
-      if (j.contains("recent_lengths")) {
-        state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
-      }
-      state.elapsed_s = j.at("elapsed_s").get<double>();
-      state.cpu_s = j.at("cpu_s").get<double>();
-      state.energy = MeasurementFrom(j.at("energy"));
-      if (j.contains("windows")) {
-        for (const auto& [key, w] : j.at("windows").items()) {
-          state.windows[key] = {w.at("count").get<int64_t>(), MeasurementFrom(w.at("sum"))};
-        }
-      }
-      state.normalizer = j.at("normalizer").get<std::vector<double>>();
-      state.world_size = j.value("world_size", 1);
-      state.rank = j.value("rank", 0);
-    } catch (const nlohmann::json::exception& e) {
+      state = TrainerStateFrom(nlohmann::json::parse(r.String("trainer.state")));
+    } catch (const std::exception& e) {  // nlohmann::json's errors, an unknown budget name
       r.Fail(std::string("unreadable trainer.state: ") + e.what());
     }
     if (r.Int("trainer.env_state_saved") != 0) state.env_state = r.Bytes("trainer.env_state");
@@ -166,17 +191,21 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
   return state;
 }
 
-int CheckpointWorldSize(const std::string& path) {
+std::optional<TrainerState> PeekTrainerState(const std::string& path) {
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
     c10::IValue v;
-    if (!archive.try_read("trainer.state", v) || !v.isString()) return -1;
-    const nlohmann::json j = nlohmann::json::parse(v.toStringRef());
-    return j.value("world_size", 1);
+    if (!archive.try_read("trainer.state", v) || !v.isString()) return std::nullopt;
+    return TrainerStateFrom(nlohmann::json::parse(v.toStringRef()));
   } catch (const std::exception&) {
-    return -1;
+    return std::nullopt;
   }
+}
+
+int CheckpointWorldSize(const std::string& path) {
+  const std::optional<TrainerState> state = PeekTrainerState(path);
+  return state ? state->world_size : -1;
 }
 
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {

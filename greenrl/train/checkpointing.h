@@ -18,12 +18,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/config.h"
+#include "greenrl/energy/budget.h"
 #include "greenrl/energy/monitor.h"
 
 namespace greenrl::train {
@@ -64,6 +66,9 @@ struct TrainerState {
   // this entry existed read as 1) and the rank whose state this is.
   int world_size = 1;
   int rank = 0;
+  // The energy budget's ladder and decisions (BudgetController::Snapshot), when the run had a
+  // budget or decisions; absent in checkpoints without one (and in those written before it).
+  std::optional<energy::BudgetSnapshot> budget;
 };
 
 // The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,
@@ -77,9 +82,12 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
                                                              int rank = 0);
 // Deletes all but the newest `keep` of `rank`'s checkpoints, and stale temp files of them.
 void PruneCheckpoints(const std::string& run_dir, int keep, int rank = 0);
-// The world size a resume checkpoint was written with (TrainerState::world_size), read without
-// loading the model; -1 when the file cannot be read as a resume checkpoint (the caller's
+// The trainer's entries of a resume checkpoint, read without loading the model (env_state is
+// left empty); nullopt when the file cannot be read as a resume checkpoint (the caller's
 // LoadResumeCheckpoint then reports why). No errors.
+std::optional<TrainerState> PeekTrainerState(const std::string& path);
+// The world size a resume checkpoint was written with (TrainerState::world_size, through
+// PeekTrainerState); -1 when the file cannot be read as a resume checkpoint. No errors.
 int CheckpointWorldSize(const std::string& path);
 
 // Writes `algorithm`'s training state and `state` to `path` atomically (creating its folder).

@@ -623,6 +623,22 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
   const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
                                            "throttle", "stop"};
   EXPECT_EQ(actions, ladder);
+
+  // Both ranks left a resume checkpoint at the stop; resumed under a budget 3x the full run's,
+  // both go on from there to the end, in step (the budget's origin is the job's energy, one
+  // collective on every rank).
+  const int64_t stop_step = r[0].result.report.steps;
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir, stop_step, 0)));
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir, stop_step, 1)));
+  const Config larger = LoadRunConfig(
+      dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
+  const auto resumed = TrainTwoRanksMetered(
+      larger, dir, [](int) { return ThreeJoulesPerRead(); }, /*resume=*/true);
+  ASSERT_EQ(resumed[0].error + resumed[1].error, "");
+  EXPECT_FALSE(resumed[0].result.report.budget.stopped);
+  EXPECT_EQ(resumed[0].result.report.steps, 5120);
+  EXPECT_EQ(resumed[1].result.report.steps, 5120);
+  EXPECT_GT(testing::TotalJ(dir), testing::TotalJ(full_dir) / 2.0);
 }
 
 // A 2-rank PPO run (VecNormalize on, evaluations, periodic checkpoints) stopped at step 384 and

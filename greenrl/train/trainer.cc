@@ -242,10 +242,31 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const bool writer = rank == 0;  // rank 0 alone writes the run dir, evaluates, checkpoints
   // --- resume (checkpointing.h): the run dir must hold an unfinished run with a checkpoint.
   const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
+  const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
   std::vector<std::pair<int64_t, std::string>> resume_from;
+  bool resume_budget_stop = false;  // the newest checkpoint is where the energy budget stopped
   if (options.resume) {
     resume_from = ListCheckpoints(run_dir);
-    if (fs::exists(run_dir + "/checkpoints/final.pt")) {
+    // The newest checkpoint that reads (the load below skips or reports unreadable ones).
+    std::optional<TrainerState> newest;
+    for (auto it = resume_from.rbegin(); it != resume_from.rend() && !newest; ++it) {
+      newest = PeekTrainerState(it->second);
+    }
+    // A run the energy budget stopped wrote final.pt and a resume checkpoint of the same step:
+    // it continues under a larger budget (or none), which must be given before any work.
+    resume_budget_stop = newest && newest->budget && newest->budget->stopped();
+    if (resume_budget_stop) {
+      const energy::BudgetSnapshot& b = *newest->budget;
+      if (budget_options.budget_wh > 0.0 && budget_options.budget_wh <= b.budget_wh) {
+        throw ConfigError(
+            "energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
+            fmt::format("more than the budget of {} Wh that stopped this run at step {} (it had "
+                        "used {:.6g} Wh): resume with --set energy.budget_wh=W, W > {}, or "
+                        "energy.budget_wh=0 for no budget",
+                        b.budget_wh, b.stopped_at_step(), b.stopped_at_energy_j() / kJoulesPerWh,
+                        b.budget_wh));
+      }
+    } else if (fs::exists(run_dir + "/checkpoints/final.pt")) {
       throw ConfigError("--resume", run_dir,
                         "an unfinished run (this one has checkpoints/final.pt)");
     }
@@ -283,7 +304,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- end resume
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
-  const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
   std::optional<energy::IntensitySeries> intensity_series;
   if (!config.GetString("carbon.intensity_csv").empty()) {
     intensity_series = energy::IntensitySeries::LoadCsv(config.GetString("carbon.intensity_csv"));
@@ -540,6 +560,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // included), so a later plain --resume continues with it; written only once the checkpoint
     // has loaded, so a refused resume leaves the file as it was.
     if (writer) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+    // A budget stop's final.pt held the policy of the checkpoint just loaded: the run is
+    // unfinished again (a later --resume of it is an ordinary one), and its end writes a new one.
+    if (writer && resume_budget_stop) {
+      std::error_code ec;
+      fs::remove(run_dir + "/checkpoints/final.pt", ec);
+      if (ec) {
+        throw std::runtime_error(
+            fmt::format("cannot remove '{}/checkpoints/final.pt' to continue "
+                        "the run: {}",
+                        run_dir, ec.message()));
+      }
+    }
   }
   // --- end resume
 
@@ -585,8 +617,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   };
   // Data-parallel: the job's energy so far, the same figure on every rank (job_energy.h: each
   // rank's domains weighted so a counter shared by ranks on one machine counts once), and rank
-  // 0's time since t0 in *rank0_s, so that every rank's budget controller sees the same inputs
-  // and takes the same decisions. One collective; every rank calls it once per iteration.
+  // 0's run time (earlier segments' included) in *rank0_s, so that every rank's budget controller
+  // sees the same inputs and takes the same decisions. One collective; every rank calls it once per
+  // iteration.
   auto job_total_so_far = [&](double* rank0_s) {
     energy::Measurement m = total_so_far();
     const size_t num_domains = monitor.domains().size();
@@ -594,7 +627,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     for (size_t k = 0; k < num_domains; ++k) {
       sums[k] = job_weights[static_cast<size_t>(rank)][k] * m.energy_j[monitor.domains()[k].domain];
     }
-    sums[num_domains] = rank == 0 ? clock.NowS() - t0 : 0.0;
+    sums[num_domains] = rank == 0 ? clock.NowS() - t0 + resumed.elapsed_s : 0.0;
     group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "job energy");
     for (size_t k = 0; k < num_domains; ++k) m.energy_j[monitor.domains()[k].domain] = sums[k];
     *rank0_s = sums[num_domains];
@@ -627,6 +660,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
     st.world_size = world_size;
     st.rank = rank;
+    if (budget.enabled() || !budget.events().empty()) st.budget = budget.Snapshot();
     // Data-parallel: every rank saves its own state (envs, generators, replay buffer, energy),
     // rank r > 0 under checkpoints/rank<r>/ (checkpointing.h).
     const std::string path = CheckpointPath(run_dir, steps, rank);
@@ -634,6 +668,29 @@ TrainResult Train(const Config& config, TrainOptions options) {
     PruneCheckpoints(run_dir, ckpt.keep, rank);
     last_checkpoint = path;
   };
+  // A resumed run's budget goes on from the checkpoint: its step, the job's energy and the run
+  // time so far are the first iteration's origin, the earlier decisions stay in energy.json,
+  // and under the same budget the ladder's rungs are applied again (BudgetController::Resume).
+  auto apply_budget_action = [&](energy::BudgetAction action, double env_threads_fraction) {
+    if (action == energy::BudgetAction::kReducePrecision) algorithm->ReducePrecision();
+    if (action == energy::BudgetAction::kSkipNonCritical) skip_non_critical = true;
+    if (action == energy::BudgetAction::kThrottle) {
+      power_limits.Throttle();
+      env->SetActiveThreads(
+          std::max(1, static_cast<int>(env->num_threads() * env_threads_fraction)));
+    }
+  };
+  if (!resumed_path.empty() && (budget.enabled() || resumed.budget)) {
+    double origin_s = clock.NowS() - t0 + resumed.elapsed_s;
+    double origin_j = 0.0;  // a disabled controller only carries the earlier events
+    if (budget.enabled()) {
+      origin_j = (world_size > 1 ? job_total_so_far(&origin_s) : total_so_far()).total_energy_j();
+    }
+    for (energy::BudgetAction action : budget.Resume(
+             resumed.budget.value_or(energy::BudgetSnapshot{}), steps, origin_j, origin_s)) {
+      apply_budget_action(action, budget_options.throttle_env_threads_fraction);
+    }
+  }
   // --- end resume, signals and guard state
 
   auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
@@ -788,7 +845,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (last) break;  // the last row is written after the final checkpoint, below
 
     const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
-    double budget_time_s = clock.NowS() - t0;
+    double budget_time_s = clock.NowS() - t0 + resumed.elapsed_s;
     // Data-parallel: the whole job's energy (all ranks), for the metrics row and the budget.
     const energy::Measurement total =
         world_size > 1 ? job_total_so_far(&budget_time_s) : total_so_far();
@@ -800,15 +857,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
           budget.OnIteration(steps, total_steps, total.total_energy_j(), budget_time_s);
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
-        if (action == energy::BudgetAction::kReducePrecision) algorithm->ReducePrecision();
-        if (action == energy::BudgetAction::kThrottle) {
-          power_limits.Throttle();
-          env->SetActiveThreads(
-              std::max(1, static_cast<int>(env->num_threads() * decision.env_threads_fraction)));
-        }
+        apply_budget_action(action, decision.env_threads_fraction);
       }
       if (decision.stop) {
         stopped_by_budget = true;
+        // A resume checkpoint beside final.pt: `--resume` with a larger budget continues here.
+        write_checkpoint();
         break;  // final checkpoint and reports below
       }
       if (decision.throttle && decision.idle_s > 0) {
@@ -956,8 +1010,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
                               steps, run_dir);
   } else if (stopped_by_budget) {
     r.eval_episodes = 0;
-    r.eval_note = "the energy budget ended the run (greenrl eval --run " + run_dir +
-                  " evaluates its checkpoint)";
+    r.eval_note = fmt::format(
+        "the energy budget ended the run at step {} (greenrl eval --run {} evaluates its "
+        "checkpoint; greenrl train --resume {} --set energy.budget_wh=W continues it under a "
+        "larger budget W)",
+        steps, run_dir, run_dir);
   } else {
     r.eval_episodes = final_episodes;
     r.eval_mean_return = final_eval.mean_return;
@@ -1004,7 +1061,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.budget.final_state = energy::BudgetStateName(budget.state());
   r.budget.stopped = stopped_by_budget;
   r.budget.stop_reason = budget.stop_reason();
-  r.budget.events = budget.enabled() ? budget.events() : std::vector<energy::BudgetEvent>{};
+  r.budget.events = budget.events();  // earlier segments' decisions too, budget or not now
   r.power_limit_mode = power_limit_mode;
   r.power_limit_log = power_limits.log();
   r.sampler.period_s = sampler.period_s();

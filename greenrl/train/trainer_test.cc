@@ -4,12 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
-#include <nlohmann/json.hpp>
 
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
@@ -18,6 +19,7 @@
 #include "greenrl/report/run_report.h"
 #include "greenrl/report/testing/tfrecord_reader.h"
 #include "greenrl/report/tfevents.pb.h"
+#include "greenrl/train/checkpointing.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 
@@ -309,6 +311,139 @@ TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
   ppo->LoadCheckpoint(r.checkpoint_path);
   const EvalResult eval = EvaluatePolicy(*ppo, "CartPole-v1", 2, 0);
   EXPECT_EQ(eval.returns.size(), 2u);
+}
+
+// The budget runs below: 10240 steps of 256 per iteration, every meter read 3 J.
+const std::vector<std::string> kBudgetSets = {"n_timesteps=10240", "eval.freq=0",
+                                              "energy.sample_period_s=3600",
+                                              "energy.budget.warmup_steps=512"};
+
+TrainResult TrainScripted(const Config& config, const std::string& dir, bool resume = false,
+                          int64_t stop_after = 0) {
+  TrainOptions options;
+  options.out_dir = dir;
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  options.resume = resume;
+  options.stop_after_steps = stop_after;
+  return Train(config, std::move(options));
+}
+
+// energy.json's budget events as "action" or "action(passed)", with their steps.
+std::vector<std::pair<std::string, int64_t>> BudgetEvents(const std::string& dir) {
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& e : j["budget"]["events"]) {
+    out.emplace_back(e["action"].get<std::string>() + (e["taken"].get<bool>() ? "" : "(passed)"),
+                     e["global_step"].get<int64_t>());
+  }
+  return out;
+}
+
+// The energy of an unbudgeted run of kBudgetSets, J.
+double FullRunJ() {
+  return TrainScripted(LoadRunConfig(Preset(), kBudgetSets, 0), FreshDir("budget_full_run"))
+      .report.total_energy_j();
+}
+
+// A budget stop leaves a resume checkpoint beside final.pt. --resume under the same budget (or
+// a smaller one) is refused before any work, naming energy.budget_wh and the energy used; under
+// a larger budget the run goes on from the stop's step to its end: metrics.csv continues,
+// energy.json keeps the first segment's decisions and no stop of its own, the final evaluation
+// runs and a new final.pt is written.
+TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
+  const double full_j = FullRunJ();
+  std::vector<std::string> sets = kBudgetSets;
+  sets.push_back("energy.budget_wh=" + std::to_string(full_j / 2.0 / 3600.0));
+  const std::string dir = FreshDir("budget_resumed");
+  const TrainResult stopped = TrainScripted(LoadRunConfig(Preset(), sets, 0), dir);
+  ASSERT_TRUE(stopped.report.budget.stopped);
+  const int64_t stop_step = stopped.report.steps;
+  EXPECT_TRUE(fs::exists(CheckpointPath(dir, stop_step)));
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_NE(stopped.report.eval_note.find("--resume " + dir + " --set energy.budget_wh="),
+            std::string::npos)
+      << stopped.report.eval_note;
+  const double used_j = stopped.report.total_energy_j();
+
+  for (const double wh : {full_j / 2.0 / 3600.0, full_j / 4.0 / 3600.0}) {
+    const Config again =
+        LoadRunConfig(dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(wh)}, {});
+    try {
+      TrainScripted(again, dir, /*resume=*/true);
+      ADD_FAILURE() << "a resume under " << wh << " Wh ran";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "energy.budget_wh");
+      EXPECT_NE(std::string(e.what()).find("stopped this run at step " + std::to_string(stop_step)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));  // the refusals changed nothing
+
+  const Config larger = LoadRunConfig(
+      dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
+  const TrainResult resumed = TrainScripted(larger, dir, /*resume=*/true);
+  EXPECT_FALSE(resumed.report.budget.stopped);
+  EXPECT_EQ(resumed.report.steps, 10240);
+  EXPECT_EQ(resumed.report.eval_episodes, 10);
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_GT(resumed.report.total_energy_j(), used_j);
+  EXPECT_EQ(resumed.report.budget.stop_reason, "");
+  // The first segment's ladder, then nothing: 3x the run's energy is never 0.6 of the budget.
+  const auto events = BudgetEvents(dir);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].first, "reduce_precision(passed)");
+  EXPECT_EQ(events[3], std::make_pair(std::string("stop"), stop_step));
+  // metrics.csv: one row per iteration, 256 steps apart, from 256 to 10240 (the stop's row kept).
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  ASSERT_EQ(header[0], "global_step");
+  ASSERT_FALSE(rows.empty());
+  std::vector<double> steps;
+  for (const auto& row : rows) steps.push_back(row[0]);
+  // Under the budget's skip rung the first segment logged every 10th iteration only.
+  for (size_t k = 1; k < steps.size(); ++k) EXPECT_GT(steps[k], steps[k - 1]);
+  EXPECT_EQ(steps.back(), 10240.0);
+  EXPECT_NE(std::find(steps.begin(), steps.end(), static_cast<double>(stop_step)), steps.end());
+  EXPECT_NE(std::find(steps.begin(), steps.end(), static_cast<double>(stop_step + 256)),
+            steps.end());
+}
+
+// A run interrupted under a budget resumes on the ladder it was on: no rung is taken twice, the
+// first iteration after the resume is not taken for the whole run so far (which used to stop a
+// run resumed past half its budget after one iteration), and it stops on its budget within an
+// iteration or two of where the uninterrupted run stopped.
+TEST(TrainerTest, BudgetedRunResumedGoesOnDownItsLadder) {
+  const double full_j = FullRunJ();
+  std::vector<std::string> sets = kBudgetSets;
+  sets.push_back("energy.budget_wh=" + std::to_string(full_j / 2.0 / 3600.0));
+  const Config config = LoadRunConfig(Preset(), sets, 0);
+  const TrainResult whole = TrainScripted(config, FreshDir("budget_whole"));
+  ASSERT_TRUE(whole.report.budget.stopped);
+  const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
+                                           "throttle", "stop"};
+  std::vector<std::string> whole_actions;
+  for (const auto& [action, step] : BudgetEvents(whole.report.run_dir)) {
+    whole_actions.push_back(action);
+  }
+  ASSERT_EQ(whole_actions, ladder);
+
+  // Interrupted at about 3/4 of the way to the stop, past the skip rung, then resumed.
+  const int64_t stop_after = whole.report.steps * 3 / 4 / 256 * 256;
+  const std::string dir = FreshDir("budget_split");
+  const TrainResult first = TrainScripted(config, dir, false, stop_after);
+  ASSERT_TRUE(first.interrupted);
+  ASSERT_FALSE(first.report.budget.stopped);
+  const TrainResult second =
+      TrainScripted(LoadRunConfig(dir + "/config.yaml", {}, {}), dir, /*resume=*/true);
+  EXPECT_TRUE(second.report.budget.stopped);
+  EXPECT_GE(second.report.steps, whole.report.steps - 512);
+  EXPECT_LE(second.report.steps, whole.report.steps + 512);
+  EXPECT_GT(second.report.steps, stop_after + 256);
+  std::vector<std::string> actions;
+  for (const auto& [action, step] : BudgetEvents(dir)) actions.push_back(action);
+  EXPECT_EQ(actions, ladder);
 }
 
 }  // namespace
