@@ -412,7 +412,10 @@ TEST(SacTest, PresetSmokeTraining) {
   EXPECT_EQ(r.steps, 1200);
   EXPECT_TRUE(std::isfinite(r.eval_mean_return));
   auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
-  ASSERT_EQ(rows.size(), 1200u);  // one row per iteration (train_freq 1, one env)
+  // log_interval 4 episodes (SB3's off-policy default) of 200 steps: a row at 800 and the last.
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][0], 800.0);
+  EXPECT_EQ(rows[1][0], 1200.0);
   for (const std::string key :
        {"losses/qf1_loss", "losses/qf2_loss", "losses/qf_loss", "losses/actor_loss", "losses/alpha",
         "losses/alpha_loss", "losses/qf1_values", "charts/learning_rate"}) {

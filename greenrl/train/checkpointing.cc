@@ -130,6 +130,14 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   if (j.contains("recent_lengths")) {
     state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
   }
+  state.iterations_since_row = j.value("iterations_since_row", int64_t{0});
+  if (j.contains("pending_ep")) {
+    const auto pending = j.at("pending_ep").get<std::vector<double>>();
+    if (pending.size() != 3) throw std::invalid_argument("pending_ep: 3 numbers expected");
+    state.pending_ep_count = pending[0];
+    state.pending_ep_return = pending[1];
+    state.pending_ep_length = pending[2];
+  }
   state.elapsed_s = j.at("elapsed_s").get<double>();
   state.cpu_s = j.at("cpu_s").get<double>();
   state.energy = MeasurementFrom(j.at("energy"));
@@ -156,6 +164,8 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["episodes"] = state.episodes;
   j["recent_returns"] = state.recent_returns;
   j["recent_lengths"] = state.recent_lengths;
+  j["iterations_since_row"] = state.iterations_since_row;
+  j["pending_ep"] = {state.pending_ep_count, state.pending_ep_return, state.pending_ep_length};
   j["elapsed_s"] = state.elapsed_s;
   j["cpu_s"] = state.cpu_s;
   j["energy"] = MeasurementJson(state.energy);
@@ -212,7 +222,7 @@ std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t ste
   std::istringstream in(ReadFile(path));
   std::string header_line, line, kept;
   if (!std::getline(in, header_line)) {
-    throw std::runtime_error("cannot resume: '" + path + "' has no header");
+    return {};  // no row yet (log_interval): the first row writes the header
   }
   std::vector<std::string> columns;
   {

@@ -52,6 +52,12 @@ struct TrainerState {
   int64_t episodes = 0;                // training episodes finished
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
   std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
+  // log_interval: what the next metrics row sums up, gathered since the last row was written
+  // (all ranks' episodes when data-parallel); zero in checkpoints before these entries.
+  int64_t iterations_since_row = 0;    // iterations since the last row
+  double pending_ep_count = 0.0;       // training episodes finished since the last row
+  double pending_ep_return = 0.0;      // their summed returns
+  double pending_ep_length = 0.0;      // their summed lengths, steps
   double elapsed_s = 0.0;              // wall time of the run so far, s (all segments)
   double cpu_s = 0.0;                  // process CPU time so far, s (all segments)
   energy::Measurement energy;          // energy so far per domain, J (all segments)
@@ -101,8 +107,9 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
 TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string& path);
 
 // Resume: rewrites metrics.csv atomically without the rows whose global_step is past `steps`
-// (they belong to iterations the resumed run repeats) and returns its header.
-// Errors: std::runtime_error when it cannot be read or has no global_step column.
+// (they belong to iterations the resumed run repeats) and returns its header; an empty file (no
+// row was due before the checkpoint: log_interval) is left empty and gives no columns.
+// Errors: std::runtime_error when it cannot be read or its header has no global_step column.
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps);
 
 }  // namespace greenrl::train

@@ -88,6 +88,16 @@ ConfigSchema BuildSchema(const std::string& algo) {
          10000);
   AddKey(&s, "eval.final_episodes", ValueType::kInt, "10",
          "deterministic episodes of the final evaluation", 1, 10000);
+  // SB3's log_interval (BaseAlgorithm.learn): rollouts for on-policy PPO (default 1), finished
+  // episodes for off-policy DQN and SAC (default 4), whose iterations are a few env steps each.
+  AddKey(&s, "log_interval", ValueType::kInt, algo == "ppo" ? "1" : "4",
+         algo == "ppo"
+             ? "write a metrics.csv/TensorBoard row every this many iterations (rollout + "
+               "update); rows of evaluations and the last iteration are always written"
+             : "write a metrics.csv/TensorBoard row once this many training episodes "
+               "have finished since the last row (SB3's off-policy log_interval); rows "
+               "of evaluations and the last iteration are always written",
+         1, 1e12);
   AddKey(&s, "energy.meter", ValueType::kString, "auto",
          "auto (RAPL when readable, else estimator), rapl, estimator", {}, {},
          energy::MeterKinds());

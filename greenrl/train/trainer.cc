@@ -588,6 +588,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- resume, signals and guard state (checkpointing.h, signals.h)
   int64_t next_checkpoint = ckpt.freq > 0 ? ckpt.freq : -1;
   int64_t episodes_total = 0;
+  // log_interval (SB3's): a row every log_interval iterations (PPO) or once log_interval
+  // episodes have finished since the last row (DQN, SAC); the row's charts/episodic_* are the
+  // means of the episodes since the last row.
+  const int64_t log_interval = config.GetInt("log_interval");
+  const bool log_by_episodes = algo_id != "ppo";
+  int64_t iterations_since_row = 0;
+  double pending_ep_count = 0.0, pending_ep_return = 0.0, pending_ep_length = 0.0;
   bool interrupted = false;
   int stop_signal = 0;
   std::string last_checkpoint;
@@ -600,6 +607,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     next_eval = st.next_eval;
     next_checkpoint = st.next_checkpoint;
     episodes_total = st.episodes;
+    iterations_since_row = st.iterations_since_row;
+    pending_ep_count = st.pending_ep_count;
+    pending_ep_return = st.pending_ep_return;
+    pending_ep_length = st.pending_ep_length;
     recent_returns.assign(st.recent_returns.begin(), st.recent_returns.end());
     recent_lengths.assign(st.recent_lengths.begin(), st.recent_lengths.end());
   };
@@ -650,6 +661,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.next_eval = next_eval;
     st.next_checkpoint = next_checkpoint;
     st.episodes = episodes_total;
+    st.iterations_since_row = iterations_since_row;
+    st.pending_ep_count = pending_ep_count;
+    st.pending_ep_return = pending_ep_return;
+    st.pending_ep_length = pending_ep_length;
     st.recent_returns.assign(recent_returns.begin(), recent_returns.end());
     st.recent_lengths.assign(recent_lengths.begin(), recent_lengths.end());
     st.elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
@@ -797,7 +812,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
-    if (writer && (last || (periodic_eval_due && !skip_non_critical))) {
+    const bool evaluate_now = last || (periodic_eval_due && !skip_non_critical);
+    if (writer && evaluate_now) {
       monitor.BeginWindow("eval");
       const auto norm = snapshot();
       const EvalResult eval =
@@ -830,12 +846,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
     episodes_total += static_cast<int64_t>(episodes.size());
+    ++iterations_since_row;
+    pending_ep_count += n_ep, pending_ep_return += ep_return, pending_ep_length += ep_length;
+    const double n_row = pending_ep_count;
     row.clear();
     row.emplace_back("global_step", static_cast<double>(steps));
     row.emplace_back("time_s", 0.0);  // filled when the row is written
     row.emplace_back("charts/SPS", 0.0);
-    row.emplace_back("charts/episodic_return", n_ep > 0 ? ep_return / n_ep : NAN);
-    row.emplace_back("charts/episodic_length", n_ep > 0 ? ep_length / n_ep : NAN);
+    row.emplace_back("charts/episodic_return", n_row > 0 ? pending_ep_return / n_row : NAN);
+    row.emplace_back("charts/episodic_length", n_row > 0 ? pending_ep_length / n_row : NAN);
     row.emplace_back("rollout/ep_rew_mean", recent_mean);
     row.emplace_back("rollout/ep_len_mean", mean(recent_lengths));
     row.insert(row.end(), update_metrics.begin(), update_metrics.end());
@@ -861,7 +880,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
       if (decision.stop) {
         stopped_by_budget = true;
-        // A resume checkpoint beside final.pt: `--resume` with a larger budget continues here.
+        // A resume checkpoint beside final.pt: `--resume` with a larger budget continues here,
+        // after this iteration's row (written below, after the loop).
+        iterations_since_row = 0;
+        pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
         write_checkpoint();
         break;  // final checkpoint and reports below
       }
@@ -870,8 +892,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
     }
 
-    // Under budget pressure per-iteration logging thins out to every 10th iteration.
-    if (!skip_non_critical || iteration % 10 == 0) {
+    // A row when log_interval says so, and for every evaluation; under budget pressure only
+    // every 10th iteration (the rows in between are summed up in the next one).
+    const bool interval_due =
+        log_by_episodes ? pending_ep_count >= log_interval : iterations_since_row >= log_interval;
+    if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
+      iterations_since_row = 0;
+      pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
       row[1].second = elapsed_s;
       row[2].second = steps / elapsed_s;
       energy_columns(total, elapsed_s, &row);

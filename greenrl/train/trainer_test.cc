@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -551,6 +552,87 @@ TEST(TrainerTest, NormalizerStatisticsTravelWithTheCheckpoint) {
   const EvalResult raw = EvaluatePolicy(*ppo, "CartPole-v1", 4, 5, true, nullptr);
   EXPECT_EQ(raw.returns.size(), 4u);
   EXPECT_THROW(LoadNormalizer(r.report.run_dir + "/config.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace greenrl::train
+
+namespace greenrl::train {
+namespace {
+
+// metrics.csv of run `dir`: the rows as maps from column to value.
+std::vector<std::map<std::string, double>> MetricRows(const std::string& dir) {
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  std::vector<std::map<std::string, double>> out;
+  for (const auto& values : rows) {
+    std::map<std::string, double> row;
+    for (size_t c = 0; c < header.size(); ++c) row[header[c]] = values[c];
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+TrainResult TrainQuiet(const Config& config, const std::string& dir) {
+  TrainOptions options;
+  options.out_dir = dir;
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  return Train(config, std::move(options));
+}
+
+// PPO's log_interval counts iterations (SB3's on-policy rule): 8 iterations of 256 steps with
+// log_interval 3 and an evaluation at 1024 give rows at 768 (3 iterations), 1024 (the
+// evaluation's, which restarts the count), 1792 and 2048 (the last). Logging does not change
+// training: the losses of those rows are those of a log_interval 1 run at the same steps.
+TEST(TrainerTest, LogIntervalCountsIterationsForPpo) {
+  const std::vector<std::string> sets = {"n_timesteps=2048", "eval.freq=1024", "eval.episodes=1",
+                                         "eval.final_episodes=1"};
+  std::vector<std::string> sparse_sets = sets;
+  sparse_sets.push_back("log_interval=3");
+  const auto every = MetricRows(
+      TrainQuiet(LoadRunConfig(Preset(), sets, 0), FreshDir("log_every")).report.run_dir);
+  const auto sparse = MetricRows(
+      TrainQuiet(LoadRunConfig(Preset(), sparse_sets, 0), FreshDir("log_sparse")).report.run_dir);
+  ASSERT_EQ(every.size(), 8u);
+  std::vector<double> steps;
+  for (const auto& row : sparse) steps.push_back(row.at("global_step"));
+  EXPECT_EQ(steps, (std::vector<double>{768, 1024, 1792, 2048}));
+  for (const auto& row : sparse) {
+    const auto& same = every[static_cast<size_t>(row.at("global_step") / 256) - 1];
+    EXPECT_EQ(row.at("losses/policy_loss"), same.at("losses/policy_loss"));
+    EXPECT_EQ(row.at("losses/approx_kl"), same.at("losses/approx_kl"));
+    EXPECT_EQ(row.at("rollout/ep_rew_mean"), same.at("rollout/ep_rew_mean"));
+  }
+  EXPECT_FALSE(std::isnan(sparse[1].at("eval/mean_reward")));
+}
+
+// DQN and SAC count finished episodes (SB3's off-policy rule, default 4). SAC on Pendulum
+// (every episode 200 steps, one env; no update before learning_starts, so the run is random
+// actions and quick): log_interval 1 writes a row per episode, log_interval 4 a row every 800
+// steps whose charts/episodic_return is the mean of those 4 episodes.
+TEST(TrainerTest, LogIntervalCountsEpisodesForSac) {
+  const std::string sac = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml";
+  const std::vector<std::string> sets = {"n_timesteps=1600", "learning_starts=1600", "eval.freq=0",
+                                         "eval.final_episodes=1"};
+  std::vector<std::string> every_sets = sets;
+  every_sets.push_back("log_interval=1");
+  const auto every = MetricRows(
+      TrainQuiet(LoadRunConfig(sac, every_sets, 0), FreshDir("sac_every")).report.run_dir);
+  const auto sparse =
+      MetricRows(TrainQuiet(LoadRunConfig(sac, sets, 0), FreshDir("sac_sparse")).report.run_dir);
+  ASSERT_EQ(every.size(), 8u);
+  for (size_t k = 0; k < every.size(); ++k) {
+    EXPECT_EQ(every[k].at("global_step"), 200.0 * static_cast<double>(k + 1));
+    EXPECT_EQ(every[k].at("charts/episodic_length"), 200.0);
+  }
+  ASSERT_EQ(sparse.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(sparse[r].at("global_step"), 800.0 * static_cast<double>(r + 1));
+    EXPECT_EQ(sparse[r].at("charts/episodic_length"), 200.0);
+    double sum = 0.0;
+    for (size_t k = 4 * r; k < 4 * r + 4; ++k) sum += every[k].at("charts/episodic_return");
+    EXPECT_DOUBLE_EQ(sparse[r].at("charts/episodic_return"), sum / 4.0);
+  }
 }
 
 }  // namespace
