@@ -201,6 +201,39 @@ TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/emissions.csv"));
   EXPECT_TRUE(fs::exists(out + "/power.csv"));
+  // The same budget cannot continue it (exit 2, before any work); a larger one trains to the end.
+  r = RunGreenrl("train --resume " + out + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("energy.budget_wh: got '0.002'; more than the budget of 0.002 Wh that "
+                          "stopped this run at step "),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --resume " + out + " --set energy.budget_wh=1 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("steps          100096"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("finished within it"), std::string::npos) << r.output;
+}
+
+// An rl-zoo hyperparameter file trains as it is: --env picks the section, the file's name the
+// algorithm; config.yaml holds the section's values; without --env the sections are listed.
+TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
+  const std::string zoo =
+      std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/ppo.yml";
+  const std::string out = Dir("zoo");
+  Result r = RunGreenrl("train --config " + zoo +
+                        " --env CartPole-v1 --set n_timesteps=512 --quiet --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ppo on CartPole-v1"), std::string::npos) << r.output;
+  std::ifstream in(out + "/config.yaml");
+  const std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(saved.find("\nn_steps: 32  #"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("\nlearning_rate: lin_0.001  #"), std::string::npos) << saved;
+  r = RunGreenrl("train --config " + zoo + " --quiet --out " + Dir("zoo_no_env"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("greenrl: error: --env: got ''; the env id of one of the sections"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));
 }
 
 // A run trained with normalize: true evaluates after reload with its saved statistics: greenrl

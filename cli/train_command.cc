@@ -20,6 +20,8 @@ namespace greenrl::cli {
 namespace {
 struct TrainArgs {
   std::string config_path;
+  std::string env_id;  // --env: env_id, rl-zoo's flag (picks an rl-zoo file's section)
+  std::string algo;    // --algo: algo, rl-zoo's flag
   std::vector<std::string> sets;
   std::optional<int64_t> seed;
   std::string out;
@@ -72,7 +74,12 @@ Runner RegisterTrain(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "Train an agent from a YAML preset");
   cmd->add_option("--config", args->config_path,
-                  "YAML preset (rl-zoo style), e.g. configs/ppo/cartpole.yaml");
+                  "YAML preset, e.g. configs/ppo/cartpole.yaml, or an rl-zoo hyperparameter file "
+                  "(hyperparams/ppo.yml) with --env");
+  cmd->add_option("--env", args->env_id,
+                  "env id (--set env_id=ID); with an rl-zoo file, the section to train");
+  cmd->add_option("--algo", args->algo,
+                  "ppo, dqn or sac (--set algo=...); an rl-zoo file's default is its name");
   cmd->add_option("--set", args->sets, "override a key: --set key=value (repeatable)");
   cmd->add_option("--seed", args->seed, "seed (overrides the preset's)");
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
@@ -81,7 +88,11 @@ Runner RegisterTrain(CLI::App& app) {
       "--resume", args->resume,
       "continue the run in RUN_DIR from its newest checkpoint (its config.yaml; --set may "
       "override keys such as n_timesteps)");
-  resume->excludes("--config")->excludes("--seed")->excludes("--out");
+  resume->excludes("--config")
+      ->excludes("--seed")
+      ->excludes("--out")
+      ->excludes("--env")
+      ->excludes("--algo");
   return [args]() {
     const bool resuming = !args->resume.empty();
     if (resuming && !std::filesystem::is_regular_file(args->resume + "/config.yaml")) {
@@ -92,8 +103,12 @@ Runner RegisterTrain(CLI::App& app) {
                             : "a run directory written by `greenrl train` (no such directory)");
     }
     if (resuming) RefuseFixedKeyChanges(args->resume, args->sets);
+    std::vector<std::string> sets;  // --algo and --env first: a later --set wins
+    if (!args->algo.empty()) sets.push_back("algo=" + args->algo);
+    if (!args->env_id.empty()) sets.push_back("env_id=" + args->env_id);
+    sets.insert(sets.end(), args->sets.begin(), args->sets.end());
     const Config config = train::LoadRunConfig(
-        resuming ? args->resume + "/config.yaml" : args->config_path, args->sets, args->seed);
+        resuming ? args->resume + "/config.yaml" : args->config_path, sets, args->seed);
     train::TrainOptions options;
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;

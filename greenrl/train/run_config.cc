@@ -11,6 +11,7 @@
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/train/checkpointing.h"
+#include "greenrl/train/zoo_hyperparams.h"
 
 namespace greenrl::train {
 
@@ -171,6 +172,16 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& [key, algos] : owners) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
+  // rl-zoo's keys for Python objects greenrl does not have (rl_zoo3/exp_manager.py).
+  for (const char* key : {"env_wrapper", "frame_stack", "callback", "vec_env_wrapper", "env_kwargs",
+                          "replay_buffer_class", "replay_buffer_kwargs", "noise_type", "noise_std",
+                          "monitor_kwargs"}) {
+    if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr) {
+      s.AddUnknownKeyNote(key,
+                          "(rl-zoo's, for Python wrappers, callbacks, replay buffers or "
+                          "action noise, which greenrl does not have)");
+    }
+  }
   return s;
 }
 
@@ -235,8 +246,15 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
 
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed) {
-  const ConfigSchema schema = BuildSchema(PeekAlgo(yaml_path, set_overrides));
-  Config config = Config::Load(schema, yaml_path, set_overrides);
+  Config config = [&] {
+    if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
+      // An rl-zoo file: its env's section, as overrides before the caller's.
+      std::vector<std::string> overrides = zoo->overrides;
+      overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
+      return Config::Load(BuildSchema(zoo->algo), "", overrides);
+    }
+    return Config::Load(BuildSchema(PeekAlgo(yaml_path, set_overrides)), yaml_path, set_overrides);
+  }();
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists.
   energy::ValidateMeterOptions(MeterOptionsFrom(config));

@@ -27,9 +27,12 @@ ConfigSchema BuildSchema(const std::string& algo);
 // algorithm's schema, loads and validates the file and overrides, applies `seed` when given, and
 // checks cross-key and cross-module constraints (env id exists, energy and carbon options,
 // the algorithm's own checks) so that a config this returns can train.
-// Args: yaml_path: preset file, or empty for defaults; set_overrides: "key=value" texts;
+// Args: yaml_path: a greenrl preset, or an rl-zoo hyperparameter file (hyperparams/ppo.yml:
+//   one section per env id, zoo_hyperparams.h) whose section is picked by the overrides'
+//   env_id, or empty for defaults; set_overrides: "key=value" texts, applied after the file;
 //   seed: --seed, overriding the file's.
-// Errors: ConfigError naming the key, the value and what is accepted.
+// Errors: ConfigError naming the key, the value and what is accepted (ReadZooSection's for an
+//   rl-zoo file without env_id or algo).
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed);
 

@@ -1,0 +1,372 @@
+// zoo_hyperparams.cc: rl-zoo hyperparameter files (see zoo_hyperparams.h).
+#include "greenrl/train/zoo_hyperparams.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <filesystem>
+#include <utility>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::train {
+namespace {
+
+// A Python literal as rl-zoo's files write them.
+struct PyValue {
+  enum class Kind { kNumber, kString, kBool, kNone, kName, kList, kDict };
+  Kind kind = Kind::kNone;
+  std::string text;                                    // number, string, name; "true"/"false"
+  std::vector<PyValue> items;                          // kList (lists and tuples)
+  std::vector<std::pair<std::string, PyValue>> keyed;  // kDict, in order
+};
+
+// Recursive descent over the subset above; errors name `field`, the text and the position.
+class PyParser {
+ public:
+  PyParser(std::string field, const std::string& text) : field_(std::move(field)), text_(text) {}
+
+  PyValue ParseAll() {
+    PyValue v = Value();
+    Skip();
+    if (pos_ != text_.size()) Fail("nothing after the value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw ConfigError(field_, text_,
+                      fmt::format("a Python literal rl-zoo writes (numbers, strings, True/False/"
+                                  "None, lists, dict(...), {{...}}, names such as nn.ReLU): {} "
+                                  "at character {}",
+                                  what, pos_ + 1));
+  }
+  void Skip() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Eat(char c) {
+    Skip();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void Expect(char c) {
+    if (!Eat(c)) Fail(fmt::format("'{}' expected", c));
+  }
+  std::string Identifier() {  // a dotted name: nn.ReLU, th.nn.Tanh
+    Skip();
+    const size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.')) {
+      ++pos_;
+    }
+    if (pos_ == start) Fail("a name expected");
+    return text_.substr(start, pos_ - start);
+  }
+  // Items up to `close`, each parsed by `item`; a trailing comma is allowed.
+  template <typename F>
+  void Items(char close, F item) {
+    if (Eat(close)) return;
+    do {
+      if (Eat(close)) return;  // trailing comma
+      item();
+    } while (Eat(','));
+    Expect(close);
+  }
+  PyValue Value() {
+    Skip();
+    if (pos_ >= text_.size()) Fail("a value expected");
+    const char c = text_[pos_];
+    PyValue v;
+    if (c == '[' || c == '(') {
+      ++pos_;
+      v.kind = PyValue::Kind::kList;
+      Items(c == '[' ? ']' : ')', [&] { v.items.push_back(Value()); });
+      return v;
+    }
+    if (c == '{') {
+      ++pos_;
+      v.kind = PyValue::Kind::kDict;
+      Items('}', [&] {
+        const PyValue key = Value();
+        if (key.kind != PyValue::Kind::kString) Fail("a string key expected");
+        Expect(':');
+        v.keyed.emplace_back(key.text, Value());
+      });
+      return v;
+    }
+    if (c == '\'' || c == '"') {
+      const size_t end = text_.find(c, pos_ + 1);
+      if (end == std::string::npos) Fail("an unterminated string");
+      v.kind = PyValue::Kind::kString;
+      v.text = text_.substr(pos_ + 1, end - pos_ - 1);
+      pos_ = end + 1;
+      return v;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.') {
+      const size_t start = pos_;
+      ++pos_;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.' ||
+              ((text_[pos_] == '-' || text_[pos_] == '+') &&
+               (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
+        ++pos_;
+      }
+      v.kind = PyValue::Kind::kNumber;
+      v.text = text_.substr(start, pos_ - start);
+      return v;
+    }
+    const size_t name_at = pos_;
+    const std::string name = Identifier();
+    if (Eat('(')) {
+      if (name != "dict") {
+        pos_ = name_at;
+        Fail("a call of '" + name + "' (only dict(...) is read)");
+      }
+      v.kind = PyValue::Kind::kDict;
+      Items(')', [&] {
+        const std::string key = Identifier();
+        Expect('=');
+        v.keyed.emplace_back(key, Value());
+      });
+      return v;
+    }
+    if (name == "True" || name == "False") {
+      v.kind = PyValue::Kind::kBool;
+      v.text = name == "True" ? "true" : "false";
+    } else if (name == "None") {
+      v.kind = PyValue::Kind::kNone;
+    } else {
+      v.kind = PyValue::Kind::kName;
+      v.text = name;
+    }
+    return v;
+  }
+
+  std::string field_;
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// A literal as YAML text for Config: lists and dicts in flow style, None as YAML null.
+std::string Yaml(const PyValue& v) {
+  switch (v.kind) {
+    case PyValue::Kind::kList: {
+      std::string s = "[";
+      for (size_t k = 0; k < v.items.size(); ++k) s += (k ? ", " : "") + Yaml(v.items[k]);
+      return s + "]";
+    }
+    case PyValue::Kind::kDict: {
+      std::string s = "{";
+      for (size_t k = 0; k < v.keyed.size(); ++k) {
+        s += (k ? ", " : "") + v.keyed[k].first + ": " + Yaml(v.keyed[k].second);
+      }
+      return s + "}";
+    }
+    case PyValue::Kind::kNone:
+      return "~";
+    default:
+      return v.text;
+  }
+}
+
+// The value of `key` in a dict literal, or nullptr.
+const PyValue* Field(const PyValue& dict, const std::string& key) {
+  for (const auto& [k, v] : dict.keyed) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+bool IsIntList(const PyValue& v) {
+  if (v.kind != PyValue::Kind::kList) return false;
+  for (const PyValue& item : v.items) {
+    if (item.kind != PyValue::Kind::kNumber) return false;
+  }
+  return true;
+}
+
+// net_arch in its three SB3 forms (zoo_hyperparams.h) as greenrl overrides.
+std::vector<std::string> NetArch(const std::string& algo, const std::string& text,
+                                 const PyValue& arch) {
+  const auto refuse = [&](const std::string& why) {
+    throw ConfigError("policy_kwargs", text,
+                      "net_arch as [64, 64], dict(pi=[...], vf=[...]) for ppo or dict(pi=[...], "
+                      "qf=[...]) with pi == qf for dqn and sac: " +
+                          why);
+  };
+  if (IsIntList(arch)) {
+    if (algo == "ppo") {
+      return {"policy_kwargs.net_arch.pi=" + Yaml(arch), "policy_kwargs.net_arch.vf=" + Yaml(arch)};
+    }
+    return {"policy_kwargs.net_arch=" + Yaml(arch)};
+  }
+  const PyValue* dict = &arch;  // [dict(pi=..., vf=...)], older SB3: the one dict in a list
+  if (arch.kind == PyValue::Kind::kList && arch.items.size() == 1) dict = &arch.items[0];
+  if (dict->kind != PyValue::Kind::kDict) refuse("got " + Yaml(arch));
+  const PyValue* pi = Field(*dict, "pi");
+  const PyValue* second = Field(*dict, algo == "ppo" ? "vf" : "qf");
+  if (pi == nullptr || second == nullptr || !IsIntList(*pi) || !IsIntList(*second) ||
+      dict->keyed.size() != 2) {
+    refuse("got " + Yaml(arch));
+  }
+  if (algo == "ppo") {
+    return {"policy_kwargs.net_arch.pi=" + Yaml(*pi), "policy_kwargs.net_arch.vf=" + Yaml(*second)};
+  }
+  if (Yaml(*pi) != Yaml(*second))
+    refuse("pi " + Yaml(*pi) + " and qf " + Yaml(*second) + " differ");
+  return {"policy_kwargs.net_arch=" + Yaml(*pi)};
+}
+
+// The algorithm named by a file name: ppo.yml -> "ppo"; "" for any other name.
+std::string AlgoOfFileName(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string ext = p.extension().string(), stem = p.stem().string();
+  if (ext != ".yml" && ext != ".yaml") return "";
+  return stem == "ppo" || stem == "dqn" || stem == "sac" ? stem : "";
+}
+
+// The last "<key>=" value of `overrides`, or "".
+std::string LastOverride(const std::vector<std::string>& overrides, const std::string& key) {
+  std::string value;
+  for (const std::string& o : overrides) {
+    if (o.rfind(key + "=", 0) == 0) value = o.substr(key.size() + 1);
+  }
+  return value;
+}
+
+// A YAML node as YAML text on one line (flow style), for a `key=value` override.
+std::string NodeYaml(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+}  // namespace
+
+std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::string& text) {
+  const PyValue kwargs = PyParser("policy_kwargs", text).ParseAll();
+  if (kwargs.kind != PyValue::Kind::kDict) {
+    throw ConfigError("policy_kwargs", text, "dict(...) or {...} of keyword arguments");
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, value] : kwargs.keyed) {
+    if (key == "net_arch") {
+      for (std::string& o : NetArch(algo, text, value)) out.push_back(std::move(o));
+    } else if (key == "activation_fn") {
+      if (value.kind != PyValue::Kind::kName) {
+        throw ConfigError("policy_kwargs", text, "activation_fn as a class name, e.g. nn.ReLU");
+      }
+      std::string name = value.text.substr(value.text.rfind('.') + 1);  // npos + 1 == 0
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out.push_back("policy_kwargs.activation_fn=" + name);
+    } else {
+      out.push_back("policy_kwargs." + key + "=" + Yaml(value));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ZooNormalize(const std::string& text) {
+  for (const char* t : {"true", "True", "TRUE"}) {
+    if (text == t) return {"normalize=true"};
+  }
+  for (const char* f : {"false", "False", "FALSE"}) {
+    if (text == f) return {"normalize=false"};
+  }
+  const PyValue kwargs = PyParser("normalize", text).ParseAll();
+  if (kwargs.kind != PyValue::Kind::kDict) {
+    throw ConfigError("normalize", text,
+                      "true, false or a dict of VecNormalize arguments, e.g. \"{'norm_obs': "
+                      "True, 'norm_reward': False}\"");
+  }
+  std::vector<std::string> out = {"normalize=true"};
+  for (const auto& [key, value] : kwargs.keyed) {
+    out.push_back("normalize_kwargs." + key + "=" + Yaml(value));
+  }
+  return out;
+}
+
+std::optional<ZooSection> ReadZooSection(const std::string& path,
+                                         const std::vector<std::string>& set_overrides) {
+  if (path.empty()) return std::nullopt;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception&) {
+    return std::nullopt;  // Config::Load reports an unreadable or malformed file
+  }
+  if (!root.IsMap() || root.size() == 0 || root["algo"] || root["env_id"]) return std::nullopt;
+  std::vector<std::string> sections;
+  for (const auto& entry : root) {
+    if (!entry.second.IsMap()) return std::nullopt;
+    sections.push_back(entry.first.Scalar());
+  }
+  std::string listed;
+  for (const std::string& s : sections) listed += (listed.empty() ? "" : ", ") + s;
+
+  ZooSection section;
+  section.env_id = LastOverride(set_overrides, "env_id");
+  if (section.env_id.empty()) {
+    throw ConfigError("--env", "",
+                      "the env id of one of the sections of the rl-zoo file " + path + ": " +
+                          listed + " (--env ID, or --set env_id=ID)");
+  }
+  const YAML::Node body = root[section.env_id];
+  if (!body) {
+    throw ConfigError("--env", section.env_id,
+                      "an env id with a section in the rl-zoo file " + path + ": " + listed);
+  }
+  section.algo = LastOverride(set_overrides, "algo");
+  if (section.algo.empty()) section.algo = AlgoOfFileName(path);
+  if (section.algo.empty()) {
+    throw ConfigError("algo", "",
+                      "the algorithm of the rl-zoo file " + path +
+                          ": rl-zoo names its files after it (ppo.yml, dqn.yml, sac.yml); give it "
+                          "with --algo ppo|dqn|sac (or --set algo=...)");
+  }
+  section.overrides = {"algo=" + section.algo, "env_id=" + section.env_id};
+  // YAML merge keys (`<<: *pybullet-defaults`, which rl-zoo's files use and yaml-cpp leaves
+  // unresolved): the merged map's entries first, except those the section sets itself.
+  std::vector<std::pair<std::string, YAML::Node>> entries;
+  const auto add_merged = [&](const YAML::Node& merged) {
+    if (!merged.IsMap()) {
+      throw ConfigError("--config", path,
+                        "a YAML merge key (<<) of a map in the section " + section.env_id);
+    }
+    for (const auto& m : merged) {
+      if (!body[m.first.Scalar()]) entries.emplace_back(m.first.Scalar(), m.second);
+    }
+  };
+  for (const auto& entry : body) {
+    if (entry.first.Scalar() != "<<") continue;
+    if (entry.second.IsSequence()) {
+      for (const auto& merged : entry.second) add_merged(merged);
+    } else {
+      add_merged(entry.second);
+    }
+  }
+  for (const auto& entry : body) {
+    if (entry.first.Scalar() != "<<") entries.emplace_back(entry.first.Scalar(), entry.second);
+  }
+  for (const auto& entry : entries) {
+    const std::string key = entry.first;
+    const std::string value = NodeYaml(entry.second);
+    std::vector<std::string> expanded;
+    if (key == "policy_kwargs" && entry.second.IsScalar()) {
+      expanded = ZooPolicyKwargs(section.algo, value);
+    } else if (key == "normalize" && entry.second.IsScalar()) {
+      expanded = ZooNormalize(value);
+    } else {
+      expanded = {key + "=" + value};
+    }
+    section.overrides.insert(section.overrides.end(), expanded.begin(), expanded.end());
+  }
+  return section;
+}
+
+}  // namespace greenrl::train

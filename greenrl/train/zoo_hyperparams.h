@@ -1,0 +1,71 @@
+// zoo_hyperparams.h: rl-baselines3-zoo hyperparameter files read as they are, so that a user's
+// hyperparams/ppo.yml trains in greenrl without rewriting (README "Using it").
+//
+// An rl-zoo file (rl_zoo3/hyperparams/<algo>.yml) is a map from env id to that env's
+// hyperparameters, with SB3's names and rl-zoo's value forms:
+//
+//   CartPole-v1:
+//     n_envs: 8
+//     n_timesteps: !!float 1e5
+//     learning_rate: lin_0.001
+//     policy_kwargs: "dict(net_arch=[64, 64], activation_fn=nn.ReLU)"
+//     normalize: "{'norm_obs': True, 'norm_reward': False}"
+//
+// The algorithm is the file's name (ppo.yml) unless `algo` is given, and the env is picked with
+// `env_id` (`--env` on the command line). rl-zoo evaluates policy_kwargs and a string `normalize`
+// as Python (rl_zoo3/exp_manager.py, _preprocess_hyperparams); greenrl reads the literals they
+// hold (numbers, strings, True/False/None, lists, tuples, dict(...) and {...}, and names such as
+// nn.ReLU) and turns them into its own keys; anything else is an error that names the text.
+// Torch-free.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace greenrl::train {
+
+// One env's section of an rl-zoo file, as greenrl `key=value` overrides.
+struct ZooSection {
+  std::string algo;    // the last "algo=" of the caller's overrides, else the file's stem
+  std::string env_id;  // the section's key
+  // "algo=<algo>", "env_id=<env>", then the section's keys in file order, as greenrl keys
+  // (policy_kwargs and normalize expanded, see below); values as YAML text.
+  std::vector<std::string> overrides;
+};
+
+// Reads `path` as an rl-zoo hyperparameter file.
+// Args: path: a YAML file (empty: none); set_overrides: the caller's "key=value" overrides, whose
+//   last "env_id=" picks the section and last "algo=" the algorithm.
+// Returns: nullopt when the file is not an rl-zoo file: empty, not a map, a top-level `algo` or
+//   `env_id` key, or any top-level value that is not a map (a greenrl preset; Config::Load reads
+//   it and reports its errors); else the section.
+// Errors: ConfigError("--env", "", "the env id of one of the file's sections: ...") when no
+//   env_id is given; ConfigError("--env", id, "an env id with a section in <path>: ...") when the
+//   file has none for it; ConfigError("algo", "", "...") when no algo is given and the file's name
+//   is not ppo.yml, dqn.yml or sac.yml (.yaml too); ConfigError("policy_kwargs" or "normalize",
+//   text, ...) for a Python text it cannot read (from ZooPolicyKwargs, ZooNormalize).
+std::optional<ZooSection> ReadZooSection(const std::string& path,
+                                         const std::vector<std::string>& set_overrides);
+
+// An rl-zoo policy_kwargs text as greenrl overrides for `algo` ("ppo", "dqn", "sac").
+// - net_arch=[64, 64]: PPO policy_kwargs.net_arch.pi and .vf, DQN/SAC policy_kwargs.net_arch;
+//   net_arch=dict(pi=[...], vf=[...]) (SB3 >= 1.8) or [dict(pi=[...], vf=[...])] (older SB3):
+//   PPO's pi and vf; dict(pi=[...], qf=[...]) for SAC when pi == qf (greenrl's SAC has one list
+//   for its actor and critics);
+// - activation_fn=nn.ReLU (or th.nn.ReLU, torch.nn.ReLU): policy_kwargs.activation_fn=relu, the
+//   class name lower-cased (the schema accepts tanh and relu and names them);
+// - any other keyword k=v: policy_kwargs.k=v (ortho_init, log_std_init; the schema refuses
+//   keywords greenrl does not have, by name).
+// Errors: ConfigError("policy_kwargs", text, ...) naming what it cannot read: a syntax error with
+//   its position, a call other than dict(...), a net_arch of another form, SAC's pi != qf.
+std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::string& text);
+
+// An rl-zoo `normalize` value as greenrl overrides: true/false (YAML or Python spelling) ->
+// "normalize=true|false"; a Python dict text such as "{'norm_obs': True, 'norm_reward': False}"
+// -> "normalize=true" and normalize_kwargs.<key>=<value> per entry (the schema checks the keys:
+// norm_obs, norm_reward, clip_obs, clip_reward).
+// Errors: ConfigError("normalize", text, ...) for any other text.
+std::vector<std::string> ZooNormalize(const std::string& text);
+
+}  // namespace greenrl::train

@@ -1,0 +1,160 @@
+// rl-zoo hyperparameter files read as greenrl overrides: the sections of testdata/rl_zoo/*.yml
+// (excerpts of rl-zoo's own files) give the exact overrides, and the Python texts rl-zoo writes
+// turn into greenrl keys or clear errors.
+#include "greenrl/train/zoo_hyperparams.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::train {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Strings = std::vector<std::string>;
+
+std::string ZooFile(const std::string& name) {
+  return std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/" + name;
+}
+
+// The ConfigError `call` throws: its field and message.
+template <typename F>
+std::pair<std::string, std::string> ErrorOf(F call) {
+  try {
+    call();
+  } catch (const ConfigError& e) {
+    return {e.field(), e.what()};
+  }
+  ADD_FAILURE() << "no ConfigError";
+  return {};
+}
+
+TEST(ZooHyperparamsTest, SectionOfTheEnvWithTheFileAlgo) {
+  const auto cartpole = ReadZooSection(ZooFile("ppo.yml"), {"seed=3", "env_id=CartPole-v1"});
+  ASSERT_TRUE(cartpole.has_value());
+  EXPECT_EQ(cartpole->algo, "ppo");
+  EXPECT_EQ(cartpole->env_id, "CartPole-v1");
+  EXPECT_EQ(
+      cartpole->overrides,
+      (Strings{"algo=ppo", "env_id=CartPole-v1", "n_envs=8", "n_timesteps=1e5", "policy=MlpPolicy",
+               "n_steps=32", "batch_size=256", "gae_lambda=0.8", "gamma=0.98", "n_epochs=20",
+               "ent_coef=0.0", "learning_rate=lin_0.001", "clip_range=lin_0.2"}));
+  // policy_kwargs over several lines, with net_arch=dict(pi=..., vf=...).
+  const auto cheetah = ReadZooSection(ZooFile("ppo.yml"), {"env_id=HalfCheetah-v4"});
+  ASSERT_TRUE(cheetah.has_value());
+  const Strings& o = cheetah->overrides;
+  ASSERT_GE(o.size(), 6u);
+  EXPECT_EQ(o[2], "normalize=true");
+  EXPECT_THAT(
+      Strings(o.end() - 5, o.end()),
+      ElementsAre("policy_kwargs.log_std_init=-2", "policy_kwargs.ortho_init=false",
+                  "policy_kwargs.activation_fn=relu", "policy_kwargs.net_arch.pi=[256, 256]",
+                  "policy_kwargs.net_arch.vf=[256, 256]"));
+}
+
+TEST(ZooHyperparamsTest, MergeKeysGiveTheAnchorsEntriesUnlessTheSectionSetsThem) {
+  const auto swimmer = ReadZooSection(ZooFile("ppo.yml"), {"env_id=Swimmer-v4"});
+  ASSERT_TRUE(swimmer.has_value());
+  EXPECT_EQ(swimmer->overrides,
+            (Strings{"algo=ppo", "env_id=Swimmer-v4", "normalize=true", "n_timesteps=1e6",
+                     "policy=MlpPolicy", "gamma=0.9999", "n_envs=4", "n_steps=1024",
+                     "batch_size=256", "learning_rate=6e-4", "gae_lambda=0.98"}));
+}
+
+TEST(ZooHyperparamsTest, SacSectionsAndNormalizeDicts) {
+  const auto lunar = ReadZooSection(ZooFile("sac.yml"), {"env_id=LunarLanderContinuous-v2"});
+  ASSERT_TRUE(lunar.has_value());
+  EXPECT_EQ(lunar->algo, "sac");
+  EXPECT_EQ(lunar->overrides.back(), "policy_kwargs.net_arch=[400, 300]");
+  const auto humanoid = ReadZooSection(ZooFile("sac.yml"), {"env_id=HumanoidBulletEnv-v0"});
+  ASSERT_TRUE(humanoid.has_value());
+  EXPECT_THAT(Strings(humanoid->overrides.begin() + 2, humanoid->overrides.begin() + 5),
+              ElementsAre("normalize=true", "normalize_kwargs.norm_obs=true",
+                          "normalize_kwargs.norm_reward=false"));
+  // --algo (algo=) wins over the file's name.
+  EXPECT_EQ(ReadZooSection(ZooFile("sac.yml"), {"env_id=Pendulum-v1", "algo=ppo"})->algo, "ppo");
+}
+
+TEST(ZooHyperparamsTest, GreenrlPresetsAreNotZooFiles) {
+  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  EXPECT_FALSE(ReadZooSection(configs + "ppo/cartpole.yaml", {"env_id=CartPole-v1"}));
+  EXPECT_FALSE(ReadZooSection(configs + "sac/pendulum.yaml", {}));
+  EXPECT_FALSE(ReadZooSection("", {}));
+  EXPECT_FALSE(ReadZooSection(ZooFile("no_such_file.yml"), {}));  // Config::Load reports it
+}
+
+TEST(ZooHyperparamsTest, MissingEnvOrAlgoIsNamed) {
+  auto [field, message] = ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {}); });
+  EXPECT_EQ(field, "--env");
+  EXPECT_THAT(message, HasSubstr("atari, Pendulum-v1, CartPole-v1, MountainCarContinuous-v0"));
+  std::tie(field, message) =
+      ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {"env_id=Acrobot-v1"}); });
+  EXPECT_EQ(field, "--env");
+  EXPECT_THAT(message, HasSubstr("--env: got 'Acrobot-v1'; an env id with a section in"));
+  // A file not named after its algorithm needs --algo.
+  const std::string renamed = ::testing::TempDir() + "/greenrl_zoo_hyperparams.yml";
+  std::filesystem::copy_file(ZooFile("ppo.yml"), renamed,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::tie(field, message) = ErrorOf([&] { ReadZooSection(renamed, {"env_id=CartPole-v1"}); });
+  EXPECT_EQ(field, "algo");
+  EXPECT_THAT(message, HasSubstr("give it with --algo ppo|dqn|sac"));
+  EXPECT_EQ(ReadZooSection(renamed, {"env_id=CartPole-v1", "algo=ppo"})->algo, "ppo");
+}
+
+TEST(ZooHyperparamsTest, PolicyKwargsForms) {
+  EXPECT_THAT(
+      ZooPolicyKwargs("ppo", "dict(net_arch=[64, 64], activation_fn=nn.ReLU)"),
+      ElementsAre("policy_kwargs.net_arch.pi=[64, 64]", "policy_kwargs.net_arch.vf=[64, 64]",
+                  "policy_kwargs.activation_fn=relu"));
+  // Older SB3: a list holding one dict; {...} literals; torch.nn names; trailing commas.
+  EXPECT_THAT(ZooPolicyKwargs("ppo",
+                              "{'net_arch': [dict(pi=[32], vf=[16, 16],)], "
+                              "'activation_fn': torch.nn.Tanh}"),
+              ElementsAre("policy_kwargs.net_arch.pi=[32]", "policy_kwargs.net_arch.vf=[16, 16]",
+                          "policy_kwargs.activation_fn=tanh"));
+  EXPECT_THAT(ZooPolicyKwargs("sac", "dict(log_std_init=-3.67, net_arch=[64, 64])"),
+              ElementsAre("policy_kwargs.log_std_init=-3.67", "policy_kwargs.net_arch=[64, 64]"));
+  EXPECT_THAT(ZooPolicyKwargs("sac", "dict(net_arch=dict(pi=[256, 256], qf=[256, 256]))"),
+              ElementsAre("policy_kwargs.net_arch=[256, 256]"));
+  EXPECT_THAT(ZooPolicyKwargs("dqn", "dict(net_arch=[256, 256])"),
+              ElementsAre("policy_kwargs.net_arch=[256, 256]"));
+  EXPECT_THAT(ZooPolicyKwargs("ppo", "dict(activation_fn=nn.GELU, n_critics=None)"),
+              ElementsAre("policy_kwargs.activation_fn=gelu", "policy_kwargs.n_critics=~"));
+}
+
+TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
+  auto [field, message] =
+      ErrorOf([] { ZooPolicyKwargs("sac", "dict(net_arch=dict(pi=[64, 64], qf=[400, 300]))"); });
+  EXPECT_EQ(field, "policy_kwargs");
+  EXPECT_THAT(message, HasSubstr("pi [64, 64] and qf [400, 300] differ"));
+  std::tie(field, message) =
+      ErrorOf([] { ZooPolicyKwargs("ppo", "dict(optimizer_class=th.optim.RMSprop(eps=1e-5))"); });
+  EXPECT_THAT(message, HasSubstr("a call of 'th.optim.RMSprop' (only dict(...) is read) at "
+                                 "character 22"));
+  std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "dict(net_arch=[64, 64]"); });
+  EXPECT_THAT(message, HasSubstr("')' expected at character 23"));
+  std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "[64, 64]"); });
+  EXPECT_THAT(message, HasSubstr("dict(...) or {...} of keyword arguments"));
+}
+
+TEST(ZooHyperparamsTest, NormalizeForms) {
+  EXPECT_THAT(ZooNormalize("true"), ElementsAre("normalize=true"));
+  EXPECT_THAT(ZooNormalize("True"), ElementsAre("normalize=true"));
+  EXPECT_THAT(ZooNormalize("false"), ElementsAre("normalize=false"));
+  EXPECT_THAT(ZooNormalize("{'norm_obs': False, 'norm_reward': True, 'clip_obs': 5.0}"),
+              ElementsAre("normalize=true", "normalize_kwargs.norm_obs=false",
+                          "normalize_kwargs.norm_reward=true", "normalize_kwargs.clip_obs=5.0"));
+  const auto [field, message] = ErrorOf([] { ZooNormalize("yes"); });
+  EXPECT_EQ(field, "normalize");
+  EXPECT_THAT(message, HasSubstr("true, false or a dict of VecNormalize arguments"));
+}
+
+}  // namespace
+}  // namespace greenrl::train
