@@ -79,6 +79,16 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_EQ(r.exit_code, 2);
   r = RunGreenrl("train --config " + Preset() + " --seed -3 --out " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  // A flag's value of the wrong type, in the same form (CLI11's "Could not convert" rewritten).
+  r = RunGreenrl("train --config " + Preset() + " --seed abc --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output,
+            "greenrl: error: --seed: got 'abc'; an integer (see `greenrl train --help`)\n");
+  r = RunGreenrl("report " + out + " --target-return high");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(
+      r.output,
+      "greenrl: error: --target-return: got 'high'; a number (see `greenrl report --help`)\n");
   r = RunGreenrl("train --bogus-flag");
   EXPECT_EQ(r.exit_code, 2);
   // One line, in the form of every other bad input.

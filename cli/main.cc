@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
 #include "greenrl/core/allocator.h"
@@ -30,6 +31,24 @@ int main(int argc, char** argv) {
                  "greenrl: error: command: got '{}'; expected one of train, eval, bench, meters, "
                  "envs, launch, report (see `greenrl --help`)\n",
                  argc > 1 ? argv[1] : "");
+      return 2;
+    }
+    // A value CLI11 could not convert ("Could not convert: --seed = abc"): the one-line form
+    // of every other bad input, with the option's type as what is accepted.
+    const std::string what = e.what(), prefix = "Could not convert: ";
+    const size_t eq = what.find(" = ");
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr && what.rfind(prefix, 0) == 0 &&
+        eq != std::string::npos) {
+      const std::string name = what.substr(prefix.size(), eq - prefix.size());
+      CLI::App* sub = app.get_subcommands().front();
+      const CLI::Option* option = sub->get_option_no_throw(name);
+      const std::string type = option != nullptr ? option->get_type_name() : "";
+      const char* accepted = type == "INT"     ? "an integer"
+                             : type == "UINT"  ? "an integer >= 0"
+                             : type == "FLOAT" ? "a number"
+                                               : "a value of the option's type";
+      fmt::print(stderr, "greenrl: error: {}: got '{}'; {} (see `greenrl {} --help`)\n", name,
+                 what.substr(eq + 3), accepted, sub->get_name());
       return 2;
     }
     // The same one-line form as every other bad input, naming the argument CLI11 refused.

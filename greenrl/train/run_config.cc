@@ -246,6 +246,22 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
 
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed) {
+  // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
+  // for the defaults, which an empty --config gives.
+  if (!yaml_path.empty()) {
+    bool empty = false;
+    try {
+      const YAML::Node root = YAML::LoadFile(yaml_path);
+      empty = root.IsNull() || (root.IsMap() && root.size() == 0);
+    } catch (const YAML::Exception&) {
+      // Config::Load reports an unreadable or malformed file with the full message.
+    }
+    if (empty) {
+      throw ConfigError("--config", yaml_path,
+                        "a preset with its keys, e.g. 'algo: ppo', 'env_id: CartPole-v1' (the "
+                        "file holds none; leave --config out to train the defaults)");
+    }
+  }
   Config config = [&] {
     if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
       // An rl-zoo file: its env's section, as overrides before the caller's.

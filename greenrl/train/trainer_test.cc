@@ -263,6 +263,22 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
       << message("sac.yml", "MountainCarContinuous-v0");
 }
 
+// A preset with no key (empty, or comments only) is refused, naming --config.
+TEST(RunConfigTest, EmptyPresetFileIsRefused) {
+  const std::string path = ::testing::TempDir() + "/greenrl_empty_preset.yaml";
+  std::ofstream(path) << "# only a comment\n";
+  try {
+    LoadRunConfig(path, {}, std::nullopt);
+    ADD_FAILURE() << "an empty preset loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "--config");
+    EXPECT_NE(std::string(e.what()).find("(the file holds none; leave --config out"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(LoadRunConfig("", {}, std::nullopt).GetString("env_id"), "CartPole-v1");
+}
+
 TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   auto message = [](const std::vector<std::string>& sets) {
     try {
