@@ -128,7 +128,8 @@ RunData LoadRun(const std::string& dir) {
   } catch (const std::exception& e) {  // std::stod on a malformed cell, unreadable file
     BadRunDir(dir, std::string("metrics.csv or power.csv is malformed: ") + e.what());
   }
-  if (run.MetricsColumn("global_step") != 0) {
+  // An empty metrics.csv is a run stopped before its first row (log_interval): no curves.
+  if (!run.metrics_header.empty() && run.MetricsColumn("global_step") != 0) {
     BadRunDir(dir, "metrics.csv does not start with a global_step column");
   }
   return run;
@@ -152,7 +153,8 @@ std::string TargetLabel(const std::string& target_metric) {
 
 void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& target_metric) {
   for (const RunData& run : runs) {
-    if (run.MetricsColumn(target_metric) >= 0) continue;
+    // A run without rows yet (stopped before its first, log_interval) has no column to check.
+    if (run.metrics_header.empty() || run.MetricsColumn(target_metric) >= 0) continue;
     std::string columns;
     for (const std::string& c : run.metrics_header) columns += (columns.empty() ? "" : ", ") + c;
     throw ConfigError(

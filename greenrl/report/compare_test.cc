@@ -194,6 +194,22 @@ TEST(CompareTest, BadRunDirsNameTheProblem) {
   EXPECT_NE(message(broken).find("malformed"), std::string::npos);
 }
 
+// A run stopped before its first metrics row (log_interval) has an empty metrics.csv: it is
+// still compared (its energy.json figures), with nothing to reach a target with.
+TEST(CompareTest, RunWithoutMetricsRowsIsStillCompared) {
+  const std::string root = Root("no_rows");
+  const std::string dir = MakeRunB(root);
+  WriteText(dir + "/metrics.csv", "");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(dir)};
+  CheckTargetMetric(runs, "rollout/ep_rew_mean");
+  const auto rows = CompareRuns(runs, 195.0, "rollout/ep_rew_mean");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].steps, 2048);
+  EXPECT_DOUBLE_EQ(rows[1].energy_wh, 0.2);
+  EXPECT_FALSE(rows[1].steps_to_target.has_value());
+  EXPECT_EQ(rows[0].steps_to_target, 3072);
+}
+
 // Two runs named alike (a/x and b/x/) get their paths as names; a unique name stays as it was.
 TEST(CompareTest, RunsSharingANameAreNamedByTheirPaths) {
   std::vector<RunData> runs(3);

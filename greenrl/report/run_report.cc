@@ -140,7 +140,9 @@ std::string FormatSummary(const RunReport& r) {
     s += fmt::format("  budget         {} Wh: {} ({} decisions, energy.json lists them)\n",
                      Amount(r.budget.budget_wh),
                      r.budget.stopped ? "the budget ended the run: " + r.budget.stop_reason
-                                      : "finished within it, final state " + r.budget.final_state,
+                     : r.budget.interrupted
+                         ? "interrupted within it, state " + r.budget.final_state
+                         : "finished within it, final state " + r.budget.final_state,
                      r.budget.events.size());
   }
   const auto& c = r.carbon;

@@ -38,6 +38,7 @@ struct BudgetReport {
   double budget_wh = 0.0;
   std::string final_state;                  // energy::BudgetStateName
   bool stopped = false;                     // the budget ended the run
+  bool interrupted = false;                 // a stop signal ended this segment first
   std::string stop_reason;                  // one line, empty unless stopped
   std::vector<energy::BudgetEvent> events;  // every decision, in order
 };

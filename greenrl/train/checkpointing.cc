@@ -130,13 +130,17 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   if (j.contains("recent_lengths")) {
     state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
   }
-  state.iterations_since_row = j.value("iterations_since_row", int64_t{0});
-  if (j.contains("pending_ep")) {
-    const auto pending = j.at("pending_ep").get<std::vector<double>>();
-    if (pending.size() != 3) throw std::invalid_argument("pending_ep: 3 numbers expected");
-    state.pending_ep_count = pending[0];
-    state.pending_ep_return = pending[1];
-    state.pending_ep_length = pending[2];
+  if (j.contains("log_rows")) {
+    const auto v = j.at("log_rows").get<std::vector<double>>();
+    if (v.size() != 6) throw std::invalid_argument("log_rows: 6 numbers expected");
+    state.global_episodes = v[0];
+    state.iteration_at_last_row = static_cast<int64_t>(v[1]);
+    state.episodes_at_last_row = v[2];
+    state.pending_ep_count = v[3];
+    state.pending_ep_return = v[4];
+    state.pending_ep_length = v[5];
+  } else {
+    state.global_episodes = static_cast<double>(state.episodes);
   }
   state.elapsed_s = j.at("elapsed_s").get<double>();
   state.cpu_s = j.at("cpu_s").get<double>();
@@ -164,8 +168,8 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["episodes"] = state.episodes;
   j["recent_returns"] = state.recent_returns;
   j["recent_lengths"] = state.recent_lengths;
-  j["iterations_since_row"] = state.iterations_since_row;
-  j["pending_ep"] = {state.pending_ep_count, state.pending_ep_return, state.pending_ep_length};
+  j["log_rows"] = {state.global_episodes,  state.iteration_at_last_row, state.episodes_at_last_row,
+                   state.pending_ep_count, state.pending_ep_return,     state.pending_ep_length};
   j["elapsed_s"] = state.elapsed_s;
   j["cpu_s"] = state.cpu_s;
   j["energy"] = MeasurementJson(state.energy);

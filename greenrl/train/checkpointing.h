@@ -52,9 +52,11 @@ struct TrainerState {
   int64_t episodes = 0;                // training episodes finished
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
   std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
-  // log_interval: what the next metrics row sums up, gathered since the last row was written
-  // (all ranks' episodes when data-parallel); zero in checkpoints before these entries.
-  int64_t iterations_since_row = 0;    // iterations since the last row
+  // log_interval: where the last metrics row was written and what the next one sums up (all
+  // ranks' episodes when data-parallel); zero in checkpoints before these entries.
+  double global_episodes = 0.0;        // training episodes finished so far, all ranks
+  int64_t iteration_at_last_row = 0;   // iteration of the last row
+  double episodes_at_last_row = 0.0;   // global_episodes at the last row
   double pending_ep_count = 0.0;       // training episodes finished since the last row
   double pending_ep_return = 0.0;      // their summed returns
   double pending_ep_length = 0.0;      // their summed lengths, steps

@@ -252,23 +252,33 @@ TrainResult Train(const Config& config, TrainOptions options) {
     for (auto it = resume_from.rbegin(); it != resume_from.rend() && !newest; ++it) {
       newest = PeekTrainerState(it->second);
     }
-    // A run the energy budget stopped wrote final.pt and a resume checkpoint of the same step:
-    // it continues under a larger budget (or none), which must be given before any work.
+    if (fs::exists(run_dir + "/checkpoints/final.pt")) {
+      throw ConfigError("--resume", run_dir,
+                        "an unfinished run (this one has checkpoints/final.pt)");
+    }
+    // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
+    // under a larger budget (or none), which must be given before any work.
     resume_budget_stop = newest && newest->budget && newest->budget->stopped();
     if (resume_budget_stop) {
       const energy::BudgetSnapshot& b = *newest->budget;
       if (budget_options.budget_wh > 0.0 && budget_options.budget_wh <= b.budget_wh) {
         throw ConfigError(
             "energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
-            fmt::format("more than the budget of {} Wh that stopped this run at step {} (it had "
-                        "used {:.6g} Wh): resume with --set energy.budget_wh=W, W > {}, or "
-                        "energy.budget_wh=0 for no budget",
-                        b.budget_wh, b.stopped_at_step(), b.stopped_at_energy_j() / kJoulesPerWh,
-                        b.budget_wh));
+            fmt::format("more than the budget of {} Wh that stopped this run at step {}: resume "
+                        "with --set energy.budget_wh=W, W > {}, or energy.budget_wh=0 for no "
+                        "budget",
+                        b.budget_wh, b.stopped_at_step(), b.budget_wh));
       }
-    } else if (fs::exists(run_dir + "/checkpoints/final.pt")) {
-      throw ConfigError("--resume", run_dir,
-                        "an unfinished run (this one has checkpoints/final.pt)");
+    }
+    // A budget the run has already used up would stop it after one more iteration. (With
+    // several ranks this is rank 0's energy, a lower bound of the job's.)
+    if (newest && budget_options.budget_wh > 0.0 &&
+        budget_options.budget_wh * kJoulesPerWh <= newest->energy.total_energy_j()) {
+      const double used_wh = newest->energy.total_energy_j() / kJoulesPerWh;
+      throw ConfigError("energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
+                        fmt::format("more than the {:.6g} Wh this run used up to its checkpoint "
+                                    "at step {}, or 0 for no budget",
+                                    used_wh, newest->steps));
     }
     if (resume_from.empty()) {
       throw ConfigError("--resume", run_dir,
@@ -560,18 +570,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // included), so a later plain --resume continues with it; written only once the checkpoint
     // has loaded, so a refused resume leaves the file as it was.
     if (writer) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
-    // A budget stop's final.pt held the policy of the checkpoint just loaded: the run is
-    // unfinished again (a later --resume of it is an ordinary one), and its end writes a new one.
-    if (writer && resume_budget_stop) {
-      std::error_code ec;
-      fs::remove(run_dir + "/checkpoints/final.pt", ec);
-      if (ec) {
-        throw std::runtime_error(
-            fmt::format("cannot remove '{}/checkpoints/final.pt' to continue "
-                        "the run: {}",
-                        run_dir, ec.message()));
-      }
-    }
   }
   // --- end resume
 
@@ -588,13 +586,20 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- resume, signals and guard state (checkpointing.h, signals.h)
   int64_t next_checkpoint = ckpt.freq > 0 ? ckpt.freq : -1;
   int64_t episodes_total = 0;
-  // log_interval (SB3's): a row every log_interval iterations (PPO) or once log_interval
-  // episodes have finished since the last row (DQN, SAC); the row's charts/episodic_* are the
-  // means of the episodes since the last row.
+  // log_interval (SB3's): a row at every log_interval-th iteration (PPO), or at the iteration
+  // in which the count of finished episodes (all ranks) reaches a multiple of log_interval
+  // (DQN, SAC); deferred to the next 10th iteration under the budget's skip rung. The row's
+  // charts/episodic_* are the means of the episodes since the last row.
   const int64_t log_interval = config.GetInt("log_interval");
   const bool log_by_episodes = algo_id != "ppo";
-  int64_t iterations_since_row = 0;
+  double global_episodes = 0.0, episodes_at_last_row = 0.0;
+  int64_t iteration_at_last_row = 0;
   double pending_ep_count = 0.0, pending_ep_return = 0.0, pending_ep_length = 0.0;
+  auto mark_row_written = [&] {
+    iteration_at_last_row = iteration;
+    episodes_at_last_row = global_episodes;
+    pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
+  };
   bool interrupted = false;
   int stop_signal = 0;
   std::string last_checkpoint;
@@ -607,7 +612,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
     next_eval = st.next_eval;
     next_checkpoint = st.next_checkpoint;
     episodes_total = st.episodes;
-    iterations_since_row = st.iterations_since_row;
+    global_episodes = st.global_episodes;
+    iteration_at_last_row = st.iteration_at_last_row;
+    episodes_at_last_row = st.episodes_at_last_row;
     pending_ep_count = st.pending_ep_count;
     pending_ep_return = st.pending_ep_return;
     pending_ep_length = st.pending_ep_length;
@@ -661,7 +668,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.next_eval = next_eval;
     st.next_checkpoint = next_checkpoint;
     st.episodes = episodes_total;
-    st.iterations_since_row = iterations_since_row;
+    st.global_episodes = global_episodes;
+    st.iteration_at_last_row = iteration_at_last_row;
+    st.episodes_at_last_row = episodes_at_last_row;
     st.pending_ep_count = pending_ep_count;
     st.pending_ep_return = pending_ep_return;
     st.pending_ep_length = pending_ep_length;
@@ -846,7 +855,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
     episodes_total += static_cast<int64_t>(episodes.size());
-    ++iterations_since_row;
+    global_episodes += n_ep;
     pending_ep_count += n_ep, pending_ep_return += ep_return, pending_ep_length += ep_length;
     const double n_row = pending_ep_count;
     row.clear();
@@ -880,10 +889,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
       if (decision.stop) {
         stopped_by_budget = true;
-        // A resume checkpoint beside final.pt: `--resume` with a larger budget continues here,
-        // after this iteration's row (written below, after the loop).
-        iterations_since_row = 0;
-        pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
+        // A resume checkpoint and no final.pt (the run is unfinished): `--resume` with a larger
+        // budget continues here, after this iteration's row (written below, after the loop).
+        mark_row_written();
         write_checkpoint();
         break;  // final checkpoint and reports below
       }
@@ -894,11 +902,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
     // A row when log_interval says so, and for every evaluation; under budget pressure only
     // every 10th iteration (the rows in between are summed up in the next one).
-    const bool interval_due =
-        log_by_episodes ? pending_ep_count >= log_interval : iterations_since_row >= log_interval;
+    const auto multiples = [&](double count) {
+      return std::floor(count / static_cast<double>(log_interval));
+    };
+    const bool interval_due = log_by_episodes
+                                  ? multiples(global_episodes) > multiples(episodes_at_last_row)
+                                  : multiples(static_cast<double>(iteration)) >
+                                        multiples(static_cast<double>(iteration_at_last_row));
     if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
-      iterations_since_row = 0;
-      pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
+      mark_row_written();
       row[1].second = elapsed_s;
       row[2].second = steps / elapsed_s;
       energy_columns(total, elapsed_s, &row);
@@ -933,10 +945,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   result.rank = rank;
   result.interrupted = interrupted;  // --- signals: a resume checkpoint instead of final.pt
   result.stop_signal = stop_signal;
-  result.resume_checkpoint = interrupted ? last_checkpoint : "";
+  result.resume_checkpoint = interrupted || stopped_by_budget ? last_checkpoint : "";
   result.guard_restores = guard_restores;
   if (writer) {
-    if (!interrupted) {
+    if (stopped_by_budget) {
+      result.checkpoint_path = last_checkpoint;  // unfinished: the budget's resume checkpoint
+    } else if (!interrupted) {
       result.checkpoint_path = run_dir + "/checkpoints/final.pt";
       algorithm->SaveCheckpoint(result.checkpoint_path);
     }
@@ -1030,18 +1044,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.cpu_time_s = cpu_time_s;
   r.steps_per_s = steps / wall_time_s;
   r.env_non_finite_resets = env->non_finite_resets();
+  // The command that continues this run: a data-parallel one needs its world size back.
+  const std::string resume_command =
+      world_size > 1
+          ? fmt::format("greenrl launch --nproc {} -- train --resume {}", world_size, run_dir)
+          : "greenrl train --resume " + run_dir;
   if (interrupted) {
     r.eval_episodes = 0;
-    r.eval_note = fmt::format("interrupted{} at step {}: greenrl train --resume {} continues it",
+    r.eval_note = fmt::format("interrupted{} at step {}: {} continues it",
                               stop_signal != 0 ? fmt::format(" by signal {}", stop_signal) : "",
-                              steps, run_dir);
+                              steps, resume_command);
   } else if (stopped_by_budget) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format(
         "the energy budget ended the run at step {} (greenrl eval --run {} evaluates its "
-        "checkpoint; greenrl train --resume {} --set energy.budget_wh=W continues it under a "
-        "larger budget W)",
-        steps, run_dir, run_dir);
+        "checkpoint; {} --set energy.budget_wh=W continues it under a larger budget W)",
+        steps, run_dir, resume_command);
   } else {
     r.eval_episodes = final_episodes;
     r.eval_mean_return = final_eval.mean_return;
@@ -1087,6 +1105,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.budget.budget_wh = budget_options.budget_wh;
   r.budget.final_state = energy::BudgetStateName(budget.state());
   r.budget.stopped = stopped_by_budget;
+  r.budget.interrupted = interrupted;
   r.budget.stop_reason = budget.stop_reason();
   r.budget.events = budget.events();  // earlier segments' decisions too, budget or not now
   r.power_limit_mode = power_limit_mode;

@@ -49,12 +49,16 @@ struct TrainOptions {
 // Output of a finished run.
 struct TrainResult {
   report::RunReport report;
-  std::string checkpoint_path;  // <run_dir>/checkpoints/final.pt; empty when interrupted
-  int rank = 0;                 // data-parallel rank; only rank 0 writes the run dir and report
-  // Stopped early by a stop signal (or stop_after_steps): the resume checkpoint written then,
-  // and the signal (0 for stop_after_steps). The CLI exits 128 + signal.
+  // <run_dir>/checkpoints/final.pt of a finished run; the resume checkpoint of a run the energy
+  // budget stopped (unfinished: --resume with a larger budget continues it); empty when
+  // interrupted. Rank 0's; empty on other ranks.
+  std::string checkpoint_path;
+  int rank = 0;  // data-parallel rank; only rank 0 writes the run dir and report
+  // Stopped early by a stop signal (or stop_after_steps): the signal (0 for stop_after_steps).
+  // The CLI exits 128 + signal.
   bool interrupted = false;
   int stop_signal = 0;
+  // The resume checkpoint an interrupted or budget-stopped run wrote last (this rank's).
   std::string resume_checkpoint;
   // Times the numerical guard restored the last checkpoint (guard.on_repeat: restore).
   int guard_restores = 0;
@@ -74,8 +78,9 @@ struct TrainResult {
 // Trains as `config` says (a config from LoadRunConfig), writes the run directory
 // (config.yaml, metrics.csv, power.csv, energy.json, emissions.csv, checkpoints/final.pt) and
 // returns the report. With energy.budget_wh > 0 the BudgetController steps down its ladder as the
-// run nears the budget and may stop it early: the final checkpoint is still written, the final
-// evaluation is skipped (it would spend past the budget), and energy.json says why.
+// run nears the budget and may stop it early: a resume checkpoint is written instead of
+// final.pt (a resume under a larger budget continues the run), the final evaluation is skipped
+// (it would spend past the budget), and energy.json says why.
 // Every check that can fail on user input runs before the run directory is created.
 // Errors: ConfigError for bad input (also an existing non-empty out_dir: "--out");
 // std::runtime_error for I/O failures (the files already written stay intact).

@@ -406,11 +406,12 @@ double FullRunJ() {
       .report.total_energy_j();
 }
 
-// A budget stop leaves a resume checkpoint beside final.pt. --resume under the same budget (or
-// a smaller one) is refused before any work, naming energy.budget_wh and the energy used; under
-// a larger budget the run goes on from the stop's step to its end: metrics.csv continues,
-// energy.json keeps the first segment's decisions and no stop of its own, the final evaluation
-// runs and a new final.pt is written.
+// A budget stop leaves a resume checkpoint and no final.pt (the run is unfinished). --resume
+// under the same budget (or a smaller one) is refused before any work, naming energy.budget_wh
+// and the stop's step; under a larger budget the run goes on from the stop's step to its end:
+// metrics.csv continues, energy.json keeps the first segment's decisions and no stop of its
+// own, the final evaluation runs and final.pt is written. The finished run then refuses
+// --resume, whatever the budget (the budget stop's checkpoint is still its newest).
 TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
   const double full_j = FullRunJ();
   std::vector<std::string> sets = kBudgetSets;
@@ -420,7 +421,8 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
   ASSERT_TRUE(stopped.report.budget.stopped);
   const int64_t stop_step = stopped.report.steps;
   EXPECT_TRUE(fs::exists(CheckpointPath(dir, stop_step)));
-  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_EQ(stopped.checkpoint_path, CheckpointPath(dir, stop_step));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
   EXPECT_NE(stopped.report.eval_note.find("--resume " + dir + " --set energy.budget_wh="),
             std::string::npos)
       << stopped.report.eval_note;
@@ -439,7 +441,7 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
           << e.what();
     }
   }
-  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));  // the refusals changed nothing
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));  // the refusals changed nothing
 
   const Config larger = LoadRunConfig(
       dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
@@ -467,6 +469,46 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
   EXPECT_NE(std::find(steps.begin(), steps.end(), static_cast<double>(stop_step)), steps.end());
   EXPECT_NE(std::find(steps.begin(), steps.end(), static_cast<double>(stop_step + 256)),
             steps.end());
+
+  // Finished: no further --resume, with or without a budget or more steps.
+  for (const std::vector<std::string>& again :
+       {std::vector<std::string>{}, {"energy.budget_wh=0"}, {"n_timesteps=20480"}}) {
+    try {
+      TrainScripted(LoadRunConfig(dir + "/config.yaml", again, {}), dir, /*resume=*/true);
+      ADD_FAILURE() << "a finished run resumed";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "--resume");
+      EXPECT_NE(std::string(e.what()).find("(this one has checkpoints/final.pt)"),
+                std::string::npos);
+    }
+  }
+}
+
+// An interrupted run resumed under a budget it has already used up would stop after one more
+// iteration: refused before any work, with the energy used and the checkpoint's step.
+TEST(TrainerTest, ResumeUnderABudgetAlreadyUsedIsRefused) {
+  const std::string dir = FreshDir("budget_used");
+  const TrainResult first =
+      TrainScripted(LoadRunConfig(Preset(), kBudgetSets, 0), dir, false, /*stop_after=*/2560);
+  ASSERT_TRUE(first.interrupted);
+  const double used_wh = first.report.total_energy_j() / 3600.0;
+  try {
+    TrainScripted(LoadRunConfig(dir + "/config.yaml",
+                                {"energy.budget_wh=" + std::to_string(used_wh / 2.0)}, {}),
+                  dir, /*resume=*/true);
+    ADD_FAILURE() << "resumed under half the energy already used";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "energy.budget_wh");
+    EXPECT_NE(std::string(e.what()).find("used up to its checkpoint at step 2560"),
+              std::string::npos)
+        << e.what();
+  }
+  // A budget well above it: the run goes on to its end.
+  const TrainResult second =
+      TrainScripted(LoadRunConfig(dir + "/config.yaml",
+                                  {"energy.budget_wh=" + std::to_string(100.0 * used_wh)}, {}),
+                    dir, /*resume=*/true);
+  EXPECT_EQ(second.report.steps, 10240);
 }
 
 // A run interrupted under a budget resumes on the ladder it was on: no rung is taken twice, the
@@ -638,10 +680,10 @@ TrainResult TrainQuiet(const Config& config, const std::string& dir) {
   return Train(config, std::move(options));
 }
 
-// PPO's log_interval counts iterations (SB3's on-policy rule): 8 iterations of 256 steps with
-// log_interval 3 and an evaluation at 1024 give rows at 768 (3 iterations), 1024 (the
-// evaluation's, which restarts the count), 1792 and 2048 (the last). Logging does not change
-// training: the losses of those rows are those of a log_interval 1 run at the same steps.
+// PPO's log_interval counts iterations (SB3's on-policy rule, iteration % log_interval == 0): 8
+// iterations of 256 steps with log_interval 3 and an evaluation at 1024 give rows at 768
+// (iteration 3), 1024 (the evaluation's), 1536 (iteration 6) and 2048 (the last). Logging does
+// not change training: the losses of those rows are those of a log_interval 1 run.
 TEST(TrainerTest, LogIntervalCountsIterationsForPpo) {
   const std::vector<std::string> sets = {"n_timesteps=2048", "eval.freq=1024", "eval.episodes=1",
                                          "eval.final_episodes=1"};
@@ -654,7 +696,7 @@ TEST(TrainerTest, LogIntervalCountsIterationsForPpo) {
   ASSERT_EQ(every.size(), 8u);
   std::vector<double> steps;
   for (const auto& row : sparse) steps.push_back(row.at("global_step"));
-  EXPECT_EQ(steps, (std::vector<double>{768, 1024, 1792, 2048}));
+  EXPECT_EQ(steps, (std::vector<double>{768, 1024, 1536, 2048}));
   for (const auto& row : sparse) {
     const auto& same = every[static_cast<size_t>(row.at("global_step") / 256) - 1];
     EXPECT_EQ(row.at("losses/policy_loss"), same.at("losses/policy_loss"));
