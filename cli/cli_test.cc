@@ -99,17 +99,17 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_FALSE(fs::exists(out));
 }
 
-// A preset's batch_size that no longer fits after --set n_envs: the error gives the bound's
-// parts and what to change.
-TEST(CliTest, PresetBatchSizeAboveTheRolloutSaysWhatToChange) {
+// A preset's batch_size above the rollout after --set n_envs trains as SB3 does (one minibatch
+// of the rollout per epoch) and says so.
+TEST(CliTest, PresetBatchSizeAboveTheRolloutSaysWhatItMeans) {
   const std::string out = Dir("batch");
-  const Result r = RunGreenrl("train --config " + Preset() + " --set n_envs=4 --out " + out);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("batch_size: got '256'; an integer in [1, n_steps * n_envs = 128] "
-                          "(n_steps 32, n_envs 4): lower batch_size, or raise n_steps or n_envs"),
+  const Result r = RunGreenrl("train --config " + Preset() +
+                              " --set n_envs=4 --set n_timesteps=512 --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: batch_size 256 is above n_steps * n_envs = 128: each epoch "
+                          "is one minibatch of the whole rollout (128 rows), as in SB3"),
             std::string::npos)
       << r.output;
-  EXPECT_FALSE(fs::exists(out));
 }
 
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
@@ -244,6 +244,15 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));
+  // --env and --set env_id= must agree (either alone picks the section).
+  r = RunGreenrl("train --config " + zoo +
+                 " --env CartPole-v1 --set env_id=Pendulum-v1 --quiet --out " + Dir("zoo_both"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--env: got 'CartPole-v1'; the same value as --set env_id=Pendulum-v1, "
+                          "or only one of the two"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(Dir("zoo_both")));
 }
 
 // A run trained with normalize: true evaluates after reload with its saved statistics: greenrl

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
@@ -103,10 +104,21 @@ Runner RegisterTrain(CLI::App& app) {
                             : "a run directory written by `greenrl train` (no such directory)");
     }
     if (resuming) RefuseFixedKeyChanges(args->resume, args->sets);
-    std::vector<std::string> sets;  // --algo and --env first: a later --set wins
-    if (!args->algo.empty()) sets.push_back("algo=" + args->algo);
-    if (!args->env_id.empty()) sets.push_back("env_id=" + args->env_id);
-    sets.insert(sets.end(), args->sets.begin(), args->sets.end());
+    // --algo and --env are --set algo= and env_id= (rl-zoo's flags); both ways at once must
+    // agree, so an rl-zoo file's section is never picked by the one the user did not mean.
+    std::vector<std::string> sets = args->sets;
+    for (const auto& [flag, key, value] :
+         {std::tuple<std::string, std::string, std::string>{"--algo", "algo", args->algo},
+          {"--env", "env_id", args->env_id}}) {
+      if (value.empty()) continue;
+      for (const std::string& set : args->sets) {
+        if (set.rfind(key + "=", 0) == 0 && set.substr(key.size() + 1) != value) {
+          throw ConfigError(flag, value,
+                            "the same value as --set " + set + ", or only one of the two");
+        }
+      }
+      sets.insert(sets.begin(), key + "=" + value);
+    }
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, sets, args->seed);
     train::TrainOptions options;

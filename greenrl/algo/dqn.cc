@@ -41,7 +41,9 @@ void AddDqnKeys(ConfigSchema* schema) {
   AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
   AddKey(schema, "train_freq", ValueType::kInt, "4", "vec steps per rollout (between updates)", 1,
          1 << 24);
-  AddKey(schema, "gradient_steps", ValueType::kInt, "1", "gradient steps per update", 1, 1 << 20);
+  AddKey(schema, "gradient_steps", ValueType::kInt, "1",
+         "gradient steps per update (-1: as many as env steps collected, train_freq * n_envs)", -1,
+         1 << 20);
   AddKey(schema, "target_update_interval", ValueType::kInt, "10000",
          "env steps (summed over envs) between target-network updates", 1, 1e12);
   AddKey(schema, "exploration_fraction", ValueType::kFloat, "0.1",
@@ -78,6 +80,12 @@ DqnConfig DqnConfigFromConfig(const Config& config) {
   c.gamma = config.GetFloat("gamma");
   c.train_freq = static_cast<int>(config.GetInt("train_freq"));
   c.gradient_steps = static_cast<int>(config.GetInt("gradient_steps"));
+  // SB3's -1: as many gradient steps as the rollout collected env steps.
+  if (c.gradient_steps == -1) c.gradient_steps = c.train_freq * c.n_envs;
+  if (c.gradient_steps == 0) {
+    throw ConfigError("gradient_steps", "0",
+                      "an integer in [1, 1048576], or -1 for train_freq * n_envs (SB3's -1)");
+  }
   c.target_update_interval = config.GetInt("target_update_interval");
   c.exploration_fraction = config.GetFloat("exploration_fraction");
   c.exploration_initial_eps = config.GetFloat("exploration_initial_eps");

@@ -46,7 +46,7 @@ struct DqnConfig {
   double tau = 1.0;               // target update coefficient (1: hard copy; else Polyak)
   double gamma = 0.99;            // discount factor
   int train_freq = 4;             // vec steps per rollout (SB3 train_freq in "step" units)
-  int gradient_steps = 1;         // gradient steps per update
+  int gradient_steps = 1;  // gradient steps per update (the config's -1: train_freq * n_envs)
   int64_t target_update_interval = 10000;  // env steps (summed over envs) between target updates
   double exploration_fraction = 0.1;       // share of total_timesteps over which epsilon decays
   double exploration_initial_eps = 1.0;    // epsilon at the start

@@ -34,7 +34,7 @@ std::string PeekAlgo(const std::string& yaml_path, const std::vector<std::string
     try {
       YAML::Node root = YAML::LoadFile(yaml_path);
       if (root.IsMap() && root["algo"] && root["algo"].IsScalar()) algo = root["algo"].Scalar();
-    } catch (const YAML::Exception&) {
+    } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
       // Config::Load reports unreadable or malformed files with the full message.
     }
   }
@@ -172,6 +172,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& [key, algos] : owners) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
+  // rl-zoo's VecNormalize gamma: greenrl's is the algorithm's (NormalizeOptionsFrom).
+  s.AddUnknownKeyNote("normalize_kwargs.gamma",
+                      "(VecNormalize's gamma is the algorithm's gamma in greenrl, as rl-zoo "
+                      "passes it)");
   // rl-zoo's keys for Python objects greenrl does not have (rl_zoo3/exp_manager.py).
   for (const char* key : {"env_wrapper", "frame_stack", "callback", "vec_env_wrapper", "env_kwargs",
                           "replay_buffer_class", "replay_buffer_kwargs", "noise_type", "noise_std",
@@ -253,7 +257,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     try {
       const YAML::Node root = YAML::LoadFile(yaml_path);
       empty = root.IsNull() || (root.IsMap() && root.size() == 0);
-    } catch (const YAML::Exception&) {
+    } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
       // Config::Load reports an unreadable or malformed file with the full message.
     }
     if (empty) {

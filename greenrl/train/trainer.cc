@@ -369,6 +369,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
     meter_reason += "; " + choice.gpu_reason;
   }
   if (options.verbose && writer) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
+  if (options.verbose && writer && algo_id == "ppo") {
+    // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.
+    const int64_t rollout = config.GetInt("n_steps") * config.GetInt("n_envs");
+    if (config.GetInt("batch_size") > rollout) {
+      fmt::print(stderr,
+                 "greenrl: batch_size {} is above n_steps * n_envs = {}: each epoch is one "
+                 "minibatch of the whole rollout ({} rows), as in SB3\n",
+                 config.GetInt("batch_size"), rollout, rollout);
+    }
+  }
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
@@ -42,8 +43,16 @@ class PyParser {
                                   "at character {}",
                                   what, pos_ + 1));
   }
-  void Skip() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  void Skip() {  // spaces, newlines and # comments, as Python's eval skips them
+    while (pos_ < text_.size()) {
+      if (text_[pos_] == '#') {
+        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+      } else if (std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+        ++pos_;
+      } else {
+        break;
+      }
+    }
   }
   bool Eat(char c) {
     Skip();
@@ -128,7 +137,15 @@ class PyParser {
       }
       v.kind = PyValue::Kind::kDict;
       Items(')', [&] {
+        const size_t key_at = pos_;
         const std::string key = Identifier();
+        for (const auto& [k, unused] : v.keyed) {
+          if (k == key) {
+            pos_ = key_at;
+            Skip();
+            Fail("keyword argument '" + key + "' repeated");
+          }
+        }
         Expect('=');
         v.keyed.emplace_back(key, Value());
       });
@@ -150,6 +167,34 @@ class PyParser {
   const std::string& text_;
   size_t pos_ = 0;
 };
+
+// A YAML value written as YAML (policy_kwargs: {net_arch: [64, 64]}) read as the literal it
+// stands for: maps as dicts, sequences as lists, scalars as numbers, booleans or names.
+PyValue FromYaml(const YAML::Node& node) {
+  PyValue v;
+  if (node.IsMap()) {
+    v.kind = PyValue::Kind::kDict;
+    for (const auto& e : node) v.keyed.emplace_back(e.first.Scalar(), FromYaml(e.second));
+  } else if (node.IsSequence()) {
+    v.kind = PyValue::Kind::kList;
+    for (const auto& e : node) v.items.push_back(FromYaml(e));
+  } else if (node.IsScalar()) {
+    const std::string& t = node.Scalar();
+    char* end = nullptr;
+    std::strtod(t.c_str(), &end);
+    if (!t.empty() && end != nullptr && *end == '\0') {
+      v.kind = PyValue::Kind::kNumber;
+      v.text = t;
+    } else if (t == "true" || t == "True" || t == "false" || t == "False") {
+      v.kind = PyValue::Kind::kBool;
+      v.text = t == "true" || t == "True" ? "true" : "false";
+    } else {
+      v.kind = PyValue::Kind::kName;
+      v.text = t;
+    }
+  }
+  return v;
+}
 
 // A literal as YAML text for Config: lists and dicts in flow style, None as YAML null.
 std::string Yaml(const PyValue& v) {
@@ -221,12 +266,36 @@ std::vector<std::string> NetArch(const std::string& algo, const std::string& tex
   return {"policy_kwargs.net_arch=" + Yaml(*pi)};
 }
 
-// The algorithm named by a file name: ppo.yml -> "ppo"; "" for any other name.
+// The algorithm named by a file name: ppo.yml -> "ppo"; "" for a name that is not an
+// algorithm's.
+// Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).
 std::string AlgoOfFileName(const std::string& path) {
   const std::filesystem::path p(path);
   const std::string ext = p.extension().string(), stem = p.stem().string();
   if (ext != ".yml" && ext != ".yaml") return "";
-  return stem == "ppo" || stem == "dqn" || stem == "sac" ? stem : "";
+  if (stem == "ppo" || stem == "dqn" || stem == "sac") return stem;
+  // rl-zoo's other hyperparameter files (rl_zoo3/hyperparams/*.yml).
+  for (const char* other : {"a2c", "ars", "cem", "cmaes", "crossq", "ddpg", "her", "iqn",
+                            "ppo_lstm", "qrdqn", "reinforce", "sac_sbx", "td3", "tqc", "trpo"}) {
+    if (stem == other) {
+      throw ConfigError("algo", stem,
+                        "ppo, dqn or sac: the rl-zoo file " + path + " is for " + stem +
+                            ", which greenrl does not have (--algo picks one of those for its "
+                            "values)");
+    }
+  }
+  return "";
+}
+
+// Whether `key` reads as a Gymnasium env id with a version ("CartPole-v1",
+// "ALE/Pong-v5"), as rl-zoo's section keys do.
+bool LooksLikeEnvId(const std::string& key) {
+  const size_t v = key.rfind("-v");
+  if (v == std::string::npos || v == 0 || v + 2 == key.size()) return false;
+  for (size_t k = v + 2; k < key.size(); ++k) {
+    if (!std::isdigit(static_cast<unsigned char>(key[k]))) return false;
+  }
+  return true;
 }
 
 // The last "<key>=" value of `overrides`, or "".
@@ -248,8 +317,10 @@ std::string NodeYaml(const YAML::Node& node) {
 
 }  // namespace
 
-std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::string& text) {
-  const PyValue kwargs = PyParser("policy_kwargs", text).ParseAll();
+namespace {
+// policy_kwargs read as a literal (from Python text or YAML), as greenrl overrides.
+std::vector<std::string> PolicyKwargsFrom(const std::string& algo, const std::string& text,
+                                          const PyValue& kwargs) {
   if (kwargs.kind != PyValue::Kind::kDict) {
     throw ConfigError("policy_kwargs", text, "dict(...) or {...} of keyword arguments");
   }
@@ -271,14 +342,9 @@ std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::str
   return out;
 }
 
-std::vector<std::string> ZooNormalize(const std::string& text) {
-  for (const char* t : {"true", "True", "TRUE"}) {
-    if (text == t) return {"normalize=true"};
-  }
-  for (const char* f : {"false", "False", "FALSE"}) {
-    if (text == f) return {"normalize=false"};
-  }
-  const PyValue kwargs = PyParser("normalize", text).ParseAll();
+// normalize's dict (from Python text or YAML) as greenrl overrides.
+std::vector<std::string> NormalizeFrom(const std::string& text, const PyValue& kwargs) {
+  if (kwargs.kind == PyValue::Kind::kBool) return {"normalize=" + kwargs.text};
   if (kwargs.kind != PyValue::Kind::kDict) {
     throw ConfigError("normalize", text,
                       "true, false or a dict of VecNormalize arguments, e.g. \"{'norm_obs': "
@@ -291,21 +357,53 @@ std::vector<std::string> ZooNormalize(const std::string& text) {
   return out;
 }
 
+// SB3's train_freq tuple [n, "step"] is n; the "episode" unit is refused by name.
+std::string TrainFreqFrom(const YAML::Node& node) {
+  const std::string text = NodeYaml(node);
+  if (!node.IsSequence()) return text;
+  if (node.size() == 2 && node[1].IsScalar() && node[1].Scalar() == "step" && node[0].IsScalar()) {
+    return node[0].Scalar();
+  }
+  throw ConfigError("train_freq", text,
+                    "a number of vec-env steps, or [n, step] as SB3 writes it (greenrl's DQN and "
+                    "SAC train every n steps; SB3's \"episode\" unit is not supported)");
+}
+}  // namespace
+
+std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::string& text) {
+  return PolicyKwargsFrom(algo, text, PyParser("policy_kwargs", text).ParseAll());
+}
+
+std::vector<std::string> ZooNormalize(const std::string& text) {
+  for (const char* t : {"true", "True", "TRUE"}) {
+    if (text == t) return {"normalize=true"};
+  }
+  for (const char* f : {"false", "False", "FALSE"}) {
+    if (text == f) return {"normalize=false"};
+  }
+  return NormalizeFrom(text, PyParser("normalize", text).ParseAll());
+}
+
 std::optional<ZooSection> ReadZooSection(const std::string& path,
                                          const std::vector<std::string>& set_overrides) {
   if (path.empty()) return std::nullopt;
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
-  } catch (const YAML::Exception&) {
+  } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
     return std::nullopt;  // Config::Load reports an unreadable or malformed file
   }
   if (!root.IsMap() || root.size() == 0 || root["algo"] || root["env_id"]) return std::nullopt;
+  // An rl-zoo file has sections keyed by env id; other top-level entries (a stray scalar, an
+  // empty section) do not make it a greenrl preset.
   std::vector<std::string> sections;
+  bool env_section = false;
   for (const auto& entry : root) {
-    if (!entry.second.IsMap()) return std::nullopt;
+    if (!entry.second.IsMap()) continue;
     sections.push_back(entry.first.Scalar());
+    env_section = env_section || LooksLikeEnvId(entry.first.Scalar());
   }
+  if (!env_section) return std::nullopt;
   std::string listed;
   for (const std::string& s : sections) listed += (listed.empty() ? "" : ", ") + s;
 
@@ -317,9 +415,11 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
                           listed + " (--env ID, or --set env_id=ID)");
   }
   const YAML::Node body = root[section.env_id];
-  if (!body) {
+  if (!body || !body.IsMap()) {
     throw ConfigError("--env", section.env_id,
-                      "an env id with a section in the rl-zoo file " + path + ": " + listed);
+                      "an env id with a section of hyperparameters in the rl-zoo file " + path +
+                          ": " + listed +
+                          (body ? " (" + section.env_id + "'s entry holds no map)" : ""));
   }
   section.algo = LastOverride(set_overrides, "algo");
   if (section.algo.empty()) section.algo = AlgoOfFileName(path);
@@ -357,10 +457,15 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
     const std::string key = entry.first;
     const std::string value = NodeYaml(entry.second);
     std::vector<std::string> expanded;
-    if (key == "policy_kwargs" && entry.second.IsScalar()) {
-      expanded = ZooPolicyKwargs(section.algo, value);
-    } else if (key == "normalize" && entry.second.IsScalar()) {
-      expanded = ZooNormalize(value);
+    if (key == "policy_kwargs") {
+      expanded = entry.second.IsScalar()
+                     ? ZooPolicyKwargs(section.algo, value)
+                     : PolicyKwargsFrom(section.algo, value, FromYaml(entry.second));
+    } else if (key == "normalize") {
+      expanded = entry.second.IsScalar() ? ZooNormalize(value)
+                                         : NormalizeFrom(value, FromYaml(entry.second));
+    } else if (key == "train_freq") {
+      expanded = {key + "=" + TrainFreqFrom(entry.second)};
     } else {
       expanded = {key + "=" + value};
     }

@@ -14,9 +14,10 @@
 // The algorithm is the file's name (ppo.yml) unless `algo` is given, and the env is picked with
 // `env_id` (`--env` on the command line). rl-zoo evaluates policy_kwargs and a string `normalize`
 // as Python (rl_zoo3/exp_manager.py, _preprocess_hyperparams); greenrl reads the literals they
-// hold (numbers, strings, True/False/None, lists, tuples, dict(...) and {...}, and names such as
-// nn.ReLU) and turns them into its own keys; anything else is an error that names the text.
-// Torch-free.
+// hold (numbers, strings, True/False/None, lists, tuples, dict(...) and {...}, names such as
+// nn.ReLU, # comments) and turns them into its own keys; anything else is an error that names
+// the text. Written as YAML maps instead, they are read the same way. YAML merge keys
+// (`<<: *defaults`) are resolved, and SB3's train_freq tuple [n, "step"] is n. Torch-free.
 #pragma once
 
 #include <optional>
@@ -37,14 +38,17 @@ struct ZooSection {
 // Reads `path` as an rl-zoo hyperparameter file.
 // Args: path: a YAML file (empty: none); set_overrides: the caller's "key=value" overrides, whose
 //   last "env_id=" picks the section and last "algo=" the algorithm.
-// Returns: nullopt when the file is not an rl-zoo file: empty, not a map, a top-level `algo` or
-//   `env_id` key, or any top-level value that is not a map (a greenrl preset; Config::Load reads
-//   it and reports its errors); else the section.
+// Returns: nullopt when the file is not an rl-zoo file (Config::Load reads it as a greenrl
+//   preset and reports its errors): unreadable, empty, not a map, a top-level `algo` or
+//   `env_id` key, or no top-level map under a versioned env id ("CartPole-v1"); else the
+//   section. Other top-level entries (a stray scalar, an empty section) are not sections.
 // Errors: ConfigError("--env", "", "the env id of one of the file's sections: ...") when no
-//   env_id is given; ConfigError("--env", id, "an env id with a section in <path>: ...") when the
-//   file has none for it; ConfigError("algo", "", "...") when no algo is given and the file's name
-//   is not ppo.yml, dqn.yml or sac.yml (.yaml too); ConfigError("policy_kwargs" or "normalize",
-//   text, ...) for a Python text it cannot read (from ZooPolicyKwargs, ZooNormalize).
+//   env_id is given; ConfigError("--env", id, "an env id with a section of hyperparameters in
+//   <path>: ...") when the file has none for it; ConfigError("algo", "", ...) when no algo is
+//   given and the file's name is not ppo.yml, dqn.yml or sac.yml (.yaml too), ("algo", stem, ...)
+//   when it is another rl-zoo algorithm's (a2c.yml, td3.yml, ...); ConfigError("policy_kwargs",
+//   "normalize" or "train_freq", text, ...) for a value it cannot read (ZooPolicyKwargs,
+//   ZooNormalize; train_freq as [n, "episode"]).
 std::optional<ZooSection> ReadZooSection(const std::string& path,
                                          const std::vector<std::string>& set_overrides);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -97,7 +98,8 @@ TEST(ZooHyperparamsTest, MissingEnvOrAlgoIsNamed) {
   std::tie(field, message) =
       ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {"env_id=Acrobot-v1"}); });
   EXPECT_EQ(field, "--env");
-  EXPECT_THAT(message, HasSubstr("--env: got 'Acrobot-v1'; an env id with a section in"));
+  EXPECT_THAT(message, HasSubstr("--env: got 'Acrobot-v1'; an env id with a section of "
+                                 "hyperparameters in the rl-zoo file"));
   // A file not named after its algorithm needs --algo.
   const std::string renamed = ::testing::TempDir() + "/greenrl_zoo_hyperparams.yml";
   std::filesystem::copy_file(ZooFile("ppo.yml"), renamed,
@@ -142,6 +144,52 @@ TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
   EXPECT_THAT(message, HasSubstr("')' expected at character 23"));
   std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "[64, 64]"); });
   EXPECT_THAT(message, HasSubstr("dict(...) or {...} of keyword arguments"));
+}
+
+// A zoo file written by hand: comments and odd spacing inside the Python strings, YAML maps
+// instead of them, SB3's train_freq tuple, a stray top-level scalar and an empty section.
+TEST(ZooHyperparamsTest, HandWrittenVariants) {
+  const std::string path = ::testing::TempDir() + "/greenrl_zoo_variants/dqn.yml";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  {
+    std::ofstream out(path);
+    out << "version: 2\n"
+           "Acrobot-v1:\n"
+           "Pendulum-v1:\n"
+           "  train_freq: [4, \"step\"]\n"
+           "  gradient_steps: -1\n"
+           "  policy_kwargs: \"dict(net_arch=[32,  32],\n"
+           "                        activation_fn=nn.Tanh)  # wider later\"\n"
+           "CartPole-v1:\n"
+           "  policy_kwargs: {net_arch: [16], activation_fn: nn.ReLU}\n"
+           "  normalize: {norm_obs: true, norm_reward: false}\n"
+           "MountainCar-v0:\n"
+           "  train_freq: [1, \"episode\"]\n";
+  }
+  EXPECT_EQ(ReadZooSection(path, {"env_id=Pendulum-v1"})->overrides,
+            (Strings{"algo=dqn", "env_id=Pendulum-v1", "train_freq=4", "gradient_steps=-1",
+                     "policy_kwargs.net_arch=[32, 32]", "policy_kwargs.activation_fn=tanh"}));
+  EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
+            (Strings{"algo=dqn", "env_id=CartPole-v1", "policy_kwargs.net_arch=[16]",
+                     "policy_kwargs.activation_fn=relu", "normalize=true",
+                     "normalize_kwargs.norm_obs=true", "normalize_kwargs.norm_reward=false"}));
+  auto [field, message] = ErrorOf([&] { ReadZooSection(path, {"env_id=MountainCar-v0"}); });
+  EXPECT_EQ(field, "train_freq");
+  EXPECT_THAT(message, HasSubstr("SB3's \"episode\" unit is not supported"));
+  std::tie(field, message) = ErrorOf([&] { ReadZooSection(path, {"env_id=Acrobot-v1"}); });
+  EXPECT_EQ(field, "--env");
+  EXPECT_THAT(message, HasSubstr(": Pendulum-v1, CartPole-v1, MountainCar-v0 (Acrobot-v1's entry "
+                                 "holds no map)"));
+  std::tie(field, message) =
+      ErrorOf([] { ZooPolicyKwargs("ppo", "dict(net_arch=[32, 32], net_arch=[64])"); });
+  EXPECT_THAT(message, HasSubstr("keyword argument 'net_arch' repeated at character 25"));
+  // Another rl-zoo algorithm's file is named as such.
+  const std::string a2c = ::testing::TempDir() + "/greenrl_zoo_variants/a2c.yml";
+  std::filesystem::copy_file(ZooFile("ppo.yml"), a2c,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::tie(field, message) = ErrorOf([&] { ReadZooSection(a2c, {"env_id=CartPole-v1"}); });
+  EXPECT_EQ(field, "algo");
+  EXPECT_THAT(message, HasSubstr("is for a2c, which greenrl does not have"));
 }
 
 TEST(ZooHyperparamsTest, NormalizeForms) {
