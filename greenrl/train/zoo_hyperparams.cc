@@ -466,6 +466,9 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
                                          : NormalizeFrom(value, FromYaml(entry.second));
     } else if (key == "train_freq") {
       expanded = {key + "=" + TrainFreqFrom(entry.second)};
+    } else if (key == "target_kl" &&
+               (entry.second.IsNull() || value == "None" || value == "null")) {
+      expanded = {"target_kl=0"};  // SB3's None: no early stop, greenrl's 0
     } else {
       expanded = {key + "=" + value};
     }
