@@ -31,8 +31,10 @@ void RequireUnitInterval(const char* field, double value, const char* accepted) 
   }
 }
 
-// "2207.0 J" style figures: one decimal is enough for a log line; events keep the exact values.
-std::string Joules(double energy_j) { return fmt::format("{:.1f} J", energy_j); }
+// "2207 J", "7.2055 J": five significant digits, so that a stop's "used + next > budget" still
+// reads true after rounding (one decimal printed 7.1 + 0.1 = 7.2 > 7.2); events keep the exact
+// values.
+std::string Joules(double energy_j) { return fmt::format("{:.5g} J", energy_j); }
 
 }  // namespace
 

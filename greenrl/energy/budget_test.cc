@@ -162,7 +162,7 @@ TEST(BudgetControllerTest, ConstantEnergyPerStepExactSteps) {
     EXPECT_TRUE(events[i].taken);
   }
   EXPECT_EQ(events[0].reason,
-            "step 600: forecast 5000.0 J (used 300.0 J) is 1.3889 of the 3600.0 J budget >= "
+            "step 600: forecast 5000 J (used 300 J) is 1.3889 of the 3600 J budget >= "
             "reduced_precision_at 0.6: switch the update to reduced precision");
   EXPECT_EQ(events[3].action, BudgetAction::kStop);
   EXPECT_EQ(events[3].global_step, 7200);
@@ -170,8 +170,8 @@ TEST(BudgetControllerTest, ConstantEnergyPerStepExactSteps) {
   EXPECT_EQ(events[3].next_iteration_energy_j, 50.0);
   EXPECT_EQ(events[3].forecast_j, 5000.0);
   EXPECT_EQ(events[3].reason,
-            "step 7200: used 3600.0 J + stop_margin 1 x next iteration ~50.0 J = 3650.0 J would "
-            "exceed the budget of 3600.0 J (1 Wh); the budget ends the run");
+            "step 7200: used 3600 J + stop_margin 1 x next iteration ~50 J = 3650 J would "
+            "exceed the budget of 3600 J (1 Wh); the budget ends the run");
   EXPECT_TRUE(controller.stopped());
   EXPECT_EQ(controller.stop_reason(), events[3].reason);
 
@@ -244,7 +244,7 @@ TEST(BudgetControllerTest, RisingEnergyPerStepExactSteps) {
   EXPECT_FALSE(run.decisions.at(7300).stop);
   ASSERT_EQ(controller.events().size(), 4u);
   EXPECT_THAT(controller.stop_reason(),
-              HasSubstr("used 3540.0 J + stop_margin 1 x next iteration ~80.0 J = 3620.0 J"));
+              HasSubstr("used 3540 J + stop_margin 1 x next iteration ~80 J = 3620 J"));
 }
 
 // The guarantee when an iteration costs far more than any estimate: budget 0.5 Wh = 1800 J, 50 J

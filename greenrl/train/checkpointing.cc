@@ -133,14 +133,9 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   if (j.contains("log_rows")) {
     const auto v = j.at("log_rows").get<std::vector<double>>();
     if (v.size() != 6) throw std::invalid_argument("log_rows: 6 numbers expected");
-    state.global_episodes = v[0];
-    state.iteration_at_last_row = static_cast<int64_t>(v[1]);
-    state.episodes_at_last_row = v[2];
-    state.pending_ep_count = v[3];
-    state.pending_ep_return = v[4];
-    state.pending_ep_length = v[5];
+    state.log_rows = {v[0], static_cast<int64_t>(v[1]), v[2], v[3], v[4], v[5]};
   } else {
-    state.global_episodes = static_cast<double>(state.episodes);
+    state.log_rows.global_episodes = static_cast<double>(state.episodes);
   }
   state.elapsed_s = j.at("elapsed_s").get<double>();
   state.cpu_s = j.at("cpu_s").get<double>();
@@ -168,8 +163,9 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["episodes"] = state.episodes;
   j["recent_returns"] = state.recent_returns;
   j["recent_lengths"] = state.recent_lengths;
-  j["log_rows"] = {state.global_episodes,  state.iteration_at_last_row, state.episodes_at_last_row,
-                   state.pending_ep_count, state.pending_ep_return,     state.pending_ep_length};
+  const LogRowState& rows = state.log_rows;
+  j["log_rows"] = {rows.global_episodes,  rows.iteration_at_last_row, rows.episodes_at_last_row,
+                   rows.pending_ep_count, rows.pending_ep_return,     rows.pending_ep_length};
   j["elapsed_s"] = state.elapsed_s;
   j["cpu_s"] = state.cpu_s;
   j["energy"] = MeasurementJson(state.energy);

@@ -43,6 +43,17 @@ struct CheckpointOptions {
 };
 CheckpointOptions CheckpointOptionsFrom(const Config& config);
 
+// log_interval's position: where the last metrics row was written and what the next one sums up
+// (all ranks' episodes when data-parallel). Zero in checkpoints written before it.
+struct LogRowState {
+  double global_episodes = 0.0;       // training episodes finished so far, all ranks
+  int64_t iteration_at_last_row = 0;  // iteration of the last row
+  double episodes_at_last_row = 0.0;  // global_episodes at the last row
+  double pending_ep_count = 0.0;      // training episodes finished since the last row
+  double pending_ep_return = 0.0;     // their summed returns
+  double pending_ep_length = 0.0;     // their summed lengths, steps
+};
+
 // What the trainer saves beside the algorithm's state.
 struct TrainerState {
   int64_t steps = 0;      // global_step: env steps summed over envs
@@ -52,14 +63,7 @@ struct TrainerState {
   int64_t episodes = 0;                // training episodes finished
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
   std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
-  // log_interval: where the last metrics row was written and what the next one sums up (all
-  // ranks' episodes when data-parallel); zero in checkpoints before these entries.
-  double global_episodes = 0.0;        // training episodes finished so far, all ranks
-  int64_t iteration_at_last_row = 0;   // iteration of the last row
-  double episodes_at_last_row = 0.0;   // global_episodes at the last row
-  double pending_ep_count = 0.0;       // training episodes finished since the last row
-  double pending_ep_return = 0.0;      // their summed returns
-  double pending_ep_length = 0.0;      // their summed lengths, steps
+  LogRowState log_rows;                // log_interval: where the last metrics row was written
   double elapsed_s = 0.0;              // wall time of the run so far, s (all segments)
   double cpu_s = 0.0;                  // process CPU time so far, s (all segments)
   energy::Measurement energy;          // energy so far per domain, J (all segments)

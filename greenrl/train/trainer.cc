@@ -602,13 +602,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // charts/episodic_* are the means of the episodes since the last row.
   const int64_t log_interval = config.GetInt("log_interval");
   const bool log_by_episodes = algo_id != "ppo";
-  double global_episodes = 0.0, episodes_at_last_row = 0.0;
-  int64_t iteration_at_last_row = 0;
-  double pending_ep_count = 0.0, pending_ep_return = 0.0, pending_ep_length = 0.0;
+  LogRowState log_rows;  // carried in resume checkpoints
   auto mark_row_written = [&] {
-    iteration_at_last_row = iteration;
-    episodes_at_last_row = global_episodes;
-    pending_ep_count = pending_ep_return = pending_ep_length = 0.0;
+    log_rows = {log_rows.global_episodes, iteration, log_rows.global_episodes, 0.0, 0.0, 0.0};
   };
   bool interrupted = false;
   int stop_signal = 0;
@@ -622,12 +618,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     next_eval = st.next_eval;
     next_checkpoint = st.next_checkpoint;
     episodes_total = st.episodes;
-    global_episodes = st.global_episodes;
-    iteration_at_last_row = st.iteration_at_last_row;
-    episodes_at_last_row = st.episodes_at_last_row;
-    pending_ep_count = st.pending_ep_count;
-    pending_ep_return = st.pending_ep_return;
-    pending_ep_length = st.pending_ep_length;
+    log_rows = st.log_rows;
     recent_returns.assign(st.recent_returns.begin(), st.recent_returns.end());
     recent_lengths.assign(st.recent_lengths.begin(), st.recent_lengths.end());
   };
@@ -678,12 +669,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.next_eval = next_eval;
     st.next_checkpoint = next_checkpoint;
     st.episodes = episodes_total;
-    st.global_episodes = global_episodes;
-    st.iteration_at_last_row = iteration_at_last_row;
-    st.episodes_at_last_row = episodes_at_last_row;
-    st.pending_ep_count = pending_ep_count;
-    st.pending_ep_return = pending_ep_return;
-    st.pending_ep_length = pending_ep_length;
+    st.log_rows = log_rows;
     st.recent_returns.assign(recent_returns.begin(), recent_returns.end());
     st.recent_lengths.assign(recent_lengths.begin(), recent_lengths.end());
     st.elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
@@ -865,15 +851,19 @@ TrainResult Train(const Config& config, TrainOptions options) {
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
     episodes_total += static_cast<int64_t>(episodes.size());
-    global_episodes += n_ep;
-    pending_ep_count += n_ep, pending_ep_return += ep_return, pending_ep_length += ep_length;
-    const double n_row = pending_ep_count;
+    log_rows.global_episodes += n_ep;
+    log_rows.pending_ep_count += n_ep;
+    log_rows.pending_ep_return += ep_return;
+    log_rows.pending_ep_length += ep_length;
+    const double n_row = log_rows.pending_ep_count;
     row.clear();
     row.emplace_back("global_step", static_cast<double>(steps));
     row.emplace_back("time_s", 0.0);  // filled when the row is written
     row.emplace_back("charts/SPS", 0.0);
-    row.emplace_back("charts/episodic_return", n_row > 0 ? pending_ep_return / n_row : NAN);
-    row.emplace_back("charts/episodic_length", n_row > 0 ? pending_ep_length / n_row : NAN);
+    row.emplace_back("charts/episodic_return",
+                     n_row > 0 ? log_rows.pending_ep_return / n_row : NAN);
+    row.emplace_back("charts/episodic_length",
+                     n_row > 0 ? log_rows.pending_ep_length / n_row : NAN);
     row.emplace_back("rollout/ep_rew_mean", recent_mean);
     row.emplace_back("rollout/ep_len_mean", mean(recent_lengths));
     row.insert(row.end(), update_metrics.begin(), update_metrics.end());
@@ -915,10 +905,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const auto multiples = [&](double count) {
       return std::floor(count / static_cast<double>(log_interval));
     };
-    const bool interval_due = log_by_episodes
-                                  ? multiples(global_episodes) > multiples(episodes_at_last_row)
-                                  : multiples(static_cast<double>(iteration)) >
-                                        multiples(static_cast<double>(iteration_at_last_row));
+    const bool interval_due =
+        log_by_episodes
+            ? multiples(log_rows.global_episodes) > multiples(log_rows.episodes_at_last_row)
+            : multiples(static_cast<double>(iteration)) >
+                  multiples(static_cast<double>(log_rows.iteration_at_last_row));
     if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
       mark_row_written();
       row[1].second = elapsed_s;
