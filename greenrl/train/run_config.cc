@@ -174,10 +174,11 @@ ConfigSchema BuildSchema(const std::string& algo) {
   }
   // SB3's SAC has gSDE (rl-zoo's SAC presets use it); greenrl's does not, PPO's does.
   if (algo == "sac") {
-    for (const char* key : {"use_sde", "sde_sample_freq", "use_sde_at_warmup",
-                            "policy_kwargs.log_std_init"}) {
-      s.AddUnknownKeyNote(key, "for algo sac (SB3's SAC gSDE, which greenrl's SAC does not have; "
-                               "greenrl's PPO has gSDE)");
+    for (const char* key :
+         {"use_sde", "sde_sample_freq", "use_sde_at_warmup", "policy_kwargs.log_std_init"}) {
+      s.AddUnknownKeyNote(key,
+                          "for algo sac (SB3's SAC gSDE, which greenrl's SAC does not have; "
+                          "greenrl's PPO has gSDE)");
     }
   }
   // rl-zoo's VecNormalize gamma: greenrl's is the algorithm's (NormalizeOptionsFrom).
