@@ -118,6 +118,26 @@ Runner RegisterBench(CLI::App& app) {
     if (args->steps && *args->steps < 1) {
       throw ConfigError("--steps", std::to_string(*args->steps), "an integer >= 1 (env steps)");
     }
+    // The bench's name fixes the preset's algo and env (its threshold and GFLOP/s model are
+    // theirs) and --seeds the seeds: such a --set would be ignored or mislabelled.
+    for (const std::string& set : args->sets) {
+      for (const char* key : {"seed", "algo", "env_id"}) {
+        if (set.rfind(std::string(key) + "=", 0) == 0) {
+          throw ConfigError("--set", set,
+                            std::string("a key other than ") + key +
+                                ": the bench's name fixes algo and env_id, and --seeds N runs "
+                                "seeds 0..N-1 (greenrl train trains other ones)");
+        }
+      }
+    }
+    // A kept --out must be new or empty: each seed's run directory is replaced.
+    if (!args->out.empty() && fs::exists(args->out) &&
+        (!fs::is_directory(args->out) || !fs::is_empty(args->out))) {
+      throw ConfigError("--out", args->out,
+                        fs::is_directory(args->out)
+                            ? "a new or empty directory (it exists and is not empty)"
+                            : "a new or empty directory (it is a file)");
+    }
     std::vector<std::string> sets = args->sets;
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
     // Validate once before the first run.

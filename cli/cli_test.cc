@@ -137,6 +137,22 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   EXPECT_EQ(steps.exit_code, 2);
   EXPECT_NE(steps.output.find("--steps: got '0'; an integer >= 1 (env steps)"), std::string::npos)
       << steps.output;
+  // A --set the bench would ignore or mislabel, and a kept --out holding files, are refused
+  // (the out folder's files are left as they were).
+  const Result seed = RunGreenrl("bench ppo-cartpole --set seed=5");
+  EXPECT_EQ(seed.exit_code, 2);
+  EXPECT_NE(seed.output.find("--set: got 'seed=5'; a key other than seed"), std::string::npos)
+      << seed.output;
+  const Result env = RunGreenrl("bench ppo-cartpole --set env_id=Pendulum-v1");
+  EXPECT_EQ(env.exit_code, 2);
+  fs::create_directories(cwd + "/kept/seed0");
+  std::ofstream(cwd + "/kept/seed0/mine.txt") << "keep\n";
+  const Result kept = RunGreenrl("bench ppo-cartpole --seeds 1 --steps 512 --out " + cwd + "/kept");
+  EXPECT_EQ(kept.exit_code, 2);
+  EXPECT_NE(kept.output.find("a new or empty directory (it exists and is not empty)"),
+            std::string::npos)
+      << kept.output;
+  EXPECT_TRUE(fs::exists(cwd + "/kept/seed0/mine.txt"));
 }
 
 // --out naming a file is refused as a file, before anything is written.

@@ -102,7 +102,13 @@ std::string DescribeStatus(int status) {
 }
 
 int RunLaunch(const LaunchArgs& a) {
-  if (a.nproc < 1) throw ConfigError("--nproc", std::to_string(a.nproc), "an integer >= 1");
+  if (!(a.grace_s >= 0.0)) {
+    throw ConfigError("--grace-s", fmt::format("{}", a.grace_s), "a number of seconds >= 0");
+  }
+  // Ranks on this machine: each is a training process with its own envs and model.
+  if (a.nproc < 1 || a.nproc > 1024) {
+    throw ConfigError("--nproc", std::to_string(a.nproc), "an integer in [1, 1024]");
+  }
   if (a.command.empty()) {
     throw ConfigError("command", "(none)", "a greenrl command after --, e.g. -- train --config X");
   }
@@ -116,7 +122,11 @@ int RunLaunch(const LaunchArgs& a) {
   ::sigaction(SIGTERM, &sa, nullptr);
   for (int r = 0; r < a.nproc; ++r) {
     int out[2], err[2];
-    if (::pipe(out) != 0 || ::pipe(err) != 0) throw std::runtime_error("launch: pipe failed");
+    // Close-on-exec: a later rank must not inherit the earlier ranks' pipe ends (their dup2
+    // copies on stdout and stderr stay open across exec).
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      throw std::runtime_error(std::string("launch: pipe: ") + std::strerror(errno));
+    }
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("launch: fork: ") + std::strerror(errno));
     if (pid == 0) {

@@ -128,6 +128,19 @@ RunData LoadRun(const std::string& dir) {
   } catch (const std::exception& e) {  // std::stod on a malformed cell, unreadable file
     BadRunDir(dir, std::string("metrics.csv or power.csv is malformed: ") + e.what());
   }
+  // power.csv's time_s restarts at each resumed segment (it is the segment's clock): shift each
+  // segment by the end of the ones before it, so the run's power reads against its run time.
+  if (!run.power_header.empty() && run.power_header[0] == "time_s") {
+    double offset = 0.0, previous = -1.0;
+    for (auto& row : run.power_rows) {
+      const double t = row[0];
+      if (std::isfinite(t) && std::isfinite(previous) && previous >= 0.0 && t < previous) {
+        offset += previous;
+      }
+      previous = t;
+      row[0] = t + offset;
+    }
+  }
   // An empty metrics.csv is a run stopped before its first row (log_interval): no curves.
   if (!run.metrics_header.empty() && run.MetricsColumn("global_step") != 0) {
     BadRunDir(dir, "metrics.csv does not start with a global_step column");

@@ -46,7 +46,8 @@ struct RunData {
   std::vector<std::string> metrics_header;
   std::vector<std::vector<double>> metrics_rows;
   // power.csv (the sampler's series): time_s then one power_w column per domain ("<domain>_w").
-  // Empty when the run has no power.csv.
+  // time_s is the run's time: a resumed run's segments (each restarting at 0 in the file) follow
+  // each other. Empty when the run has no power.csv.
   std::vector<std::string> power_header;
   std::vector<std::vector<double>> power_rows;
 

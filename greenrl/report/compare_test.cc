@@ -210,6 +210,17 @@ TEST(CompareTest, RunWithoutMetricsRowsIsStillCompared) {
   EXPECT_EQ(rows[0].steps_to_target, 3072);
 }
 
+// A resumed run's power.csv restarts time_s at each segment; the report reads it as run time.
+TEST(CompareTest, ResumedSegmentsOfPowerCsvFollowEachOther) {
+  const std::string root = Root("power_segments");
+  const std::string dir = MakeRunA(root);
+  WriteText(dir + "/power.csv", "time_s,cpu:process_w\n1,10\n1.5,11\n1,12\n2,13\n0.25,14\n");
+  const RunData run = LoadRun(dir);
+  std::vector<double> times;
+  for (const auto& row : run.power_rows) times.push_back(row[0]);
+  EXPECT_EQ(times, (std::vector<double>{1, 1.5, 2.5, 3.5, 3.75}));
+}
+
 // Two runs named alike (a/x and b/x/) get their paths as names; a unique name stays as it was.
 TEST(CompareTest, RunsSharingANameAreNamedByTheirPaths) {
   std::vector<RunData> runs(3);
