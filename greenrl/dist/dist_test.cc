@@ -1,7 +1,11 @@
 // dist: environment parsing, Chan's moment merge, and two ranks (threads of this process, each
 // with its own c10d group, meeting through a FileStore so that parallel tests never share a
 // port) running the collectives, including a rank that stops answering.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -9,8 +13,6 @@
 #include <future>
 #include <map>
 #include <thread>
-
-#include <unistd.h>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/dist/dist_env.h"
@@ -137,6 +139,37 @@ std::unique_ptr<ProcessGroup> Join(int rank, const std::string& store, double ti
   o.timeout_s = timeout_s;
   o.file_store_path = store;
   return ProcessGroup::Connect(env, o);
+}
+
+// Rank 0 cannot listen on a MASTER_PORT another socket holds: said at once, as a port in use,
+// not as a rendezvous timeout.
+TEST(ProcessGroupTest, MasterPortInUseIsNamed) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  DistEnv env;
+  env.rank = 0;
+  env.world_size = 2;
+  env.master_addr = "127.0.0.1";
+  env.master_port = ntohs(addr.sin_port);
+  DistOptions o;
+  o.timeout_s = 5.0;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    ProcessGroup::Connect(env, o);
+    ADD_FAILURE() << "joined on a port in use";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the port is in use"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
+  ::close(fd);
 }
 
 TEST(ProcessGroupTest, TwoRanksAllReduceAndBroadcast) {

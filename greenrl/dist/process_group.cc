@@ -3,6 +3,8 @@
 // USE_C10D_GLOO defined and the Gloo headers (libgloo-dev).
 #include "greenrl/dist/process_group.h"
 
+#include <fmt/format.h>
+
 // Defined here rather than on the command line so the shared precompiled header stays valid.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
@@ -46,7 +48,7 @@ void ValidateDistOptions(const DistOptions& options) {
     throw ConfigError("dist.backend", options.backend, "gloo");
   }
   if (!(options.timeout_s > 0.0) || !std::isfinite(options.timeout_s)) {
-    throw ConfigError("dist.timeout_s", std::to_string(options.timeout_s),
+    throw ConfigError("dist.timeout_s", fmt::format("{}", options.timeout_s),
                       "a number of seconds > 0");
   }
 }
@@ -98,12 +100,12 @@ struct ProcessGroup::Impl {
       if (pg) body();
     } catch (const std::exception& e) {
       const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
-      throw std::runtime_error(
-          "dist: " + std::string(op) + " #" + std::to_string(n) + " of '" + what + "' (" +
-          std::to_string(bytes) + " bytes) failed on rank " + std::to_string(env.rank) + " of " +
-          std::to_string(env.world_size) + " after " + std::to_string(waited) +
-          " s (dist.timeout_s = " + std::to_string(options.timeout_s) + "): " + Diagnose() +
-          ". c10d: " + FirstLine(e.what()));
+      throw std::runtime_error("dist: " + std::string(op) + " #" + std::to_string(n) + " of '" +
+                               what + "' (" + std::to_string(bytes) + " bytes) failed on rank " +
+                               std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                               " after " + fmt::format("{:.3g}", waited) +
+                               " s (dist.timeout_s = " + fmt::format("{}", options.timeout_s) +
+                               "): " + Diagnose() + ". c10d: " + FirstLine(e.what()));
     }
     *seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     ++*calls;
@@ -154,12 +156,19 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Connect(const DistEnv& env,
         c10::make_intrusive<c10d::PrefixStore>("pg", impl->store), env.rank, env.world_size,
         pg_options);
   } catch (const std::exception& e) {
-    throw std::runtime_error("dist: rank " + std::to_string(env.rank) + " of " +
-                             std::to_string(env.world_size) + " could not join the group at " +
-                             where + " within dist.timeout_s = " +
-                             std::to_string(options.timeout_s) +
-                             " s (are all ranks started, with the same MASTER_ADDR, MASTER_PORT "
-                             "and WORLD_SIZE?): " + FirstLine(e.what()));
+    const std::string why = FirstLine(e.what());
+    // Rank 0 could not listen on MASTER_PORT at all: not a timeout, and not the other ranks'.
+    if (why.find("errno: 98") != std::string::npos ||
+        why.find("Address already in use") != std::string::npos) {
+      throw std::runtime_error(fmt::format(
+          "dist: rank {} of {} could not listen on {}: the port is in use (another run or "
+          "program holds it; pick a free MASTER_PORT, or let greenrl launch pick one): {}",
+          env.rank, env.world_size, where, why));
+    }
+    throw std::runtime_error(fmt::format(
+        "dist: rank {} of {} could not join the group at {} within dist.timeout_s = {} s (are "
+        "all ranks started, with the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?): {}",
+        env.rank, env.world_size, where, options.timeout_s, why));
   }
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
