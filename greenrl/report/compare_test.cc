@@ -192,6 +192,16 @@ TEST(CompareTest, BadRunDirsNameTheProblem) {
   MakeRunB(root);
   WriteText(broken + "/metrics.csv", "global_step,time_s\n1,abc\n");
   EXPECT_NE(message(broken).find("malformed"), std::string::npos);
+  EXPECT_NE(message(broken).find("metrics.csv line 2: 'abc' is not a number"), std::string::npos)
+      << message(broken);
+  // A row missing a field is malformed; a torn last line (no newline: a killed run's) is not
+  // a row yet.
+  WriteText(broken + "/metrics.csv", "global_step,time_s\n1,2\n2\n3,4\n");
+  EXPECT_NE(message(broken).find("metrics.csv line 3: 1 fields, the header has 2"),
+            std::string::npos)
+      << message(broken);
+  WriteText(broken + "/metrics.csv", "global_step,time_s\n1,2\n2,3\n3");
+  EXPECT_EQ(LoadRun(broken).metrics_rows.size(), 2u);
 }
 
 // A run stopped before its first metrics row (log_interval) has an empty metrics.csv: it is

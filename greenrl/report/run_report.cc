@@ -296,7 +296,9 @@ std::pair<std::vector<std::string>, std::vector<std::vector<double>>> ReadMetric
   std::vector<std::vector<double>> rows;
   std::string line;
   bool first = true;
+  size_t line_no = 0;
   while (std::getline(in, line)) {
+    ++line_no;
     std::vector<std::string> cells;
     std::stringstream ss(line);
     std::string cell;
@@ -307,9 +309,29 @@ std::pair<std::vector<std::string>, std::vector<std::vector<double>>> ReadMetric
       first = false;
       continue;
     }
+    if (cells.size() != header.size()) {
+      if (in.eof()) break;  // a torn last line (no newline) of a killed run: not a row yet
+      throw std::runtime_error(fmt::format("{} line {}: {} fields, the header has {}", path,
+                                           line_no, cells.size(), header.size()));
+    }
     std::vector<double> row;
-    for (const auto& c : cells) row.push_back(c.empty() ? std::nan("") : std::stod(c));
-    row.resize(header.size(), std::nan(""));
+    for (const auto& c : cells) {
+      if (c.empty()) {
+        row.push_back(std::nan(""));
+        continue;
+      }
+      size_t used = 0;
+      double v = 0.0;
+      try {
+        v = std::stod(c, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != c.size()) {
+        throw std::runtime_error(fmt::format("{} line {}: '{}' is not a number", path, line_no, c));
+      }
+      row.push_back(v);
+    }
     rows.push_back(std::move(row));
   }
   return {header, rows};
