@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "cli/commands.h"
@@ -72,7 +73,11 @@ Runner RegisterReport(CLI::App& app) {
     }
     const std::string chartjs = report::LoadChartJs(args->chartjs);
     std::string out = args->out;
-    if (out.empty()) out = runs.size() == 1 ? runs[0].dir + "/report.html" : "report.html";
+    if (out.empty()) {
+      out = runs.size() == 1
+                ? (std::filesystem::path(runs[0].dir) / "report.html").lexically_normal().string()
+                : "report.html";
+    }
     WriteFileAtomic(out,
                     report::RenderHtml(runs, args->target_return, chartjs, args->target_metric));
     fmt::print("greenrl report: {} run(s) -> {}\n", runs.size(), out);

@@ -555,6 +555,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
     } else {
       env->Reset();
       if (normalizer != nullptr && !st.normalizer.empty()) normalizer->SetState(st.normalizer);
+      if (options.verbose && writer) {
+        fmt::print(stderr,
+                   "greenrl: {}'s env state is not saved (MuJoCo): the envs start fresh "
+                   "episodes, so this run is no longer identical to an uninterrupted one\n",
+                   env_id);
+      }
     }
     // Data-parallel: checkpoints are taken after the merge, so the restored statistics are the
     // ones all ranks share.
