@@ -89,6 +89,12 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   EXPECT_EQ(
       r.output,
       "greenrl: error: --target-return: got 'high'; a number (see `greenrl report --help`)\n");
+  // launch without `--` before the command: said how to write it.
+  r = RunGreenrl("launch --nproc 2 train --config " + Preset());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("; the command goes after --: greenrl launch --nproc N -- train ..."),
+            std::string::npos)
+      << r.output;
   r = RunGreenrl("train --bogus-flag");
   EXPECT_EQ(r.exit_code, 2);
   // One line, in the form of every other bad input.

@@ -52,8 +52,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     // The same one-line form as every other bad input, naming the argument CLI11 refused.
-    fmt::print(stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`)\n",
-               e.what());
+    // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
+    const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&
+                              what.find("not expected") != std::string::npos;
+    fmt::print(
+        stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`){}\n",
+        e.what(),
+        launch_flags ? "; the command goes after --: greenrl launch --nproc N -- train ..." : "");
     return 2;
   }
   try {
