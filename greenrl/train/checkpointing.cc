@@ -148,6 +148,12 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   state.normalizer = j.at("normalizer").get<std::vector<double>>();
   state.world_size = j.value("world_size", 1);
   state.rank = j.value("rank", 0);
+  if (j.contains("allreduce")) {
+    const auto& a = j.at("allreduce");
+    state.allreduce_calls = a.at("calls").get<int64_t>();
+    state.allreduce_bytes = a.at("bytes").get<int64_t>();
+    state.allreduce_s = a.at("s").get<double>();
+  }
   if (j.contains("budget")) state.budget = BudgetSnapshotFrom(j.at("budget"));
   return state;
 }
@@ -175,6 +181,8 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["normalizer"] = state.normalizer;
   j["world_size"] = state.world_size;
   j["rank"] = state.rank;
+  j["allreduce"] = {
+      {"calls", state.allreduce_calls}, {"bytes", state.allreduce_bytes}, {"s", state.allreduce_s}};
   if (state.budget) j["budget"] = BudgetSnapshotJson(*state.budget);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write

@@ -78,6 +78,11 @@ struct TrainerState {
   // this entry existed read as 1) and the rank whose state this is.
   int world_size = 1;
   int rank = 0;
+  // Data-parallel: this rank's all-reduce calls, payload bytes and seconds so far (all
+  // segments; energy.json's "distributed" figures); zero in checkpoints before this entry.
+  int64_t allreduce_calls = 0;
+  int64_t allreduce_bytes = 0;
+  double allreduce_s = 0.0;
   // The energy budget's ladder and decisions (BudgetController::Snapshot), when the run had a
   // budget or decisions; absent in checkpoints without one (and in those written before it).
   std::optional<energy::BudgetSnapshot> budget;

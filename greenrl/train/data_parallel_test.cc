@@ -701,6 +701,15 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
 
   // metrics.csv: the same steps and the same training figures (time and energy columns differ).
   testing::ExpectSameLearningColumns(straight, split, 8);
+
+  // energy.json's all-reduce figures cover the whole run, as its wall, CPU and energy figures
+  // do: the straight run's calls, plus the few a resume makes (checkpoint agreement).
+  auto calls = [](const std::string& dir) {
+    std::ifstream in(dir + "/energy.json");
+    return nlohmann::json::parse(in)["distributed"]["rank0_allreduce_calls"].get<int64_t>();
+  };
+  EXPECT_GE(calls(split), calls(straight));
+  EXPECT_LE(calls(split), calls(straight) + 4) << calls(straight);
 }
 
 // A single-process run's checkpoint refuses a 2-rank resume on both ranks, naming both world

@@ -686,6 +686,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
     st.world_size = world_size;
     st.rank = rank;
+    if (group != nullptr) {  // all segments' all-reduce figures
+      st.allreduce_calls = resumed.allreduce_calls + group->stats().allreduce_calls;
+      st.allreduce_bytes = resumed.allreduce_bytes + group->stats().allreduce_bytes;
+      st.allreduce_s = resumed.allreduce_s + group->stats().allreduce_s;
+    }
     if (budget.enabled() || !budget.events().empty()) st.budget = budget.Snapshot();
     // Data-parallel: every rank saves its own state (envs, generators, replay buffer, energy),
     // rank r > 0 under checkpoints/rank<r>/ (checkpointing.h).
@@ -980,7 +985,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     per_rank.assign(slot * static_cast<size_t>(world_size), 0.0);
     double* mine = &per_rank[slot * static_cast<size_t>(rank)];
     mine[0] = static_cast<double>(num_domains);
-    mine[1] = wall_time_s, mine[2] = cpu_time_s, mine[3] = group->stats().allreduce_s;
+    mine[1] = wall_time_s, mine[2] = cpu_time_s;
+    mine[3] = resumed.allreduce_s + group->stats().allreduce_s;  // all segments, as the others
     mine[4] = total.total_energy_j();
     for (size_t k = 0; k < num_domains; ++k) {
       const auto it = total.energy_j.find(monitor.domains()[k].domain);
@@ -1149,9 +1155,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
                          "columns are the job's (process-scope domains summed over ranks, a "
                          "counter shared by ranks on one machine once); window counts and "
                          "durations are rank 0's"},
-                        {"rank0_allreduce_calls", cs.allreduce_calls},
-                        {"rank0_allreduce_bytes", cs.allreduce_bytes},
-                        {"rank0_allreduce_s", cs.allreduce_s},
+                        {"rank0_allreduce_calls", resumed.allreduce_calls + cs.allreduce_calls},
+                        {"rank0_allreduce_bytes", resumed.allreduce_bytes + cs.allreduce_bytes},
+                        {"rank0_allreduce_s", resumed.allreduce_s + cs.allreduce_s},
                         {"ranks", ranks}};
     WriteFileAtomic(run_dir + "/energy.json", j.dump(2) + "\n");
   }
