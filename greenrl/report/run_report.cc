@@ -137,12 +137,18 @@ std::string FormatSummary(const RunReport& r) {
   }
   s += fmt::format("  meter          {}\n", r.meter_reason);
   if (r.budget.enabled) {
+    // A state whose rung was passed over (the CPU's reduced precision) is named as such.
+    std::string state = r.budget.final_state;
+    for (auto it = r.budget.events.rbegin(); it != r.budget.events.rend(); ++it) {
+      if (energy::BudgetStateName(it->state) != state) continue;
+      if (!it->taken) state += " (its rung passed over)";
+      break;
+    }
     s += fmt::format("  budget         {} Wh: {} ({} decisions, energy.json lists them)\n",
                      Amount(r.budget.budget_wh),
-                     r.budget.stopped ? "the budget ended the run: " + r.budget.stop_reason
-                     : r.budget.interrupted
-                         ? "interrupted within it, state " + r.budget.final_state
-                         : "finished within it, final state " + r.budget.final_state,
+                     r.budget.stopped       ? "the budget ended the run: " + r.budget.stop_reason
+                     : r.budget.interrupted ? "interrupted within it, state " + state
+                                            : "finished within it, final state " + state,
                      r.budget.events.size());
   }
   const auto& c = r.carbon;

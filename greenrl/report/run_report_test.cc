@@ -89,6 +89,36 @@ TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
       << FormatSummary(r);
 }
 
+// The budget line: finished, interrupted, or ended by the budget; a final state whose rung was
+// passed over (the CPU's reduced precision) says so.
+TEST(RunReportTest, SummaryBudgetLine) {
+  RunReport r = MakeReport();
+  r.budget.enabled = true;
+  r.budget.budget_wh = 0.5;
+  r.budget.final_state = "reduced_precision";
+  energy::BudgetEvent passed;
+  passed.action = energy::BudgetAction::kReducePrecision;
+  passed.state = energy::BudgetState::kReducedPrecision;
+  passed.taken = false;
+  r.budget.events = {passed};
+  EXPECT_NE(FormatSummary(r).find("0.5000 Wh: finished within it, final state reduced_precision "
+                                  "(its rung passed over) (1 decisions"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.interrupted = true;
+  EXPECT_NE(FormatSummary(r).find("interrupted within it, state reduced_precision (its rung"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.events[0].taken = true;
+  EXPECT_NE(FormatSummary(r).find("interrupted within it, state reduced_precision (1 decisions"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.stopped = true;
+  r.budget.stop_reason = "step 7: used 9 J";
+  EXPECT_NE(FormatSummary(r).find("the budget ended the run: step 7: used 9 J"), std::string::npos)
+      << FormatSummary(r);
+}
+
 TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {
   const std::string path = ::testing::TempDir() + "/metrics.csv";
   {
