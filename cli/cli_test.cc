@@ -83,7 +83,13 @@ TEST(CliTest, WrongTypeAndOutOfRangeExit2) {
   r = RunGreenrl("train --config " + Preset() + " --seed abc --out " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(r.output,
-            "greenrl: error: --seed: got 'abc'; an integer (see `greenrl train --help`)\n");
+            "greenrl: error: --seed: got 'abc'; an integer in [0, 4294967295] (see `greenrl train "
+            "--help`)\n");
+  // Out of range, quoted as given (CLI11 alone would saturate it to 2^63 - 1).
+  r = RunGreenrl("eval --run " + out + " --seed 99999999999999999999");
+  EXPECT_EQ(r.output,
+            "greenrl: error: --seed: got '99999999999999999999'; an integer in [0, "
+            "4294967295] (see `greenrl eval --help`)\n");
   r = RunGreenrl("report " + out + " --target-return high");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(

@@ -51,6 +51,24 @@ int main(int argc, char** argv) {
                  what.substr(eq + 3), accepted, sub->get_name());
       return 2;
     }
+    // A value outside a CLI::Range check ("--seed: Value 99 not in range 0 to 4294967295"), in
+    // the same form.
+    const std::string value_tag = ": Value ", range_tag = " not in range ", to_tag = " to ";
+    const size_t v_at = what.find(value_tag), r_at = what.find(range_tag);
+    const size_t to_at = r_at == std::string::npos ? r_at : what.find(to_tag, r_at);
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr && v_at != std::string::npos &&
+        r_at != std::string::npos && to_at != std::string::npos && v_at < r_at) {
+      const std::string name = what.substr(0, v_at);
+      const std::string value =
+          what.substr(v_at + value_tag.size(), r_at - v_at - value_tag.size());
+      const std::string low = what.substr(r_at + range_tag.size(), to_at - r_at - range_tag.size());
+      const std::string high = what.substr(to_at + to_tag.size());
+      fmt::print(stderr,
+                 "greenrl: error: {}: got '{}'; an integer in [{}, {}] (see `greenrl {} "
+                 "--help`)\n",
+                 name, value, low, high, app.get_subcommands().front()->get_name());
+      return 2;
+    }
     // The same one-line form as every other bad input, naming the argument CLI11 refused.
     // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
     const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&

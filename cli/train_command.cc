@@ -82,7 +82,8 @@ Runner RegisterTrain(CLI::App& app) {
   cmd->add_option("--algo", args->algo,
                   "ppo, dqn or sac (--set algo=...); an rl-zoo file's default is its name");
   cmd->add_option("--set", args->sets, "override a key: --set key=value (repeatable)");
-  cmd->add_option("--seed", args->seed, "seed (overrides the preset's)");
+  cmd->add_option("--seed", args->seed, "seed (overrides the preset's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
   cmd->add_flag("--quiet", args->quiet, "no progress line or log lines");
   CLI::Option* resume = cmd->add_option(
