@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -121,6 +122,10 @@ int RunLaunch(const LaunchArgs& a) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   for (int r = 0; r < a.nproc; ++r) {
+    if (g_signal_count > 0) {  // stopped while starting ranks: start no more (the loop below
+      for (int q = r; q < a.nproc; ++q) ranks[q].running = false;  // forwards the signal)
+      break;
+    }
     int out[2], err[2];
     // Close-on-exec: a later rank must not inherit the earlier ranks' pipe ends (their dup2
     // copies on stdout and stderr stay open across exec).
@@ -153,8 +158,14 @@ int RunLaunch(const LaunchArgs& a) {
     ::close(out[1]), ::close(err[1]);
     ranks[r].pid = pid, ranks[r].out_fd = out[0], ranks[r].err_fd = err[0];
   }
-  fmt::print(stderr, "greenrl launch: {} ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT={}\n", a.nproc,
-             port);
+  const auto started =
+      std::count_if(ranks.begin(), ranks.end(), [](const Rank& k) { return k.pid > 0; });
+  fmt::print(stderr, "greenrl launch: {} ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT={}{}\n", a.nproc,
+             port,
+             started < a.nproc ? fmt::format(" (a signal came while starting them: {} started, "
+                                             "stopping them)",
+                                             started)
+                               : std::string());
 
   using Clock = std::chrono::steady_clock;
   int first_failed = -1;
