@@ -130,14 +130,8 @@ Runner RegisterBench(CLI::App& app) {
         }
       }
     }
-    // A kept --out must be new or empty: each seed's run directory is replaced.
-    if (!args->out.empty() && fs::exists(args->out) &&
-        (!fs::is_directory(args->out) || !fs::is_empty(args->out))) {
-      throw ConfigError("--out", args->out,
-                        fs::is_directory(args->out)
-                            ? "a new or empty directory (it exists and is not empty)"
-                            : "a new or empty directory (it is a file)");
-    }
+    // A kept --out must be new or empty (the rule of train's --out): the seeds' runs go in it.
+    if (!args->out.empty()) train::RequireNewOrEmptyDir(args->out);
     std::vector<std::string> sets = args->sets;
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
     // Validate once before the first run.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <stdexcept>
 
 #include "greenrl/core/errors.h"
 
@@ -66,6 +67,25 @@ const char* BudgetActionName(BudgetAction action) {
       return "stop";
   }
   return "unknown";
+}
+
+BudgetState ParseBudgetState(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(BudgetState::kStopped); ++k) {
+    const auto state = static_cast<BudgetState>(k);
+    if (name == BudgetStateName(state)) return state;
+  }
+  throw std::invalid_argument("unknown budget state '" + name +
+                              "' (normal, reduced_precision, skip_non_critical, throttle or "
+                              "stopped)");
+}
+
+BudgetAction ParseBudgetAction(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(BudgetAction::kStop); ++k) {
+    const auto action = static_cast<BudgetAction>(k);
+    if (name == BudgetActionName(action)) return action;
+  }
+  throw std::invalid_argument("unknown budget action '" + name +
+                              "' (reduce_precision, skip_non_critical, throttle or stop)");
 }
 
 void ValidateBudgetOptions(const BudgetOptions& options) {
@@ -294,14 +314,6 @@ void BudgetController::ReportUnsupported(BudgetAction action, const std::string&
   events_.push_back(std::move(event));
 }
 
-std::string BudgetController::stop_reason() const {
-  if (!stopped()) return "";
-  for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
-    if (it->action == BudgetAction::kStop) return it->reason;
-  }
-  return "";
-}
-
 namespace {
 // The last stop event of `events`, or nullptr.
 const BudgetEvent* LastStop(const std::vector<BudgetEvent>& events) {
@@ -311,6 +323,11 @@ const BudgetEvent* LastStop(const std::vector<BudgetEvent>& events) {
   return nullptr;
 }
 }  // namespace
+
+std::string BudgetController::stop_reason() const {
+  const BudgetEvent* stop = stopped() ? LastStop(events_) : nullptr;
+  return stop != nullptr ? stop->reason : "";
+}
 
 double BudgetSnapshot::stopped_at_energy_j() const {
   const BudgetEvent* stop = stopped() ? LastStop(events) : nullptr;

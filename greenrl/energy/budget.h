@@ -60,6 +60,10 @@ enum class BudgetAction {
 const char* BudgetStateName(BudgetState state);
 // Returns: "reduce_precision", "skip_non_critical", "throttle" or "stop".
 const char* BudgetActionName(BudgetAction action);
+// The state or action of a name above (energy.json, resume checkpoints).
+// Errors: std::invalid_argument naming the unknown name and the accepted ones.
+BudgetState ParseBudgetState(const std::string& name);
+BudgetAction ParseBudgetAction(const std::string& name);
 
 // The `energy.budget_wh` and `energy.budget.*` config fields. Defaults are the issue's.
 struct BudgetOptions {

@@ -47,28 +47,10 @@ nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetE
   return out;
 }
 
-energy::BudgetAction ParseBudgetAction(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(energy::BudgetAction::kStop); ++k) {
-    const auto action = static_cast<energy::BudgetAction>(k);
-    if (name == energy::BudgetActionName(action)) return action;
-  }
-  throw std::invalid_argument("unknown budget action '" + name +
-                              "' (reduce_precision, skip_non_critical, throttle or stop)");
-}
 }  // namespace
 
 std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events) {
   return BudgetEventsOrderedJson(events).dump();
-}
-
-energy::BudgetState ParseBudgetState(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(energy::BudgetState::kStopped); ++k) {
-    const auto state = static_cast<energy::BudgetState>(k);
-    if (name == energy::BudgetStateName(state)) return state;
-  }
-  throw std::invalid_argument("unknown budget state '" + name +
-                              "' (normal, reduced_precision, skip_non_critical, throttle or "
-                              "stopped)");
 }
 
 std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text) {
@@ -79,9 +61,9 @@ std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text) 
       energy::BudgetEvent e;
       e.global_step = ej.at("global_step").get<int64_t>();
       e.time_s = ej.at("time_s").get<double>();
-      e.action = ParseBudgetAction(ej.at("action").get<std::string>());
+      e.action = energy::ParseBudgetAction(ej.at("action").get<std::string>());
       e.taken = ej.at("taken").get<bool>();
-      e.state = ParseBudgetState(ej.at("state").get<std::string>());
+      e.state = energy::ParseBudgetState(ej.at("state").get<std::string>());
       e.energy_used_j = ej.at("energy_used_j").get<double>();
       e.budget_j = ej.at("budget_j").get<double>();
       if (!ej.at("forecast_j").is_null()) e.forecast_j = ej.at("forecast_j").get<double>();

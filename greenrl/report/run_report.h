@@ -102,9 +102,6 @@ std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events);
 // Errors: std::invalid_argument naming the entry and field that is missing or malformed, or the
 //   unknown action or state name.
 std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text);
-// The state named by energy::BudgetStateName ("normal", ..., "stopped").
-// Errors: std::invalid_argument naming an unknown name and the accepted ones.
-energy::BudgetState ParseBudgetState(const std::string& name);
 
 // metrics.csv: one row per iteration, columns fixed by the first row (global_step first), a
 // cell left empty where a row lacks a column or its value is NaN. Every row is flushed, so a

@@ -112,7 +112,7 @@ nlohmann::json BudgetSnapshotJson(const energy::BudgetSnapshot& b) {
 energy::BudgetSnapshot BudgetSnapshotFrom(const nlohmann::json& j) {
   energy::BudgetSnapshot b;
   b.budget_wh = j.at("budget_wh").get<double>();
-  b.state = report::ParseBudgetState(j.at("state").get<std::string>());
+  b.state = energy::ParseBudgetState(j.at("state").get<std::string>());
   b.events = report::ParseBudgetEventsJson(j.at("events").dump());
   return b;
 }

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
+#include <optional>
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
@@ -27,16 +28,23 @@ std::string JoinIds(const std::vector<std::string>& ids) {
   return s;
 }
 
+// The preset file as YAML; nullopt when there is none or it cannot be read (Config::Load
+// reports an unreadable or malformed file with the full message).
+std::optional<YAML::Node> PeekYaml(const std::string& yaml_path) {
+  if (yaml_path.empty()) return std::nullopt;
+  try {
+    return YAML::LoadFile(yaml_path);
+  } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
+    return std::nullopt;
+  }
+}
+
 // The `algo` of a run: the last --set algo=..., else the file's `algo`, else "ppo".
-std::string PeekAlgo(const std::string& yaml_path, const std::vector<std::string>& overrides) {
+std::string PeekAlgo(const std::optional<YAML::Node>& root,
+                     const std::vector<std::string>& overrides) {
   std::string algo = "ppo";
-  if (!yaml_path.empty()) {
-    try {
-      YAML::Node root = YAML::LoadFile(yaml_path);
-      if (root.IsMap() && root["algo"] && root["algo"].IsScalar()) algo = root["algo"].Scalar();
-    } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
-      // Config::Load reports unreadable or malformed files with the full message.
-    }
+  if (root && root->IsMap() && (*root)["algo"] && (*root)["algo"].IsScalar()) {
+    algo = (*root)["algo"].Scalar();
   }
   for (const auto& o : overrides) {
     if (o.rfind("algo=", 0) == 0) algo = o.substr(5);
@@ -261,19 +269,11 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
                      std::optional<int64_t> seed) {
   // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
   // for the defaults, which an empty --config gives.
-  if (!yaml_path.empty()) {
-    bool empty = false;
-    try {
-      const YAML::Node root = YAML::LoadFile(yaml_path);
-      empty = root.IsNull() || (root.IsMap() && root.size() == 0);
-    } catch (const std::exception&) {  // YAML errors, a directory (basic_filebuf)
-      // Config::Load reports an unreadable or malformed file with the full message.
-    }
-    if (empty) {
-      throw ConfigError("--config", yaml_path,
-                        "a preset with its keys, e.g. 'algo: ppo', 'env_id: CartPole-v1' (the "
-                        "file holds none; leave --config out to train the defaults)");
-    }
+  const std::optional<YAML::Node> root = PeekYaml(yaml_path);
+  if (root && (root->IsNull() || (root->IsMap() && root->size() == 0))) {
+    throw ConfigError("--config", yaml_path,
+                      "a preset with its keys, e.g. 'algo: ppo', 'env_id: CartPole-v1' (the "
+                      "file holds none; leave --config out to train the defaults)");
   }
   Config config = [&] {
     if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
@@ -282,7 +282,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
       overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
       return Config::Load(BuildSchema(zoo->algo), "", overrides);
     }
-    return Config::Load(BuildSchema(PeekAlgo(yaml_path, set_overrides)), yaml_path, set_overrides);
+    return Config::Load(BuildSchema(PeekAlgo(root, set_overrides)), yaml_path, set_overrides);
   }();
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists.

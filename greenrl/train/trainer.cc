@@ -62,9 +62,7 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
   return algo::MakePpo(algo::PpoConfigFromConfig(config), spec);
 }
 
-namespace {
-
-void PrepareRunDir(const std::string& dir) {
+void RequireNewOrEmptyDir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
@@ -75,6 +73,8 @@ void PrepareRunDir(const std::string& dir) {
     }
   }
 }
+
+namespace {
 
 void CreateRunDir(const std::string& dir) {
   std::error_code ec;
@@ -309,7 +309,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     if (rank > 0) resume_from = ListCheckpoints(run_dir, rank);  // this rank's own files
   } else if (writer) {
-    PrepareRunDir(run_dir);
+    RequireNewOrEmptyDir(run_dir);
   }
   // --- end resume
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);

@@ -95,6 +95,11 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
 // follows) to `torch_threads`, so no pool oversubscribes the cores or spins idle workers.
 void ConfigureThreads(int torch_threads);
 
+// Checks that `dir` can take a run's files: it does not exist, or is an empty directory.
+// Errors: ConfigError("--out", dir, "a new or empty directory (it is a file)" / "(it exists and
+//   is not empty)").
+void RequireNewOrEmptyDir(const std::string& dir);
+
 // Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS>.
 std::string DefaultRunDir(const Config& config);
 
