@@ -249,8 +249,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     resume_from = ListCheckpoints(run_dir);
     // The newest checkpoint that reads (the load below skips or reports unreadable ones).
     std::optional<TrainerState> newest;
+    std::string newest_path;
     for (auto it = resume_from.rbegin(); it != resume_from.rend() && !newest; ++it) {
       newest = PeekTrainerState(it->second);
+      newest_path = it->second;
     }
     if (fs::exists(run_dir + "/checkpoints/final.pt")) {
       throw ConfigError("--resume", run_dir,
@@ -295,17 +297,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // The ranks' envs, generators and replay buffers are saved per rank: a resume needs the
     // world size the run was checkpointed with (every rank reads rank 0's newest checkpoint, so
     // all of them refuse alike, before any connection).
-    for (auto it = resume_from.rbegin(); it != resume_from.rend(); ++it) {
-      const int saved_world_size = CheckpointWorldSize(it->second);
-      if (saved_world_size < 1) continue;  // unreadable: the load below skips or reports it
-      if (saved_world_size != world_size) {
-        throw ConfigError(
-            "--resume", run_dir,
-            fmt::format("a launch with the world size the run was checkpointed with: {} was "
-                        "written with WORLD_SIZE {}, this launch has WORLD_SIZE {}",
-                        it->second, saved_world_size, world_size));
-      }
-      break;
+    // (The newest readable checkpoint, peeked above; an unreadable one is skipped or reported
+    // by the load below.)
+    if (newest && newest->world_size != world_size) {
+      throw ConfigError(
+          "--resume", run_dir,
+          fmt::format("a launch with the world size the run was checkpointed with: {} was "
+                      "written with WORLD_SIZE {}, this launch has WORLD_SIZE {}",
+                      newest_path, newest->world_size, world_size));
     }
     if (rank > 0) resume_from = ListCheckpoints(run_dir, rank);  // this rank's own files
   } else if (writer) {
