@@ -19,7 +19,8 @@ Runner RegisterMeters(CLI::App& app);
 Runner RegisterEnvs(CLI::App& app);
 // greenrl launch --nproc N [--master-port P] [--grace-s S] -- train ...
 Runner RegisterLaunch(CLI::App& app);
-// greenrl bench ppo-cartpole|ppo-pendulum|dqn-cartpole|sac-pendulum [--seeds N] [--steps N]
+// greenrl bench ppo-cartpole|ppo-pendulum|dqn-cartpole|sac-pendulum|sac-mountaincarcontinuous
+//   [--seeds N] [--steps N]
 //   [--configs DIR] [--set key=value ...] [--out DIR]
 Runner RegisterBench(CLI::App& app);
 // greenrl report RUN_DIR... [--format html|md] [--out FILE] [--target-return R] [--chartjs PATH]

@@ -17,9 +17,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <stdexcept>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/algo/gae.h"
@@ -30,6 +30,7 @@
 #include "greenrl/nn/categorical.h"
 #include "greenrl/nn/cuda_graph.h"
 #include "greenrl/nn/flat_optim.h"
+#include "greenrl/nn/squashed_gaussian.h"
 #include "greenrl/nn/tensor_optim.h"
 
 namespace greenrl::algo {
@@ -165,7 +166,6 @@ namespace {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
-constexpr double kSdeEpsilon = 1e-6;  // SB3 StateDependentNoiseDistribution.epsilon
 
 class Ppo final : public Algorithm {
  public:
@@ -401,7 +401,7 @@ void Ppo::SdeStd(const float* h, double* out) const {
     const double* w = &sde_var_weight_[static_cast<size_t>(j) * num_actions_];
     for (int k = 0; k < num_actions_; ++k) out[k] += h2 * w[k];
   }
-  for (int k = 0; k < num_actions_; ++k) out[k] = std::sqrt(out[k] + kSdeEpsilon);
+  for (int k = 0; k < num_actions_; ++k) out[k] = std::sqrt(out[k] + nn::kSdeEpsilon);
 }
 
 void Ppo::ResampleSdeNoise() {
@@ -985,7 +985,7 @@ void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
   torch::Tensor log_prob, entropy;
   if (use_sde_) {  // SB3 StateDependentNoiseDistribution: Normal(mean, sqrt(h^2 @ std^2 + eps))
     const torch::Tensor& log_std = module_->log_std();
-    auto std = torch::sqrt((latent * latent).mm(torch::exp(2.0 * log_std)) + kSdeEpsilon);
+    const torch::Tensor std = nn::SdeStd(latent, log_std);
     auto u = (actions - logits) / std;
     log_prob = (-0.5 * u * u - torch::log(std) - kHalfLog2Pi).sum(/*dim=*/1);
     entropy = (torch::log(std) + (0.5 + kHalfLog2Pi)).sum(/*dim=*/1);

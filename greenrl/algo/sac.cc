@@ -55,6 +55,17 @@ void AddSacKeys(ConfigSchema* schema) {
          "hidden sizes of the actor and of each critic", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
          std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+  AddKey(schema, "use_sde", ValueType::kBool, "false",
+         "generalized state-dependent exploration (gSDE) instead of the actor's log-std head");
+  AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",
+         "gSDE: VecEnv steps between noise-matrix draws within a rollout (-1: once per rollout)",
+         -1, 1 << 30);
+  AddKey(schema, "use_sde_at_warmup", ValueType::kBool, "false",
+         "gSDE: act with the gSDE policy instead of uniform actions before learning_starts");
+  AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "-3.0",
+         "gSDE: initial value of the log std parameter", -20.0, 2.0);
+  AddKey(schema, "policy_kwargs.clip_mean", ValueType::kFloat, "2.0",
+         "gSDE: the actor's mean is clipped to [-clip_mean, clip_mean] (0: no clip)", 0.0, 1e6);
 }
 
 SacConfig SacConfigFromConfig(const Config& config) {
@@ -105,6 +116,15 @@ SacConfig SacConfigFromConfig(const Config& config) {
     c.net_arch.push_back(static_cast<int>(h));
   c.activation = nn::ParseActivation("policy_kwargs.activation_fn",
                                      config.GetString("policy_kwargs.activation_fn"));
+  c.use_sde = config.GetBool("use_sde");
+  c.sde_sample_freq = static_cast<int>(config.GetInt("sde_sample_freq"));
+  c.use_sde_at_warmup = config.GetBool("use_sde_at_warmup");
+  c.log_std_init = config.GetFloat("policy_kwargs.log_std_init");
+  c.clip_mean = config.GetFloat("policy_kwargs.clip_mean");
+  if (c.sde_sample_freq == 0) {
+    throw ConfigError("sde_sample_freq", "0",
+                      "-1 (one draw per rollout) or an integer >= 1 (VecEnv steps between draws)");
+  }
   if (c.batch_size > c.buffer_size) {
     throw ConfigError("batch_size", std::to_string(c.batch_size),
                       "an integer in [1, buffer_size = " + std::to_string(c.buffer_size) + "]");
@@ -183,25 +203,52 @@ torch::nn::Sequential MakeMlp(int in, const std::vector<int>& hidden, int out,
   return seq;
 }
 
-// pi(a|s): latent = MLP(s); mean = mu(latent); log_std = clamp(log_std(latent), -20, 2).
+// The actor's outputs for a batch of B observations.
+struct ActorOutput {
+  torch::Tensor mean;     // float32 [B, A], pre-tanh mean
+  torch::Tensor log_std;  // float32 [B, A]; with gSDE the parameter float32 [L, A]
+  torch::Tensor latent;   // float32 [B, L], the last hidden layer's output (gSDE's features)
+};
+
+// pi(a|s): latent = MLP(s); without gSDE mean = mu(latent) and log_std = clamp(log_std(latent),
+// -20, 2); with gSDE mean = clamp(mu(latent), -clip_mean, clip_mean) (SB3's Hardtanh, when
+// clip_mean > 0) and log_std a parameter float32 [L, A] filled with log_std_init (SB3
+// StateDependentNoiseDistribution.proba_distribution_net with full_std=True).
 class ActorImpl : public torch::nn::Module {
  public:
-  ActorImpl(int obs_dim, int act_dim, const std::vector<int>& arch, nn::Activation activation,
-            Rng& rng) {
-    latent_ = register_module("latent_pi", MakeMlp(obs_dim, arch, 0, activation, rng));
-    const int last = arch.empty() ? obs_dim : arch.back();
+  ActorImpl(int obs_dim, int act_dim, const SacConfig& config, Rng& rng)
+      : use_sde_(config.use_sde), clip_mean_(config.clip_mean) {
+    latent_ =
+        register_module("latent_pi", MakeMlp(obs_dim, config.net_arch, 0, config.activation, rng));
+    const int last = config.net_arch.empty() ? obs_dim : config.net_arch.back();
     mu_ = register_module("mu", MakeLinear(last, act_dim, rng));
-    log_std_ = register_module("log_std", MakeLinear(last, act_dim, rng));
+    if (use_sde_) {
+      sde_log_std_ =
+          register_parameter("log_std", torch::full({last, act_dim}, config.log_std_init));
+    } else {
+      log_std_ = register_module("log_std", MakeLinear(last, act_dim, rng));
+    }
   }
-  // obs float32 [B, obs_dim] -> (mean, log_std) float32 [B, act_dim] each.
-  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs) {
-    const torch::Tensor latent = latent_->forward(obs);
-    return {mu_->forward(latent), torch::clamp(log_std_->forward(latent), kLogStdMin, kLogStdMax)};
+  // obs float32 [B, obs_dim] -> ActorOutput.
+  ActorOutput forward(const torch::Tensor& obs) {
+    ActorOutput out;
+    out.latent = latent_->forward(obs);
+    out.mean = mu_->forward(out.latent);
+    if (use_sde_) {
+      if (clip_mean_ > 0.0) out.mean = torch::clamp(out.mean, -clip_mean_, clip_mean_);
+      out.log_std = sde_log_std_;
+    } else {
+      out.log_std = torch::clamp(log_std_->forward(out.latent), kLogStdMin, kLogStdMax);
+    }
+    return out;
   }
 
  private:
+  bool use_sde_;
+  double clip_mean_;
   torch::nn::Sequential latent_{nullptr};
   torch::nn::Linear mu_{nullptr}, log_std_{nullptr};
+  torch::Tensor sde_log_std_;
 };
 TORCH_MODULE(Actor);
 
@@ -303,9 +350,18 @@ class Sac final : public Algorithm {
 
  private:
   // Policy actions in [-1, 1] for rows of obs (float32 [n, obs_dim]) into out (float32
-  // [n, act_dim]), in chunks of act_chunk_ rows.
-  void ActUnit(const float* obs, int n, bool deterministic, float* out);
+  // [n, act_dim]), in chunks of act_chunk_ rows. With gSDE, a stochastic action uses row i's
+  // exploration noise sde_eps + i * L * A (float32 [n, L, A], N(0, 1) draws) when given, else a
+  // fresh draw from the marginal N(mean, SdeStd^2).
+  void ActUnit(const float* obs, int n, bool deterministic, float* out,
+               const float* sde_eps = nullptr);
   void FillNormal(std::vector<float>* v, Rng& rng);
+  // The entropy coefficient: exp(log alpha) when learned, else the fixed ent_coef as given
+  // (exp(log 0.1f) would be 0.0999999968).
+  double Alpha() const {
+    return config_.learn_ent_coef ? std::exp(static_cast<double>(log_alpha_))
+                                  : config_.ent_coef_init;
+  }
   void WriteModel(CheckpointWriter& w) const;
   void ReadModel(CheckpointReader& r);
 
@@ -313,6 +369,7 @@ class Sac final : public Algorithm {
   SacConfig config_;
   env::EnvSpec spec_;
   int obs_dim_, act_dim_, num_envs_, act_chunk_;
+  int latent_dim_;                 // L: the actor's last hidden size (gSDE's features)
   std::vector<float> low_, high_;  // float32 [act_dim], the env's Box
   double target_entropy_;
 
@@ -346,6 +403,8 @@ class Sac final : public Algorithm {
   std::vector<float> b_noise_, b_next_noise_;  // float32 [B, act_dim]
   std::vector<float> b_log_prob_;              // float32 [B]
   std::vector<float> b_target_;                // float32 [B]
+  std::vector<float> sde_rollout_eps_;         // gSDE: float32 [N, L, A], one matrix per env
+  std::vector<float> sde_update_eps_;          // gSDE: float32 [L, A], one per gradient step
   Metrics metrics_;
 };
 
@@ -356,6 +415,7 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
       act_dim_(static_cast<int>(spec.act_dim())),
       num_envs_(config.n_envs),
       act_chunk_(std::max({config.batch_size, config.n_envs, 64})),
+      latent_dim_(config.net_arch.empty() ? obs_dim_ : config.net_arch.back()),
       target_entropy_(std::isnan(config.target_entropy) ? -static_cast<double>(spec.act_dim())
                                                         : config.target_entropy),
       action_rng_(DeriveSeed(config.seed, 1)),
@@ -372,7 +432,7 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
   // Networks: actor, critics, then targets as exact copies of the critics (SB3:
   // critic_target.load_state_dict(critic.state_dict())).
   Rng init_rng(DeriveSeed(config.seed, 0));
-  actor_ = Actor(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
+  actor_ = Actor(obs_dim_, act_dim_, config, init_rng);
   qf1_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
   qf2_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
   qf1_target_ = SoftQNetwork(obs_dim_, act_dim_, config.net_arch, config.activation, init_rng);
@@ -400,6 +460,10 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
   b_next_noise_.assign(b * act_dim_, 0.0f);
   b_log_prob_.assign(b, 0.0f);
   b_target_.assign(b, 0.0f);
+  if (config.use_sde) {
+    sde_rollout_eps_.assign(static_cast<size_t>(num_envs_) * latent_dim_ * act_dim_, 0.0f);
+    sde_update_eps_.assign(static_cast<size_t>(latent_dim_) * act_dim_, 0.0f);
+  }
 }
 
 void Sac::FillNormal(std::vector<float>* v, Rng& rng) {
@@ -410,17 +474,25 @@ void Sac::FillNormal(std::vector<float>* v, Rng& rng) {
 // Rollout: train_freq VecEnv steps. Before learning_starts env steps, uniform random actions
 // (SB3: action_space.sample(), stored scaled to [-1, 1]; uniform on [-1, 1] then rescaled is the
 // same distribution); then a ~ pi(.|obs). The buffer stores [-1, 1] actions, the env gets them
-// rescaled to its Box (SB3 unscale_action).
+// rescaled to its Box (SB3 unscale_action). gSDE (SB3 OffPolicyAlgorithm.collect_rollouts): one
+// exploration matrix per env, drawn at the rollout's start and every sde_sample_freq steps of it;
+// with use_sde_at_warmup the gSDE policy acts during the warm-up too.
 int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) {
   GREENRL_CHECK(env.num_envs() == num_envs_, "VecEnv size differs from n_envs");
   const int n = num_envs_;
   float* env_actions = env.continuous_actions();
   for (int t = 0; t < config_.train_freq; ++t) {
     std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, step_obs_.begin());
-    if (num_timesteps_ < config_.learning_starts) {
+    if (config_.use_sde &&
+        (t == 0 || (config_.sde_sample_freq > 0 && t % config_.sde_sample_freq == 0))) {
+      FillNormal(&sde_rollout_eps_, action_rng_);
+    }
+    if (num_timesteps_ < config_.learning_starts &&
+        !(config_.use_sde && config_.use_sde_at_warmup)) {
       for (float& a : step_actions_) a = static_cast<float>(action_rng_.Uniform(-1.0, 1.0));
     } else {
-      ActUnit(step_obs_.data(), n, /*deterministic=*/false, step_actions_.data());
+      ActUnit(step_obs_.data(), n, /*deterministic=*/false, step_actions_.data(),
+              config_.use_sde ? sde_rollout_eps_.data() : nullptr);
     }
     nn::RescaleToBox(step_actions_.data(), n, act_dim_, low_.data(), high_.data(), env_actions);
     env.Step();
@@ -442,7 +514,8 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 
 // ---------------------------------------------------------------------------------------------
 // Update: SB3 sac.py train(), per gradient step:
-//   1. a_pi, log_pi ~ pi(.|s) (reparameterised);
+//   1. a_pi, log_pi ~ pi(.|s) (reparameterised; gSDE: one fresh exploration matrix for the
+//      batch, used again for a' in 3, as SB3's actor.reset_noise() before both);
 //   2. alpha = exp(log_alpha) (before its step); alpha_loss = -(log_alpha (log_pi + H*)).mean();
 //      Adam step of log_alpha (taken after the numerical guard's check, which changes nothing
 //      for a finite step: nothing below reads log_alpha);
@@ -469,6 +542,8 @@ const Metrics& Sac::Update(double progress_remaining) {
   const auto noise = View(b_noise_.data(), {b, act_dim_});
   const auto next_noise = View(b_next_noise_.data(), {b, act_dim_});
   const auto target = View(b_target_.data(), {b});
+  const auto sde_eps =
+      config_.use_sde ? View(sde_update_eps_.data(), {latent_dim_, act_dim_}) : torch::Tensor();
   for (int g = 0; g < steps; ++g) {
     // Storage: a uniform batch with replacement (SB3 ReplayBuffer.sample).
     for (int j = 0; j < b; ++j) {
@@ -476,17 +551,24 @@ const Metrics& Sac::Update(double progress_remaining) {
     }
     buffer_.Gather(indices_.data(), b, b_obs_.data(), b_actions_.data(), b_rewards_.data(),
                    b_dones_.data(), b_next_obs_.data());
-    FillNormal(&b_noise_, update_rng_);
-    FillNormal(&b_next_noise_, update_rng_);
+    if (config_.use_sde) {
+      FillNormal(&sde_update_eps_, update_rng_);
+    } else {
+      FillNormal(&b_noise_, update_rng_);
+      FillNormal(&b_next_noise_, update_rng_);
+    }
+    const auto sample = [&](const ActorOutput& o, const torch::Tensor& gaussian_noise) {
+      return config_.use_sde ? nn::SampleSquashedSde(o.mean, o.latent, o.log_std, sde_eps)
+                             : nn::SampleSquashedGaussian(o.mean, o.log_std, gaussian_noise);
+    };
 
     // 1. The actor's fresh samples.
-    auto [mean, log_std] = actor_->forward(obs);
-    const nn::SquashedGaussianSample pi = nn::SampleSquashedGaussian(mean, log_std, noise);
+    const nn::SquashedGaussianSample pi = sample(actor_->forward(obs), noise);
 
     // 2. Entropy coefficient: alpha is read before its step; the step itself is taken below,
     //    once the guard has passed, so a skipped gradient step leaves log alpha and its Adam
     //    state as they were (alpha's loss depends on nothing that steps 3-4 change).
-    const double alpha = std::exp(static_cast<double>(log_alpha_));
+    const double alpha = Alpha();
     torch::Tensor lp;
     const float* lp_data = nullptr;
     int lp_n = b;
@@ -506,9 +588,7 @@ const Metrics& Sac::Update(double progress_remaining) {
     // 3. TD target from the target critics.
     {
       torch::NoGradGuard no_grad;
-      auto [next_mean, next_log_std] = actor_->forward(next_obs);
-      const nn::SquashedGaussianSample next =
-          nn::SampleSquashedGaussian(next_mean, next_log_std, next_noise);
+      const nn::SquashedGaussianSample next = sample(actor_->forward(next_obs), next_noise);
       const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
       const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
       const torch::Tensor nlp = next.log_prob.contiguous();
@@ -572,7 +652,7 @@ const Metrics& Sac::Update(double progress_remaining) {
                            sum_qf2 / m,
                            0.5 * (sum_qf1 + sum_qf2) / m,
                            sum_actor / m,
-                           steps > 0 ? sum_alpha / m : std::exp(static_cast<double>(log_alpha_)),
+                           steps > 0 ? sum_alpha / m : Alpha(),
                            config_.learn_ent_coef ? sum_alpha_loss / m : std::nan(""),
                            sum_q1v / m,
                            static_cast<double>(n_updates_)};
@@ -590,20 +670,27 @@ const Metrics& Sac::Update(double progress_remaining) {
 
 // ---------------------------------------------------------------------------------------------
 // Acting: tanh(mean) (deterministic, SB3's mode) or a fresh sample, then rescaled to the Box.
-void Sac::ActUnit(const float* obs, int n, bool deterministic, float* out) {
+void Sac::ActUnit(const float* obs, int n, bool deterministic, float* out, const float* sde_eps) {
   torch::NoGradGuard no_grad;
+  const size_t per_row = static_cast<size_t>(latent_dim_) * act_dim_;
   for (int start = 0; start < n; start += act_chunk_) {
     const int rows = std::min(act_chunk_, n - start);
     const torch::Tensor o =
         View(const_cast<float*>(obs) + static_cast<size_t>(start) * obs_dim_, {rows, obs_dim_});
-    auto [mean, log_std] = actor_->forward(o);
+    const ActorOutput p = actor_->forward(o);
     torch::Tensor a;
     if (deterministic) {
-      a = torch::tanh(mean);
+      a = torch::tanh(p.mean);
+    } else if (config_.use_sde && sde_eps != nullptr) {
+      const torch::Tensor eps =
+          View(const_cast<float*>(sde_eps) + start * per_row, {rows, latent_dim_, act_dim_});
+      a = nn::SampleSquashedSde(p.mean, p.latent, p.log_std, eps).action;
     } else {
       const size_t k = static_cast<size_t>(rows) * act_dim_;
       for (size_t j = 0; j < k; ++j) act_noise_[j] = static_cast<float>(action_rng_.Normal());
-      a = torch::tanh(mean + torch::exp(log_std) * View(act_noise_.data(), {rows, act_dim_}));
+      const torch::Tensor std =
+          config_.use_sde ? nn::SdeStd(p.latent, p.log_std) : torch::exp(p.log_std);
+      a = torch::tanh(p.mean + std * View(act_noise_.data(), {rows, act_dim_}));
     }
     a = a.contiguous();
     std::copy(a.data_ptr<float>(), a.data_ptr<float>() + a.numel(),
@@ -642,6 +729,7 @@ void Sac::WriteModel(CheckpointWriter& w) const {
   w.WriteInt("act_dim", act_dim_);
   w.WriteInts("net_arch", config_.net_arch);
   w.WriteString("activation", nn::ToString(config_.activation));
+  w.WriteString("use_sde", config_.use_sde ? "true" : "false");
   w.WriteFloats("actor", actor_flat_.data(), actor_flat_.numel());
   w.WriteFloats("critic", critic_flat_.data(), critic_flat_.numel());
   w.WriteFloats("critic_target", target_flat_.data(), target_flat_.numel());
@@ -690,6 +778,9 @@ void Sac::LoadTrainingState(const std::string& path,
 void Sac::ReadModel(CheckpointReader& r) {
   r.ExpectInts("net_arch", "net_arch", config_.net_arch);
   r.ExpectString("activation_fn", "activation", nn::ToString(config_.activation));
+  if (r.Has("use_sde") || config_.use_sde) {  // checkpoints from before SAC's gSDE: no entry
+    r.ExpectString("use_sde", "use_sde", config_.use_sde ? "true" : "false");
+  }
   // Read everything before writing anything, so a bad file leaves the agent as it was.
   auto read = [&](const std::string& key, int64_t n) {
     std::vector<float> v(static_cast<size_t>(n));

@@ -11,7 +11,8 @@
 //   collected by the last rollout) once more than `learning_starts` env steps were taken (SB3's
 //   `num_timesteps > learning_starts`); before that a no-op that returns the same metric keys
 //   with NaN losses;
-// - ActContinuous: the actor's mode tanh(mean) (deterministic) or a sample, rescaled to the Box.
+// - ActContinuous: the actor's mode tanh(mean) (deterministic) or a sample, rescaled to the Box
+//   (with gSDE a fresh draw from the noise's marginal N(mean, SdeStd^2), not a rollout matrix).
 #pragma once
 
 #include <cmath>
@@ -49,6 +50,16 @@ struct SacConfig {
   // Target entropy of the learned alpha; NaN: SB3's "auto", -dim(A) (set by MakeSac).
   double target_entropy = std::nan("");
   int target_update_interval = 1;       // gradient steps between Polyak updates
+  // gSDE, generalized state-dependent exploration (SB3 SAC use_sde; Raffin, Kober and Stulp,
+  // 2022, arXiv:2005.05719): the actor's noise is latent @ E, E ~ N(0, exp(log_std)^2) float32
+  // [L, A] with log_std a learned state-independent parameter (nn::SampleSquashedSde). The
+  // rollout draws one E per env at its start and every sde_sample_freq VecEnv steps; each
+  // gradient step draws one E for its whole batch (SB3 train(): actor.reset_noise()).
+  bool use_sde = false;
+  int sde_sample_freq = -1;             // VecEnv steps between draws within a rollout; -1: once
+  bool use_sde_at_warmup = false;       // gSDE actions, not uniform ones, before learning_starts
+  double log_std_init = -3.0;           // policy_kwargs.log_std_init: gSDE's initial log std
+  double clip_mean = 2.0;               // policy_kwargs.clip_mean: gSDE mean in [-c, c]; 0: no clip
   std::vector<int> net_arch{256, 256};  // policy_kwargs.net_arch (actor and each critic)
   nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices

@@ -1,7 +1,8 @@
 // SAC: the update's pieces against hand-computed values (TD target with truncation and
 // termination, Polyak, the entropy-coefficient Adam step), Box-action evaluation through
-// train::EvaluatePolicy, config errors, the checkpoint round trip and a short smoke training of
-// configs/sac/pendulum.yaml.
+// train::EvaluatePolicy, config errors, gSDE (its rollout schedule, training, clip_mean), the
+// checkpoint round trip and short smoke trainings of configs/sac/pendulum.yaml and the gSDE
+// preset configs/sac/mountaincarcontinuous.yaml.
 #include "greenrl/algo/sac.h"
 
 #include <gtest/gtest.h>
@@ -160,6 +161,11 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_EQ(field_of({"tau=0"}), "tau");
   EXPECT_EQ(field_of({"gradient_steps=-2"}), "gradient_steps");
   EXPECT_EQ(field_of({"policy_kwargs.activation_fn=gelu"}), "policy_kwargs.activation_fn");
+  EXPECT_EQ(field_of({"use_sde=maybe"}), "use_sde");
+  EXPECT_EQ(field_of({"sde_sample_freq=0"}), "sde_sample_freq");
+  EXPECT_EQ(field_of({"sde_sample_freq=-2"}), "sde_sample_freq");
+  EXPECT_EQ(field_of({"policy_kwargs.clip_mean=-1"}), "policy_kwargs.clip_mean");
+  EXPECT_EQ(field_of({"policy_kwargs.log_std_init=5"}), "policy_kwargs.log_std_init");
   EXPECT_EQ(field_of({}), "(no error)");
   const Config ok = train::LoadRunConfig(Preset(), {"ent_coef=auto_0.1", "target_entropy=-2"}, 0);
   const SacConfig c = SacConfigFromConfig(ok);
@@ -177,6 +183,19 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_DOUBLE_EQ(preset.tau, 0.005);
   EXPECT_EQ(preset.net_arch, (std::vector<int>{256, 256}));
   EXPECT_TRUE(std::isnan(preset.target_entropy));
+  EXPECT_FALSE(preset.use_sde);  // SB3's gSDE defaults: off, -1, no warm-up, -3, 2.0
+  EXPECT_EQ(preset.sde_sample_freq, -1);
+  EXPECT_FALSE(preset.use_sde_at_warmup);
+  EXPECT_DOUBLE_EQ(preset.log_std_init, -3.0);
+  EXPECT_DOUBLE_EQ(preset.clip_mean, 2.0);
+  // rl-zoo's MountainCarContinuous-v0 preset: gSDE with log_std_init -3.67.
+  const SacConfig mcc = SacConfigFromConfig(train::LoadRunConfig(
+      std::string(GREENRL_SOURCE_DIR) + "/configs/sac/mountaincarcontinuous.yaml", {}, 0));
+  EXPECT_TRUE(mcc.use_sde);
+  EXPECT_DOUBLE_EQ(mcc.log_std_init, -3.67);
+  EXPECT_EQ(mcc.net_arch, (std::vector<int>{64, 64}));
+  EXPECT_FALSE(mcc.learn_ent_coef);
+  EXPECT_DOUBLE_EQ(mcc.ent_coef_init, 0.1);
 
   try {
     MakeSac(SmallConfig(), env::FindEnvSpec("CartPole-v1"));
@@ -320,6 +339,98 @@ TEST(SacTest, EvaluatePolicyDrivesBoxEnvsThroughActContinuous) {
   EXPECT_THROW(train::EvaluatePolicy(discrete, "Pendulum-v1", 1, 0), InternalError);
 }
 
+// ---------------------------------------------------------------------------------------------
+// gSDE (SB3 SAC use_sde).
+
+// The rollout's exploration matrices are drawn as SB3's collect_rollouts draws them: at each
+// rollout's start and every sde_sample_freq VecEnv steps of it. Two agents of the same seed on
+// two envs of the same seed take the same actions exactly when they draw at the same steps, so
+// the envs' observations tell the schedules apart: with train_freq 4, sde_sample_freq 4 draws
+// only at t = 0, as -1 does; 2 draws again at t = 2. use_sde_at_warmup acts with the policy
+// before learning_starts instead of uniformly.
+TEST(SacTest, SdeRolloutDrawsItsMatricesAsSb3) {
+  auto obs_after = [](int sde_sample_freq, bool at_warmup, int64_t learning_starts) {
+    SacConfig config = SmallConfig(7);
+    config.use_sde = true;
+    config.sde_sample_freq = sde_sample_freq;
+    config.use_sde_at_warmup = at_warmup;
+    config.learning_starts = learning_starts;
+    config.train_freq = 4;
+    config.n_envs = 2;
+    config.log_std_init = 0.0;  // noise large enough to move the pendulum visibly
+    auto env = env::MakeVecEnv("Pendulum-v1", 2, /*seed=*/3, 1);
+    auto sac = MakeSac(config, env->spec());
+    env->Reset();
+    std::vector<EpisodeRecord> episodes;
+    for (int r = 0; r < 3; ++r) sac->CollectRollout(*env, &episodes);  // no update: same actor
+    return std::vector<float>(env->obs(), env->obs() + 2 * 3);
+  };
+  const std::vector<float> once = obs_after(-1, false, 0);
+  EXPECT_EQ(obs_after(4, false, 0), once);
+  EXPECT_NE(obs_after(2, false, 0), once);
+  EXPECT_NE(obs_after(1, false, 0), obs_after(2, false, 0));
+  // Warm-up: uniform actions unless use_sde_at_warmup, which then acts as after the warm-up.
+  EXPECT_NE(obs_after(-1, false, 1000), once);
+  EXPECT_EQ(obs_after(-1, true, 1000), once);
+}
+
+// Training with gSDE: finite losses, actions inside the Box, the log-std parameter [L, A] moves
+// (gradients reach it), and the deterministic action is tanh of the clipped mean: with clip_mean
+// 0.01 every Pendulum torque is within 2 tanh(0.01) of 0, which the unclipped actor exceeds.
+TEST(SacTest, SdeTrainsAndClipsTheMean) {
+  auto make = [](double clip_mean) {
+    SacConfig config = SmallConfig(3);
+    config.use_sde = true;
+    config.clip_mean = clip_mean;
+    config.learning_starts = 20;
+    return config;
+  };
+  auto env = env::MakeVecEnv("Pendulum-v1", 1, /*seed=*/5, 1);
+  auto sac = MakeSac(make(2.0), env->spec());
+  const std::vector<float> before = sac->GetParameters();
+  env->Reset();
+  std::vector<EpisodeRecord> episodes;
+  for (int t = 0; t < 60; ++t) {
+    sac->CollectRollout(*env, &episodes);
+    const Metrics& m = sac->Update(1.0);
+    for (const auto& [key, value] : m) {
+      if (t >= 20) {
+        EXPECT_TRUE(std::isfinite(value)) << key;
+      }
+    }
+    EXPECT_GE(env->continuous_actions()[0], -2.0f);
+    EXPECT_LE(env->continuous_actions()[0], 2.0f);
+  }
+  // The actor's parameters start with log_std [32, 1] (LibTorch lists a module's own parameters
+  // before its submodules'), initialised to log_std_init -3.
+  const std::vector<float> after = sac->GetParameters();
+  const size_t log_std_at = 0;
+  int moved = 0;
+  for (size_t k = log_std_at; k < log_std_at + 32; ++k) {
+    EXPECT_EQ(before[k], -3.0f) << k;
+    moved += after[k] != before[k];
+  }
+  // Rows j whose ReLU feature h_j was 0 in every sampled batch get no gradient (d/d log_std_j
+  // carries h_j); here 17 of 32 moved.
+  EXPECT_GE(moved, 8);
+
+  std::vector<float> obs;
+  for (int i = 0; i < 50; ++i) {
+    const double th = 0.3 * i;
+    obs.insert(obs.end(), {static_cast<float>(std::cos(th)), static_cast<float>(std::sin(th)),
+                           static_cast<float>(0.3 * i - 7.0)});
+  }
+  std::vector<float> clipped(50), free(50);
+  MakeSac(make(0.01), env->spec())->ActContinuous(obs.data(), 50, true, clipped.data());
+  MakeSac(make(0.0), env->spec())->ActContinuous(obs.data(), 50, true, free.data());
+  float max_free = 0.0f;
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_LE(std::fabs(clipped[i]), 2.0 * std::tanh(0.01) + 1e-6) << i;
+    max_free = std::max(max_free, std::fabs(free[i]));
+  }
+  EXPECT_GT(max_free, 2.0 * std::tanh(0.01) * 2);
+}
+
 // The numerical guard: an update whose critic gradient is not finite skips each of its gradient
 // steps whole. The saved model (actor, critics, targets, log alpha and all three Adam states,
 // the entropy coefficient's included) is byte for byte what it was before; the next clean update
@@ -391,6 +502,27 @@ TEST(SacTest, CheckpointRoundTrip) {
   { std::ofstream(dir + "/junk.pt") << "not a checkpoint"; }
   EXPECT_THROW(other->LoadCheckpoint(dir + "/junk.pt"), ConfigError);
   EXPECT_EQ(other->GetParameters(), kept);
+
+  // gSDE: a round trip acts the same; an agent with and one without gSDE refuse each other's
+  // files, naming use_sde.
+  SacConfig sde = SmallConfig(5);
+  sde.use_sde = true;
+  auto sde_agent = MakeSac(sde, env->spec());
+  sde_agent->SaveCheckpoint(dir + "/sde.pt");
+  sde.seed = 6;
+  auto sde_other = MakeSac(sde, env->spec());
+  sde_other->LoadCheckpoint(dir + "/sde.pt");
+  EXPECT_EQ(sde_other->GetParameters(), sde_agent->GetParameters());
+  for (const auto& [agent, file] :
+       {std::pair<Algorithm*, std::string>{sde_agent.get(), path},
+        std::pair<Algorithm*, std::string>{other.get(), dir + "/sde.pt"}}) {
+    try {
+      agent->LoadCheckpoint(file);
+      ADD_FAILURE() << "loaded " << file;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("use_sde"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,6 +562,41 @@ TEST(SacTest, PresetSmokeTraining) {
   reloaded->LoadCheckpoint(result.checkpoint_path);
   const train::EvalResult e = train::EvaluatePolicy(*reloaded, "Pendulum-v1", 2, 1);
   EXPECT_NEAR(e.mean_return, r.eval_mean_return, 1e-6 * std::fabs(r.eval_mean_return));
+}
+
+// The gSDE preset (rl-zoo's MountainCarContinuous-v0) trains through the trainer with every
+// key as rl-zoo's, for 2048 of its 5e4 steps: finite losses, a fixed alpha of 0.1, 64 gradient
+// steps per 64 env steps, and eval reproduced from final.pt.
+TEST(SacTest, SdePresetSmokeTraining) {
+  const std::string preset =
+      std::string(GREENRL_SOURCE_DIR) + "/configs/sac/mountaincarcontinuous.yaml";
+  const Config config = train::LoadRunConfig(
+      preset, {"n_timesteps=2048", "eval.final_episodes=2", "energy.meter=estimator"}, 1);
+  train::TrainOptions options;
+  options.out_dir = FreshDir("sde_smoke");
+  options.verbose = false;
+  const train::TrainResult result = train::Train(config, std::move(options));
+  const report::RunReport& r = result.report;
+  EXPECT_EQ(r.steps, 2048);
+  EXPECT_TRUE(std::isfinite(r.eval_mean_return));
+  auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
+  ASSERT_FALSE(rows.empty());
+  auto column = [&](const std::string& key) {
+    for (size_t k = 0; k < header.size(); ++k) {
+      if (header[k] == key) return rows.back()[k];
+    }
+    ADD_FAILURE() << key;
+    return std::nan("");
+  };
+  EXPECT_EQ(column("losses/n_updates"), 2048.0);  // learning_starts 0: 32 per 32 env steps
+  EXPECT_DOUBLE_EQ(column("losses/alpha"), 0.1);  // the fixed value itself, not exp(log 0.1f)
+  for (const std::string key : {"losses/qf_loss", "losses/actor_loss", "losses/qf1_values"}) {
+    EXPECT_TRUE(std::isfinite(column(key))) << key;
+  }
+  auto reloaded = train::MakeAlgorithm(config, env::FindEnvSpec("MountainCarContinuous-v0"));
+  reloaded->LoadCheckpoint(result.checkpoint_path);
+  const train::EvalResult e = train::EvaluatePolicy(*reloaded, "MountainCarContinuous-v0", 2, 1);
+  EXPECT_NEAR(e.mean_return, r.eval_mean_return, 1e-6 * std::fabs(r.eval_mean_return) + 1e-9);
 }
 
 }  // namespace

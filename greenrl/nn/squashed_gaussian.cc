@@ -57,6 +57,24 @@ SquashedGaussianSample SampleSquashedGaussian(const torch::Tensor& mean,
   return s;
 }
 
+torch::Tensor SdeStd(const torch::Tensor& latent, const torch::Tensor& log_std) {
+  return torch::sqrt(latent.square().mm(torch::exp(2.0 * log_std)) + kSdeEpsilon);
+}
+
+SquashedGaussianSample SampleSquashedSde(const torch::Tensor& mean, const torch::Tensor& latent,
+                                         const torch::Tensor& log_std, const torch::Tensor& eps) {
+  const torch::Tensor e = torch::exp(log_std) * eps;
+  const torch::Tensor z =
+      eps.dim() == 2 ? latent.mm(e) : latent.unsqueeze(1).bmm(e).squeeze(/*dim=*/1);
+  const torch::Tensor u = mean + z;
+  const torch::Tensor s = SdeStd(latent, log_std);
+  SquashedGaussianSample out;
+  out.action = torch::tanh(u);
+  out.log_prob =
+      (-0.5 * (z / s).square() - torch::log(s) - kHalfLog2Pi - TanhLogDetJacobian(u)).sum(-1);
+  return out;
+}
+
 void RescaleToBox(const float* a, int64_t n, int dim, const float* low, const float* high,
                   float* out) {
   for (int64_t i = 0; i < n; ++i) {

@@ -65,6 +65,31 @@ SquashedGaussianSample SampleSquashedGaussian(const torch::Tensor& mean,
                                               const torch::Tensor& log_std,
                                               const torch::Tensor& noise);
 
+// gSDE, generalized state-dependent exploration (Raffin, Kober and Stulp, 2022, arXiv:2005.05719;
+// SB3 2.x common/distributions.py StateDependentNoiseDistribution with full_std=True,
+// use_expln=False): the action noise is latent @ E with one exploration matrix E ~ N(0, std^2)
+// of shape [L, A], std = exp(log_std), so for a given latent h the noise of action k is
+// Gaussian with standard deviation
+//   sqrt(sum_j h_j^2 exp(2 log_std_jk) + 1e-6)   (SB3's epsilon 1e-6 keeps it above 0).
+// latent: float32 [B, L]; log_std: float32 [L, A] -> float32 [B, A]; differentiable in both.
+// The variance floor of SdeStd: SB3 StateDependentNoiseDistribution.epsilon.
+inline constexpr double kSdeEpsilon = 1e-6;
+torch::Tensor SdeStd(const torch::Tensor& latent, const torch::Tensor& log_std);
+
+// A reparameterised gSDE sample of the squashed Gaussian (SB3 SAC Actor with use_sde=True):
+//   E = exp(log_std) * eps, z = latent @ E (per row i with its own matrix when eps has one per
+//   row), u = mean + z, action = tanh(u),
+//   log_prob = sum_k [-0.5 (z_k / s_k)^2 - log s_k - 0.5 log(2 pi) - TanhLogDetJacobian(u_k)],
+//   s = SdeStd(latent, log_std).
+// Gradients flow to mean, latent (SB3's SAC learns the features: learn_features=True) and log_std
+// (through s and through E, as SB3's rsample of the exploration matrix). The log-prob is that of
+// u, not of atanh(action) as SB3 recomputes it, for the stability reason in this file's header.
+// Args: mean float32 [B, A]; latent float32 [B, L]; log_std float32 [L, A]; eps float32 [L, A]
+//   (one matrix for the batch, as SB3's train() after reset_noise()) or [B, L, A] (one per row,
+//   as SB3's rollout with one matrix per env), N(0, 1) draws from the caller's generator.
+SquashedGaussianSample SampleSquashedSde(const torch::Tensor& mean, const torch::Tensor& latent,
+                                         const torch::Tensor& log_std, const torch::Tensor& eps);
+
 // SB3's unscale_action: a policy action in [-1, 1] to the Box, per component
 //   out = low + 0.5 (a + 1) (high - low), then clamped to [low, high] (float rounding).
 // a, out: float32 [n, dim] row-major (may alias); low, high: float32 [dim], finite.

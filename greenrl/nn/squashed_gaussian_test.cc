@@ -96,6 +96,91 @@ TEST(SquashedGaussianTest, SampleIsReparameterisedAndFiniteWhenSaturated) {
   EXPECT_NEAR(mean.grad()[1][0].item<float>(), 2.0, 1e-5);
 }
 
+// gSDE by hand: latent h = (1, 2), L = A = 2, log_std = [[0, log 2], [log 0.5, 0]] (rows j,
+// columns k), eps = [[0.5, -1], [1, 0.25]], mean = (0.2, -0.3).
+//   E = exp(log_std) * eps = [[0.5, -2], [0.5, 0.25]];  z = h @ E = (0.5 + 1, -2 + 0.5) = (1.5,
+//   -1.5) s_k^2 = sum_j h_j^2 exp(2 log_std_jk) + 1e-6: s_0^2 = 1 + 4 x 0.25 = 2 (+1e-6),
+//                                                  s_1^2 = 1 x 4 + 4 x 1 = 8 (+1e-6)
+//   u = mean + z = (1.7, -1.8); action = tanh(u) = (0.93540907, -0.94680601)
+//   log_prob = sum_k [-0.5 z_k^2 / s_k^2 - log s_k - 0.5 log(2 pi) + 2 log cosh(u_k)]
+//            = (-0.5625 - 0.34657 - 0.91894 + 2.07936) + (-0.140625 - 1.03972 - 0.91894 + 2.26762)
+//            = 0.41968596
+TEST(SquashedGaussianTest, SdeSampleAndLogProbByHand) {
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+  const auto latent = torch::tensor({1.0, 2.0}, opts).reshape({1, 2});
+  const auto log_std =
+      torch::tensor({0.0, std::log(2.0), std::log(0.5), 0.0}, opts).reshape({2, 2});
+  const auto eps = torch::tensor({0.5, -1.0, 1.0, 0.25}, opts).reshape({2, 2});
+  const auto mean = torch::tensor({0.2, -0.3}, opts).reshape({1, 2});
+  const torch::Tensor s = SdeStd(latent, log_std);
+  EXPECT_NEAR(s[0][0].item<double>(), std::sqrt(2.000001), 1e-14);
+  EXPECT_NEAR(s[0][1].item<double>(), std::sqrt(8.000001), 1e-14);
+  const SquashedGaussianSample x = SampleSquashedSde(mean, latent, log_std, eps);
+  EXPECT_NEAR(x.action[0][0].item<double>(), std::tanh(1.7), 1e-14);
+  EXPECT_NEAR(x.action[0][1].item<double>(), std::tanh(-1.8), 1e-14);
+  EXPECT_NEAR(x.log_prob[0].item<double>(), 0.4196859634251793, 1e-12);
+  // One matrix per row ([B, L, A]) gives each row what the single matrix gives it.
+  const auto latent2 = torch::tensor({1.0, 2.0, -0.5, 3.0}, opts).reshape({2, 2});
+  const auto eps_b =
+      torch::tensor({0.5, -1.0, 1.0, 0.25, -0.7, 0.1, 0.3, 2.0}, opts).reshape({2, 2, 2});
+  const auto mean2 = torch::tensor({0.2, -0.3, 1.0, 0.5}, opts).reshape({2, 2});
+  const SquashedGaussianSample batched = SampleSquashedSde(mean2, latent2, log_std, eps_b);
+  for (int i = 0; i < 2; ++i) {
+    const SquashedGaussianSample row =
+        SampleSquashedSde(mean2.slice(0, i, i + 1), latent2.slice(0, i, i + 1), log_std, eps_b[i]);
+    EXPECT_TRUE(torch::allclose(batched.action[i], row.action[0], 0.0, 1e-15)) << i;
+    EXPECT_NEAR(batched.log_prob[i].item<double>(), row.log_prob[0].item<double>(), 1e-13) << i;
+  }
+}
+
+// Gradients flow to mean, latent and log_std (through the std and through E = exp(log_std) eps,
+// SB3's rsample) and match central finite differences of the log-prob and of the action; a
+// saturated sample (u = 40: tanh rounds to 1) keeps a finite log-prob and finite gradients.
+TEST(SquashedGaussianTest, SdeGradientsMatchFiniteDifferencesAndSaturationIsFinite) {
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+  const auto eps = torch::tensor({0.5, -1.0, 1.0, 0.25, -0.3, 0.8}, opts).reshape({3, 2});
+  std::vector<torch::Tensor> params = {
+      torch::tensor({0.2, -0.3, 0.7, 0.1}, opts).reshape({2, 2}),              // mean [B=2, A=2]
+      torch::tensor({1.0, 2.0, -0.5, 0.3, 0.4, -1.2}, opts).reshape({2, 3}),   // latent [2, L=3]
+      torch::tensor({0.0, 0.3, -0.5, 0.1, -1.0, 0.2}, opts).reshape({3, 2})};  // log_std [3, 2]
+  auto objective = [&](const std::vector<torch::Tensor>& p) {
+    const SquashedGaussianSample x = SampleSquashedSde(p[0], p[1], p[2], eps);
+    return x.log_prob.sum() + 3.0 * x.action.sum();
+  };
+  for (auto& p : params) p.requires_grad_(true);
+  objective(params).backward();
+  const double h = 1e-6;
+  for (size_t which = 0; which < params.size(); ++which) {
+    for (int64_t k = 0; k < params[which].numel(); ++k) {
+      std::vector<torch::Tensor> plus, minus;
+      for (const auto& p : params) {
+        plus.push_back(p.detach().clone());
+        minus.push_back(p.detach().clone());
+      }
+      plus[which].view(-1)[k] += h;
+      minus[which].view(-1)[k] -= h;
+      const double fd =
+          (objective(plus).item<double>() - objective(minus).item<double>()) / (2.0 * h);
+      EXPECT_NEAR(params[which].grad().view(-1)[k].item<double>(), fd, 1e-6)
+          << "parameter " << which << " element " << k;
+    }
+  }
+  // Saturation in float32: mean 2, z = 38 (latent 38 times E = 1) -> u = 40.
+  auto mean = torch::full({1, 1}, 2.0f).requires_grad_(true);
+  auto latent = torch::full({1, 1}, 38.0f).requires_grad_(true);
+  auto log_std = torch::zeros({1, 1}).requires_grad_(true);
+  const SquashedGaussianSample sat = SampleSquashedSde(mean, latent, log_std, torch::ones({1, 1}));
+  EXPECT_EQ(sat.action.item<float>(), 1.0f);
+  EXPECT_TRUE(std::isfinite(sat.log_prob.item<float>()));
+  // -0.5 (38 / 38)^2 - log 38 - 0.5 log(2 pi) + 2 log cosh(40) (= 80 - 2 log 2).
+  EXPECT_NEAR(sat.log_prob.item<float>(),
+              -0.5 - std::log(38.0) - kHalfLog2Pi + 80.0 - 2.0 * std::log(2.0), 1e-3);
+  sat.log_prob.sum().backward();
+  for (const auto* t : {&mean, &latent, &log_std}) {
+    EXPECT_TRUE(torch::isfinite(t->grad()).all().item<bool>());
+  }
+}
+
 TEST(SquashedGaussianTest, RescaleToBoxAndBack) {
   // Pendulum-v1's torque Box [-2, 2] and an asymmetric [0, 10].
   const float low[] = {-2.0f, 0.0f}, high[] = {2.0f, 10.0f};

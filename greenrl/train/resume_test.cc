@@ -161,6 +161,17 @@ TEST(ResumeTest, SacResumedRunIsBitIdenticalWithReplayBuffer) {
   ExpectResumeIsExact("sac", config, 250);
 }
 
+// SAC with gSDE (rl-zoo's MountainCarContinuous-v0 preset, noise redrawn within rollouts): the
+// exploration matrices are drawn afresh at each rollout's and each gradient step's start, so
+// nothing of them needs saving and the resumed run is still the uninterrupted one.
+TEST(ResumeTest, SacWithGsdeResumedRunIsBitIdentical) {
+  const Config config = LoadRunConfig(Preset("sac/mountaincarcontinuous.yaml"),
+                                      {"n_timesteps=640", "batch_size=64", "sde_sample_freq=8",
+                                       "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=0"},
+                                      17);
+  ExpectResumeIsExact("sac", config, 320);
+}
+
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
   const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
                                       {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",

@@ -180,15 +180,6 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& [key, algos] : owners) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
-  // SB3's SAC has gSDE (rl-zoo's SAC presets use it); greenrl's does not, PPO's does.
-  if (algo == "sac") {
-    for (const char* key :
-         {"use_sde", "sde_sample_freq", "use_sde_at_warmup", "policy_kwargs.log_std_init"}) {
-      s.AddUnknownKeyNote(key,
-                          "for algo sac (SB3's SAC gSDE, which greenrl's SAC does not have; "
-                          "greenrl's PPO has gSDE)");
-    }
-  }
   // rl-zoo's VecNormalize gamma: greenrl's is the algorithm's (NormalizeOptionsFrom).
   s.AddUnknownKeyNote("normalize_kwargs.gamma",
                       "(VecNormalize's gamma is the algorithm's gamma in greenrl, as rl-zoo "

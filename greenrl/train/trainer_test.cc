@@ -232,7 +232,8 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
   } cases[] = {{"ppo.yml", "CartPole-v1", "ppo/cartpole.yaml"},
                {"ppo.yml", "Pendulum-v1", "ppo/pendulum.yaml"},
                {"ppo.yml", "HalfCheetah-v4", "ppo/halfcheetah.yaml"},
-               {"sac.yml", "Pendulum-v1", "sac/pendulum.yaml"}};
+               {"sac.yml", "Pendulum-v1", "sac/pendulum.yaml"},
+               {"sac.yml", "MountainCarContinuous-v0", "sac/mountaincarcontinuous.yaml"}};
   for (const auto& c : cases) {
     const Config from_zoo = LoadRunConfig(zoo + c.file, {"env_id=" + c.env}, std::nullopt);
     const Config preset = LoadRunConfig(configs + c.preset, {}, std::nullopt);
@@ -243,7 +244,7 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
       LoadRunConfig(zoo + "ppo.yml", {"env_id=CartPole-v1", "n_timesteps=2e5"}, std::nullopt);
   EXPECT_EQ(longer.GetInt("n_timesteps"), 200000);
   EXPECT_EQ(longer.GetInt("n_steps"), 32);
-  // What greenrl does not have is named: rl-zoo's wrapper keys, SAC keys it lacks.
+  // What greenrl does not have is named: rl-zoo's wrapper keys.
   auto message = [&](const std::string& file, const std::string& env,
                      const std::string& set = "seed=0") {
     try {
@@ -259,11 +260,6 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
       << message("ppo.yml", "CartPole-v1", "frame_stack=4");
   EXPECT_NE(message("ppo.yml", "CarRacing-v2").find("env_id: got 'CarRacing-v2'; one of: "),
             std::string::npos);
-  EXPECT_NE(message("sac.yml", "MountainCarContinuous-v0")
-                .find("unknown key for algo sac (SB3's SAC gSDE, which greenrl's SAC does not "
-                      "have; greenrl's PPO has gSDE)"),
-            std::string::npos)
-      << message("sac.yml", "MountainCarContinuous-v0");
 }
 
 // DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps.
