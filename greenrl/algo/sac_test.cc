@@ -526,6 +526,24 @@ TEST(SacTest, CheckpointRoundTrip) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Trains `config` through train::Train, quietly, into a fresh temp dir named after `name`.
+train::TrainResult TrainQuietly(const Config& config, const std::string& name) {
+  train::TrainOptions options;
+  options.out_dir = FreshDir(name);
+  options.verbose = false;
+  return train::Train(config, std::move(options));
+}
+
+// The last metrics.csv row's value of `key`; NaN and a test failure when there is no such column.
+double LastRowValue(const std::vector<std::string>& header,
+                    const std::vector<std::vector<double>>& rows, const std::string& key) {
+  for (size_t k = 0; k < header.size(); ++k) {
+    if (header[k] == key) return rows.back()[k];
+  }
+  ADD_FAILURE() << "no column " << key;
+  return std::nan("");
+}
+
 // Smoke training of the preset through the trainer: a short run with finite metrics, and
 // `greenrl eval`'s path (MakeAlgorithm + LoadCheckpoint) reproduces the final evaluation.
 // Narrower networks and batches than the preset's [256, 256] x 256 keep it to seconds (each
@@ -536,10 +554,7 @@ TEST(SacTest, PresetSmokeTraining) {
                            {"n_timesteps=1200", "policy_kwargs.net_arch=[64, 64]", "batch_size=64",
                             "eval.final_episodes=2", "energy.meter=estimator"},
                            1);
-  train::TrainOptions options;
-  options.out_dir = FreshDir("smoke");
-  options.verbose = false;
-  const train::TrainResult result = train::Train(config, std::move(options));
+  const train::TrainResult result = TrainQuietly(config, "smoke");
   const report::RunReport& r = result.report;
   EXPECT_EQ(r.steps, 1200);
   EXPECT_TRUE(std::isfinite(r.eval_mean_return));
@@ -551,12 +566,7 @@ TEST(SacTest, PresetSmokeTraining) {
   for (const std::string key :
        {"losses/qf1_loss", "losses/qf2_loss", "losses/qf_loss", "losses/actor_loss", "losses/alpha",
         "losses/alpha_loss", "losses/qf1_values", "charts/learning_rate"}) {
-    size_t c = header.size();
-    for (size_t k = 0; k < header.size(); ++k) {
-      if (header[k] == key) c = k;
-    }
-    ASSERT_LT(c, header.size()) << key;
-    EXPECT_TRUE(std::isfinite(rows.back()[c])) << key;
+    EXPECT_TRUE(std::isfinite(LastRowValue(header, rows, key))) << key;
   }
   auto reloaded = train::MakeAlgorithm(config, env::FindEnvSpec("Pendulum-v1"));
   reloaded->LoadCheckpoint(result.checkpoint_path);
@@ -572,22 +582,13 @@ TEST(SacTest, SdePresetSmokeTraining) {
       std::string(GREENRL_SOURCE_DIR) + "/configs/sac/mountaincarcontinuous.yaml";
   const Config config = train::LoadRunConfig(
       preset, {"n_timesteps=2048", "eval.final_episodes=2", "energy.meter=estimator"}, 1);
-  train::TrainOptions options;
-  options.out_dir = FreshDir("sde_smoke");
-  options.verbose = false;
-  const train::TrainResult result = train::Train(config, std::move(options));
+  const train::TrainResult result = TrainQuietly(config, "sde_smoke");
   const report::RunReport& r = result.report;
   EXPECT_EQ(r.steps, 2048);
   EXPECT_TRUE(std::isfinite(r.eval_mean_return));
   auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
   ASSERT_FALSE(rows.empty());
-  auto column = [&](const std::string& key) {
-    for (size_t k = 0; k < header.size(); ++k) {
-      if (header[k] == key) return rows.back()[k];
-    }
-    ADD_FAILURE() << key;
-    return std::nan("");
-  };
+  auto column = [&](const std::string& key) { return LastRowValue(header, rows, key); };
   EXPECT_EQ(column("losses/n_updates"), 2048.0);  // learning_starts 0: 32 per 32 env steps
   EXPECT_DOUBLE_EQ(column("losses/alpha"), 0.1);  // the fixed value itself, not exp(log 0.1f)
   for (const std::string key : {"losses/qf_loss", "losses/actor_loss", "losses/qf1_values"}) {
