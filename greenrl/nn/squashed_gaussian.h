@@ -1,6 +1,7 @@
 // squashed_gaussian.h: the tanh-squashed diagonal Gaussian of SAC's actor (Haarnoja et al., 2018,
 // arXiv:1801.01290, appendix C), the plain diagonal Gaussian it is built on (continuous PPO's
-// policy too), and the maps between a policy's [-1, 1] actions and an env's Box bounds.
+// policy too), its gSDE variant (SAC with use_sde; the std formula PPO's gSDE shares), and the
+// maps between a policy's [-1, 1] actions and an env's Box bounds.
 //
 // Semantics follow Stable-Baselines3 2.x (common/distributions.py SquashedDiagGaussianDistribution,
 // common/policies.py BasePolicy.scale_action / unscale_action), with one deliberate difference:
@@ -65,15 +66,17 @@ SquashedGaussianSample SampleSquashedGaussian(const torch::Tensor& mean,
                                               const torch::Tensor& log_std,
                                               const torch::Tensor& noise);
 
+// The variance floor of SdeStd: SB3 StateDependentNoiseDistribution.epsilon.
+inline constexpr double kSdeEpsilon = 1e-6;
+
 // gSDE, generalized state-dependent exploration (Raffin, Kober and Stulp, 2022, arXiv:2005.05719;
 // SB3 2.x common/distributions.py StateDependentNoiseDistribution with full_std=True,
 // use_expln=False): the action noise is latent @ E with one exploration matrix E ~ N(0, std^2)
 // of shape [L, A], std = exp(log_std), so for a given latent h the noise of action k is
 // Gaussian with standard deviation
 //   sqrt(sum_j h_j^2 exp(2 log_std_jk) + 1e-6)   (SB3's epsilon 1e-6 keeps it above 0).
-// latent: float32 [B, L]; log_std: float32 [L, A] -> float32 [B, A]; differentiable in both.
-// The variance floor of SdeStd: SB3 StateDependentNoiseDistribution.epsilon.
-inline constexpr double kSdeEpsilon = 1e-6;
+// latent: float32 [B, L]; log_std: float32 [L, A] -> float32 [B, A]; differentiable in both
+// (PPO passes detached features: SB3's PPO has learn_features=False).
 torch::Tensor SdeStd(const torch::Tensor& latent, const torch::Tensor& log_std);
 
 // A reparameterised gSDE sample of the squashed Gaussian (SB3 SAC Actor with use_sde=True):
