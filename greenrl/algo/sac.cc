@@ -401,7 +401,6 @@ class Sac final : public Algorithm {
   std::vector<float> b_actions_;               // float32 [B, act_dim]
   std::vector<float> b_rewards_, b_dones_;     // float32 [B]
   std::vector<float> b_noise_, b_next_noise_;  // float32 [B, act_dim]
-  std::vector<float> b_log_prob_;              // float32 [B]
   std::vector<float> b_target_;                // float32 [B]
   std::vector<float> sde_rollout_eps_;         // gSDE: float32 [N, L, A], one matrix per env
   std::vector<float> sde_update_eps_;          // gSDE: float32 [L, A], one per gradient step
@@ -458,7 +457,6 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
   b_dones_.assign(b, 0.0f);
   b_noise_.assign(b * act_dim_, 0.0f);
   b_next_noise_.assign(b * act_dim_, 0.0f);
-  b_log_prob_.assign(b, 0.0f);
   b_target_.assign(b, 0.0f);
   if (config.use_sde) {
     sde_rollout_eps_.assign(static_cast<size_t>(num_envs_) * latent_dim_ * act_dim_, 0.0f);
