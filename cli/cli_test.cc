@@ -379,7 +379,8 @@ TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
 }
 
 // --set at a resume is saved in config.yaml (a later plain --resume continues with it), and
-// n_envs, seed, algo and env_id, which the checkpoint fixes, are refused by name.
+// n_envs, seed, algo and env_id, which the checkpoint fixes, and changed init-only keys
+// (log_std_init, ortho_init) are refused by name.
 TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string out = Dir("resume_set");
   Result r = RunGreenrl("train --config " + Preset() +
@@ -406,6 +407,17 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   EXPECT_NE(r.output.find("env_id: got 'Acrobot-v1'; the run's own 'CartPole-v1'"),
             std::string::npos)
       << r.output;
+  // Init-only keys: the checkpoint's trained parameters replace what they set.
+  r = RunGreenrl("train --resume " + out + " --set policy_kwargs.log_std_init=-2 --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("policy_kwargs.log_std_init: got '-2'; the run's own 0: "
+                          "policy_kwargs.log_std_init only sets the agent's initial parameters"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --resume " + out + " --set policy_kwargs.ortho_init=false --quiet");
+  EXPECT_NE(r.output.find("policy_kwargs.ortho_init: got 'false'; the run's own true"),
+            std::string::npos)
+      << r.output;
   size_t event_files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
     event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
@@ -415,7 +427,9 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string unchanged((std::istreambuf_iterator<char>(before)),
                               std::istreambuf_iterator<char>());
   EXPECT_NE(unchanged.find("n_timesteps: 512 "), std::string::npos);  // refused: file untouched
-  r = RunGreenrl("train --resume " + out + " --set n_timesteps=1024 --set n_envs=8 --quiet");
+  r = RunGreenrl(
+      "train --resume " + out +
+      " --set n_timesteps=1024 --set n_envs=8 --set policy_kwargs.ortho_init=true --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream after(out + "/config.yaml");
   const std::string saved((std::istreambuf_iterator<char>(after)), std::istreambuf_iterator<char>());

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -33,6 +35,7 @@ struct TrainArgs {
 // algo, the envs of that id and count, and generators seeded from that seed (the run directory
 // is named after it too). Checked before the overrides are validated, where a change would fail
 // on some other key first (a smaller n_envs on batch_size's bound, another algo on its keys).
+// Init-only keys (policy_kwargs.log_std_init, .ortho_init) are refused too when they change.
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
 void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
@@ -66,6 +69,28 @@ void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::st
       }
       throw ConfigError(key, value, "the run's own " + own + ": " + f.why);
     }
+  }
+  // Keys that only set the agent's initial parameters: the checkpoint's trained ones replace
+  // them, so a new value would do nothing but make config.yaml describe another run.
+  static const char* const kInitOnly[] = {"policy_kwargs.log_std_init", "policy_kwargs.ortho_init"};
+  for (const std::string& set : sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = set.substr(0, eq), value = set.substr(eq + 1);
+    const KeySpec* spec = saved.schema().Find(key);
+    if (spec == nullptr ||
+        std::find(std::begin(kInitOnly), std::end(kInitOnly), key) == std::end(kInitOnly)) {
+      continue;
+    }
+    Config changed = saved;
+    changed.Set(key, value);  // a malformed value is refused here, as any --set
+    if (changed.ToYaml() == saved.ToYaml()) continue;
+    const std::string own = spec->type == ValueType::kBool ? (saved.GetBool(key) ? "true" : "false")
+                                                           : fmt::format("{}", saved.GetFloat(key));
+    throw ConfigError(key, value,
+                      "the run's own " + own + ": " + key +
+                          " only sets the agent's initial parameters, which a resume takes from "
+                          "its checkpoint, so it cannot change");
   }
 }
 

@@ -58,7 +58,8 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "use_sde", ValueType::kBool, "false",
          "generalized state-dependent exploration (gSDE) instead of the actor's log-std head");
   AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",
-         "gSDE: VecEnv steps between noise-matrix draws within a rollout (-1: once per rollout)",
+         "gSDE: VecEnv steps between noise-matrix draws within a rollout (-1 or 0: once per "
+         "rollout, as SB3)",
          -1, 1 << 30);
   AddKey(schema, "use_sde_at_warmup", ValueType::kBool, "false",
          "gSDE: act with the gSDE policy instead of uniform actions before learning_starts");
@@ -121,10 +122,6 @@ SacConfig SacConfigFromConfig(const Config& config) {
   c.use_sde_at_warmup = config.GetBool("use_sde_at_warmup");
   c.log_std_init = config.GetFloat("policy_kwargs.log_std_init");
   c.clip_mean = config.GetFloat("policy_kwargs.clip_mean");
-  if (c.sde_sample_freq == 0) {
-    throw ConfigError("sde_sample_freq", "0",
-                      "-1 (one draw per rollout) or an integer >= 1 (VecEnv steps between draws)");
-  }
   if (c.batch_size > c.buffer_size) {
     throw ConfigError("batch_size", std::to_string(c.batch_size),
                       "an integer in [1, buffer_size = " + std::to_string(c.buffer_size) + "]");
@@ -650,7 +647,7 @@ const Metrics& Sac::Update(double progress_remaining) {
                            sum_qf2 / m,
                            0.5 * (sum_qf1 + sum_qf2) / m,
                            sum_actor / m,
-                           steps > 0 ? sum_alpha / m : Alpha(),
+                           steps > 0 && config_.learn_ent_coef ? sum_alpha / m : Alpha(),
                            config_.learn_ent_coef ? sum_alpha_loss / m : std::nan(""),
                            sum_q1v / m,
                            static_cast<double>(n_updates_)};

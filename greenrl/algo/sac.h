@@ -56,7 +56,7 @@ struct SacConfig {
   // rollout draws one E per env at its start and every sde_sample_freq VecEnv steps; each
   // gradient step draws one E for its whole batch (SB3 train(): actor.reset_noise()).
   bool use_sde = false;
-  int sde_sample_freq = -1;             // VecEnv steps between draws within a rollout; -1: once
+  int sde_sample_freq = -1;             // VecEnv steps between draws in a rollout; <= 0: once
   bool use_sde_at_warmup = false;       // gSDE actions, not uniform ones, before learning_starts
   double log_std_init = -3.0;           // policy_kwargs.log_std_init: gSDE's initial log std
   double clip_mean = 2.0;               // policy_kwargs.clip_mean: gSDE mean in [-c, c]; 0: no clip

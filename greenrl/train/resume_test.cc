@@ -169,7 +169,7 @@ TEST(ResumeTest, SacWithGsdeResumedRunIsBitIdentical) {
                                       {"n_timesteps=640", "batch_size=64", "sde_sample_freq=8",
                                        "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=0"},
                                       17);
-  ExpectResumeIsExact("sac", config, 320);
+  ExpectResumeIsExact("sac_sde", config, 320);
 }
 
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {

@@ -180,6 +180,16 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& [key, algos] : owners) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
+  // SB3's gSDE options greenrl does not have (it has full_std=True, use_expln=False, and the
+  // actor's last hidden features as gSDE's).
+  for (const char* key :
+       {"policy_kwargs.use_expln", "policy_kwargs.sde_net_arch", "policy_kwargs.full_std"}) {
+    if (s.Find(key) == nullptr) {
+      s.AddUnknownKeyNote(key,
+                          "(SB3's gSDE option, which greenrl does not have: it uses exp, the full "
+                          "[features, actions] std and the actor's last hidden features)");
+    }
+  }
   // rl-zoo's VecNormalize gamma: greenrl's is the algorithm's (NormalizeOptionsFrom).
   s.AddUnknownKeyNote("normalize_kwargs.gamma",
                       "(VecNormalize's gamma is the algorithm's gamma in greenrl, as rl-zoo "

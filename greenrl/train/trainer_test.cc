@@ -244,7 +244,7 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
       LoadRunConfig(zoo + "ppo.yml", {"env_id=CartPole-v1", "n_timesteps=2e5"}, std::nullopt);
   EXPECT_EQ(longer.GetInt("n_timesteps"), 200000);
   EXPECT_EQ(longer.GetInt("n_steps"), 32);
-  // What greenrl does not have is named: rl-zoo's wrapper keys.
+  // What greenrl does not have is named: rl-zoo's wrapper keys, SB3's other gSDE options.
   auto message = [&](const std::string& file, const std::string& env,
                      const std::string& set = "seed=0") {
     try {
@@ -258,6 +258,11 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
                 .find("frame_stack: got '4'; unknown key (rl-zoo's, for Python wrappers"),
             std::string::npos)
       << message("ppo.yml", "CartPole-v1", "frame_stack=4");
+  EXPECT_NE(message("sac.yml", "MountainCarContinuous-v0", "policy_kwargs.sde_net_arch=[32]")
+                .find("policy_kwargs.sde_net_arch: got '[32]'; unknown key (SB3's gSDE option, "
+                      "which greenrl does not have"),
+            std::string::npos)
+      << message("sac.yml", "MountainCarContinuous-v0", "policy_kwargs.sde_net_arch=[32]");
   EXPECT_NE(message("ppo.yml", "CarRacing-v2").find("env_id: got 'CarRacing-v2'; one of: "),
             std::string::npos);
 }
