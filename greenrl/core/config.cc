@@ -244,7 +244,8 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
   std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
   if (!section_keys.empty()) {
     hint += "'" + key + "' is a section, set its keys (" + Join(section_keys, ", ") + "); ";
-  } else if (closest_distance <= std::max<size_t>(2, key.size() / 3)) {
+  } else if (note == nullptr && closest_distance <= std::max<size_t>(2, key.size() / 3)) {
+    // (A noted key is known for what it is: a guess at a typo would mislead.)
     hint += "did you mean '" + closest + "'? ";
   }
   return ConfigError(key, value, hint + "known keys: " + Join(known, ", "));

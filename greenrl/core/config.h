@@ -84,7 +84,8 @@ class ConfigSchema {
   const std::vector<KeySpec>& keys() const { return keys_; }
 
   // Says why `key`, which this schema does not declare, is still a key the user may know (e.g.
-  // "for algo ppo (a key of dqn, sac)"): the unknown-key error then reads "unknown key <note>; ".
+  // "for algo ppo (a key of dqn, sac)"): the unknown-key error then reads "unknown key <note>; ",
+  // without a did-you-mean guess.
   void AddUnknownKeyNote(const std::string& key, std::string note);
   // Returns: the note for `key`, or nullptr when it has none.
   const std::string* UnknownKeyNote(const std::string& key) const;

@@ -263,6 +263,9 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
                       "which greenrl does not have"),
             std::string::npos)
       << message("sac.yml", "MountainCarContinuous-v0", "policy_kwargs.sde_net_arch=[32]");
+  EXPECT_EQ(message("sac.yml", "MountainCarContinuous-v0", "policy_kwargs.sde_net_arch=[32]")
+                .find("did you mean"),
+            std::string::npos);
   EXPECT_NE(message("ppo.yml", "CarRacing-v2").find("env_id: got 'CarRacing-v2'; one of: "),
             std::string::npos);
 }
