@@ -165,7 +165,8 @@ Runner RegisterBench(CLI::App& app) {
     const int env_threads = env::EnvThreadsFor(
         probe.GetString("env_id"), static_cast<int>(probe.GetInt("n_envs")), env_threads_asked);
     fmt::print(
-        "greenrl bench {}: {} seeds x {} steps, preset {} (threads.torch {}, threads.env {}{})\n",
+        "greenrl bench {}: {} seeds, n_timesteps {} (a run ends with the iteration that reaches "
+        "it), preset {} (threads.torch {}, threads.env {}{})\n",
         args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
         env_threads_asked,
         env_threads < env_threads_asked
@@ -200,8 +201,9 @@ Runner RegisterBench(CLI::App& app) {
           precision, flops_per_update / 1e6, floor_gflops,
           precision == "fp32" ? "sgemm [256,64]x[64,64]" : "torch::mm bf16 [256,64]x[64,64]");
     }
-    fmt::print("{:>5} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "wall_s",
-               "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%", "update_GFLOP/s");
+    fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "steps",
+               "wall_s", "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%",
+               "update_GFLOP/s");
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
     for (int seed = 0; seed < args->seeds; ++seed) {
@@ -231,9 +233,10 @@ Runner RegisterBench(CLI::App& app) {
       gflops.push_back(update_gflops);
       // The GFLOP/s column is modelled for ppo-cartpole only; "-" elsewhere (not a 0 rate).
       fmt::print(
-          "{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f} {:>14}\n",
-          seed, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return, r.eval_std_return,
-          r.total_energy_j() / 3600.0, sampler_pct,
+          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f} "
+          "{:>14}\n",
+          seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return,
+          r.eval_std_return, r.total_energy_j() / 3600.0, sampler_pct,
           ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
@@ -242,8 +245,8 @@ Runner RegisterBench(CLI::App& app) {
       returns.push_back(r.eval_mean_return);
       if (r.eval_mean_return >= threshold) ++solved;
     }
-    fmt::print("{:>5} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", Median(walls), Median(sps),
-               Median(cpus), Median(returns));
+    fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", "", Median(walls),
+               Median(sps), Median(cpus), Median(returns));
     if (ppo) {
       fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
                  Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);

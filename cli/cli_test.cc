@@ -131,7 +131,7 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   fs::create_directories(cwd);
   const std::string bin = GREENRL_BIN;
   FILE* pipe = popen(("cd " + cwd + " && " + bin +
-                      " bench ppo-cartpole --seeds 1 --steps 512 2>&1; echo \"rc=$?\"")
+                      " bench ppo-cartpole --seeds 1 --steps 600 2>&1; echo \"rc=$?\"")
                          .c_str(),
                      "r");
   std::string out;
@@ -140,6 +140,11 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   pclose(pipe);
   EXPECT_NE(out.find("rc=0"), std::string::npos) << out;
   EXPECT_NE(out.find("/configs/ppo/cartpole.yaml"), std::string::npos) << out;
+  // The row gives the steps run: whole rollouts of 8 envs x 32 steps, 768 for n_timesteps 600.
+  EXPECT_NE(out.find("n_timesteps 600 (a run ends with the iteration that reaches it)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\n    0       768 "), std::string::npos) << out;
   const Result r = RunGreenrl("bench ppo-cartpole --seeds 1 --configs " + cwd);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--configs: got '" + cwd + "'; a presets folder holding ppo/cartpole.yaml"),
@@ -222,6 +227,14 @@ TEST(CliTest, MetersReadsPowercapTreeFromSetting) {
   EXPECT_NE(r.output.find("t=   1s  cpu:package-0 0.000 J (0.00 W, measured)"), std::string::npos)
       << r.output;
   EXPECT_EQ(RunGreenrl("meters --set energy.powercap_rot=x").exit_code, 2);
+  // A run's key that meters does not read is refused, not silently ignored.
+  const Result other = RunGreenrl("meters --set n_envs=3");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.output.find("--set: got 'n_envs=3'; a key that meters reads: energy.meter, "
+                              "energy.powercap_root, energy.watts_per_core, energy.hwmon_root, "
+                              "energy.gpu, energy.nvml_library"),
+            std::string::npos)
+      << other.output;
 }
 
 // A budget far below what the preset needs (about 0.013 Wh here) ends the run on budget; the
@@ -380,7 +393,8 @@ TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
 
 // --set at a resume is saved in config.yaml (a later plain --resume continues with it), and
 // n_envs, seed, algo and env_id, which the checkpoint fixes, and changed init-only keys
-// (log_std_init, ortho_init) are refused by name.
+// (log_std_init, ortho_init) are refused by name; a key given twice is judged on its last value,
+// the one the run would use.
 TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string out = Dir("resume_set");
   Result r = RunGreenrl("train --config " + Preset() +
@@ -429,7 +443,8 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   EXPECT_NE(unchanged.find("n_timesteps: 512 "), std::string::npos);  // refused: file untouched
   r = RunGreenrl(
       "train --resume " + out +
-      " --set n_timesteps=1024 --set n_envs=8 --set policy_kwargs.ortho_init=true --quiet");
+      " --set n_timesteps=1024 --set n_envs=8 --set policy_kwargs.ortho_init=false"
+      " --set policy_kwargs.ortho_init=true --set seed=5 --set seed=0 --quiet");  // last wins
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream after(out + "/config.yaml");
   const std::string saved((std::istreambuf_iterator<char>(after)), std::istreambuf_iterator<char>());

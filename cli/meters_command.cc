@@ -3,6 +3,7 @@
 // second for N seconds so a user can see the counters move.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -38,7 +39,17 @@ Runner RegisterMeters(CLI::App& app) {
     if (args->watch_s < 0) {
       throw ConfigError("--watch", std::to_string(args->watch_s), "a number of seconds >= 0");
     }
-    const Config config = train::LoadRunConfig("", args->sets, std::nullopt);
+    const Config config = train::LoadRunConfig("", args->sets, std::nullopt);  // typos, values
+    // Any other key is valid for a run but has no effect here; accepting it would mislead.
+    static const std::vector<std::string> kRead = {
+        "energy.meter",      "energy.powercap_root", "energy.watts_per_core",
+        "energy.hwmon_root", "energy.gpu",           "energy.nvml_library"};
+    for (const std::string& set : args->sets) {
+      const std::string key = set.substr(0, set.find('='));
+      if (std::find(kRead.begin(), kRead.end(), key) == kRead.end()) {
+        throw ConfigError("--set", set, "a key that meters reads: " + Join(kRead));
+      }
+    }
     energy::SourceOptions options;
     options.powercap_root = config.GetString("energy.powercap_root");
     options.hwmon_root = config.GetString("energy.hwmon_root");

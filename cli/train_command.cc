@@ -2,11 +2,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -39,58 +37,51 @@ struct TrainArgs {
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
 void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
+  static constexpr const char* kInitOnly =
+      " only sets the agent's initial parameters, which a resume takes from its checkpoint, so "
+      "it cannot change";
   struct Fixed {
     const char* key;
-    bool number;
-    const char* why;
+    std::string why;
   };
+  // The checkpoint holds the envs, the generators and the trained agent, so these keys keep the
+  // run's own values; a new init-only value would do nothing but make config.yaml describe
+  // another run.
   static const Fixed kFixed[] = {
-      {"n_envs", true, "a resume continues the saved envs, so n_envs cannot change"},
-      {"seed", true, "a resume continues the saved generators, so seed cannot change"},
-      {"algo", false, "a resume continues the saved agent, so algo cannot change"},
-      {"env_id", false, "a resume continues the saved envs, so env_id cannot change"}};
+      {"n_envs", "a resume continues the saved envs, so n_envs cannot change"},
+      {"seed", "a resume continues the saved generators, so seed cannot change"},
+      {"algo", "a resume continues the saved agent, so algo cannot change"},
+      {"env_id", "a resume continues the saved envs, so env_id cannot change"},
+      {"policy_kwargs.log_std_init", std::string("policy_kwargs.log_std_init") + kInitOnly},
+      {"policy_kwargs.ortho_init", std::string("policy_kwargs.ortho_init") + kInitOnly}};
+  std::map<std::string, std::string> last;  // key -> its last --set value, which is the one used
   for (const std::string& set : sets) {
     const size_t eq = set.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = set.substr(0, eq), value = set.substr(eq + 1);
-    for (const Fixed& f : kFixed) {
-      if (key != f.key) continue;
-      std::string own;
-      if (f.number) {
-        const int64_t n = saved.GetInt(key);
-        char* end = nullptr;
-        const double v = std::strtod(value.c_str(), &end);
-        if (end != value.c_str() && *end == '\0' && v == static_cast<double>(n)) break;
-        own = std::to_string(n);
-      } else {
-        own = saved.GetString(key);
-        if (value == own) break;
-        own = "'" + own + "'";
-      }
-      throw ConfigError(key, value, "the run's own " + own + ": " + f.why);
-    }
+    if (eq != std::string::npos) last[set.substr(0, eq)] = set.substr(eq + 1);
   }
-  // Keys that only set the agent's initial parameters: the checkpoint's trained ones replace
-  // them, so a new value would do nothing but make config.yaml describe another run.
-  static const char* const kInitOnly[] = {"policy_kwargs.log_std_init", "policy_kwargs.ortho_init"};
-  for (const std::string& set : sets) {
-    const size_t eq = set.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = set.substr(0, eq), value = set.substr(eq + 1);
-    const KeySpec* spec = saved.schema().Find(key);
-    if (spec == nullptr ||
-        std::find(std::begin(kInitOnly), std::end(kInitOnly), key) == std::end(kInitOnly)) {
-      continue;
-    }
+  for (const Fixed& f : kFixed) {
+    const auto it = last.find(f.key);
+    const KeySpec* spec = saved.schema().Find(f.key);
+    if (it == last.end() || spec == nullptr) continue;  // an unknown key is refused later
     Config changed = saved;
-    changed.Set(key, value);  // a malformed value is refused here, as any --set
+    changed.Set(f.key, it->second);  // a malformed value is refused here, as any --set
     if (changed.ToYaml() == saved.ToYaml()) continue;
-    const std::string own = spec->type == ValueType::kBool ? (saved.GetBool(key) ? "true" : "false")
-                                                           : fmt::format("{}", saved.GetFloat(key));
-    throw ConfigError(key, value,
-                      "the run's own " + own + ": " + key +
-                          " only sets the agent's initial parameters, which a resume takes from "
-                          "its checkpoint, so it cannot change");
+    std::string own;
+    switch (spec->type) {
+      case ValueType::kInt:
+        own = std::to_string(saved.GetInt(f.key));
+        break;
+      case ValueType::kBool:
+        own = saved.GetBool(f.key) ? "true" : "false";
+        break;
+      case ValueType::kFloat:
+        own = fmt::format("{}", saved.GetFloat(f.key));
+        break;
+      default:
+        own = "'" + saved.GetString(f.key) + "'";
+        break;
+    }
+    throw ConfigError(f.key, it->second, "the run's own " + own + ": " + f.why);
   }
 }
 

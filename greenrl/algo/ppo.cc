@@ -74,7 +74,8 @@ void AddPpoKeys(ConfigSchema* schema) {
   AddKey(schema, "use_sde", ValueType::kBool, "false",
          "Box actions: generalized state-dependent exploration (gSDE)");
   AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",
-         "gSDE: steps between noise-matrix draws (-1: once per rollout)", -1, 1 << 30);
+         "gSDE: steps between noise-matrix draws (-1 or any value <= 0: once per rollout, as SB3)",
+         -(1 << 30), 1 << 30);
   AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
          "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
   AddKey(schema, "precision", ValueType::kString, "fp32",

@@ -58,9 +58,9 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "use_sde", ValueType::kBool, "false",
          "generalized state-dependent exploration (gSDE) instead of the actor's log-std head");
   AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",
-         "gSDE: VecEnv steps between noise-matrix draws within a rollout (-1 or 0: once per "
-         "rollout, as SB3)",
-         -1, 1 << 30);
+         "gSDE: VecEnv steps between noise-matrix draws within a rollout (-1 or any value <= 0: "
+         "once per rollout, as SB3)",
+         -(1 << 30), 1 << 30);
   AddKey(schema, "use_sde_at_warmup", ValueType::kBool, "false",
          "gSDE: act with the gSDE policy instead of uniform actions before learning_starts");
   AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "-3.0",

@@ -163,7 +163,8 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_EQ(field_of({"policy_kwargs.activation_fn=gelu"}), "policy_kwargs.activation_fn");
   EXPECT_EQ(field_of({"use_sde=maybe"}), "use_sde");
   EXPECT_EQ(field_of({"sde_sample_freq=0"}), "(no error)");  // SB3's: as -1
-  EXPECT_EQ(field_of({"sde_sample_freq=-2"}), "sde_sample_freq");
+  EXPECT_EQ(field_of({"sde_sample_freq=-2"}), "(no error)");               // any value <= 0, as SB3
+  EXPECT_EQ(field_of({"sde_sample_freq=4294967296"}), "sde_sample_freq");  // beyond int
   EXPECT_EQ(field_of({"policy_kwargs.clip_mean=-1"}), "policy_kwargs.clip_mean");
   EXPECT_EQ(field_of({"policy_kwargs.log_std_init=5"}), "policy_kwargs.log_std_init");
   EXPECT_EQ(field_of({}), "(no error)");
@@ -368,6 +369,7 @@ TEST(SacTest, SdeRolloutDrawsItsMatricesAsSb3) {
   const std::vector<float> once = obs_after(-1, false, 0);
   EXPECT_EQ(obs_after(4, false, 0), once);
   EXPECT_EQ(obs_after(0, false, 0), once);  // SB3 redraws only when sde_sample_freq > 0
+  EXPECT_EQ(obs_after(-7, false, 0), once);
   EXPECT_NE(obs_after(2, false, 0), once);
   EXPECT_NE(obs_after(1, false, 0), obs_after(2, false, 0));
   // Warm-up: uniform actions unless use_sde_at_warmup, which then acts as after the warm-up.
