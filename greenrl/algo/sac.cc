@@ -12,17 +12,20 @@
 // activations.
 #include "greenrl/algo/sac.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/nn/squashed_gaussian.h"
+#include "greenrl/nn/squashed_gaussian_actor.h"
 
 namespace greenrl::algo {
 
@@ -67,6 +70,10 @@ void AddSacKeys(ConfigSchema* schema) {
          "gSDE: initial value of the log std parameter", -20.0, 2.0);
   AddKey(schema, "policy_kwargs.clip_mean", ValueType::kFloat, "2.0",
          "gSDE: the actor's mean is clipped to [-clip_mean, clip_mean] (0: no clip)", 0.0, 1e6);
+  AddKey(schema, "update_path", ValueType::kString, "auto",
+         "the gradient step's forward and backward (critics and actor): fused (hand-written over "
+         "BLAS), autograd (LibTorch); auto: fused",
+         std::nullopt, std::nullopt, std::vector<std::string>{"auto", "fused", "autograd"});
 }
 
 SacConfig SacConfigFromConfig(const Config& config) {
@@ -122,6 +129,7 @@ SacConfig SacConfigFromConfig(const Config& config) {
   c.use_sde_at_warmup = config.GetBool("use_sde_at_warmup");
   c.log_std_init = config.GetFloat("policy_kwargs.log_std_init");
   c.clip_mean = config.GetFloat("policy_kwargs.clip_mean");
+  c.update_path = config.GetString("update_path") == "autograd" ? "autograd" : "fused";
   if (c.batch_size > c.buffer_size) {
     throw ConfigError("batch_size", std::to_string(c.batch_size),
                       "an integer in [1, buffer_size = " + std::to_string(c.buffer_size) + "]");
@@ -229,7 +237,7 @@ class ActorImpl : public torch::nn::Module {
   // obs float32 [B, obs_dim] -> ActorOutput.
   ActorOutput forward(const torch::Tensor& obs) {
     ActorOutput out;
-    out.latent = latent_->forward(obs);
+    out.latent = latent_->is_empty() ? obs : latent_->forward(obs);  // net_arch []: obs
     out.mean = mu_->forward(out.latent);
     if (use_sde_) {
       if (clip_mean_ > 0.0) out.mean = torch::clamp(out.mean, -clip_mean_, clip_mean_);
@@ -361,6 +369,8 @@ class Sac final : public Algorithm {
   }
   void WriteModel(CheckpointWriter& w) const;
   void ReadModel(CheckpointReader& r);
+  // Fused critics: x_q_ = [obs | actions] row by row, float32 [n, obs_dim + act_dim].
+  void FillCriticInput(const float* obs, const float* actions, int n);
 
   // Config and sizes.
   SacConfig config_;
@@ -382,6 +392,13 @@ class Sac final : public Algorithm {
   nn::FlatAdam actor_adam_, critic_adam_, alpha_adam_;
   float log_alpha_ = 0.0f;  // log of the entropy coefficient (learned) or of the fixed value
   Collectives* collectives_ = nullptr;  // data-parallel ranks (SetCollectives); null: one process
+  // update_path fused: the critics (and, on their parameters, the target critics) as FusedMlp
+  // over the flat buffers; qf1's parameters are the first q_params_ floats, qf2's the rest. The
+  // actor too (fused_actor_) unless net_arch is empty: one instance samples a_pi, one a'.
+  bool fused_ = false, fused_actor_ = false;
+  std::unique_ptr<nn::FusedMlp> q1_mlp_, q2_mlp_;
+  int64_t q_params_ = 0;
+  std::unique_ptr<nn::FusedSquashedGaussianActor> actor_pi_, actor_next_;
 
   // Storage.
   ReplayBuffer buffer_;
@@ -401,6 +418,10 @@ class Sac final : public Algorithm {
   std::vector<float> b_target_;                // float32 [B]
   std::vector<float> sde_rollout_eps_;         // gSDE: float32 [N, L, A], one matrix per env
   std::vector<float> sde_update_eps_;          // gSDE: float32 [L, A], one per gradient step
+  // Fused critics' scratch: input rows float32 [B, obs_dim + act_dim]; next-state Q of the
+  // target qf1, dL/dQ of each critic float32 [B]; dQ/d input of each float32 [B, obs_dim +
+  // act_dim]; the actor loss's gradient at a_pi float32 [B, act_dim].
+  std::vector<float> x_q_, nq1_, dq1_, dq2_, dx_q1_, dx_q2_, grad_a_;
   Metrics metrics_;
 };
 
@@ -455,6 +476,59 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
   b_noise_.assign(b * act_dim_, 0.0f);
   b_next_noise_.assign(b * act_dim_, 0.0f);
   b_target_.assign(b, 0.0f);
+  fused_ = config.update_path == "fused";
+  if (fused_) {
+    nn::MlpSpec q_spec{{obs_dim_ + act_dim_}, config.activation};
+    for (int h : config.net_arch) q_spec.sizes.push_back(h);
+    q_spec.sizes.push_back(1);
+    q_params_ = q_spec.num_params();
+    GREENRL_CHECK(2 * q_params_ == critic_flat_.numel(), "critic layout differs from FusedMlp's");
+    q1_mlp_ = std::make_unique<nn::FusedMlp>(q_spec, config.batch_size);
+    q2_mlp_ = std::make_unique<nn::FusedMlp>(q_spec, config.batch_size);
+    const size_t in = static_cast<size_t>(obs_dim_ + act_dim_);
+    x_q_.assign(b * in, 0.0f);
+    nq1_.assign(b, 0.0f);
+    dq1_.assign(b, 0.0f);
+    dq2_.assign(b, 0.0f);
+    dx_q1_.assign(b * in, 0.0f);
+    dx_q2_.assign(b * in, 0.0f);
+    grad_a_.assign(b * act_dim_, 0.0f);
+  }
+  fused_actor_ = fused_ && !config.net_arch.empty();
+  if (fused_actor_) {
+    // The fused actor reads the LibTorch actor's parameters where BindFlat put them.
+    std::map<std::string, int64_t> at;
+    for (const auto& p : actor_->named_parameters()) {
+      at[p.key()] = p.value().data_ptr<float>() - actor_flat_.data();
+    }
+    nn::SquashedGaussianActorLayout layout;
+    layout.obs_dim = obs_dim_;
+    layout.act_dim = act_dim_;
+    layout.net_arch = config.net_arch;
+    layout.activation = config.activation;
+    layout.use_sde = config.use_sde;
+    layout.clip_mean = config.clip_mean;
+    layout.latent = at.at("latent_pi.0.weight");
+    nn::MlpSpec latent{{obs_dim_}, config.activation};
+    for (int h : config.net_arch) latent.sizes.push_back(h);
+    for (int l = 0; l < latent.num_layers(); ++l) {  // Linear, activation, Linear, ...
+      GREENRL_CHECK(at.at(fmt::format("latent_pi.{}.weight", 2 * l)) ==
+                            layout.latent + latent.weight_offset(l) &&
+                        at.at(fmt::format("latent_pi.{}.bias", 2 * l)) ==
+                            layout.latent + latent.bias_offset(l),
+                    "the actor's latent layout differs from FusedMlp's");
+    }
+    layout.mu_weight = at.at("mu.weight");
+    layout.mu_bias = at.at("mu.bias");
+    if (config.use_sde) {
+      layout.sde_log_std = at.at("log_std");
+    } else {
+      layout.log_std_weight = at.at("log_std.weight");
+      layout.log_std_bias = at.at("log_std.bias");
+    }
+    actor_pi_ = std::make_unique<nn::FusedSquashedGaussianActor>(layout, config.batch_size);
+    actor_next_ = std::make_unique<nn::FusedSquashedGaussianActor>(layout, config.batch_size);
+  }
   if (config.use_sde) {
     sde_rollout_eps_.assign(static_cast<size_t>(num_envs_) * latent_dim_ * act_dim_, 0.0f);
     sde_update_eps_.assign(static_cast<size_t>(latent_dim_) * act_dim_, 0.0f);
@@ -463,6 +537,15 @@ Sac::Sac(const SacConfig& config, const env::EnvSpec& spec)
 
 void Sac::FillNormal(std::vector<float>* v, Rng& rng) {
   for (float& x : *v) x = static_cast<float>(rng.Normal());
+}
+
+void Sac::FillCriticInput(const float* obs, const float* actions, int n) {
+  const size_t in = static_cast<size_t>(obs_dim_ + act_dim_);
+  for (int i = 0; i < n; ++i) {
+    float* row = x_q_.data() + i * in;
+    std::copy_n(obs + static_cast<size_t>(i) * obs_dim_, obs_dim_, row);
+    std::copy_n(actions + static_cast<size_t>(i) * act_dim_, act_dim_, row + obs_dim_);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -557,23 +640,34 @@ const Metrics& Sac::Update(double progress_remaining) {
                              : nn::SampleSquashedGaussian(o.mean, o.log_std, gaussian_noise);
     };
 
-    // 1. The actor's fresh samples.
-    const nn::SquashedGaussianSample pi = sample(actor_->forward(obs), noise);
+    // 1. The actor's fresh samples, a_pi and log pi(a_pi|s): float32 [B, A] and [B].
+    const float* gaussian_or_sde_noise = config_.use_sde ? sde_update_eps_.data() : b_noise_.data();
+    nn::SquashedGaussianSample pi;  // the LibTorch actor's
+    torch::Tensor pi_log_prob_tensor;
+    const float* pi_log_prob = nullptr;
+    if (fused_actor_) {
+      actor_pi_->Forward(actor_flat_.data(), b_obs_.data(), gaussian_or_sde_noise, b);
+      pi_log_prob = actor_pi_->log_prob();
+    } else {
+      pi = sample(actor_->forward(obs), noise);
+      pi_log_prob_tensor = pi.log_prob.detach().contiguous();
+      pi_log_prob = pi_log_prob_tensor.data_ptr<float>();
+    }
 
     // 2. Entropy coefficient: alpha is read before its step; the step itself is taken below,
     //    once the guard has passed, so a skipped gradient step leaves log alpha and its Adam
     //    state as they were (alpha's loss depends on nothing that steps 3-4 change).
     const double alpha = Alpha();
-    torch::Tensor lp;
     const float* lp_data = nullptr;
     int lp_n = b;
     float lp_mean = 0.0f;
     bool lp_finite = true;
     if (config_.learn_ent_coef) {
-      lp = pi.log_prob.detach().contiguous();
-      lp_data = lp.data_ptr<float>();
+      lp_data = pi_log_prob;
       if (collectives_ != nullptr) {  // the loss reads only the mean: average it over the ranks
-        lp_mean = lp.mean().item<float>();
+        double sum = 0.0;
+        for (int i = 0; i < b; ++i) sum += pi_log_prob[i];
+        lp_mean = static_cast<float>(sum / b);
         collectives_->AllReduceMean(&lp_mean, 1, "sac mean log-prob");
         lp_data = &lp_mean, lp_n = 1;
       }
@@ -581,31 +675,76 @@ const Metrics& Sac::Update(double progress_remaining) {
     }
 
     // 3. TD target from the target critics.
-    {
+    if (fused_actor_) {
+      actor_next_->Forward(actor_flat_.data(), b_next_obs_.data(),
+                           config_.use_sde ? sde_update_eps_.data() : b_next_noise_.data(), b);
+      FillCriticInput(b_next_obs_.data(), actor_next_->action(), b);
+      const float* t = target_flat_.data();
+      std::copy_n(q1_mlp_->Forward(t, x_q_.data(), b), b, nq1_.data());
+      const float* nq2 = q2_mlp_->Forward(t + q_params_, x_q_.data(), b);
+      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1_.data(), nq2, actor_next_->log_prob(),
+                  alpha, config_.gamma, b, b_target_.data());
+    } else {
       torch::NoGradGuard no_grad;
       const nn::SquashedGaussianSample next = sample(actor_->forward(next_obs), next_noise);
-      const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
-      const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
       const torch::Tensor nlp = next.log_prob.contiguous();
-      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(), nq2.data_ptr<float>(),
-                  nlp.data_ptr<float>(), alpha, config_.gamma, b, b_target_.data());
+      if (fused_) {
+        const torch::Tensor next_action = next.action.contiguous();
+        FillCriticInput(b_next_obs_.data(), next_action.data_ptr<float>(), b);
+        const float* t = target_flat_.data();
+        std::copy_n(q1_mlp_->Forward(t, x_q_.data(), b), b, nq1_.data());
+        const float* nq2 = q2_mlp_->Forward(t + q_params_, x_q_.data(), b);
+        SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1_.data(), nq2, nlp.data_ptr<float>(),
+                    alpha, config_.gamma, b, b_target_.data());
+      } else {
+        const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
+        const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
+        SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(),
+                    nq2.data_ptr<float>(), nlp.data_ptr<float>(), alpha, config_.gamma, b,
+                    b_target_.data());
+      }
     }
 
-    // 4. Critics.
-    const torch::Tensor q1 = qf1_->forward(obs, actions);
-    const torch::Tensor q2 = qf2_->forward(obs, actions);
-    const torch::Tensor qf1_loss = (q1 - target).square().mean();
-    const torch::Tensor qf2_loss = (q2 - target).square().mean();
-    const torch::Tensor qf_loss = 0.5 * (qf1_loss + qf2_loss);
+    // 4. Critics: qf_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)), so dqf_loss/dQk_i =
+    //    (Qk_i - y_i) / B.
+    double qf1_loss = 0.0, qf2_loss = 0.0, q1_mean = 0.0;
+    float* critic_grads = critic_flat_.grads.data_ptr<float>();
     critic_flat_.grads.zero_();
-    qf_loss.backward();
-    if (collectives_ != nullptr) {
-      collectives_->AllReduceMean(critic_flat_.grads.data_ptr<float>(), critic_flat_.numel(),
-                                  "sac critic gradients");
+    if (fused_) {
+      FillCriticInput(b_obs_.data(), b_actions_.data(), b);
+      const float* p = critic_flat_.data();
+      const float* q1 = q1_mlp_->Forward(p, x_q_.data(), b);
+      const float* q2 = q2_mlp_->Forward(p + q_params_, x_q_.data(), b);
+      const float inv_b = 1.0f / static_cast<float>(b);
+      for (int i = 0; i < b; ++i) {
+        const float d1 = q1[i] - b_target_[i], d2 = q2[i] - b_target_[i];
+        qf1_loss += static_cast<double>(d1) * d1;
+        qf2_loss += static_cast<double>(d2) * d2;
+        q1_mean += q1[i];
+        dq1_[i] = d1 * inv_b;
+        dq2_[i] = d2 * inv_b;
+      }
+      qf1_loss /= b, qf2_loss /= b, q1_mean /= b;
+      q1_mlp_->Backward(p, dq1_.data(), critic_grads);
+      q2_mlp_->Backward(p + q_params_, dq2_.data(), critic_grads + q_params_);
+    } else {
+      const torch::Tensor q1 = qf1_->forward(obs, actions);
+      const torch::Tensor q2 = qf2_->forward(obs, actions);
+      const torch::Tensor l1 = (q1 - target).square().mean();
+      const torch::Tensor l2 = (q2 - target).square().mean();
+      (0.5 * (l1 + l2)).backward();
+      qf1_loss = l1.item<double>(), qf2_loss = l2.item<double>();
+      q1_mean = q1.mean().item<double>();
     }
-    if (inject_nonfinite) critic_flat_.grads.data_ptr<float>()[0] = NAN;
-    if (!lp_finite || !torch::isfinite(qf_loss).item<bool>() ||
-        !torch::isfinite(critic_flat_.grads).all().item<bool>()) {
+    if (collectives_ != nullptr) {
+      collectives_->AllReduceMean(critic_grads, critic_flat_.numel(), "sac critic gradients");
+    }
+    if (inject_nonfinite) critic_grads[0] = NAN;
+    bool finite = lp_finite && std::isfinite(qf1_loss) && std::isfinite(qf2_loss);
+    for (int64_t k = 0; finite && k < critic_flat_.numel(); ++k) {
+      finite = std::isfinite(critic_grads[k]);
+    }
+    if (!finite) {
       ++nonfinite_skips_;  // the guard: skip this gradient step, nothing changes
       ++skipped;
       continue;
@@ -615,15 +754,56 @@ const Metrics& Sac::Update(double progress_remaining) {
       sum_alpha_loss +=
           EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_);
     }
-    critic_adam_.Step(critic_flat_.data(), critic_flat_.grads.data_ptr<float>(), lr);
+    critic_adam_.Step(critic_flat_.data(), critic_grads, lr);
 
     // 5. Actor, against the updated critics; gradients only into the actor's parameters.
-    const torch::Tensor q_pi =
-        torch::min(qf1_->forward(obs, pi.action), qf2_->forward(obs, pi.action));
-    const torch::Tensor actor_loss = (alpha * pi.log_prob - q_pi).mean();
+    //    actor_loss = mean(alpha log_pi - min(Q1, Q2)(s, a_pi)).
+    double actor_loss = 0.0;
     actor_flat_.grads.zero_();
-    actor_loss.backward(/*gradient=*/{}, /*retain_graph=*/c10::nullopt, /*create_graph=*/false,
-                        /*inputs=*/actor_flat_.list);
+    if (fused_) {
+      // The critics' part by hand: dactor_loss/da_pi = -(1/B) dQmin/da (torch.minimum's
+      // backward: a tie's gradient half to each critic), then the actor (fused, or LibTorch)
+      // backpropagates it and alpha/B per log-prob.
+      torch::Tensor a_pi_tensor;
+      if (!fused_actor_) a_pi_tensor = pi.action.detach().contiguous();
+      const float* a_pi = fused_actor_ ? actor_pi_->action() : a_pi_tensor.data_ptr<float>();
+      const float* lp = pi_log_prob;
+      FillCriticInput(b_obs_.data(), a_pi, b);
+      const float* p = critic_flat_.data();
+      const float* q1 = q1_mlp_->Forward(p, x_q_.data(), b);
+      const float* q2 = q2_mlp_->Forward(p + q_params_, x_q_.data(), b);
+      const float g = -1.0f / static_cast<float>(b);
+      for (int i = 0; i < b; ++i) {
+        actor_loss += alpha * lp[i] - std::min(q1[i], q2[i]);
+        dq1_[i] = q1[i] < q2[i] ? g : (q1[i] == q2[i] ? 0.5f * g : 0.0f);
+        dq2_[i] = q2[i] < q1[i] ? g : (q1[i] == q2[i] ? 0.5f * g : 0.0f);
+      }
+      actor_loss /= b;
+      q1_mlp_->BackwardInput(p, dq1_.data(), dx_q1_.data());
+      q2_mlp_->BackwardInput(p + q_params_, dq2_.data(), dx_q2_.data());
+      const size_t in = static_cast<size_t>(obs_dim_ + act_dim_);
+      for (int i = 0; i < b; ++i) {
+        for (int k = 0; k < act_dim_; ++k) {
+          grad_a_[i * act_dim_ + k] = dx_q1_[i * in + obs_dim_ + k] + dx_q2_[i * in + obs_dim_ + k];
+        }
+      }
+      if (fused_actor_) {
+        actor_pi_->Backward(actor_flat_.data(), grad_a_.data(), static_cast<float>(alpha / b),
+                            actor_flat_.grads.data_ptr<float>());
+      } else {
+        torch::autograd::backward(
+            {pi.action, pi.log_prob},
+            {View(grad_a_.data(), {b, act_dim_}), torch::full({b}, alpha / b, torch::kFloat32)},
+            /*retain_graph=*/c10::nullopt, /*create_graph=*/false, /*inputs=*/actor_flat_.list);
+      }
+    } else {
+      const torch::Tensor q_pi =
+          torch::min(qf1_->forward(obs, pi.action), qf2_->forward(obs, pi.action));
+      const torch::Tensor loss = (alpha * pi.log_prob - q_pi).mean();
+      loss.backward(/*gradient=*/{}, /*retain_graph=*/c10::nullopt, /*create_graph=*/false,
+                    /*inputs=*/actor_flat_.list);
+      actor_loss = loss.item<double>();
+    }
     if (collectives_ != nullptr) {
       collectives_->AllReduceMean(actor_flat_.grads.data_ptr<float>(), actor_flat_.numel(),
                                   "sac actor gradients");
@@ -635,10 +815,10 @@ const Metrics& Sac::Update(double progress_remaining) {
     if (n_updates_ % config_.target_update_interval == 0) {
       PolyakUpdate(critic_flat_.data(), target_flat_.data(), critic_flat_.numel(), config_.tau);
     }
-    sum_qf1 += qf1_loss.item<double>();
-    sum_qf2 += qf2_loss.item<double>();
-    sum_actor += actor_loss.item<double>();
-    sum_q1v += q1.mean().item<double>();
+    sum_qf1 += qf1_loss;
+    sum_qf2 += qf2_loss;
+    sum_actor += actor_loss;
+    sum_q1v += q1_mean;
   }
   // Means over the gradient steps (SB3 logs np.mean of each); NaN before training starts.
   const double m = steps - skipped > 0 ? static_cast<double>(steps - skipped) : std::nan("");

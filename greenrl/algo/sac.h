@@ -62,6 +62,12 @@ struct SacConfig {
   double clip_mean = 2.0;               // policy_kwargs.clip_mean: gSDE mean in [-c, c]; 0: no clip
   std::vector<int> net_arch{256, 256};  // policy_kwargs.net_arch (actor and each critic)
   nn::Activation activation = nn::Activation::kReLU;  // policy_kwargs.activation_fn
+  // The gradient step's forward and backward: "fused" (the critics as nn::FusedMlp and the actor
+  // as nn::FusedSquashedGaussianActor, hand-written over BLAS on the flat float32 buffers; with
+  // an empty net_arch the actor stays on LibTorch) or "autograd" (LibTorch modules). Both compute
+  // the same update up to float32 rounding (SacTest.FusedUpdateMatchesAutograd). Acting in the
+  // rollout is LibTorch in both. Config "auto" reads as "fused".
+  std::string update_path = "fused";
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices
 };
 

@@ -570,4 +570,42 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
   }
 }
 
+void FusedMlp::BackwardInput(const float* params, const float* grad_y, float* grad_x) {
+  GREENRL_CHECK(batch_ >= 1 && x_ != nullptr, "BackwardInput called before Forward");
+  const int batch = batch_;
+  const float* delta = grad_y;
+  float* next_delta = delta_a_.data();
+  for (int l = spec_.num_layers() - 1; l >= 0; --l) {
+    const int in = spec_.sizes[l];
+    const int out = spec_.sizes[l + 1];
+    const float* w = params + spec_.weight_offset(l);
+    float* dx = l == 0 ? grad_x : next_delta;  // float32 [batch, in] = delta [batch, out] W
+    if (out <= kThin) {
+      for (int i = 0; i < batch; ++i) {
+        float* row = dx + static_cast<size_t>(i) * in;
+        const float* d = delta + static_cast<size_t>(i) * out;
+        for (int c = 0; c < in; ++c) row[c] = 0.0f;
+        for (int j = 0; j < out; ++j) {
+          const float dj = d[j];
+          const float* wj = w + static_cast<size_t>(j) * in;
+          for (int c = 0; c < in; ++c) row[c] += dj * wj[c];
+        }
+      }
+    } else {
+      blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, dx, in);
+    }
+    if (l == 0) break;
+    // The activation's derivative, from its output h = act_[l - 1].
+    const float* h = act_[l - 1].data();
+    const size_t n = static_cast<size_t>(batch) * in;
+    if (spec_.activation == Activation::kTanh) {
+      TanhBackwardInPlace(h, next_delta, n);
+    } else {
+      for (size_t j = 0; j < n; ++j) next_delta[j] = h[j] > 0.0f ? next_delta[j] : 0.0f;
+    }
+    delta = next_delta;
+    next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
+  }
+}
+
 }  // namespace greenrl::nn

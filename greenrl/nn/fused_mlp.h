@@ -97,6 +97,12 @@ class FusedMlp {
   // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) and ADDS
   // dL/dparams into grads (float32 [num_params]). Does not compute dL/dx.
   void Backward(const float* params, const float* grad_y, float* grads);
+  // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) to the input:
+  // writes dL/dx float32 [batch, in_dim] into grad_x, and no parameter gradient (SAC's actor
+  // loss differentiates the critics with respect to the action only). Runs on the calling thread
+  // (dX = dY W per layer: BLAS for wide layers, loops for layers of <= 8 outputs).
+  // Errors: GREENRL_CHECK when called before Forward.
+  void BackwardInput(const float* params, const float* grad_y, float* grad_x);
 
  private:
   MlpSpec spec_;

@@ -197,7 +197,8 @@ namespace {
 // bias gradient applied in the same pass (tanh in the thin-input forward's store, tanh' in the
 // thin-output backward's dX, db beside dW of a thin-input layer), for every thin input width
 // 1..8 and a few output widths, against a float64 reference of the same MLP:
-// y = W2 act(W1 act(W0 x + b0) + b1) + b2 and the gradients of L = sum(y * r).
+// y = W2 act(W1 act(W0 x + b0) + b1) + b2 and the gradients of L = sum(y * r), with respect to
+// the parameters (Backward) and to x (BackwardInput).
 TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
   for (Activation activation : {Activation::kTanh, Activation::kReLU}) {
     for (int in = 1; in <= 8; ++in) {
@@ -248,7 +249,7 @@ TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
             prev[j] *= tanh ? 1.0 - a * a : (a > 0.0 ? 1.0 : 0.0);
           }
           delta = std::move(prev);
-        }
+        }  // delta is now dL/dx, float64 [batch, in]
 
         FusedMlp mlp(spec, batch);
         const float* y = mlp.Forward(params.data(), x.data(), batch);
@@ -263,6 +264,13 @@ TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
           const double expected = 0.5 + ref_grads[j];
           ASSERT_NEAR(grads[j], expected, 1e-4 * std::max(1.0, std::fabs(expected)))
               << what << " gradient " << j;
+        }
+        // BackwardInput: dL/dx of the same Forward, no parameter gradient.
+        std::vector<float> grad_x(static_cast<size_t>(batch) * in, NAN);
+        mlp.BackwardInput(params.data(), r.data(), grad_x.data());
+        for (size_t j = 0; j < grad_x.size(); ++j) {
+          ASSERT_NEAR(grad_x[j], delta[j], 1e-4 * std::max(1.0, std::fabs(delta[j])))
+              << what << " input gradient " << j;
         }
       }
     }
