@@ -29,6 +29,7 @@
 
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/algo/ppo.h"
+#include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
@@ -222,6 +223,7 @@ BENCHMARK(BM_CartPoleVecEnvStep)
 }  // namespace
 
 int main(int argc, char** argv) {
+  greenrl::RestartWithOpenBlasCoreTypeIfNeeded(argv, "greenrl_bench_micro");
   at::set_num_threads(1);  // LibTorch intra-op: one thread, as the trainer runs small networks
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/openblas_core.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
@@ -173,6 +174,7 @@ Runner RegisterBench(CLI::App& app) {
             ? fmt::format(": {} used for {} envs", env_threads, probe.GetInt("n_envs"))
             : std::string());
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
+    fmt::print("blas: {}\n", DescribeBlas());
     double flops_per_update = 0.0, floor_gflops = 0.0;
     int batch = 1;
     if (ppo) {

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <string>
 
+#include "greenrl/core/cpu_info.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -145,6 +147,20 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("\n    0       768 "), std::string::npos) << out;
+  // The header names the BLAS kernels; where OpenBLAS fell back to its generic ones
+  // (RestartWithOpenBlasCoreTypeIfNeeded), the restarted run's, and what OpenBLAS chose.
+  EXPECT_NE(out.find("\nblas: "), std::string::npos) << out;
+  const greenrl::CpuInfo& cpu = greenrl::ThisCpu();
+  const size_t generic = out.find(", set by greenrl: OpenBLAS chose its generic ");
+  if (generic != std::string::npos) {
+    EXPECT_TRUE(cpu.Has("avx2") && cpu.Has("fma")) << out;
+    bool named = false;  // the kernels the restarted process reports are the ones it asked for
+    for (const std::string core : {"Cooperlake", "SkylakeX", "Haswell"}) {
+      named = named || out.find("blas: OpenBLAS, " + core + " kernels (OPENBLAS_CORETYPE=" + core +
+                                ", ") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << out;
+  }
   const Result r = RunGreenrl("bench ppo-cartpole --seeds 1 --configs " + cwd);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--configs: got '" + cwd + "'; a presets folder holding ppo/cartpole.yaml"),
@@ -170,6 +186,26 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
             std::string::npos)
       << kept.output;
   EXPECT_TRUE(fs::exists(cwd + "/kept/seed0/mine.txt"));
+}
+
+// A user's own OPENBLAS_CORETYPE is left alone: no restart, and the bench header names it.
+TEST(CliTest, UsersOpenBlasCoreTypeIsKept) {
+  const Result r =
+      RunGreenrl("bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const bool openblas = r.output.find("\nblas: OpenBLAS, ") != std::string::npos;
+  const std::string cmd = "OPENBLAS_CORETYPE=Haswell " + std::string(GREENRL_BIN) +
+                          " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1"
+                          " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+  EXPECT_EQ(pclose(pipe), 0) << out;
+  EXPECT_NE(out.find(openblas ? "\nblas: OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)\n"
+                              : "\nblas: not OpenBLAS\n"),
+            std::string::npos)
+      << out;
 }
 
 // --out naming a file is refused as a file, before anything is written.

@@ -10,8 +10,11 @@
 #include "cli/commands.h"
 #include "greenrl/core/allocator.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/openblas_core.h"
 
 int main(int argc, char** argv) {
+  // Before any thread starts: OpenBLAS's generic kernels on a CPU it does not know are ~5x slower.
+  greenrl::RestartWithOpenBlasCoreTypeIfNeeded(argv, "greenrl");
   greenrl::KeepFreedMemory();  // LibTorch paths free and reallocate tensors every step
   CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
   app.require_subcommand(1);

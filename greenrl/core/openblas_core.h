@@ -1,0 +1,48 @@
+// openblas_core.h: which kernels OpenBLAS chose for this CPU, and a way round its fallback on CPUs
+// newer than it knows. Debian 12's OpenBLAS 0.3.21 (a DYNAMIC_ARCH build) picks its kernels from
+// the CPU's family and model at load time; on a model it does not know (measured: an Intel Xeon,
+// family 6 model 207, with AVX-512 and avx512_bf16) it falls back to its generic SSE3 "Prescott"
+// kernels. There the one-thread sgemm of [256, 64] x [64, 64] ran at 15.8-17.8 GFLOP/s, and at
+// 81-87 GFLOP/s with OPENBLAS_CORETYPE=Cooperlake (58 with SkylakeX or Haswell): DQN's and SAC's
+// updates, which run on OpenBLAS, took about 4x as long. OpenBLAS reads OPENBLAS_CORETYPE only
+// when it loads, so the fix restarts the process with it set. Torch-free.
+#pragma once
+
+#include <string>
+
+#include "greenrl/core/cpu_info.h"
+
+namespace greenrl {
+
+// The kernel set the loaded OpenBLAS uses (openblas_get_corename(), e.g. "Haswell", "SkylakeX",
+// "Prescott"), looked up at run time; "" when the process's BLAS is not OpenBLAS. No errors.
+std::string OpenBlasCoreName();
+
+// The OPENBLAS_CORETYPE that gives `cpu` the kernels its instructions allow when OpenBLAS chose
+// `picked`, or "" when picked is already right or no better one applies. Only a fallback is
+// corrected: picked must be one of OpenBLAS's pre-AVX2 cores (Prescott, Core2, Penryn,
+// Dunnington, Nehalem, Sandybridge, Atom, Nano, Opteron, Opteron_SSE3, Barcelona, Bobcat; any
+// case) while cpu has avx2 and fma. Then: avx512f, avx512bw, avx512vl, avx512dq and avx512cd with
+// avx512_bf16 give "Cooperlake", without it "SkylakeX" (OpenBLAS's AVX-512 kernels need all five);
+// otherwise "Haswell" (its AVX2 kernels, which its Zen core also uses). No errors.
+std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu);
+
+// Set, for the restarted process, to the kernels OpenBLAS chose before the restart.
+inline constexpr char kOpenBlasFallbackVariable[] = "GREENRL_OPENBLAS_FALLBACK";
+
+// For benchmark output: "OpenBLAS, <core> kernels", with " (OPENBLAS_CORETYPE=<value>)" when
+// that variable is set (", set by greenrl: OpenBLAS chose its generic <fallback> kernels for this
+// CPU" inside the parentheses when RestartWithOpenBlasCoreTypeIfNeeded set it), or "not
+// OpenBLAS" (e.g. the reference BLAS). No errors.
+std::string DescribeBlas();
+
+// Called first thing in main(), before any thread starts: when OPENBLAS_CORETYPE is unset and
+// SuggestOpenBlasCoreType(OpenBlasCoreName(), ThisCpu()) names a core, sets OPENBLAS_CORETYPE
+// to it and kOpenBlasFallbackVariable to the core OpenBLAS chose, and restarts the program in
+// place, silently (execv of /proc/self/exe with the same argv: the pid, the arguments and the
+// rest of the environment stay; DescribeBlas, in `greenrl bench`'s header, tells). A user's own
+// OPENBLAS_CORETYPE is always left alone. If the restart fails the process goes on with the slow
+// kernels after one line on stderr naming `program`; it never throws.
+void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program);
+
+}  // namespace greenrl

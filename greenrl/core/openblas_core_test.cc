@@ -1,0 +1,47 @@
+// SuggestOpenBlasCoreType on hand-written CPUs, and OpenBlasCoreName without OpenBLAS.
+#include "greenrl/core/openblas_core.h"
+
+#include <gtest/gtest.h>
+
+namespace greenrl {
+namespace {
+
+CpuInfo Cpu(std::vector<std::string> flags) { return CpuInfo{"Test CPU", std::move(flags)}; }
+
+const std::vector<std::string> kAvx2 = {"sse3", "avx", "avx2", "fma"};
+const std::vector<std::string> kAvx512 = {"sse3",     "avx",      "avx2",     "fma",     "avx512f",
+                                          "avx512bw", "avx512vl", "avx512dq", "avx512cd"};
+
+// The case measured on the Xeon of family 6 model 207: OpenBLAS 0.3.21 said Prescott.
+TEST(OpenBlasCoreTest, FallbackOnAnAvx512Bf16CpuGetsCooperlake) {
+  std::vector<std::string> flags = kAvx512;
+  flags.push_back("avx512_bf16");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu(flags)), "Cooperlake");
+  EXPECT_EQ(SuggestOpenBlasCoreType("prescott", Cpu(flags)), "Cooperlake");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Nehalem", Cpu(flags)), "Cooperlake");
+}
+
+TEST(OpenBlasCoreTest, FallbackOnOtherCpusGetsTheirWidestKernels) {
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu(kAvx512)), "SkylakeX");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Sandybridge", Cpu(kAvx2)), "Haswell");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Core2", Cpu(kAvx2)), "Haswell");
+  // AVX-512 without one of the five extensions OpenBLAS's SkylakeX kernels use: AVX2 kernels.
+  std::vector<std::string> no_bw = kAvx512;
+  no_bw.erase(no_bw.begin() + 5);  // avx512bw
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu(no_bw)), "Haswell");
+}
+
+TEST(OpenBlasCoreTest, ARightOrUnknownChoiceIsLeftAlone) {
+  EXPECT_EQ(SuggestOpenBlasCoreType("Haswell", Cpu(kAvx512)), "");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Zen", Cpu(kAvx512)), "");
+  EXPECT_EQ(SuggestOpenBlasCoreType("SkylakeX", Cpu(kAvx512)), "");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu({"sse3", "avx"})), "");  // an old CPU
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu({})), "");               // flags unknown
+  EXPECT_EQ(SuggestOpenBlasCoreType("", Cpu(kAvx512)), "");                  // not OpenBLAS
+}
+
+// core_test links no BLAS, so there is no OpenBLAS to ask.
+TEST(OpenBlasCoreTest, NoOpenBlasGivesAnEmptyName) { EXPECT_EQ(OpenBlasCoreName(), ""); }
+
+}  // namespace
+}  // namespace greenrl
