@@ -2,10 +2,10 @@
 // newer than it knows. Debian 12's OpenBLAS 0.3.21 (a DYNAMIC_ARCH build) picks its kernels from
 // the CPU's family and model at load time; on a model it does not know (measured: an Intel Xeon,
 // family 6 model 207, with AVX-512 and avx512_bf16) it falls back to its generic SSE3 "Prescott"
-// kernels. There the one-thread sgemm of [256, 64] x [64, 64] ran at 15.8-17.8 GFLOP/s, and at
-// 81-87 GFLOP/s with OPENBLAS_CORETYPE=Cooperlake (58 with SkylakeX or Haswell): DQN's and SAC's
-// updates, which run on OpenBLAS, took about 4x as long. OpenBLAS reads OPENBLAS_CORETYPE only
-// when it loads, so the fix restarts the process with it set. Torch-free.
+// kernels. There the one-thread sgemm of [256, 64] x [64, 64] ran at 17.2 GFLOP/s, and at
+// 83-111 GFLOP/s with OPENBLAS_CORETYPE=Cooperlake or SkylakeX (70 with Haswell): DQN's and
+// SAC's updates, which run on OpenBLAS, took about 3x as long. OpenBLAS reads OPENBLAS_CORETYPE
+// only when it loads, so the fix restarts the process with it set. Torch-free.
 #pragma once
 
 #include <string>

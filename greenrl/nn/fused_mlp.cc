@@ -558,15 +558,19 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
       next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
       continue;
     }
-    const float* h = act_[l - 1].data();
-    const size_t n = static_cast<size_t>(batch) * in;
-    if (spec_.activation == Activation::kTanh) {
-      TanhBackwardInPlace(h, next_delta, n);
-    } else {
-      for (size_t j = 0; j < n; ++j) next_delta[j] = h[j] > 0.0f ? next_delta[j] : 0.0f;
-    }
+    ActivationGradInPlace(l, next_delta);
     delta = next_delta;
     next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
+  }
+}
+
+void FusedMlp::ActivationGradInPlace(int layer, float* delta) const {
+  const float* h = act_[layer - 1].data();  // the activation's output
+  const size_t n = static_cast<size_t>(batch_) * spec_.sizes[layer];
+  if (spec_.activation == Activation::kTanh) {
+    TanhBackwardInPlace(h, delta, n);
+  } else {
+    for (size_t j = 0; j < n; ++j) delta[j] = h[j] > 0.0f ? delta[j] : 0.0f;
   }
 }
 
@@ -595,14 +599,7 @@ void FusedMlp::BackwardInput(const float* params, const float* grad_y, float* gr
       blas::Sgemm('N', 'N', in, batch, out, 1.0f, w, in, delta, out, 0.0f, dx, in);
     }
     if (l == 0) break;
-    // The activation's derivative, from its output h = act_[l - 1].
-    const float* h = act_[l - 1].data();
-    const size_t n = static_cast<size_t>(batch) * in;
-    if (spec_.activation == Activation::kTanh) {
-      TanhBackwardInPlace(h, next_delta, n);
-    } else {
-      for (size_t j = 0; j < n; ++j) next_delta[j] = h[j] > 0.0f ? next_delta[j] : 0.0f;
-    }
+    ActivationGradInPlace(l, next_delta);
     delta = next_delta;
     next_delta = (next_delta == delta_a_.data()) ? delta_b_.data() : delta_a_.data();
   }

@@ -105,6 +105,10 @@ class FusedMlp {
   void BackwardInput(const float* params, const float* grad_y, float* grad_x);
 
  private:
+  // delta (float32 [batch, sizes[layer]], the gradient at layer's input) times the derivative
+  // of the activation whose output act_[layer - 1] is, in place; layer >= 1.
+  void ActivationGradInPlace(int layer, float* delta) const;
+
   MlpSpec spec_;
   int max_batch_;
   int batch_ = 0;
