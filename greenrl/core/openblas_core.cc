@@ -19,10 +19,21 @@ std::string OpenBlasCoreName() {
   return name != nullptr ? std::string(name) : std::string();
 }
 
-std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu) {
-  std::string lower = picked;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
+namespace {
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+bool IsAvx512OpenBlasCore(const std::string& core) {
+  const std::string lower = Lower(core);
+  return lower == "skylakex" || lower == "cooperlake" || lower == "sapphirerapids";
+}
+
+std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu) {
+  const std::string lower = Lower(picked);
   static const char* const kFallbacks[] = {"prescott", "core2",        "penryn",    "dunnington",
                                            "nehalem",  "sandybridge",  "atom",      "nano",
                                            "opteron",  "opteron_sse3", "barcelona", "bobcat"};

@@ -27,6 +27,10 @@ std::string OpenBlasCoreName();
 // otherwise "Haswell" (its AVX2 kernels, which its Zen core also uses). No errors.
 std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu);
 
+// Whether `core` (an openblas_get_corename() value, any case) is one of OpenBLAS's AVX-512 kernel
+// sets: SkylakeX, Cooperlake, SapphireRapids. No errors.
+bool IsAvx512OpenBlasCore(const std::string& core);
+
 // Set, for the restarted process, to the kernels OpenBLAS chose before the restart.
 inline constexpr char kOpenBlasFallbackVariable[] = "GREENRL_OPENBLAS_FALLBACK";
 

@@ -40,6 +40,16 @@ TEST(OpenBlasCoreTest, ARightOrUnknownChoiceIsLeftAlone) {
   EXPECT_EQ(SuggestOpenBlasCoreType("", Cpu(kAvx512)), "");                  // not OpenBLAS
 }
 
+TEST(OpenBlasCoreTest, Avx512CoresAreNamed) {
+  EXPECT_TRUE(IsAvx512OpenBlasCore("SkylakeX"));
+  EXPECT_TRUE(IsAvx512OpenBlasCore("cooperlake"));
+  EXPECT_TRUE(IsAvx512OpenBlasCore("SapphireRapids"));
+  EXPECT_FALSE(IsAvx512OpenBlasCore("Haswell"));
+  EXPECT_FALSE(IsAvx512OpenBlasCore("Zen"));
+  EXPECT_FALSE(IsAvx512OpenBlasCore("Prescott"));
+  EXPECT_FALSE(IsAvx512OpenBlasCore(""));
+}
+
 // core_test links no BLAS, so there is no OpenBLAS to ask.
 TEST(OpenBlasCoreTest, NoOpenBlasGivesAnEmptyName) { EXPECT_EQ(OpenBlasCoreName(), ""); }
 
