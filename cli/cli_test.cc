@@ -22,14 +22,18 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-Result RunGreenrl(const std::string& args) {
-  const std::string cmd = std::string(GREENRL_BIN) + " " + args + " 2>&1";
+// Runs a shell command line; its output is what it writes to stdout (add 2>&1 for stderr).
+Result RunCommand(const std::string& cmd) {
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
   while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Result RunGreenrl(const std::string& args) {
+  return RunCommand(std::string(GREENRL_BIN) + " " + args + " 2>&1");
 }
 
 std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
@@ -132,14 +136,10 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   const std::string cwd = Dir("bench_cwd");
   fs::create_directories(cwd);
   const std::string bin = GREENRL_BIN;
-  FILE* pipe = popen(("cd " + cwd + " && " + bin +
-                      " bench ppo-cartpole --seeds 1 --steps 600 2>&1; echo \"rc=$?\"")
-                         .c_str(),
-                     "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  pclose(pipe);
+  const std::string out = RunCommand("cd " + cwd + " && " + bin +
+                                     " bench ppo-cartpole --seeds 1 --steps 600 2>&1; echo "
+                                     "\"rc=$?\"")
+                              .output;
   EXPECT_NE(out.find("rc=0"), std::string::npos) << out;
   EXPECT_NE(out.find("/configs/ppo/cartpole.yaml"), std::string::npos) << out;
   // The row gives the steps run: whole rollouts of 8 envs x 32 steps, 768 for n_timesteps 600.
@@ -194,14 +194,11 @@ TEST(CliTest, UsersOpenBlasCoreTypeIsKept) {
       RunGreenrl("bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const bool openblas = r.output.find("\nblas: OpenBLAS, ") != std::string::npos;
-  const std::string cmd = "OPENBLAS_CORETYPE=Haswell " + std::string(GREENRL_BIN) +
-                          " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1"
-                          " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  EXPECT_EQ(pclose(pipe), 0) << out;
+  const Result haswell =
+      RunCommand("OPENBLAS_CORETYPE=Haswell " + std::string(GREENRL_BIN) +
+                 " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1 2>&1");
+  const std::string& out = haswell.output;
+  EXPECT_EQ(haswell.exit_code, 0) << out;
   EXPECT_NE(out.find(openblas ? "\nblas: OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)\n"
                               : "\nblas: not OpenBLAS\n"),
             std::string::npos)

@@ -674,35 +674,33 @@ const Metrics& Sac::Update(double progress_remaining) {
       for (int i = 0; i < lp_n; ++i) lp_finite = lp_finite && std::isfinite(lp_data[i]);
     }
 
-    // 3. TD target from the target critics.
+    // 3. TD target from the target critics, at a' ~ pi(.|s') (float32 [B, A], log-prob [B]).
+    nn::SquashedGaussianSample next;  // the LibTorch actor's
+    torch::Tensor next_action, next_log_prob;
     if (fused_actor_) {
       actor_next_->Forward(actor_flat_.data(), b_next_obs_.data(),
                            config_.use_sde ? sde_update_eps_.data() : b_next_noise_.data(), b);
-      FillCriticInput(b_next_obs_.data(), actor_next_->action(), b);
+    } else {
+      torch::NoGradGuard no_grad;
+      next = sample(actor_->forward(next_obs), next_noise);
+      next_action = next.action.contiguous();
+      next_log_prob = next.log_prob.contiguous();
+    }
+    const float* nlp = fused_actor_ ? actor_next_->log_prob() : next_log_prob.data_ptr<float>();
+    if (fused_) {
+      FillCriticInput(b_next_obs_.data(),
+                      fused_actor_ ? actor_next_->action() : next_action.data_ptr<float>(), b);
       const float* t = target_flat_.data();
       std::copy_n(q1_mlp_->Forward(t, x_q_.data(), b), b, nq1_.data());
       const float* nq2 = q2_mlp_->Forward(t + q_params_, x_q_.data(), b);
-      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1_.data(), nq2, actor_next_->log_prob(),
-                  alpha, config_.gamma, b, b_target_.data());
+      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1_.data(), nq2, nlp, alpha, config_.gamma,
+                  b, b_target_.data());
     } else {
       torch::NoGradGuard no_grad;
-      const nn::SquashedGaussianSample next = sample(actor_->forward(next_obs), next_noise);
-      const torch::Tensor nlp = next.log_prob.contiguous();
-      if (fused_) {
-        const torch::Tensor next_action = next.action.contiguous();
-        FillCriticInput(b_next_obs_.data(), next_action.data_ptr<float>(), b);
-        const float* t = target_flat_.data();
-        std::copy_n(q1_mlp_->Forward(t, x_q_.data(), b), b, nq1_.data());
-        const float* nq2 = q2_mlp_->Forward(t + q_params_, x_q_.data(), b);
-        SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1_.data(), nq2, nlp.data_ptr<float>(),
-                    alpha, config_.gamma, b, b_target_.data());
-      } else {
-        const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
-        const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
-        SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(),
-                    nq2.data_ptr<float>(), nlp.data_ptr<float>(), alpha, config_.gamma, b,
-                    b_target_.data());
-      }
+      const torch::Tensor nq1 = qf1_target_->forward(next_obs, next.action).contiguous();
+      const torch::Tensor nq2 = qf2_target_->forward(next_obs, next.action).contiguous();
+      SacTdTarget(b_rewards_.data(), b_dones_.data(), nq1.data_ptr<float>(), nq2.data_ptr<float>(),
+                  nlp, alpha, config_.gamma, b, b_target_.data());
     }
 
     // 4. Critics: qf_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)), so dqf_loss/dQk_i =
