@@ -5,6 +5,9 @@
 //   BM_PpoMinibatchUpdate/{fused,autograd}: one PPO minibatch update (loss, gradient, clip, Adam)
 //     of SB3's MlpPolicy on CartPole shapes (obs 4, 2 actions, pi/vf [64, 64] tanh, batch 256),
 //     timed through the public Algorithm::Update and reported per minibatch.
+//   BM_DqnUpdate: one DQN Update (128 gradient steps) of rl-zoo's CartPole preset, reported
+//     per gradient step.
+//   BM_FlatAdam/n:67586: one Adam step over the DQN CartPole Q-network's parameters.
 //   BM_FusedMlpForward/batch:{8,256}: FusedMlp forward of the [4, 64, 64, 2] tanh actor.
 //   BM_Gemm/orient:{0,1,2}/small:{0,1}/batch:B/width:W: one [B, W] x [W, W]-shaped product in
 //     the fused MLP's three orientations (0 forward X W^T, 1 dX = delta W, 2 dW += delta^T X),
@@ -28,14 +31,17 @@
 #include <vector>
 
 #include "greenrl/algo/algorithm.h"
+#include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
 #include "greenrl/nn/actor_critic.h"
+#include "greenrl/nn/flat_optim.h"
 #include "greenrl/nn/fused_mlp.h"
 #include "greenrl/nn/small_gemm.h"
+#include "greenrl/train/run_config.h"
 
 namespace {
 
@@ -89,6 +95,52 @@ BENCHMARK_CAPTURE(BM_PpoMinibatchUpdate, fused, std::string("fused"))
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_PpoMinibatchUpdate, autograd, std::string("autograd"))
     ->Unit(benchmark::kMicrosecond);
+
+// DQN's update on rl-zoo's CartPole preset (configs/dqn/cartpole.yaml: net_arch [256, 256],
+// batch_size 64, gradient_steps 128, train_freq 256, learning_starts 1000): the replay buffer is
+// filled by 100 rollouts (25,600 env steps, half of the preset's run) outside the timed loop,
+// then each iteration is one
+// Update (128 gradient steps: sampling, online and target forward passes, TD target, Huber loss,
+// backward, norm clip, Adam). Reports us_per_gradient_step.
+void BM_DqnUpdate(benchmark::State& state) {
+  const greenrl::algo::DqnConfig config =
+      greenrl::algo::DqnConfigFromConfig(greenrl::train::LoadRunConfig(
+          std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml", {}, kSeed));
+  auto env = greenrl::env::MakeVecEnv("CartPole-v1", config.n_envs, kSeed, /*num_threads=*/1);
+  env->Reset();
+  greenrl::algo::Dqn dqn(config, env->spec());
+  std::vector<greenrl::algo::EpisodeRecord> episodes;
+  for (int r = 0; r < 100; ++r) dqn.CollectRollout(*env, &episodes);
+
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    const greenrl::algo::Metrics& metrics = dqn.Update(/*progress_remaining=*/0.5);
+    benchmark::DoNotOptimize(metrics.data());
+  }
+  const double elapsed_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  const int64_t steps = static_cast<int64_t>(state.iterations()) * config.gradient_steps;
+  state.SetItemsProcessed(steps);  // items = gradient steps
+  state.counters["us_per_gradient_step"] = elapsed_us / static_cast<double>(steps);
+}
+BENCHMARK(BM_DqnUpdate)->Unit(benchmark::kMillisecond);
+
+// FlatAdam::Step over float32 [n] parameters and gradients (n: 67,586 is the DQN CartPole
+// preset's Q-network, [4, 256, 256, 2]). Items are parameters.
+void BM_FlatAdam(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  greenrl::Rng rng(kSeed);
+  std::vector<float> params(n), grads(n);
+  for (float& x : params) x = static_cast<float>(rng.Uniform(-0.1, 0.1));
+  for (float& x : grads) x = static_cast<float>(rng.Uniform(-1e-2, 1e-2));
+  greenrl::nn::FlatAdam adam(n, greenrl::nn::AdamOptions{0.9, 0.999, 1e-8});
+  for (auto _ : state) {
+    adam.Step(params.data(), grads.data(), 1e-3);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_FlatAdam)->ArgName("n")->Arg(67586)->Unit(benchmark::kMicrosecond);
 
 // Forward of SB3's CartPole actor [4, 64, 64, 2] tanh with ortho-initialised parameters, on
 // random observations (the parameters could as well be random: forward cost does not depend on

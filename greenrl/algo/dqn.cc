@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "greenrl/algo/checkpoint.h"
@@ -158,9 +159,13 @@ nn::MlpSpec QNetworkSpec(int obs_dim, int num_actions, const DqnConfig& config) 
   return spec;
 }
 
-// Gradient steps per target forward pass: about this many rows at once, so the target network
-// runs one large GEMM per layer instead of gradient_steps small ones (it does not change within
-// an update; see TrainOnIndices).
+// Gradient steps per TargetForward: up to this many sampled rows at once (the whole update of
+// the CartPole preset, 128 x 64), so that repeated draws of one transition are forwarded once
+// and the target network runs a few large GEMMs per layer instead of gradient_steps small ones
+// (it does not change within an update; see TrainOnIndices).
+constexpr int kTargetSetRows = 16384;
+// The target network's forward passes take at most this many distinct rows each (or one
+// minibatch, when batch_size is larger).
 constexpr int kTargetChunkRows = 2048;
 
 constexpr int64_t kCheckpointFormatVersion = 1;
@@ -184,15 +189,16 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
       num_actions_(DiscreteActionCount(spec)),
       num_envs_(config.n_envs),
       // Two update threads: one minibatch per target pass, run beside the online forward pass.
-      target_chunk_steps_(
-          config.update_threads > 1
-              ? 1
-              : std::clamp(kTargetChunkRows / config.batch_size, 1, config.gradient_steps)),
+      target_chunk_steps_(config.update_threads > 1 ? 1
+                                                    : std::clamp(kTargetSetRows / config.batch_size,
+                                                                 1, config.gradient_steps)),
       explore_rng_(DeriveSeed(config.seed, 1)),
       sample_rng_(DeriveSeed(config.seed, 2)),
       q_spec_(QNetworkSpec(obs_dim_, num_actions_, config)),
       q_net_(q_spec_, std::max({config.batch_size, config.n_envs, 64})),
-      target_net_(q_spec_, target_chunk_steps_ * config.batch_size),
+      target_net_(q_spec_,
+                  std::max(config.batch_size,
+                           std::min(kTargetChunkRows, target_chunk_steps_ * config.batch_size))),
       adam_(q_spec_.num_params(), nn::AdamOptions{0.9, 0.999, 1e-8}),
       buffer_(config.buffer_size, obs_dim_, /*act_dim=*/1) {
   Rng init_rng(DeriveSeed(config.seed, 0));
@@ -240,7 +246,16 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
   const size_t b = static_cast<size_t>(config_.batch_size);
   last_obs_.assign(static_cast<size_t>(num_envs_) * obs_dim_, 0.0f);
   indices_.assign(b * config_.gradient_steps, 0);
-  chunk_next_obs_.assign(b * target_chunk_steps_ * obs_dim_, 0.0f);
+  const size_t chunk_rows = b * target_chunk_steps_;
+  chunk_next_obs_.assign(static_cast<size_t>(target_net_.max_batch()) * obs_dim_, 0.0f);
+  size_t slots = 1;
+  while (slots < 2 * chunk_rows) slots *= 2;
+  slot_index_.assign(slots, -1);
+  slot_row_.assign(slots, 0);
+  distinct_idx_.assign(chunk_rows, 0);
+  sample_row_.assign(chunk_rows, 0);
+  distinct_q_.assign(chunk_rows * num_actions_, 0.0f);
+  chunk_next_q_.assign(chunk_rows * num_actions_, 0.0f);
   mb_obs_.assign(b * obs_dim_, 0.0f);
   if (config_.double_q) mb_next_obs_.assign(b * obs_dim_, 0.0f);
   mb_actions_.assign(b, 0);
@@ -381,6 +396,9 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
   const size_t a = static_cast<size_t>(num_actions_);
   double loss_sum = 0.0, q_sum = 0.0, grad_norm_sum = 0.0;
   ThreadPool::Burst burst(update_pool_.get());
+  // Two update threads: this thread's sgemm calls stay on it, as the worker's do.
+  std::optional<nn::blas::ScopedOneThread> one_blas_thread;
+  if (update_pool_ != nullptr) one_blas_thread.emplace();
   for (int start = 0; start < num_steps; start += target_chunk_steps_) {
     const int steps = std::min(target_chunk_steps_, num_steps - start);
     const int64_t* chunk = indices + static_cast<size_t>(start) * b;
@@ -439,12 +457,51 @@ void Dqn::OnlineForward(const int64_t* idx) {
   step_q_ = q_net_.Forward(q_params_.data(), mb_obs_.data(), b);
 }
 
+// One minibatch (two update threads, or gradient_steps 1) is forwarded as drawn. Several: the
+// distinct indices of idx[0, rows) by open addressing (Fibonacci hashing, linear probing), then
+// Q_target(s', .) for those in passes of up to target_net_.max_batch() rows, copied back to
+// every sample. Each sample's values are those of one forward pass of its next_obs (a GEMM
+// column's value does not depend on the other columns, up to the BLAS kernel's blocking).
 void Dqn::TargetForward(const int64_t* idx, int rows) {
-  for (int r = 0; r < rows; ++r) {
-    const float* s = buffer_.next_obs(idx[r]);
-    std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+  if (rows <= config_.batch_size) {  // one minibatch: as drawn (repeats are rare)
+    for (int r = 0; r < rows; ++r) {
+      const float* s = buffer_.next_obs(idx[r]);
+      std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+    }
+    step_next_q_target_ = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), rows);
+    return;
   }
-  step_next_q_target_ = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), rows);
+  size_t slots = 1;
+  while (slots < 2 * static_cast<size_t>(rows)) slots *= 2;
+  const int shift = 64 - __builtin_ctzll(slots);  // slots >= 2: shift in [1, 63]
+  std::fill(slot_index_.begin(), slot_index_.begin() + static_cast<ptrdiff_t>(slots), -1);
+  int distinct = 0;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t i = idx[r];
+    size_t s = (static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) >> shift;
+    while (slot_index_[s] != -1 && slot_index_[s] != i) s = (s + 1) & (slots - 1);
+    if (slot_index_[s] == -1) {
+      slot_index_[s] = i;
+      slot_row_[s] = distinct;
+      distinct_idx_[distinct++] = i;
+    }
+    sample_row_[r] = slot_row_[s];
+  }
+  const size_t a = static_cast<size_t>(num_actions_);
+  for (int start = 0; start < distinct; start += target_net_.max_batch()) {
+    const int n = std::min(target_net_.max_batch(), distinct - start);
+    for (int r = 0; r < n; ++r) {
+      const float* s = buffer_.next_obs(distinct_idx_[start + r]);
+      std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+    }
+    const float* q = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), n);
+    std::copy(q, q + n * a, distinct_q_.begin() + static_cast<ptrdiff_t>(start * a));
+  }
+  for (int r = 0; r < rows; ++r) {
+    const float* q = &distinct_q_[static_cast<size_t>(sample_row_[r]) * a];
+    std::copy(q, q + a, &chunk_next_q_[static_cast<size_t>(r) * a]);
+  }
+  step_next_q_target_ = chunk_next_q_.data();
 }
 
 double Dqn::ClipAndStep(double lr, double loss) {

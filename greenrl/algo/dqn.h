@@ -166,8 +166,10 @@ class Dqn final : public Algorithm {
   // TrainOnIndices' pieces. OnlineForward: the minibatch `idx` (int64 [B] replay indices) into
   // mb_*, Q(s, .) of the online network into step_q_ (float32 [B, A]) and, for double DQN,
   // Q(s', .) into mb_next_q_online_. TargetForward: Q_target(s', .) of `rows` transitions
-  // `idx` (int64 [rows]) into step_next_q_target_ (float32 [rows, A]). The two touch disjoint
-  // state, so with update_threads 2 they run at once (forward_tasks_).
+  // `idx` (int64 [rows]) into step_next_q_target_ (float32 [rows, A]), forwarding each distinct
+  // transition once (sampling with replacement repeats some: 8192 draws from a 10,000-entry
+  // buffer hold about 5,600 distinct ones). The two touch disjoint state, so with
+  // update_threads 2 they run at once (forward_tasks_).
   void OnlineForward(const int64_t* idx);
   void TargetForward(const int64_t* idx, int rows);
   // Clips the gradient norm to max_grad_norm and takes an Adam step at lr, split over the update
@@ -185,7 +187,7 @@ class Dqn final : public Algorithm {
   DqnConfig config_;
   env::EnvSpec spec_;
   int obs_dim_, num_actions_, num_envs_;
-  int target_chunk_steps_;  // gradient steps whose target Q-values one forward pass computes
+  int target_chunk_steps_;  // gradient steps whose target Q-values one TargetForward computes
 
   // Seeding: init, exploration and sampling each own a generator derived from the seed.
   Rng explore_rng_;
@@ -199,7 +201,7 @@ class Dqn final : public Algorithm {
   Collectives* collectives_ = nullptr;  // data-parallel ranks (SetCollectives); null: one process
   std::vector<float> target_params_;  // float32 [num_params]
   nn::FusedMlp q_net_;                // online forward/backward workspace
-  nn::FusedMlp target_net_;           // target forward workspace, target_chunk_steps_ batches
+  nn::FusedMlp target_net_;           // target forward workspace, up to kTargetChunkRows rows
   std::unique_ptr<ThreadPool> update_pool_;  // update_threads 2: the training thread + 1 worker
   nn::FlatAdam adam_;
 
@@ -215,7 +217,15 @@ class Dqn final : public Algorithm {
   // Scratch (allocated once).
   std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step
   std::vector<int64_t> indices_;         // int64 [gradient_steps * batch_size]
-  std::vector<float> chunk_next_obs_;    // float32 [chunk_steps * B, obs_dim]
+  std::vector<float> chunk_next_obs_;    // float32 [target_net_ max batch, obs_dim]
+  // TargetForward's distinct transitions: an open-addressing table (power-of-two size, at least
+  // twice target_chunk_steps_ * B) from replay index (-1: empty) to its row among the distinct.
+  std::vector<int64_t> slot_index_;
+  std::vector<int32_t> slot_row_;
+  std::vector<int64_t> distinct_idx_;  // int64 [chunk rows]: the distinct indices, first-seen order
+  std::vector<int32_t> sample_row_;    // int32 [chunk rows]: each sample's distinct row
+  std::vector<float> distinct_q_;      // float32 [chunk rows, A]: Q_target(s', .) per distinct
+  std::vector<float> chunk_next_q_;    // float32 [chunk rows, A]: Q_target(s', .) per sample
   std::vector<float> mb_next_obs_;       // float32 [B, obs_dim] (double DQN)
   std::vector<float> mb_obs_;            // float32 [B, obs_dim]
   std::vector<int64_t> mb_actions_;      // int64 [B]

@@ -539,6 +539,38 @@ TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
 
 INSTANTIATE_TEST_SUITE_P(PlainAndDouble, DqnUpdateTest, ::testing::Values(false, true));
 
+// Several gradient steps in one TrainOnIndices call take the target network's Q(s', .) from one
+// pass over the distinct transitions drawn (TargetForward); here 8 minibatches of 16 from 12
+// transitions repeat each many times. The result equals one step per call, where each
+// minibatch's next_obs go through the target network as drawn.
+TEST_P(DqnUpdateTest, RepeatedDrawsInOneCallMatchOneStepPerCall) {
+  const bool double_q = GetParam();
+  DqnConfig c = GradCheckConfig(double_q);
+  c.gradient_steps = 8;
+  std::vector<std::unique_ptr<Dqn>> agents;
+  for (int k = 0; k < 2; ++k) {
+    auto env = env::MakeVecEnv("CartPole-v1", 1, 6, 1);
+    env->Reset();
+    agents.push_back(std::make_unique<Dqn>(c, env->spec()));
+    std::vector<EpisodeRecord> episodes;
+    agents.back()->CollectRollout(*env, &episodes);
+  }
+  Rng rng(11);
+  std::vector<int64_t> idx(static_cast<size_t>(c.gradient_steps) * c.batch_size);
+  for (auto& i : idx) i = static_cast<int64_t>(rng.Below(12));
+  const double lr = 3e-3;
+  const double loss = agents[0]->TrainOnIndices(idx.data(), c.gradient_steps, lr)[2].second;
+  double loss_sum = 0.0;
+  for (int k = 0; k < c.gradient_steps; ++k) {
+    loss_sum += agents[1]
+                    ->TrainOnIndices(idx.data() + static_cast<size_t>(k) * c.batch_size, 1, lr)[2]
+                    .second;
+  }
+  EXPECT_NEAR(loss, loss_sum / c.gradient_steps, 1e-7);
+  EXPECT_LT(MaxAbsDiff(agents[0]->GetParameters(), agents[1]->GetParameters()), 1e-6);
+  EXPECT_GT(MaxAbsDiff(agents[0]->GetParameters(), agents[0]->target_parameters()), 1e-3);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checkpoint: a DQN of another seed that loads it has the same online and target parameters and
 // counters, and continues identically (same Adam state): both then collect the same greedy

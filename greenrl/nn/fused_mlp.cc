@@ -11,6 +11,7 @@
 #include "greenrl/nn/small_gemm.h"
 
 extern "C" void omp_set_num_threads(int num_threads);  // libgomp (<omp.h> needs -fopenmp)
+extern "C" int omp_get_max_threads();                  // libgomp
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                        const int* k, const float* alpha, const float* a, const int* lda,
                        const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
@@ -166,26 +167,51 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const flo
 // AVX2 forms of the thin-input loops for out % 8 == 0 (hidden widths): eight output columns
 // stay in one register while the short `in` (or the batch) runs. Each output element sees the
 // same additions in the same order as the plain loops, so results are bit-identical.
-// With `tanh`, the activation is applied in registers before the store (TanhRationalFma8, as
-// TanhInPlaceAvx2: bit-identical to a separate pass, one pass over y fewer).
+// The activation is applied in registers before the store, bit-identical to a separate pass and
+// one pass over y fewer: tanh as TanhInPlaceAvx2 (TanhRationalFma8); ReLU as max(y, +0), which
+// is the plain loop's `y > 0 ? y : 0` (MAXPS returns its second operand, +0, for a NaN or a
+// zero of either sign).
+// IN (= in, 1..kThin) is a template argument so the k loop unrolls and the row's inputs stay in
+// registers; the output blocks are independent chains the core overlaps.
+enum class ThinAct { kNone, kTanh, kReLU };
+template <int IN, ThinAct ACT>
 __attribute__((target("avx2,fma"))) void ForwardThinInAvx2(const float* x, const float* wt,
-                                                       const float* b, float* y, int batch, int in,
-                                                       int out, bool tanh) {
+                                                           const float* b, float* y, int batch,
+                                                           int out) {
   for (int i = 0; i < batch; ++i) {
-    const float* xr = x + static_cast<size_t>(i) * in;
+    const float* xr = x + static_cast<size_t>(i) * IN;
     float* yr = y + static_cast<size_t>(i) * out;
+    __m256 xk[IN];
+    for (int k = 0; k < IN; ++k) xk[k] = _mm256_set1_ps(xr[k]);
     for (int o = 0; o < out; o += 8) {
-      Float8 acc;
-      std::memcpy(&acc, b + o, sizeof(acc));
-      for (int k = 0; k < in; ++k) {
-        Float8 w;
-        std::memcpy(&w, wt + static_cast<size_t>(k) * out + o, sizeof(w));
-        acc += xr[k] * w;
+      __m256 acc = _mm256_loadu_ps(b + o);
+      for (int k = 0; k < IN; ++k) {
+        // mul then add, as the plain loop (no FMA contraction: -ffp-contract=off)
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(xk[k], _mm256_loadu_ps(wt + k * out + o)));
       }
-      if (tanh) acc = reinterpret_cast<Float8>(TanhRationalFma8(reinterpret_cast<__m256>(acc)));
-      std::memcpy(yr + o, &acc, sizeof(acc));
+      if constexpr (ACT == ThinAct::kTanh) acc = TanhRationalFma8(acc);
+      if constexpr (ACT == ThinAct::kReLU) acc = _mm256_max_ps(acc, _mm256_setzero_ps());
+      _mm256_storeu_ps(yr + o, acc);
     }
   }
+}
+using ForwardThinInFn = void (*)(const float*, const float*, const float*, float*, int, int);
+template <ThinAct ACT>
+constexpr ForwardThinInFn kForwardThinInFor[kThin] = {
+    ForwardThinInAvx2<1, ACT>, ForwardThinInAvx2<2, ACT>, ForwardThinInAvx2<3, ACT>,
+    ForwardThinInAvx2<4, ACT>, ForwardThinInAvx2<5, ACT>, ForwardThinInAvx2<6, ACT>,
+    ForwardThinInAvx2<7, ACT>, ForwardThinInAvx2<8, ACT>};
+// The kernel for `in` inputs (1..kThin) and the activation applied in the store.
+ForwardThinInFn ForwardThinInKernel(int in, ThinAct act) {
+  switch (act) {
+    case ThinAct::kTanh:
+      return kForwardThinInFor<ThinAct::kTanh>[in - 1];
+    case ThinAct::kReLU:
+      return kForwardThinInFor<ThinAct::kReLU>[in - 1];
+    case ThinAct::kNone:
+      break;
+  }
+  return kForwardThinInFor<ThinAct::kNone>[in - 1];
 }
 
 // gw [out, in] += delta^T x and gb [out] += column sums of delta, for in = IN <= kThin and
@@ -298,6 +324,9 @@ void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const f
 }
 
 void OneThreadHere() { omp_set_num_threads(1); }
+
+ScopedOneThread::ScopedOneThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+ScopedOneThread::~ScopedOneThread() { omp_set_num_threads(saved_); }
 }  // namespace blas
 
 FusedMlp::FusedMlp(MlpSpec spec, int max_batch) : spec_(std::move(spec)), max_batch_(max_batch) {
@@ -465,12 +494,12 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
         for (int k = 0; k < in; ++k) thin_[static_cast<size_t>(k) * out + o] = w[o * in + k];
       }
       if (HasAvx2Fma() && out % 8 == 0) {
-        const bool tanh = l < last && spec_.activation == Activation::kTanh;
-        ForwardThinInAvx2(input, thin_.data(), b, y, batch, in, out, tanh);
-        if (tanh) {  // activation applied in the store
-          input = y;
-          continue;
-        }
+        const ThinAct act = l == last                               ? ThinAct::kNone
+                            : spec_.activation == Activation::kTanh ? ThinAct::kTanh
+                                                                    : ThinAct::kReLU;
+        ForwardThinInKernel(in, act)(input, thin_.data(), b, y, batch, out);
+        input = y;  // activation applied in the store
+        continue;
       } else {
         ForwardThinIn(input, thin_.data(), b, y, batch, in, out);
       }

@@ -171,6 +171,21 @@ void Sgemm(char trans_a, char trans_b, int m, int n, int k, float alpha, const f
 // the process default (all cores), whatever threads.torch set on the main thread; a pool worker
 // calling sgemm_ would otherwise start a team of its own on cores already busy.
 void OneThreadHere();
+// OneThreadHere for a scope: the calling thread's OpenMP thread count is restored at its end.
+// For a thread that drives a ThreadPool's workers through sgemm calls of their own (DQN's two
+// update threads): OpenBLAS's OpenMP build copies the caller's count into a process-wide
+// setting on every call, so a caller at 2 threads and a worker at 1 make each other's
+// products split by whichever wrote last (results then vary from run to run).
+class ScopedOneThread {
+ public:
+  ScopedOneThread();
+  ~ScopedOneThread();
+  ScopedOneThread(const ScopedOneThread&) = delete;
+  ScopedOneThread& operator=(const ScopedOneThread&) = delete;
+
+ private:
+  int saved_;
+};
 }  // namespace blas
 
 }  // namespace greenrl::nn

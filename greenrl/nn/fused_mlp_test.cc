@@ -12,6 +12,9 @@
 #include "greenrl/nn/categorical.h"
 #include "greenrl/nn/init.h"
 
+extern "C" int omp_get_max_threads();  // libgomp (<omp.h> needs -fopenmp)
+extern "C" void omp_set_num_threads(int num_threads);
+
 namespace greenrl::nn {
 namespace {
 
@@ -275,6 +278,19 @@ TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
       }
     }
   }
+}
+
+// ScopedOneThread: BLAS calls in its scope run on one OpenMP thread; the caller's count returns
+// at its end.
+TEST(BlasThreadsTest, ScopedOneThreadRestoresTheCallersCount) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(3);
+  {
+    blas::ScopedOneThread one;
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(before);
 }
 }  // namespace
 }  // namespace greenrl::nn
