@@ -223,8 +223,8 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
       RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* part :
-       {"steps          512", "steps/s", "eval return", "10 deterministic episodes", "Wh in all",
-        "cpu:process", "estimated", "g CO2e", "world"}) {
+       {"steps          512", "steps/s", "update path    fused\n", "eval return",
+        "10 deterministic episodes", "Wh in all", "cpu:process", "estimated", "g CO2e", "world"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
   for (const char* file : {"config.yaml", "metrics.csv", "energy.json", "checkpoints/final.pt"}) {
@@ -387,6 +387,7 @@ TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("dqn on CartPole-v1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("steps          2048"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("update path    fused\n"), std::string::npos) << r.output;
   const auto at = r.output.find("eval return    ");
   ASSERT_NE(at, std::string::npos) << r.output;
   const std::string trained = r.output.substr(at + 15, r.output.find(" (", at) - at - 15);

@@ -35,6 +35,13 @@ class Algorithm {
   // "ppo", ...
   virtual std::string name() const = 0;
 
+  // How this instance's gradient step runs, as the run's summary and energy.json report it:
+  // "fused" (greenrl's hand-written forward and backward over BLAS), "autograd" (LibTorch), a
+  // mix naming its parts (SAC with an empty net_arch: "fused critics, autograd actor"), and
+  // " on cuda" when the update runs on a GPU. The config's `update_path: auto` resolved, which
+  // config.yaml keeps as the user wrote it. Empty: not reported (test doubles).
+  virtual std::string UpdatePath() const { return {}; }
+
   // Steps `env` (already Reset) for one rollout and stores what the update needs.
   // Appends the episodes that finished to `episodes`. Returns the env steps taken (summed over
   // envs). The env's action buffer is written, and env state carries over between calls.

@@ -112,6 +112,8 @@ class Dqn final : public Algorithm {
   Dqn(const DqnConfig& config, const env::EnvSpec& spec);
 
   std::string name() const override { return "dqn"; }
+  // DQN has one update path: greenrl's fused MLP over BLAS ("fused").
+  std::string UpdatePath() const override { return "fused"; }
   // Steps `env` train_freq vec steps; returns train_freq * n_envs. Errors: GREENRL_CHECK when
   // env.num_envs() != n_envs.
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;

@@ -173,6 +173,9 @@ class Ppo final : public Algorithm {
   Ppo(const PpoConfig& config, const env::EnvSpec& spec);
 
   std::string name() const override { return "ppo"; }
+  std::string UpdatePath() const override {
+    return config_.update_path + (config_.device == "cpu" ? "" : " on " + config_.device);
+  }
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
   const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;

@@ -323,6 +323,10 @@ class Sac final : public Algorithm {
   Sac(const SacConfig& config, const env::EnvSpec& spec);
 
   std::string name() const override { return "sac"; }
+  std::string UpdatePath() const override {
+    if (fused_actor_) return "fused";
+    return fused_ ? "fused critics, autograd actor" : "autograd";
+  }
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
   const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;

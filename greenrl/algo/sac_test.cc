@@ -507,6 +507,10 @@ TEST(SacTest, FusedUpdateMatchesAutograd) {
         config.gradient_steps = 4;
         auto env = env::MakeVecEnv("HalfCheetah-v4", 2, /*seed=*/3, 1);
         auto sac = MakeSac(config, env->spec());
+        // What the run's summary reports as its update path.
+        EXPECT_EQ(sac->UpdatePath(), k == 1               ? "autograd"
+                                     : c.net_arch.empty() ? "fused critics, autograd actor"
+                                                          : "fused");
         initial = sac->GetParameters();
         env->Reset();
         std::vector<EpisodeRecord> episodes;

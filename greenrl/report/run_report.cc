@@ -102,6 +102,7 @@ std::string FormatSummary(const RunReport& r) {
   s += fmt::format("  steps          {}\n", r.steps);
   s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s)\n", r.wall_time_s, r.cpu_time_s);
   s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
+  if (!r.update_path.empty()) s += fmt::format("  update path    {}\n", r.update_path);
   if (r.env_non_finite_resets > 0) {
     s += fmt::format("  env faults     {} steps hit a non-finite state; those envs were reset\n",
                      r.env_non_finite_resets);
@@ -154,6 +155,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["schema_version"] = 1;
   j["algo"] = r.algo;
   j["env_id"] = r.env_id;
+  if (!r.update_path.empty()) j["update_path"] = r.update_path;
   j["seed"] = r.seed;
   j["steps"] = r.steps;
   j["wall_time_s"] = r.wall_time_s;

@@ -55,6 +55,7 @@ struct SamplerReport {
 // Everything the summary and energy.json need.
 struct RunReport {
   std::string algo, env_id, run_dir;
+  std::string update_path;  // Algorithm::UpdatePath(): "fused", "autograd", ...; empty: not shown
   uint64_t seed = 0;
   int64_t steps = 0;         // env steps, summed over envs
   double wall_time_s = 0.0;  // training loop wall time (setup excluded)

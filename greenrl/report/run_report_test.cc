@@ -51,6 +51,7 @@ TEST(RunReportTest, EnergyJsonWindowsPlusUnattributedEqualTotals) {
 
 TEST(RunReportTest, SummaryNamesEverything) {
   const std::string s = FormatSummary(MakeReport());
+  EXPECT_EQ(s.find("update path"), std::string::npos) << s;  // none given: no line
   EXPECT_NE(s.find("steps          1000"), std::string::npos) << s;
   EXPECT_NE(s.find("steps/s        500"), std::string::npos) << s;
   EXPECT_NE(s.find("500.00 ± 0.00 (10 deterministic episodes)"), std::string::npos) << s;
@@ -60,6 +61,21 @@ TEST(RunReportTest, SummaryNamesEverything) {
       << s;
   EXPECT_NE(s.find("0.1680 g CO2e"), std::string::npos) << s;
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
+}
+
+// The update path the algorithm reports (Algorithm::UpdatePath) is a summary line and an
+// energy.json field.
+TEST(RunReportTest, UpdatePathInSummaryAndEnergyJson) {
+  RunReport r = MakeReport();
+  r.update_path = "fused critics, autograd actor";
+  const std::string s = FormatSummary(r);
+  EXPECT_NE(s.find("  steps/s        500\n  update path    fused critics, autograd actor\n"),
+            std::string::npos)
+      << s;
+  const std::string path = ::testing::TempDir() + "/energy_update_path.json";
+  WriteEnergyJson(path, r);
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in)["update_path"], "fused critics, autograd actor");
 }
 
 // A short run's carbon, energy and budget keep three significant digits below 0.001 (g, Wh); an

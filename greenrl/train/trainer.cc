@@ -1048,6 +1048,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   r.algo = algo_id;
+  r.update_path = algorithm->UpdatePath();
   r.env_id = env_id;
   r.run_dir = run_dir;
   r.seed = seed;
