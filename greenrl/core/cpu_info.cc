@@ -44,12 +44,17 @@ std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus) {
   std::string out = (cpu.model.empty() ? std::string("unknown CPU") : cpu.model) + ", " +
                     std::to_string(logical_cpus) + " logical CPUs";
   if (cpu.flags.empty()) return out;
-  std::string listed;
-  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16"}) {
+  // The flags OpenBLAS's kernel choice reads (AVX-512: f, bw, vl, dq, cd for its SkylakeX
+  // kernels; bf16 for Cooperlake's) and the ones bf16 and fp16 speed depend on.
+  static const char* const kListed[] = {"avx2",        "fma",      "avx512f",  "avx512bw",
+                                        "avx512vl",    "avx512dq", "avx512cd", "avx512_bf16",
+                                        "avx512_fp16", "amx_bf16"};
+  std::string listed, all;
+  for (const char* f : kListed) {
     if (cpu.Has(f)) listed += std::string(" ") + f;
+    all += (all.empty() ? "" : ", ") + std::string(f);
   }
-  return out + ";" +
-         (listed.empty() ? " none of avx2, fma, avx512f, avx512_bf16, amx_bf16" : listed);
+  return out + ";" + (listed.empty() ? " none of " + all : listed);
 }
 
 }  // namespace greenrl

@@ -23,10 +23,11 @@ CpuInfo ParseCpuInfo(std::istream& in);
 const CpuInfo& ThisCpu();
 
 // For benchmark output: "<model>, <logical_cpus> logical CPUs; <flags>", where <model> is
-// "unknown CPU" when empty and <flags> lists which of avx2, fma, avx512f, avx512_bf16 and
-// amx_bf16 the CPU has (the kernels' and bf16's speed depend on them), "none of ..." when it
-// has none of them; the part after ";" is left out when flags are unknown. E.g.
-// "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512_bf16 amx_bf16".
+// "unknown CPU" when empty and <flags> lists which of avx2, fma, avx512f, avx512bw, avx512vl,
+// avx512dq, avx512cd, avx512_bf16, avx512_fp16 and amx_bf16 the CPU has (OpenBLAS's kernel
+// choice and bf16's and fp16's speed depend on them), "none of ..." when it has none of them;
+// the part after ";" is left out when flags are unknown. E.g. "Intel(R) Xeon(R) Processor, 2
+// logical CPUs; avx2 fma avx512f avx512bw avx512vl avx512dq avx512cd avx512_bf16 amx_bf16".
 std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus);
 
 }  // namespace greenrl

@@ -12,7 +12,7 @@ TEST(CpuInfoTest, ParsesModelAndFirstFlagsLine) {
   std::istringstream text(
       "processor\t: 0\n"
       "model name\t: Intel(R) Xeon(R) Processor\n"
-      "flags\t\t: fpu avx2 fma avx512f avx512_bf16 amx_bf16\n"
+      "flags\t\t: fpu avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 amx_bf16\n"
       "\n"
       "processor\t: 1\n"
       "model name\t: Other\n"
@@ -22,7 +22,8 @@ TEST(CpuInfoTest, ParsesModelAndFirstFlagsLine) {
   EXPECT_TRUE(cpu.Has("amx_bf16"));
   EXPECT_FALSE(cpu.Has("amx"));  // whole words only
   EXPECT_EQ(DescribeCpu(cpu, 2),
-            "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512_bf16 amx_bf16");
+            "Intel(R) Xeon(R) Processor, 2 logical CPUs; avx2 fma avx512f avx512bw avx512vl "
+            "avx512dq avx512cd avx512_bf16 amx_bf16");
 }
 
 TEST(CpuInfoTest, MissingFieldsAreSaidSo) {
@@ -30,7 +31,8 @@ TEST(CpuInfoTest, MissingFieldsAreSaidSo) {
   EXPECT_EQ(DescribeCpu(ParseCpuInfo(empty), 4), "unknown CPU, 4 logical CPUs");
   std::istringstream plain("model name : Old\nflags : fpu sse2\n");
   EXPECT_EQ(DescribeCpu(ParseCpuInfo(plain), 1),
-            "Old, 1 logical CPUs; none of avx2, fma, avx512f, avx512_bf16, amx_bf16");
+            "Old, 1 logical CPUs; none of avx2, fma, avx512f, avx512bw, avx512vl, avx512dq, "
+            "avx512cd, avx512_bf16, avx512_fp16, amx_bf16");
 }
 
 }  // namespace
