@@ -96,7 +96,7 @@ void AddPpoKeys(ConfigSchema* schema) {
          "finite steps in a row before the scale grows", 1, 1e9);
   AddKey(schema, "update_path", ValueType::kString, "auto",
          "fused: hand-written backward over BLAS (CPU, fp32); autograd: LibTorch on `device`; "
-         "auto: fused where it applies",
+         "auto: fused where it applies (CPU and fp32), else autograd",
          std::nullopt, std::nullopt, std::vector<std::string>{"auto", "fused", "autograd"});
   AddKey(schema, "device", ValueType::kString, "cpu",
          "where policy and update run: cpu, cuda, auto (cuda when present)", std::nullopt,
@@ -145,7 +145,13 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
     throw ConfigError("update_path", "fused",
                       "autograd or auto with device cuda (the fused path runs on the CPU)");
   }
-  c.update_path = path == "auto" ? (c.device == "cpu" ? "fused" : "autograd") : path;
+  const bool fp32 = c.precision == precision::Precision::kFp32;
+  if (path == "fused" && !fp32) {
+    throw ConfigError("update_path", "fused",
+                      "autograd or auto with precision " + config.GetString("precision") +
+                          " (the fused path is float32 only; autocast runs on LibTorch)");
+  }
+  c.update_path = path == "auto" ? (c.device == "cpu" && fp32 ? "fused" : "autograd") : path;
   if (c.precision == precision::Precision::kFp16 && c.device == "cpu") {
     // LibTorch 1.13 CPU autocast is bf16 only.
     throw ConfigError("precision", "fp16",
@@ -173,8 +179,10 @@ class Ppo final : public Algorithm {
   Ppo(const PpoConfig& config, const env::EnvSpec& spec);
 
   std::string name() const override { return "ppo"; }
+  // What runs now: the budget's reduced-precision rung moves a run to autograd.
   std::string UpdatePath() const override {
-    return config_.update_path + (config_.device == "cpu" ? "" : " on " + config_.device);
+    return std::string(use_autograd_ ? "autograd" : "fused") +
+           (config_.device == "cpu" ? "" : " on " + config_.device);
   }
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;
   const Metrics& Update(double progress_remaining) override;

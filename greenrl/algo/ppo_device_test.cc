@@ -152,8 +152,22 @@ TEST(PpoDeviceConfigTest, DeviceAndUpdatePathRules) {
   EXPECT_EQ(automatic.device, cuda ? "cuda" : "cpu");
   EXPECT_EQ(automatic.update_path, cuda ? "autograd" : "fused");
   EXPECT_EQ(PpoConfigFromConfig(LoadPpoConfig({})).update_path, "fused");
-  EXPECT_EQ(PpoConfigFromConfig(LoadPpoConfig({"precision=bf16"})).precision,
-            precision::Precision::kBf16);
+  const PpoConfig bf16 = PpoConfigFromConfig(LoadPpoConfig({"precision=bf16"}));
+  EXPECT_EQ(bf16.precision, precision::Precision::kBf16);
+  EXPECT_EQ(bf16.update_path, "autograd");  // auto: the fused path is float32 only
+  // ... and the run reports the path that runs.
+  EXPECT_EQ(MakePpo(bf16, env::FindEnvSpec("CartPole-v1"))->UpdatePath(), "autograd");
+  EXPECT_EQ(MakePpo(PpoConfigFromConfig(LoadPpoConfig({})), env::FindEnvSpec("CartPole-v1"))
+                ->UpdatePath(),
+            "fused");
+  try {
+    PpoConfigFromConfig(LoadPpoConfig({"precision=bf16", "update_path=fused"}));
+    ADD_FAILURE() << "the fused path is float32 only";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "update_path");
+    EXPECT_NE(std::string(e.what()).find("autograd or auto with precision bf16"), std::string::npos)
+        << e.what();
+  }
   try {
     PpoConfigFromConfig(LoadPpoConfig({"precision=fp16"}));
     ADD_FAILURE() << "fp16 on the CPU must be refused";
