@@ -10,10 +10,8 @@
 //   only): the most two threads can give on this machine at that moment, for the T2 column.
 //
 // What the timed loop includes: drawing fresh uniformly random actions for every env on every
-// step (below) and VecEnv::Step (dynamics, same-step autoreset, final_obs, episode statistics).
-// Actions come from one xoshiro256** generator: Discrete(2^k) spaces (CartPole-v1) take k bits
-// of a 64-bit draw per env, other Discrete(n) spaces one Lemire draw Below(n) per env, Box
-// spaces U(low, high) per component from a 24-bit float.
+// step (bench/random_actions.h) and VecEnv::Step (dynamics, same-step autoreset, final_obs,
+// episode statistics). For a drift-proof two-thread ratio see env_scaling.cc.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -22,61 +20,22 @@
 #include <variant>
 #include <vector>
 
+#include "bench/random_actions.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
 
 namespace {
 
-// Writes uniformly random Discrete(num_actions) actions to actions[0, n).
-void DrawDiscrete(greenrl::Rng& rng, int64_t num_actions, int n, int64_t* actions) {
-  const bool power_of_two = (num_actions & (num_actions - 1)) == 0;
-  if (!power_of_two) {
-    for (int i = 0; i < n; ++i) actions[i] = static_cast<int64_t>(rng.Below(num_actions));
-    return;
-  }
-  int bits = 0;
-  while ((int64_t{1} << bits) < num_actions) ++bits;
-  if (bits == 0) {
-    for (int i = 0; i < n; ++i) actions[i] = 0;
-    return;
-  }
-  const int per_draw = 64 / bits;
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  for (int i = 0; i < n; i += per_draw) {
-    uint64_t word = rng.NextU64();
-    const int m = n - i < per_draw ? n - i : per_draw;
-    for (int j = 0; j < m; ++j, word >>= bits) actions[i + j] = static_cast<int64_t>(word & mask);
-  }
-}
-
 // Steps `env` once per benchmark iteration with fresh random actions from `rng` (see "What the
 // timed loop includes" above) and counts its envs as items.
 void StepWithRandomActions(benchmark::State& state, greenrl::env::VecEnv& env, greenrl::Rng& rng) {
   const int n_envs = env.num_envs();
-  const greenrl::env::EnvSpec& spec = env.spec();
-  if (spec.discrete_actions()) {
-    const int64_t num_actions = spec.num_actions();
-    int64_t* actions = env.discrete_actions();
-    for (auto _ : state) {
-      DrawDiscrete(rng, num_actions, n_envs, actions);
-      env.Step();
-      benchmark::DoNotOptimize(env.obs());
-    }
-  } else {
-    const auto& box = std::get<greenrl::env::Box>(spec.action_space);
-    const int d = static_cast<int>(spec.act_dim());
-    std::vector<float> low(box.low.begin(), box.low.end());
-    std::vector<float> width(d);
-    for (int k = 0; k < d; ++k) width[k] = box.high[k] - box.low[k];
-    float* actions = env.continuous_actions();
-    for (auto _ : state) {
-      for (int i = 0; i < n_envs; ++i) {
-        for (int k = 0; k < d; ++k) actions[i * d + k] = low[k] + width[k] * rng.UniformF();
-      }
-      env.Step();
-      benchmark::DoNotOptimize(env.obs());
-    }
+  greenrl::bench::RandomActions actions(env);
+  for (auto _ : state) {
+    actions.Draw(rng);
+    env.Step();
+    benchmark::DoNotOptimize(env.obs());
   }
   state.SetItemsProcessed(state.iterations() * n_envs);  // items = env steps
 }
