@@ -140,6 +140,11 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   }
   c.device = device == "auto" ? (cuda ? "cuda" : "cpu") : device;
   c.cuda_graph = config.GetBool("cuda_graph");
+  if (c.precision == precision::Precision::kFp16 && c.device == "cpu") {
+    // LibTorch 1.13 CPU autocast is bf16 only.
+    throw ConfigError("precision", "fp16",
+                      "fp32 or bf16 with device cpu (fp16 autocast needs device cuda)");
+  }
   const std::string& path = config.GetString("update_path");
   if (path == "fused" && c.device == "cuda") {
     throw ConfigError("update_path", "fused",
@@ -152,11 +157,6 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
                           " (the fused path is float32 only; autocast runs on LibTorch)");
   }
   c.update_path = path == "auto" ? (c.device == "cpu" && fp32 ? "fused" : "autograd") : path;
-  if (c.precision == precision::Precision::kFp16 && c.device == "cpu") {
-    // LibTorch 1.13 CPU autocast is bf16 only.
-    throw ConfigError("precision", "fp16",
-                      "fp32 or bf16 with device cpu (fp16 autocast needs device cuda)");
-  }
   const std::string& scaler = config.GetString("grad_scaler.enabled");
   c.grad_scaler.enabled =
       scaler == "true" || (scaler == "auto" && c.precision == precision::Precision::kFp16);

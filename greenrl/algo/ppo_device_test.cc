@@ -168,11 +168,13 @@ TEST(PpoDeviceConfigTest, DeviceAndUpdatePathRules) {
     EXPECT_NE(std::string(e.what()).find("autograd or auto with precision bf16"), std::string::npos)
         << e.what();
   }
-  try {
-    PpoConfigFromConfig(LoadPpoConfig({"precision=fp16"}));
-    ADD_FAILURE() << "fp16 on the CPU must be refused";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "precision");
+  for (const char* path : {"update_path=auto", "update_path=fused"}) {
+    try {  // named for precision, whatever update_path says
+      PpoConfigFromConfig(LoadPpoConfig({"precision=fp16", path}));
+      ADD_FAILURE() << "fp16 on the CPU must be refused";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "precision") << path;
+    }
   }
   if (cuda) {
     try {
