@@ -170,6 +170,14 @@ constexpr int kTargetChunkRows = 2048;
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 
+// Slots of TargetForward's open-addressing table for `rows` sampled indices: the smallest power
+// of two >= 2 rows (at most half full, so probes stay short), and >= 2.
+size_t DistinctTableSlots(size_t rows) {
+  size_t slots = 2;
+  while (slots < 2 * rows) slots *= 2;
+  return slots;
+}
+
 // Discrete(n)'s n. Errors: ConfigError("env_id", ...) for a Box action space.
 int DiscreteActionCount(const env::EnvSpec& spec) {
   if (!spec.discrete_actions()) {
@@ -248,10 +256,8 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
   indices_.assign(b * config_.gradient_steps, 0);
   const size_t chunk_rows = b * target_chunk_steps_;
   chunk_next_obs_.assign(static_cast<size_t>(target_net_.max_batch()) * obs_dim_, 0.0f);
-  size_t slots = 1;
-  while (slots < 2 * chunk_rows) slots *= 2;
-  slot_index_.assign(slots, -1);
-  slot_row_.assign(slots, 0);
+  slot_index_.assign(DistinctTableSlots(chunk_rows), -1);
+  slot_row_.assign(slot_index_.size(), 0);
   distinct_idx_.assign(chunk_rows, 0);
   sample_row_.assign(chunk_rows, 0);
   distinct_q_.assign(chunk_rows * num_actions_, 0.0f);
@@ -464,15 +470,10 @@ void Dqn::OnlineForward(const int64_t* idx) {
 // column's value does not depend on the other columns, up to the BLAS kernel's blocking).
 void Dqn::TargetForward(const int64_t* idx, int rows) {
   if (rows <= config_.batch_size) {  // one minibatch: as drawn (repeats are rare)
-    for (int r = 0; r < rows; ++r) {
-      const float* s = buffer_.next_obs(idx[r]);
-      std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
-    }
-    step_next_q_target_ = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), rows);
+    step_next_q_target_ = TargetForwardRows(idx, rows);
     return;
   }
-  size_t slots = 1;
-  while (slots < 2 * static_cast<size_t>(rows)) slots *= 2;
+  const size_t slots = DistinctTableSlots(static_cast<size_t>(rows));
   const int shift = 64 - __builtin_ctzll(slots);  // slots >= 2: shift in [1, 63]
   std::fill(slot_index_.begin(), slot_index_.begin() + static_cast<ptrdiff_t>(slots), -1);
   int distinct = 0;
@@ -490,11 +491,7 @@ void Dqn::TargetForward(const int64_t* idx, int rows) {
   const size_t a = static_cast<size_t>(num_actions_);
   for (int start = 0; start < distinct; start += target_net_.max_batch()) {
     const int n = std::min(target_net_.max_batch(), distinct - start);
-    for (int r = 0; r < n; ++r) {
-      const float* s = buffer_.next_obs(distinct_idx_[start + r]);
-      std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
-    }
-    const float* q = target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), n);
+    const float* q = TargetForwardRows(distinct_idx_.data() + start, n);
     std::copy(q, q + n * a, distinct_q_.begin() + static_cast<ptrdiff_t>(start * a));
   }
   for (int r = 0; r < rows; ++r) {
@@ -502,6 +499,14 @@ void Dqn::TargetForward(const int64_t* idx, int rows) {
     std::copy(q, q + a, &chunk_next_q_[static_cast<size_t>(r) * a]);
   }
   step_next_q_target_ = chunk_next_q_.data();
+}
+
+const float* Dqn::TargetForwardRows(const int64_t* idx, int n) {
+  for (int r = 0; r < n; ++r) {
+    const float* s = buffer_.next_obs(idx[r]);
+    std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+  }
+  return target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), n);
 }
 
 double Dqn::ClipAndStep(double lr, double loss) {

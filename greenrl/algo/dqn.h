@@ -174,6 +174,10 @@ class Dqn final : public Algorithm {
   // update_threads 2 they run at once (forward_tasks_).
   void OnlineForward(const int64_t* idx);
   void TargetForward(const int64_t* idx, int rows);
+  // Q_target(s', .) of the n transitions idx[0, n) (n <= target_net_.max_batch()): their
+  // next_obs gathered into chunk_next_obs_, one forward pass; returns float32 [n, A] in
+  // target_net_'s workspace, valid until its next Forward.
+  const float* TargetForwardRows(const int64_t* idx, int n);
   // Clips the gradient norm to max_grad_norm and takes an Adam step at lr, split over the update
   // pool's threads when there is one. Returns the norm before clipping; a non-finite norm or
   // loss skips the step (the parameters stay as they were) and counts it in nonfinite_skips_.
