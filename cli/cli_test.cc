@@ -205,6 +205,35 @@ TEST(CliTest, UsersOpenBlasCoreTypeIsKept) {
       << out;
 }
 
+// The launcher (build/bin/greenrl) and greenrl_cli started directly (which then restarts itself
+// where OpenBLAS fell back) end up on the same BLAS kernels, described the same way.
+TEST(CliTest, LauncherAndDirectStartUseTheSameKernels) {
+  const std::string args = " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1";
+  const Result launched = RunCommand(std::string(GREENRL_BIN) + args + " 2>&1");
+  const Result direct = RunCommand(std::string(GREENRL_CLI_BIN) + args + " 2>&1");
+  ASSERT_EQ(launched.exit_code, 0) << launched.output;
+  ASSERT_EQ(direct.exit_code, 0) << direct.output;
+  auto blas_line = [](const std::string& out) {
+    const size_t at = out.find("\nblas: ");
+    return at == std::string::npos ? std::string("(none)")
+                                   : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(blas_line(launched.output), "(none)") << launched.output;
+  EXPECT_EQ(blas_line(launched.output), blas_line(direct.output));
+}
+
+// A launcher without greenrl_cli beside it says which file it looked for, with exit code 1.
+TEST(CliTest, LauncherWithoutItsProgramNamesIt) {
+  const std::string dir = Dir("lone_launcher");
+  fs::create_directories(dir);
+  fs::copy_file(GREENRL_BIN, dir + "/greenrl", fs::copy_options::overwrite_existing);
+  const Result r = RunCommand(dir + "/greenrl envs 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string expected = fs::canonical(dir).string() + "/greenrl_cli (No such file";
+  EXPECT_NE(r.output.find("greenrl: error: cannot start " + expected), std::string::npos)
+      << r.output;
+}
+
 // --out naming a file is refused as a file, before anything is written.
 TEST(CliTest, OutThatIsAFileIsNamedAsAFile) {
   const std::string file = Dir("out_file");

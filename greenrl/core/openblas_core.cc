@@ -60,15 +60,33 @@ std::string DescribeBlas() {
   return env != nullptr ? out + ")" : out;
 }
 
-void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program) {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const std::string picked = OpenBlasCoreName();
+std::string LinkedOpenBlasCoreName() {
+  void* blas = dlopen("libblas.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (blas == nullptr) return "";
+  using CoreNameFn = char* (*)();
+  const auto fn = reinterpret_cast<CoreNameFn>(dlsym(blas, "openblas_get_corename"));
+  const char* name = fn != nullptr ? fn() : nullptr;
+  std::string core = name != nullptr ? std::string(name) : std::string();
+  dlclose(blas);
+  return core;
+}
+
+bool SetOpenBlasCoreTypeForFallback(const std::string& picked) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
   const std::string core = SuggestOpenBlasCoreType(picked, ThisCpu());
-  if (core.empty()) return;
+  if (core.empty()) return false;
   if (setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0 ||
       setenv(kOpenBlasFallbackVariable, picked.c_str(), 1) != 0) {
-    return;
+    unsetenv("OPENBLAS_CORETYPE");
+    return false;
   }
+  return true;
+}
+
+void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program) {
+  const std::string picked = OpenBlasCoreName();
+  if (!SetOpenBlasCoreTypeForFallback(picked)) return;
+  const std::string core = std::getenv("OPENBLAS_CORETYPE");
   std::fflush(stdout);
   std::fflush(stderr);
   execv("/proc/self/exe", argv);

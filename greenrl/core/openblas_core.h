@@ -5,7 +5,8 @@
 // kernels. There the one-thread sgemm of [256, 64] x [64, 64] ran at 17.2 GFLOP/s, and at
 // 83-111 GFLOP/s with OPENBLAS_CORETYPE=Cooperlake or SkylakeX (70 with Haswell): DQN's and
 // SAC's updates, which run on OpenBLAS, took about 3x as long. OpenBLAS reads OPENBLAS_CORETYPE
-// only when it loads, so the fix restarts the process with it set. Torch-free.
+// only when it loads, so the fix sets it before: in greenrl's launcher (cli/launcher.cc), or by
+// restarting the process. Torch-free.
 #pragma once
 
 #include <string>
@@ -40,13 +41,28 @@ inline constexpr char kOpenBlasFallbackVariable[] = "GREENRL_OPENBLAS_FALLBACK";
 // OpenBLAS" (e.g. the reference BLAS). No errors.
 std::string DescribeBlas();
 
-// Called first thing in main(), before any thread starts: when OPENBLAS_CORETYPE is unset and
-// SuggestOpenBlasCoreType(OpenBlasCoreName(), ThisCpu()) names a core, sets OPENBLAS_CORETYPE
-// to it and kOpenBlasFallbackVariable to the core OpenBLAS chose, and restarts the program in
-// place, silently (execv of /proc/self/exe with the same argv: the pid, the arguments and the
-// rest of the environment stay; DescribeBlas, in `greenrl bench`'s header, tells). A user's own
-// OPENBLAS_CORETYPE is always left alone. If the restart fails the process goes on with the slow
-// kernels after one line on stderr naming `program`; it never throws.
+// The kernel set that the OpenBLAS behind libblas.so.3 (the BLAS LibTorch and greenrl link;
+// scripts/install-deps.sh points it at OpenBLAS) chooses for this CPU, asked from that library
+// alone, dlopen'ed privately (a few milliseconds, no LibTorch): for greenrl's launcher
+// (cli/launcher.cc), which must decide before the process that loads LibTorch starts. "" when
+// libblas.so.3 cannot be loaded or is not OpenBLAS (e.g. the reference BLAS). No errors.
+std::string LinkedOpenBlasCoreName();
+
+// When OPENBLAS_CORETYPE is unset and SuggestOpenBlasCoreType(picked, ThisCpu()) names a core,
+// sets OPENBLAS_CORETYPE to it and kOpenBlasFallbackVariable to `picked` (the core OpenBLAS
+// chose) and returns true, for a program about to exec one that loads OpenBLAS. Otherwise sets
+// nothing and returns false: a user's own OPENBLAS_CORETYPE is always left alone. No errors.
+bool SetOpenBlasCoreTypeForFallback(const std::string& picked);
+
+// Called first thing in main(), before any thread starts: when
+// SetOpenBlasCoreTypeForFallback(OpenBlasCoreName()) sets the variables, restarts the program
+// in place, silently (execv of /proc/self/exe with the same argv: the pid, the arguments and the
+// rest of the environment stay; DescribeBlas, in `greenrl bench`'s header, tells). The restart
+// loads every shared library again (LibTorch's ~290: ~0.45 s on the Xeon of 2026-12-03), which
+// is why `greenrl` is a launcher that sets the variable before LibTorch loads
+// (cli/launcher.cc); this restart remains for greenrl_cli started directly and for
+// greenrl_bench_micro. If the restart fails the process goes on with the slow kernels after one
+// line on stderr naming `program`; it never throws.
 void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program);
 
 }  // namespace greenrl

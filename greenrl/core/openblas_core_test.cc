@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace greenrl {
 namespace {
 
@@ -52,6 +55,33 @@ TEST(OpenBlasCoreTest, Avx512CoresAreNamed) {
 
 // core_test links no BLAS, so there is no OpenBLAS to ask.
 TEST(OpenBlasCoreTest, NoOpenBlasGivesAnEmptyName) { EXPECT_EQ(OpenBlasCoreName(), ""); }
+
+// SetOpenBlasCoreTypeForFallback sets both variables exactly when SuggestOpenBlasCoreType names
+// a core for this CPU, and never overrides a user's OPENBLAS_CORETYPE.
+TEST(OpenBlasCoreTest, FallbackSetsTheVariablesOnlyWhenUnsetAndNeeded) {
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv(kOpenBlasFallbackVariable);
+  EXPECT_FALSE(SetOpenBlasCoreTypeForFallback("Haswell"));  // a right choice: nothing set
+  EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE"), nullptr);
+  EXPECT_FALSE(SetOpenBlasCoreTypeForFallback(""));  // not OpenBLAS
+  EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE"), nullptr);
+
+  const std::string expected = SuggestOpenBlasCoreType("Prescott", ThisCpu());
+  EXPECT_EQ(SetOpenBlasCoreTypeForFallback("Prescott"), !expected.empty());
+  if (!expected.empty()) {
+    ASSERT_NE(std::getenv("OPENBLAS_CORETYPE"), nullptr);
+    EXPECT_EQ(std::string(std::getenv("OPENBLAS_CORETYPE")), expected);
+    ASSERT_NE(std::getenv(kOpenBlasFallbackVariable), nullptr);
+    EXPECT_EQ(std::string(std::getenv(kOpenBlasFallbackVariable)), "Prescott");
+  }
+
+  setenv("OPENBLAS_CORETYPE", "Zen", 1);  // a user's choice
+  unsetenv(kOpenBlasFallbackVariable);
+  EXPECT_FALSE(SetOpenBlasCoreTypeForFallback("Prescott"));
+  EXPECT_EQ(std::string(std::getenv("OPENBLAS_CORETYPE")), "Zen");
+  EXPECT_EQ(std::getenv(kOpenBlasFallbackVariable), nullptr);
+  unsetenv("OPENBLAS_CORETYPE");
+}
 
 }  // namespace
 }  // namespace greenrl

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/thread_pool.h"
 #include "greenrl/nn/actor_critic.h"
@@ -291,6 +292,12 @@ TEST(BlasThreadsTest, ScopedOneThreadRestoresTheCallersCount) {
   }
   EXPECT_EQ(omp_get_max_threads(), 3);
   omp_set_num_threads(before);
+}
+
+// The launcher's question (LinkedOpenBlasCoreName: libblas.so.3 loaded on its own) gets the
+// answer this process's BLAS gives: here libblas.so.3 is already loaded under LibTorch.
+TEST(BlasThreadsTest, LinkedOpenBlasIsTheOneLoaded) {
+  EXPECT_EQ(LinkedOpenBlasCoreName(), OpenBlasCoreName());
 }
 }  // namespace
 }  // namespace greenrl::nn
