@@ -53,7 +53,8 @@ int64_t MlpSpec::bias_offset(int layer) const {
 
 namespace {
 using internal::TanhRational;  // internal/tanh_rational.h: without FMA
-using internal::TanhRationalFma8;  // with AVX2 and FMA (internal::TanhUsesFma())
+using internal::TanhRationalFma16;  // with AVX-512F too (internal::TanhUsesAvx512())
+using internal::TanhRationalFma8;   // with AVX2 and FMA (internal::TanhUsesFma())
 
 typedef float Float4 __attribute__((vector_size(16)));  // SSE, baseline on x86-64
 typedef float Float8 __attribute__((vector_size(32)));  // AVX
@@ -81,9 +82,20 @@ __attribute__((target("avx2,fma"))) void TanhInPlaceAvx2(float* y, size_t n) {
   for (; j < n; ++j) y[j] = TanhApprox(y[j]);
 }
 
-// delta[j] *= 1 - h[j]^2 (tanh' from its output), vectorised for AVX2 where the CPU has it.
-__attribute__((target_clones("avx2", "default"))) void TanhBackwardInPlace(const float* h,
-                                                                           float* delta, size_t n) {
+// The same, 16 lanes at a time, for CPUs with AVX-512F as well (TanhRationalFma16 is
+// TanhRationalFma8 per lane, so the bits are the same as TanhInPlaceAvx2's).
+__attribute__((target("avx512f"))) void TanhInPlaceAvx512(float* y, size_t n) {
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    _mm512_storeu_ps(y + j, TanhRationalFma16(_mm512_loadu_ps(y + j)));
+  }
+  for (; j < n; ++j) y[j] = TanhApprox(y[j]);
+}
+
+// delta[j] *= 1 - h[j]^2 (tanh' from its output), vectorised for AVX2 (or AVX-512) where the
+// CPU has it; the same multiply, subtract and multiply per element whatever the width.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void TanhBackwardInPlace(
+    const float* h, float* delta, size_t n) {
   for (size_t j = 0; j < n; ++j) delta[j] *= 1.0f - h[j] * h[j];
 }
 
@@ -134,21 +146,35 @@ __attribute__((target_clones("avx2", "default"))) void ForwardThinOut(const floa
 // For out <= kThin: gw [out, in] += delta^T h and, when dx is non-null, dx [B, in] = delta W,
 // then, when tanh_h is non-null, dx *= 1 - tanh_h^2 (tanh' of the layer below, from its output
 // h; the same arithmetic as TanhBackwardInPlace, so bit-identical to a separate pass).
-__attribute__((target_clones("avx2", "default"))) void BackwardThinOut(const float* h,
-                                                                       const float* w,
-                                                                       const float* delta,
-                                                                       float* gw, float* dx,
-                                                                       const float* tanh_h,
-                                                                       int batch, int in, int out) {
-  for (int i = 0; i < batch; ++i) {
-    const float* hr = h + static_cast<size_t>(i) * in;
-    const float* dr = delta + static_cast<size_t>(i) * out;
-    for (int o = 0; o < out; ++o) {
-      const float d = dr[o];
-      float* g = gw + static_cast<size_t>(o) * in;
-      for (int k = 0; k < in; ++k) g[k] += d * hr[k];
+// gw is accumulated in blocks of kGwBlock inputs held in registers over the whole batch (rows in
+// order, so each entry sees the same additions in the same order as row by row), then dx row by
+// row.
+constexpr int kGwBlock = 64;
+__attribute__((target_clones("avx512f", "avx2", "default"))) void BackwardThinOut(
+    const float* h, const float* w, const float* delta, float* gw, float* dx, const float* tanh_h,
+    int batch, int in, int out) {
+  for (int o = 0; o < out; ++o) {
+    float* g = gw + static_cast<size_t>(o) * in;
+    int k0 = 0;
+    for (; k0 + kGwBlock <= in; k0 += kGwBlock) {
+      float acc[kGwBlock];
+      for (int k = 0; k < kGwBlock; ++k) acc[k] = g[k0 + k];
+      for (int i = 0; i < batch; ++i) {
+        const float d = delta[static_cast<size_t>(i) * out + o];
+        const float* hr = h + static_cast<size_t>(i) * in + k0;
+        for (int k = 0; k < kGwBlock; ++k) acc[k] += d * hr[k];
+      }
+      for (int k = 0; k < kGwBlock; ++k) g[k0 + k] = acc[k];
     }
-    if (dx == nullptr) continue;
+    for (int i = 0; i < batch && k0 < in; ++i) {  // the last in % kGwBlock inputs
+      const float d = delta[static_cast<size_t>(i) * out + o];
+      const float* hr = h + static_cast<size_t>(i) * in;
+      for (int k = k0; k < in; ++k) g[k] += d * hr[k];
+    }
+  }
+  if (dx == nullptr) return;
+  for (int i = 0; i < batch; ++i) {
+    const float* dr = delta + static_cast<size_t>(i) * out;
     // dx row = sum_o d_o w_o: the first output writes, the others add (no zeroing pass).
     float* xr = dx + static_cast<size_t>(i) * in;
     const float d0 = dr[0];
@@ -195,23 +221,59 @@ __attribute__((target("avx2,fma"))) void ForwardThinInAvx2(const float* x, const
     }
   }
 }
+// ForwardThinInAvx2 with 16 output columns per register, for out % 16 == 0 on CPUs with
+// AVX-512F: per element the same multiplies and adds in the same order, and the activation as
+// TanhRationalFma16 (TanhRationalFma8 per lane) or max(y, +0), so the bits are the same.
+template <int IN, ThinAct ACT>
+__attribute__((target("avx512f"))) void ForwardThinInAvx512(const float* x, const float* wt,
+                                                            const float* b, float* y, int batch,
+                                                            int out) {
+  for (int i = 0; i < batch; ++i) {
+    const float* xr = x + static_cast<size_t>(i) * IN;
+    float* yr = y + static_cast<size_t>(i) * out;
+    __m512 xk[IN];
+    for (int k = 0; k < IN; ++k) xk[k] = _mm512_set1_ps(xr[k]);
+    for (int o = 0; o < out; o += 16) {
+      __m512 acc = _mm512_loadu_ps(b + o);
+      for (int k = 0; k < IN; ++k) {
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(xk[k], _mm512_loadu_ps(wt + k * out + o)));
+      }
+      if constexpr (ACT == ThinAct::kTanh) acc = TanhRationalFma16(acc);
+      // MAXPS as in the AVX2 kernel; the zero-masked form with every lane selected is the same
+      // instruction without _mm512_max_ps's undefined pass-through (GCC 12 warns about it).
+      if constexpr (ACT == ThinAct::kReLU) {
+        acc = _mm512_maskz_max_ps(0xFFFF, acc, _mm512_setzero_ps());
+      }
+      _mm512_storeu_ps(yr + o, acc);
+    }
+  }
+}
 using ForwardThinInFn = void (*)(const float*, const float*, const float*, float*, int, int);
 template <ThinAct ACT>
 constexpr ForwardThinInFn kForwardThinInFor[kThin] = {
     ForwardThinInAvx2<1, ACT>, ForwardThinInAvx2<2, ACT>, ForwardThinInAvx2<3, ACT>,
     ForwardThinInAvx2<4, ACT>, ForwardThinInAvx2<5, ACT>, ForwardThinInAvx2<6, ACT>,
     ForwardThinInAvx2<7, ACT>, ForwardThinInAvx2<8, ACT>};
-// The kernel for `in` inputs (1..kThin) and the activation applied in the store.
-ForwardThinInFn ForwardThinInKernel(int in, ThinAct act) {
+template <ThinAct ACT>
+constexpr ForwardThinInFn kForwardThinIn16For[kThin] = {
+    ForwardThinInAvx512<1, ACT>, ForwardThinInAvx512<2, ACT>, ForwardThinInAvx512<3, ACT>,
+    ForwardThinInAvx512<4, ACT>, ForwardThinInAvx512<5, ACT>, ForwardThinInAvx512<6, ACT>,
+    ForwardThinInAvx512<7, ACT>, ForwardThinInAvx512<8, ACT>};
+// The kernel for `in` inputs (1..kThin), the activation applied in the store, and `out` (a
+// multiple of 8): 16 lanes where out % 16 == 0 and the CPU has AVX-512F, else 8.
+ForwardThinInFn ForwardThinInKernel(int in, ThinAct act, int out) {
+  const bool wide = out % 16 == 0 && internal::TanhUsesAvx512();
   switch (act) {
     case ThinAct::kTanh:
-      return kForwardThinInFor<ThinAct::kTanh>[in - 1];
+      return (wide ? kForwardThinIn16For<ThinAct::kTanh>
+                   : kForwardThinInFor<ThinAct::kTanh>)[in - 1];
     case ThinAct::kReLU:
-      return kForwardThinInFor<ThinAct::kReLU>[in - 1];
+      return (wide ? kForwardThinIn16For<ThinAct::kReLU>
+                   : kForwardThinInFor<ThinAct::kReLU>)[in - 1];
     case ThinAct::kNone:
       break;
   }
-  return kForwardThinInFor<ThinAct::kNone>[in - 1];
+  return (wide ? kForwardThinIn16For<ThinAct::kNone> : kForwardThinInFor<ThinAct::kNone>)[in - 1];
 }
 
 // gw [out, in] += delta^T x and gb [out] += column sums of delta, for in = IN <= kThin and
@@ -241,11 +303,48 @@ __attribute__((target("avx2"))) void BackwardThinInBiasAvx2(const float* x, cons
   }
 }
 
+// BackwardThinInBiasAvx2 with 16 outputs per register, for out % 16 == 0 on CPUs with
+// AVX-512F; the same additions in the same order per entry, so the same bits.
+template <int IN>
+__attribute__((target("avx512f"))) void BackwardThinInBiasAvx512(const float* x, const float* delta,
+                                                                 float* gw, float* gb, int batch,
+                                                                 int out) {
+  for (int o = 0; o < out; o += 16) {
+    __m512 acc[IN];
+    for (int k = 0; k < IN; ++k) acc[k] = _mm512_setzero_ps();
+    __m512 bacc = _mm512_loadu_ps(gb + o);
+    for (int i = 0; i < batch; ++i) {
+      const __m512 d = _mm512_loadu_ps(delta + static_cast<size_t>(i) * out + o);
+      bacc = _mm512_add_ps(bacc, d);
+      const float* xr = x + static_cast<size_t>(i) * IN;
+      for (int k = 0; k < IN; ++k) {
+        acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(_mm512_set1_ps(xr[k]), d));
+      }
+    }
+    _mm512_storeu_ps(gb + o, bacc);
+    for (int k = 0; k < IN; ++k) {
+      alignas(64) float a[16];
+      _mm512_store_ps(a, acc[k]);
+      for (int j = 0; j < 16; ++j) gw[static_cast<size_t>(o + j) * IN + k] += a[j];
+    }
+  }
+}
+
 using BackwardThinInBiasFn = void (*)(const float*, const float*, float*, float*, int, int);
 constexpr BackwardThinInBiasFn kBackwardThinInBias[kThin] = {
     BackwardThinInBiasAvx2<1>, BackwardThinInBiasAvx2<2>, BackwardThinInBiasAvx2<3>,
     BackwardThinInBiasAvx2<4>, BackwardThinInBiasAvx2<5>, BackwardThinInBiasAvx2<6>,
     BackwardThinInBiasAvx2<7>, BackwardThinInBiasAvx2<8>};
+constexpr BackwardThinInBiasFn kBackwardThinInBias16[kThin] = {
+    BackwardThinInBiasAvx512<1>, BackwardThinInBiasAvx512<2>, BackwardThinInBiasAvx512<3>,
+    BackwardThinInBiasAvx512<4>, BackwardThinInBiasAvx512<5>, BackwardThinInBiasAvx512<6>,
+    BackwardThinInBiasAvx512<7>, BackwardThinInBiasAvx512<8>};
+// The kernel for `in` inputs (1..kThin) and `out` (a multiple of 8): 16 lanes where
+// out % 16 == 0 and the CPU has AVX-512F, else 8.
+BackwardThinInBiasFn BackwardThinInBiasKernel(int in, int out) {
+  const bool wide = out % 16 == 0 && internal::TanhUsesAvx512();
+  return (wide ? kBackwardThinInBias16 : kBackwardThinInBias)[in - 1];
+}
 
 // gb [out] += column sums of delta [B, out] for out % 8 == 0, in registers.
 // Columns in groups of 64 (eight independent registers per row) where out allows, then eight.
@@ -304,7 +403,9 @@ __attribute__((target_clones("avx2", "default"))) void BackwardThinIn(const floa
 }
 
 void TanhInPlace(float* y, size_t n) {
-  if (internal::TanhUsesFma()) {
+  if (internal::TanhUsesAvx512()) {
+    TanhInPlaceAvx512(y, n);
+  } else if (internal::TanhUsesFma()) {
     TanhInPlaceAvx2(y, n);
   } else {
     TanhInPlaceSse(y, n);
@@ -497,7 +598,7 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
         const ThinAct act = l == last                               ? ThinAct::kNone
                             : spec_.activation == Activation::kTanh ? ThinAct::kTanh
                                                                     : ThinAct::kReLU;
-        ForwardThinInKernel(in, act)(input, thin_.data(), b, y, batch, out);
+        ForwardThinInKernel(in, act, out)(input, thin_.data(), b, y, batch, out);
         input = y;  // activation applied in the store
         continue;
       } else {
@@ -568,7 +669,7 @@ void FusedMlp::Backward(const float* params, const float* grad_y, float* grads) 
       const GemmJob dw{'N', 'T', in, out, batch, input, delta, in, out, 1.0f, gw, in};
       if (thin_in) {
         if (thin_in_avx2) {
-          kBackwardThinInBias[in - 1](input, delta, gw, gb, batch, out);
+          BackwardThinInBiasKernel(in, out)(input, delta, gw, gb, batch, out);
         } else {
           BackwardThinIn(input, delta, gw, thin_.data(), batch, in, out);
         }
