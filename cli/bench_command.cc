@@ -18,6 +18,7 @@
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
+#include "greenrl/nn/small_gemm.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -62,33 +63,50 @@ std::string BenchmarkNames() {
 }
 
 // The floor: the GEMM rate this machine reaches, in the same run, on the update's dominant
-// shape (a [256, 64] x [64, 64] product), for float32 (BLAS sgemm, as the fused path calls it)
-// and bf16 (LibTorch's mm, as autocast runs it). GFLOP/s, best of 5 timings of 200 products.
-double GemmGflops(const std::string& precision) {
+// shape (a [256, 64] x [64, 64] product): for float32 the faster of BLAS sgemm and greenrl's
+// SmallGemm (nn/small_gemm.h; the fused path runs whichever FusedMlp::RunSmallGemm picks), for
+// bf16 LibTorch's mm (as autocast runs it). GFLOP/s, best of 5 timings of 200 products, and
+// what was timed, for the header.
+struct GemmFloor {
+  double gflops = 0.0;
+  std::string what;
+};
+GemmFloor MeasureGemmFloor(const std::string& precision) {
   const int m = 256, n = 64, k = 64, reps = 200;
   const double flops = 2.0 * m * n * k * reps;
-  double best_s = 1e30;
-  if (precision == "fp32") {
-    std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
+  auto best_gflops = [&](const auto& product) {
+    double best_s = 1e30;
     for (int t = 0; t < 5; ++t) {
       const auto t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < reps; ++r) {
-        nn::blas::Sgemm('N', 'N', n, m, k, 1.0f, b.data(), n, a.data(), k, 0.0f, c.data(), n);
-      }
+      for (int r = 0; r < reps; ++r) product();
       best_s = std::min(
           best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-  } else {
+    return flops / best_s / 1e9;
+  };
+  if (precision != "fp32") {
     auto a = torch::rand({m, k}).to(torch::kBFloat16);
     auto b = torch::rand({k, n}).to(torch::kBFloat16);
-    for (int t = 0; t < 5; ++t) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < reps; ++r) torch::mm(a, b);
-      best_s = std::min(
-          best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
+    return {best_gflops([&] { torch::mm(a, b); }), "torch::mm bf16 [256,64]x[64,64]"};
   }
-  return flops / best_s / 1e9;
+  std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
+  const double blas = best_gflops([&] {
+    nn::blas::Sgemm('N', 'N', n, m, k, 1.0f, b.data(), n, a.data(), k, 0.0f, c.data(), n);
+  });
+  nn::SmallGemmArgs g;  // C [256, 64] = A [256, 64] B [64, 64], row-major
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a.data();
+  g.a_row_stride = k;
+  g.b = b.data();
+  g.ldb = n;
+  g.c = c.data();
+  g.ldc = n;
+  const double small = best_gflops([&] { nn::SmallGemm(g); });
+  return {std::max(blas, small),
+          fmt::format("[256,64]x[64,64], the faster of sgemm {:.1f} and SmallGemm {:.1f}", blas,
+                      small)};
 }
 
 // The presets folder when --configs is not given: ./configs where it exists (a checkout), else
@@ -196,12 +214,12 @@ Runner RegisterBench(CLI::App& app) {
       // OpenMP's default (all cores), OpenBLAS splits this small product and reaches about half
       // the one-thread rate (measured on a 2-core Xeon, 2026-12-02: 55 against 113 GFLOP/s).
       train::ConfigureThreads(static_cast<int>(probe.GetInt("threads.torch")));
-      floor_gflops = GemmGflops(precision);
+      const GemmFloor floor = MeasureGemmFloor(precision);
+      floor_gflops = floor.gflops;
       fmt::print(
           "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "
           "on this machine {:.1f} GFLOP/s ({})\n",
-          precision, flops_per_update / 1e6, floor_gflops,
-          precision == "fp32" ? "sgemm [256,64]x[64,64]" : "torch::mm bf16 [256,64]x[64,64]");
+          precision, flops_per_update / 1e6, floor_gflops, floor.what);
     }
     fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "steps",
                "wall_s", "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%",

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "greenrl/core/errors.h"
-#include "greenrl/core/openblas_core.h"
 #include "greenrl/core/thread_pool.h"
 #include "greenrl/nn/internal/tanh_rational.h"
 #include "greenrl/nn/small_gemm.h"
@@ -534,10 +533,13 @@ void FusedMlp::RunGemmPair(const GemmJob& first, const GemmJob& second) {
 // SmallGemm's A'(r, p) = op(B)(p, r) (two strides, no copy) and B'(p, c) = op(A)(c, p), which
 // is a row-major matrix for ta 'N' and needs W^T in thin_ for ta 'T' (the forward layers).
 bool FusedMlp::RunSmallGemm(const GemmJob& j) {
-  // OpenBLAS's AVX-512 kernels beat the AVX2 SmallGemm on the Xeon of 2026-12-03 (PPO CartPole
-  // 1e5 steps: 1.98 s against 3.16 s) and tied with it on 2026-12-02's (1.91-1.95 s both).
-  static const bool use = SmallGemmHasAvx2Fma() && !IsAvx512OpenBlasCore(OpenBlasCoreName());
-  if (!use || static_cast<int64_t>(j.m) * j.n * j.k > kSmallGemmMaxMacs) {
+  // Wherever the CPU has AVX2 and FMA, whichever kernels OpenBLAS runs: OpenBLAS's AVX-512
+  // kernels beat the AVX2 SmallGemm on the Xeon of 2026-12-03 (PPO CartPole 1e5 steps: 1.98 s
+  // against 3.16 s), but SmallGemm's AVX-512 kernel beats them there (1.91 s against 2.10 s
+  // median, 6 single-seed runs each in turns), and OpenBLAS runs AVX-512 kernels only
+  // on CPUs that have AVX-512F. So every AVX2+FMA CPU computes these products with the same bits
+  // (SmallGemmAvx512 equals SmallGemmAvx2Fma bit for bit).
+  if (!SmallGemmHasAvx2Fma() || static_cast<int64_t>(j.m) * j.n * j.k > kSmallGemmMaxMacs) {
     return false;
   }
   SmallGemmArgs g;

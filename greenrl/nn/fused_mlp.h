@@ -135,9 +135,8 @@ class FusedMlp {
     Post post = Post::kNone;
     const float* h = nullptr;
   };
-  // Runs `job` whole with SmallGemm (small_gemm.h: AVX2+FMA kernel with the bias and post in
-  // its epilogue) and returns true, when the CPU has AVX2 and FMA, OpenBLAS does not run its
-  // AVX-512 kernels (IsAvx512OpenBlasCore, openblas_core.h: those are faster or as fast), and
+  // Runs `job` whole with SmallGemm (small_gemm.h: AVX-512 or AVX2+FMA kernels, the same bits,
+  // with the bias and post in its epilogue) and returns true, when the CPU has AVX2 and FMA and
   // the job has at most kSmallGemmMaxMacs multiply-adds; returns false (nothing done) otherwise.
   bool RunSmallGemm(const GemmJob& job);
   static constexpr int64_t kSmallGemmMaxMacs = 1 << 20;

@@ -145,6 +145,107 @@ struct BlockRow {
 const BlockFn* const kBlocks[kMr] = {BlockRow<1>::kFns, BlockRow<2>::kFns, BlockRow<3>::kFns,
                                      BlockRow<4>::kFns, BlockRow<5>::kFns, BlockRow<6>::kFns};
 
+// ---------------------------------------------------------------------------------------------
+// AVX-512F: the same kernel with C in blocks of kMr512 rows x 32 columns (24 accumulator
+// registers of 16 lanes, 2 for B's row, 1 for A's broadcast), the same kKc chunks, and masked
+// loads and stores for the last vector. Every C element is still init, then one FMA per inner
+// index p in increasing order, then the post (TanhRationalFma16 is TanhRationalFma8 per lane),
+// so the bits equal BlockAvx2's: CPUs with and without AVX-512 compute the same products.
+constexpr int kMr512 = 12;
+
+__attribute__((target("avx512f"), always_inline)) inline __m512 LoadV16(const float* p,
+                                                                        __mmask16 mask) {
+  return _mm512_maskz_loadu_ps(mask, p);
+}
+
+// PostV on 16 lanes: the same float operations per lane.
+__attribute__((target("avx512f"), always_inline)) inline __m512 PostV16(GemmPost post, __m512 z,
+                                                                        const float* hp,
+                                                                        __mmask16 mask) {
+  const __m512 zero = _mm512_setzero_ps();
+  switch (post) {
+    case GemmPost::kNone:
+      break;
+    case GemmPost::kTanh:
+      return internal::TanhRationalFma16(z);
+    case GemmPost::kRelu:  // z > 0 ? z : 0 (NaN and -0 give +0)
+      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, zero, _CMP_GT_OQ), z);
+    case GemmPost::kTanhGrad: {
+      const __m512 h = LoadV16(hp, mask);
+      return _mm512_mul_ps(z, _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_mul_ps(h, h)));
+    }
+    case GemmPost::kReluGrad: {
+      const __m512 h = LoadV16(hp, mask);
+      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(h, zero, _CMP_GT_OQ), z);
+    }
+  }
+  return z;
+}
+
+// One block as BlockAvx2: rows [i0, i0 + MR), columns [j0, j0 + 16 NV) (the last vector masked
+// to `rem` lanes when kTail).
+template <int MR, int NV, bool kTail>
+__attribute__((target("avx512f"))) void BlockAvx512(const SmallGemmArgs& g, int i0, int j0, int p0,
+                                                    int kc, bool first, bool last, int rem) {
+  const __mmask16 full = 0xFFFF;
+  const __mmask16 tail = kTail ? static_cast<__mmask16>((1u << rem) - 1u) : full;
+  __m512 acc[MR][NV];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 mask = v == NV - 1 ? tail : full;
+      if (!first || g.init == GemmInit::kAccumulate) {
+        acc[r][v] = LoadV16(g.c + (i0 + r) * g.ldc + j0 + 16 * v, mask);
+      } else if (g.init == GemmInit::kBias) {
+        acc[r][v] = LoadV16(g.bias + j0 + 16 * v, mask);
+      } else {
+        acc[r][v] = _mm512_setzero_ps();
+      }
+    }
+  }
+  const float* a = g.a + i0 * g.a_row_stride + p0 * g.a_col_stride;
+  const float* b = g.b + p0 * g.ldb + j0;
+  const int64_t ars = g.a_row_stride, acs = g.a_col_stride, ldb = g.ldb;
+  for (int p = 0; p < kc; ++p) {
+    __m512 bv[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) bv[v] = LoadV16(b + 16 * v, v == NV - 1 ? tail : full);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * ars]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+    a += acs;
+    b += ldb;
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 mask = v == NV - 1 ? tail : full;
+      __m512 z = acc[r][v];
+      if (last && g.post != GemmPost::kNone) {
+        const float* hp = g.h == nullptr ? nullptr : g.h + (i0 + r) * g.ldh + j0 + 16 * v;
+        z = PostV16(g.post, z, hp, mask);
+      }
+      _mm512_mask_storeu_ps(g.c + (i0 + r) * g.ldc + j0 + 16 * v, mask, z);
+    }
+  }
+}
+
+// [rows - 1][shape]: shape 0 = 32 columns, 1 = 17..31, 2 = 16, 3 = 1..15.
+template <int MR>
+struct BlockRow512 {
+  static constexpr BlockFn kFns[4] = {BlockAvx512<MR, 2, false>, BlockAvx512<MR, 2, true>,
+                                      BlockAvx512<MR, 1, false>, BlockAvx512<MR, 1, true>};
+};
+const BlockFn* const kBlocks512[kMr512] = {
+    BlockRow512<1>::kFns, BlockRow512<2>::kFns,  BlockRow512<3>::kFns,  BlockRow512<4>::kFns,
+    BlockRow512<5>::kFns, BlockRow512<6>::kFns,  BlockRow512<7>::kFns,  BlockRow512<8>::kFns,
+    BlockRow512<9>::kFns, BlockRow512<10>::kFns, BlockRow512<11>::kFns, BlockRow512<12>::kFns};
+
 // 8 x 8 block transposes (unpack, shuffle, 128-bit permute), scalar edges.
 __attribute__((target("avx2"))) void TransposeAvx2(const float* src, int rows, int cols,
                                                    int64_t ld_src, float* dst, int64_t ld_dst) {
@@ -222,6 +323,30 @@ void SmallGemmAvx2Fma(const SmallGemmArgs& g) {
   }
 }
 
+bool SmallGemmHasAvx512() {
+  static const bool has = SmallGemmHasAvx2Fma() && __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+void SmallGemmAvx512(const SmallGemmArgs& g) {
+  Validate(g);
+  GREENRL_CHECK(SmallGemmHasAvx512(), "SmallGemmAvx512 called on a CPU without AVX-512F");
+  if (g.m == 0 || g.n == 0) return;
+  for (int p0 = 0;; p0 += kKc) {
+    const int kc = std::min(kKc, g.k - p0);
+    const bool first = p0 == 0, last = p0 + kc >= g.k;
+    for (int i0 = 0; i0 < g.m; i0 += kMr512) {
+      const BlockFn* fns = kBlocks512[std::min(kMr512, g.m - i0) - 1];
+      for (int j0 = 0; j0 < g.n; j0 += 32) {
+        const int width = std::min(32, g.n - j0);
+        const int shape = width == 32 ? 0 : width > 16 ? 1 : width == 16 ? 2 : 3;
+        fns[shape](g, i0, j0, p0, kc, first, last, width & 15);
+      }
+    }
+    if (last) break;
+  }
+}
+
 // Row by row: C's row starts from init, gains a(i, p) * B's row p for p in order (a loop over
 // j that compilers vectorise), then gets the post. The same order of additions over p as the
 // AVX2 kernel; without FMA each multiply-add rounds twice.
@@ -260,7 +385,9 @@ void SmallGemmPortable(const SmallGemmArgs& g) {
 }
 
 void SmallGemm(const SmallGemmArgs& args) {
-  if (SmallGemmHasAvx2Fma()) {
+  if (SmallGemmHasAvx512()) {
+    SmallGemmAvx512(args);
+  } else if (SmallGemmHasAvx2Fma()) {
     SmallGemmAvx2Fma(args);
   } else {
     SmallGemmPortable(args);

@@ -54,7 +54,8 @@ struct SmallGemmArgs {
   int64_t ldh = 0;
 };
 
-// Runs the AVX2+FMA kernel where the CPU has both, the portable one otherwise. The two differ
+// Runs the AVX-512 kernel where the CPU has AVX-512F, else the AVX2+FMA kernel where it has
+// both, else the portable one; the first two give the same bits. The two differ
 // only in float rounding (FMA rounds once per multiply-add); each is deterministic: the same
 // inputs give the same bits, and the summation order over k does not depend on m or n.
 // Errors: GREENRL_CHECK on negative sizes, null pointers that the mode reads, or strides
@@ -69,10 +70,16 @@ void SmallGemm(const SmallGemmArgs& args);
 void TransposeMatrix(const float* src, int rows, int cols, int64_t ld_src, float* dst,
                      int64_t ld_dst);
 
-// The two implementations, for tests and benchmarks. SmallGemmAvx2Fma must only be called when
-// SmallGemmHasAvx2Fma() is true (GREENRL_CHECK otherwise).
+// The implementations, for tests and benchmarks. SmallGemmAvx2Fma must only be called when
+// SmallGemmHasAvx2Fma() is true, SmallGemmAvx512 when SmallGemmHasAvx512() is (GREENRL_CHECK
+// otherwise). SmallGemmAvx512 (blocks of 12 rows x 32 columns in 16-lane registers) gives the
+// same bits as SmallGemmAvx2Fma: per element the same FMA chain over k in the same order and
+// the same epilogue per lane. SmallGemm runs it where the CPU has AVX-512F.
 void SmallGemmPortable(const SmallGemmArgs& args);
 void SmallGemmAvx2Fma(const SmallGemmArgs& args);
+void SmallGemmAvx512(const SmallGemmArgs& args);
 bool SmallGemmHasAvx2Fma();
+// True when the CPU has AVX-512F as well as AVX2 and FMA.
+bool SmallGemmHasAvx512();
 
 }  // namespace greenrl::nn

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,7 @@ double RefPost(GemmPost post, double z, double h) {
 std::vector<GemmFn> Implementations() {
   std::vector<GemmFn> fns = {&SmallGemmPortable};
   if (SmallGemmHasAvx2Fma()) fns.push_back(&SmallGemmAvx2Fma);
+  if (SmallGemmHasAvx512()) fns.push_back(&SmallGemmAvx512);
   return fns;
 }
 
@@ -239,6 +241,64 @@ TEST(SmallGemmTest, TransposeIsExact) {
         const float want = r < rows ? src[static_cast<size_t>(r) * ld_src + c] : -1.0f;
         ASSERT_EQ(dst[static_cast<size_t>(c) * ld_dst + r], want)
             << rows << " x " << cols << " at (" << c << ", " << r << ")";
+      }
+    }
+  }
+}
+
+// The AVX-512 kernel (12 x 32 blocks) gives the AVX2 kernel's bits (6 x 16 blocks) for every
+// init and post, on shapes that cross both kernels' row, column and kKc (128) block edges, with
+// A plain and transposed and padded strides, and with NaN, infinite and saturating inputs.
+TEST(SmallGemmTest, Avx512IsBitIdenticalToAvx2) {
+  if (!SmallGemmHasAvx512()) GTEST_SKIP() << "no AVX-512F on this CPU: nothing to compare";
+  const Shape shapes[] = {{1, 1, 1},     {13, 33, 7},   {12, 32, 128}, {25, 47, 129}, {7, 15, 300},
+                          {256, 64, 64}, {64, 64, 256}, {30, 100, 3},  {5, 17, 0}};
+  const GemmInit inits[] = {GemmInit::kZero, GemmInit::kBias, GemmInit::kAccumulate};
+  const GemmPost posts[] = {GemmPost::kNone, GemmPost::kTanh, GemmPost::kRelu, GemmPost::kTanhGrad,
+                            GemmPost::kReluGrad};
+  uint64_t seed = 500;
+  for (const Shape& s : shapes) {
+    for (bool transposed : {false, true}) {
+      Rng rng(++seed);
+      const int ldb = s.n + 3, ldc = s.n + 5, ldh = s.n + 1;
+      std::vector<float> a(static_cast<size_t>(std::max(1, s.m * s.k)));
+      std::vector<float> b(static_cast<size_t>(std::max(1, s.k * ldb)));
+      std::vector<float> c0(static_cast<size_t>(s.m) * ldc), bias(s.n);
+      std::vector<float> h(static_cast<size_t>(s.m) * ldh);
+      for (float& x : a) x = static_cast<float>(rng.Normal() * 3.0);
+      for (float& x : b) x = static_cast<float>(rng.Normal());
+      for (float& x : c0) x = static_cast<float>(rng.Normal() * 4.0);
+      for (float& x : bias) x = static_cast<float>(rng.Normal());
+      for (float& x : h) x = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
+      c0[0] = NAN;
+      if (c0.size() > 2) c0[2] = INFINITY;
+      if (c0.size() > 3) c0[3] = -0.0f;
+      for (GemmInit init : inits) {
+        for (GemmPost post : posts) {
+          SmallGemmArgs g;
+          g.m = s.m;
+          g.n = s.n;
+          g.k = s.k;
+          g.a = a.data();
+          g.a_row_stride = transposed ? 1 : s.k;
+          g.a_col_stride = transposed ? s.m : 1;
+          g.b = b.data();
+          g.ldb = ldb;
+          g.ldc = ldc;
+          g.init = init;
+          g.bias = bias.data();
+          g.post = post;
+          g.h = h.data();
+          g.ldh = ldh;
+          std::vector<float> c2 = c0, c5 = c0;
+          g.c = c2.data();
+          SmallGemmAvx2Fma(g);
+          g.c = c5.data();
+          SmallGemmAvx512(g);
+          ASSERT_EQ(std::memcmp(c2.data(), c5.data(), c2.size() * sizeof(float)), 0)
+              << s.m << " x " << s.n << " x " << s.k << (transposed ? " A^T" : "") << " init "
+              << static_cast<int>(init) << " post " << static_cast<int>(post);
+        }
       }
     }
   }
