@@ -19,6 +19,7 @@
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
 #include "greenrl/nn/small_gemm.h"
+#include "greenrl/report/run_report.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -253,11 +254,12 @@ Runner RegisterBench(CLI::App& app) {
       gflops.push_back(update_gflops);
       // The GFLOP/s column is modelled for ppo-cartpole only; "-" elsewhere (not a 0 rate).
       fmt::print(
-          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f} ± {:<5.1f} {:>12.5f} {:>13.4f} "
+          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8} ± {:<5} {:>12.5f} {:>13.4f} "
           "{:>14}\n",
-          seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s, r.eval_mean_return,
-          r.eval_std_return, r.total_energy_j() / 3600.0, sampler_pct,
-          ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
+          seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s,
+          report::FixedNoNegativeZero(r.eval_mean_return, 1),
+          report::FixedNoNegativeZero(r.eval_std_return, 1), r.total_energy_j() / 3600.0,
+          sampler_pct, ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);

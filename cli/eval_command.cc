@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/report/run_report.h"
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
@@ -77,8 +78,9 @@ Runner RegisterEval(CLI::App& app) {
         *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
         /*deterministic=*/true, normalizer ? &*normalizer : nullptr);
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
-    fmt::print("  return  {:.2f} ± {:.2f} over {} deterministic episodes\n", r.mean_return,
-               r.std_return, args->episodes);
+    fmt::print("  return  {} ± {} over {} deterministic episodes\n",
+               report::FixedNoNegativeZero(r.mean_return, 2),
+               report::FixedNoNegativeZero(r.std_return, 2), args->episodes);
     return 0;
   };
 }

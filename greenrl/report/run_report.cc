@@ -96,6 +96,14 @@ std::map<std::string, double> RunReport::unattributed_energy_j() const {
   return out;
 }
 
+std::string FixedNoNegativeZero(double value, int decimals) {
+  std::string text = fmt::format("{:.{}f}", value, decimals);
+  if (text.size() > 1 && text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) {
+    text.erase(0, 1);  // "-0.00" -> "0.00"
+  }
+  return text;
+}
+
 std::string FormatSummary(const RunReport& r) {
   std::string s;
   s += fmt::format("greenrl train: {} on {}, seed {} -> {}\n", r.algo, r.env_id, r.seed, r.run_dir);
@@ -108,8 +116,9 @@ std::string FormatSummary(const RunReport& r) {
                      r.env_non_finite_resets);
   }
   if (r.eval_episodes > 0) {
-    s += fmt::format("  eval return    {:.2f} ± {:.2f} ({} deterministic episodes)\n",
-                     r.eval_mean_return, r.eval_std_return, r.eval_episodes);
+    s += fmt::format("  eval return    {} ± {} ({} deterministic episodes)\n",
+                     FixedNoNegativeZero(r.eval_mean_return, 2),
+                     FixedNoNegativeZero(r.eval_std_return, 2), r.eval_episodes);
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }

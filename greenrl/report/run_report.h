@@ -84,6 +84,12 @@ struct RunReport {
   std::map<std::string, double> unattributed_energy_j() const;
 };
 
+// `value` with `decimals` digits after the point (fixed notation), and never "-0.00": a value
+// that rounds to zero prints without a sign (e.g. an eval return std of -1e-9 from float
+// rounding, or a mean of -0.004 at 2 decimals). For the returns printed by the summary,
+// `greenrl eval` and `greenrl bench`. No errors.
+std::string FixedNoNegativeZero(double value, int decimals);
+
 // The end-of-run summary: steps, wall time, steps/s, final eval return (mean ± std over N
 // deterministic episodes), energy in Wh per domain with provenance and scope, carbon with the
 // region and intensity used. Several lines, ending with a newline.

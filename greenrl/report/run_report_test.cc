@@ -63,6 +63,23 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
 }
 
+// Returns that round to zero print without a minus sign; others keep theirs.
+TEST(RunReportTest, FixedNoNegativeZero) {
+  EXPECT_EQ(FixedNoNegativeZero(-0.004, 2), "0.00");
+  EXPECT_EQ(FixedNoNegativeZero(-0.0, 1), "0.0");
+  EXPECT_EQ(FixedNoNegativeZero(-1e-9, 2), "0.00");
+  EXPECT_EQ(FixedNoNegativeZero(-0.006, 2), "-0.01");
+  EXPECT_EQ(FixedNoNegativeZero(-12.54, 1), "-12.5");
+  EXPECT_EQ(FixedNoNegativeZero(3.14159, 2), "3.14");
+  EXPECT_EQ(FixedNoNegativeZero(-0.04, 0), "0");
+  EXPECT_EQ(FixedNoNegativeZero(-INFINITY, 2), "-inf");
+  RunReport r = MakeReport();
+  r.eval_mean_return = -0.001;
+  r.eval_std_return = -0.0;
+  EXPECT_NE(FormatSummary(r).find("eval return    0.00 ± 0.00 (10"), std::string::npos)
+      << FormatSummary(r);
+}
+
 // The update path the algorithm reports (Algorithm::UpdatePath) is a summary line and an
 // energy.json field.
 TEST(RunReportTest, UpdatePathInSummaryAndEnergyJson) {
