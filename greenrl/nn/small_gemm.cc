@@ -304,23 +304,33 @@ bool SmallGemmHasAvx2Fma() {
   return has;
 }
 
-void SmallGemmAvx2Fma(const SmallGemmArgs& g) {
-  Validate(g);
-  GREENRL_CHECK(SmallGemmHasAvx2Fma(), "SmallGemmAvx2Fma called on a CPU without AVX2 and FMA");
+namespace {
+// Runs C in blocks of up to `mr` rows x `cols` columns over kKc chunks of the inner dimension:
+// blocks[rows - 1][shape], shape 0 = cols columns, 1 = more than cols / 2, 2 = cols / 2,
+// 3 = fewer (the last vector masked to width % (cols / 2) lanes in shapes 1 and 3).
+void RunBlocked(const SmallGemmArgs& g, const BlockFn* const* blocks, int mr, int cols) {
   if (g.m == 0 || g.n == 0) return;
+  const int half = cols / 2;
   for (int p0 = 0;; p0 += kKc) {
     const int kc = std::min(kKc, g.k - p0);
     const bool first = p0 == 0, last = p0 + kc >= g.k;
-    for (int i0 = 0; i0 < g.m; i0 += kMr) {
-      const BlockFn* fns = kBlocks[std::min(kMr, g.m - i0) - 1];
-      for (int j0 = 0; j0 < g.n; j0 += 16) {
-        const int width = std::min(16, g.n - j0);
-        const int shape = width == 16 ? 0 : width > 8 ? 1 : width == 8 ? 2 : 3;
-        fns[shape](g, i0, j0, p0, kc, first, last, width & 7);
+    for (int i0 = 0; i0 < g.m; i0 += mr) {
+      const BlockFn* fns = blocks[std::min(mr, g.m - i0) - 1];
+      for (int j0 = 0; j0 < g.n; j0 += cols) {
+        const int width = std::min(cols, g.n - j0);
+        const int shape = width == cols ? 0 : width > half ? 1 : width == half ? 2 : 3;
+        fns[shape](g, i0, j0, p0, kc, first, last, width % half);
       }
     }
     if (last) break;
   }
+}
+}  // namespace
+
+void SmallGemmAvx2Fma(const SmallGemmArgs& g) {
+  Validate(g);
+  GREENRL_CHECK(SmallGemmHasAvx2Fma(), "SmallGemmAvx2Fma called on a CPU without AVX2 and FMA");
+  RunBlocked(g, kBlocks, kMr, 16);
 }
 
 bool SmallGemmHasAvx512() {
@@ -331,20 +341,7 @@ bool SmallGemmHasAvx512() {
 void SmallGemmAvx512(const SmallGemmArgs& g) {
   Validate(g);
   GREENRL_CHECK(SmallGemmHasAvx512(), "SmallGemmAvx512 called on a CPU without AVX-512F");
-  if (g.m == 0 || g.n == 0) return;
-  for (int p0 = 0;; p0 += kKc) {
-    const int kc = std::min(kKc, g.k - p0);
-    const bool first = p0 == 0, last = p0 + kc >= g.k;
-    for (int i0 = 0; i0 < g.m; i0 += kMr512) {
-      const BlockFn* fns = kBlocks512[std::min(kMr512, g.m - i0) - 1];
-      for (int j0 = 0; j0 < g.n; j0 += 32) {
-        const int width = std::min(32, g.n - j0);
-        const int shape = width == 32 ? 0 : width > 16 ? 1 : width == 16 ? 2 : 3;
-        fns[shape](g, i0, j0, p0, kc, first, last, width & 15);
-      }
-    }
-    if (last) break;
-  }
+  RunBlocked(g, kBlocks512, kMr512, 32);
 }
 
 // Row by row: C's row starts from init, gains a(i, p) * B's row p for p in order (a loop over

@@ -46,40 +46,57 @@ std::vector<GemmFn> Implementations() {
   return fns;
 }
 
+// The operands of one case from Rng(seed): A [m, k] (or A^T stored, a_transposed) ~ N(0, 1) x
+// a_scale, B [k, n] ~ N(0, 1) x b_scale, C ~ N(0, 1) x c_scale, bias ~ N(0, 1), h ~ U(h_lo,
+// h_lo + h_width); rows padded (ldb = n + 3, ldc = n + 5, ldh = n + 1) so strides are honoured;
+// and the SmallGemmArgs over them, with c pointing at `c`.
+struct Operands {
+  int ldb, ldc, ldh;
+  std::vector<float> a, b, c, bias, h;
+  SmallGemmArgs g;
+  Operands(Shape s, bool a_transposed, GemmInit init, GemmPost post, uint64_t seed, double a_scale,
+           double b_scale, double c_scale, double h_lo, double h_width)
+      : ldb(s.n + 3), ldc(s.n + 5), ldh(s.n + 1) {
+    Rng rng(seed);
+    a.resize(static_cast<size_t>(std::max(1, s.m * s.k)));
+    b.resize(static_cast<size_t>(std::max(1, s.k * ldb)));
+    c.resize(static_cast<size_t>(s.m) * ldc);
+    bias.resize(s.n);
+    h.resize(static_cast<size_t>(s.m) * ldh);
+    for (float& x : a) x = static_cast<float>(rng.Normal() * a_scale);
+    for (float& x : b) x = static_cast<float>(rng.Normal() * b_scale);
+    for (float& x : c) x = static_cast<float>(rng.Normal() * c_scale);
+    for (float& x : bias) x = static_cast<float>(rng.Normal());
+    for (float& x : h) x = static_cast<float>(rng.Uniform() * h_width + h_lo);
+    g.m = s.m;
+    g.n = s.n;
+    g.k = s.k;
+    g.a = a.data();
+    // A(i, p) from a row-major [m, k] array, or from a row-major [k, m] one (A^T stored).
+    g.a_row_stride = a_transposed ? 1 : s.k;
+    g.a_col_stride = a_transposed ? s.m : 1;
+    g.b = b.data();
+    g.ldb = ldb;
+    g.c = c.data();
+    g.ldc = ldc;
+    g.init = init;
+    g.bias = bias.data();
+    g.post = post;
+    g.h = h.data();
+    g.ldh = ldh;
+  }
+};
+
 // Runs one case and compares each C entry with the reference: |got - want| <= 1e-5 x (sum of
 // |a b| over k + |init| + 1), which bounds float32 rounding of a length-k sum (tanh and the
 // gradient posts are 1-Lipschitz here: |h| < 1), plus 1e-6 for the tanh approximation.
 void CheckCase(GemmFn fn, Shape s, bool a_transposed, GemmInit init, GemmPost post,
                uint64_t seed) {
-  Rng rng(seed);
-  const int ldb = s.n + 3, ldc = s.n + 5, ldh = s.n + 1;  // padded rows: strides are honoured
-  std::vector<float> a(static_cast<size_t>(std::max(1, s.m * s.k)));
-  std::vector<float> b(static_cast<size_t>(std::max(1, s.k * ldb)));
-  std::vector<float> c(static_cast<size_t>(s.m) * ldc), bias(s.n);
-  std::vector<float> h(static_cast<size_t>(s.m) * ldh);
-  for (float& x : a) x = static_cast<float>(rng.Normal());
-  for (float& x : b) x = static_cast<float>(rng.Normal() * 0.3);
-  for (float& x : c) x = static_cast<float>(rng.Normal());
-  for (float& x : bias) x = static_cast<float>(rng.Normal());
-  for (float& x : h) x = static_cast<float>(rng.Uniform() * 1.98 - 0.99);
-  const std::vector<float> c0 = c;
-  SmallGemmArgs g;
-  g.m = s.m;
-  g.n = s.n;
-  g.k = s.k;
-  g.a = a.data();
-  // A(i, p) from a row-major [m, k] array, or from a row-major [k, m] one (A^T stored).
-  g.a_row_stride = a_transposed ? 1 : s.k;
-  g.a_col_stride = a_transposed ? s.m : 1;
-  g.b = b.data();
-  g.ldb = ldb;
-  g.c = c.data();
-  g.ldc = ldc;
-  g.init = init;
-  g.bias = bias.data();
-  g.post = post;
-  g.h = h.data();
-  g.ldh = ldh;
+  Operands o(s, a_transposed, init, post, seed, 1.0, 0.3, 1.0, -0.99, 1.98);
+  const std::vector<float> c0 = o.c;
+  const std::vector<float>&a = o.a, &b = o.b, &c = o.c, &bias = o.bias, &h = o.h;
+  const int ldb = o.ldb, ldc = o.ldc, ldh = o.ldh;
+  const SmallGemmArgs& g = o.g;
   fn(g);
   for (int i = 0; i < s.m; ++i) {
     for (int j = 0; j < s.n; ++j) {
@@ -259,37 +276,15 @@ TEST(SmallGemmTest, Avx512IsBitIdenticalToAvx2) {
   uint64_t seed = 500;
   for (const Shape& s : shapes) {
     for (bool transposed : {false, true}) {
-      Rng rng(++seed);
-      const int ldb = s.n + 3, ldc = s.n + 5, ldh = s.n + 1;
-      std::vector<float> a(static_cast<size_t>(std::max(1, s.m * s.k)));
-      std::vector<float> b(static_cast<size_t>(std::max(1, s.k * ldb)));
-      std::vector<float> c0(static_cast<size_t>(s.m) * ldc), bias(s.n);
-      std::vector<float> h(static_cast<size_t>(s.m) * ldh);
-      for (float& x : a) x = static_cast<float>(rng.Normal() * 3.0);
-      for (float& x : b) x = static_cast<float>(rng.Normal());
-      for (float& x : c0) x = static_cast<float>(rng.Normal() * 4.0);
-      for (float& x : bias) x = static_cast<float>(rng.Normal());
-      for (float& x : h) x = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
-      c0[0] = NAN;
-      if (c0.size() > 2) c0[2] = INFINITY;
-      if (c0.size() > 3) c0[3] = -0.0f;
+      ++seed;
       for (GemmInit init : inits) {
         for (GemmPost post : posts) {
-          SmallGemmArgs g;
-          g.m = s.m;
-          g.n = s.n;
-          g.k = s.k;
-          g.a = a.data();
-          g.a_row_stride = transposed ? 1 : s.k;
-          g.a_col_stride = transposed ? s.m : 1;
-          g.b = b.data();
-          g.ldb = ldb;
-          g.ldc = ldc;
-          g.init = init;
-          g.bias = bias.data();
-          g.post = post;
-          g.h = h.data();
-          g.ldh = ldh;
+          Operands o(s, transposed, init, post, seed, 3.0, 1.0, 4.0, -1.0, 2.0);
+          o.c[0] = NAN;
+          if (o.c.size() > 2) o.c[2] = INFINITY;
+          if (o.c.size() > 3) o.c[3] = -0.0f;
+          const std::vector<float> c0 = o.c;
+          SmallGemmArgs g = o.g;
           std::vector<float> c2 = c0, c5 = c0;
           g.c = c2.data();
           SmallGemmAvx2Fma(g);
