@@ -222,6 +222,22 @@ TEST(CliTest, LauncherAndDirectStartUseTheSameKernels) {
   EXPECT_EQ(blas_line(launched.output), blas_line(direct.output));
 }
 
+// No command: the usage and a line saying none was given; an unknown one is named. Exit code 2.
+TEST(CliTest, MissingOrUnknownCommandIsNamed) {
+  const Result bare = RunCommand(std::string(GREENRL_BIN) + " 2>&1");
+  EXPECT_EQ(bare.exit_code, 2) << bare.output;
+  EXPECT_NE(bare.output.find("Usage: "), std::string::npos) << bare.output;
+  EXPECT_NE(bare.output.find("greenrl: error: command: none given; one of train, eval, bench, "
+                             "meters, envs, launch, report\n"),
+            std::string::npos)
+      << bare.output;
+  const Result unknown = RunGreenrl("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("greenrl: error: command: got 'frobnicate'; expected one of train"),
+            std::string::npos)
+      << unknown.output;
+}
+
 // A launcher without greenrl_cli beside it says which file it looked for, with exit code 1.
 TEST(CliTest, LauncherWithoutItsProgramNamesIt) {
   const std::string dir = Dir("lone_launcher");

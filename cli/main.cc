@@ -30,10 +30,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     if (app.get_subcommands().empty()) {
+      if (argc < 2) {  // bare `greenrl`: the usage, then what is missing
+        fmt::print(stderr, "{}", app.help());
+        fmt::print(stderr,
+                   "greenrl: error: command: none given; one of train, eval, bench, meters, "
+                   "envs, launch, report\n");
+        return 2;
+      }
       fmt::print(stderr,
                  "greenrl: error: command: got '{}'; expected one of train, eval, bench, meters, "
                  "envs, launch, report (see `greenrl --help`)\n",
-                 argc > 1 ? argv[1] : "");
+                 argv[1]);
       return 2;
     }
     // A value CLI11 could not convert ("Could not convert: --seed = abc"): the one-line form
