@@ -241,13 +241,15 @@ TEST(CliTest, MissingOrUnknownCommandIsNamed) {
 // Without /proc (a mount namespace where it is unmounted; skipped where unshare is not allowed)
 // the launcher finds greenrl_cli from argv[0]'s directory, or from PATH for a bare name.
 TEST(CliTest, LauncherFindsItsProgramWithoutProc) {
-  if (RunCommand("unshare -m sh -c 'umount -l /proc' 2>/dev/null").exit_code != 0) {
+  if (RunCommand("unshare -m --propagation private sh -c 'umount -l /proc' 2>/dev/null")
+          .exit_code != 0) {
     GTEST_SKIP() << "cannot unmount /proc in a new mount namespace here (needs root)";
   }
   const std::string bin = GREENRL_BIN;
   const std::string dir = bin.substr(0, bin.rfind('/'));
-  const Result r = RunCommand("unshare -m sh -c 'umount -l /proc && test ! -e /proc/self && " +
-                              bin + " envs && PATH=" + dir + " greenrl envs' 2>&1");
+  const Result r = RunCommand(
+      "unshare -m --propagation private sh -c 'umount -l /proc && test ! -e /proc/self && " + bin +
+      " envs && PATH=" + dir + " greenrl envs' 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   size_t found = 0;
   for (size_t at = 0; (at = r.output.find("greenrl envs: Gymnasium", at)) != std::string::npos;
