@@ -22,8 +22,13 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-// Runs a shell command line; its output is what it writes to stdout (add 2>&1 for stderr).
+// Runs a shell command line; its output is what it writes to stdout (add 2>&1 for stderr). The
+// command starts without the OPENBLAS_CORETYPE that ctest's greenrl_test_exec gives this binary
+// (cli_test itself loads no BLAS), so greenrl meets the environment of a user's shell and
+// decides its kernels itself; a command line may still set the variable for its own process.
 Result RunCommand(const std::string& cmd) {
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("GREENRL_OPENBLAS_FALLBACK");
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;

@@ -6,7 +6,9 @@
 #include <immintrin.h>
 #include <torch/torch.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "greenrl/core/openblas_core.h"
@@ -401,6 +403,25 @@ TEST(BlasThreadsTest, ScopedOneThreadRestoresTheCallersCount) {
   }
   EXPECT_EQ(omp_get_max_threads(), 3);
   omp_set_num_threads(before);
+}
+
+// Under ctest, test binaries start through greenrl_test_exec and so run the BLAS kernels
+// `greenrl` runs: never a generic fallback greenrl would have corrected, and the kernels named by
+// OPENBLAS_CORETYPE when it is set. (Started by hand, a binary may run the fallback: skipped.)
+TEST(BlasThreadsTest, TestsRunGreenrlsKernels) {
+  const std::string core = OpenBlasCoreName();
+  if (std::getenv("GREENRL_UNDER_CTEST") == nullptr) {
+    GTEST_SKIP() << "not started by ctest (greenrl_test_exec); OpenBLAS runs " << core;
+  }
+  EXPECT_EQ(SuggestOpenBlasCoreType(core, ThisCpu()), "")
+      << "OpenBLAS runs its generic " << core << " kernels in a test binary";
+  const char* set = std::getenv("OPENBLAS_CORETYPE");
+  if (set != nullptr && !core.empty()) {
+    std::string a = core, b = set;
+    for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : b) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(a, b) << "OPENBLAS_CORETYPE=" << set << " but OpenBLAS runs " << core;
+  }
 }
 
 // The launcher's question (LinkedOpenBlasCoreName: libblas.so.3 loaded on its own) gets the
