@@ -56,6 +56,23 @@ TEST(OpenBlasCoreTest, Avx512CoresAreNamed) {
 // core_test links no BLAS, so there is no OpenBLAS to ask.
 TEST(OpenBlasCoreTest, NoOpenBlasGivesAnEmptyName) { EXPECT_EQ(OpenBlasCoreName(), ""); }
 
+// Under ctest, greenrl_test_exec gives every test binary its environment: one OpenMP and one
+// OpenBLAS thread, and TEST_TMPDIR under the build tree (GoogleTest's TempDir()). (Started by
+// hand, a binary has the caller's environment: skipped.)
+TEST(TestEnvironmentTest, CtestGivesEveryVariable) {
+  if (std::getenv("GREENRL_UNDER_CTEST") == nullptr) {
+    GTEST_SKIP() << "not started by ctest through greenrl_test_exec";
+  }
+  ASSERT_NE(std::getenv("OMP_NUM_THREADS"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("OMP_NUM_THREADS")), "1");
+  ASSERT_NE(std::getenv("OPENBLAS_NUM_THREADS"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("OPENBLAS_NUM_THREADS")), "1");
+  ASSERT_NE(std::getenv("TEST_TMPDIR"), nullptr);
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  EXPECT_EQ(tmp.substr(tmp.size() - 9), "/test-tmp") << tmp;
+  EXPECT_EQ(::testing::TempDir().rfind(tmp, 0), 0u) << ::testing::TempDir();
+}
+
 // SetOpenBlasCoreTypeForFallback sets both variables exactly when SuggestOpenBlasCoreType names
 // a core for this CPU, and never overrides a user's OPENBLAS_CORETYPE.
 TEST(OpenBlasCoreTest, FallbackSetsTheVariablesOnlyWhenUnsetAndNeeded) {
