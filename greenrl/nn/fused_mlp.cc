@@ -103,6 +103,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TanhBackwardIn
 // are faster there. kThin is the width at or below which a dimension counts as thin.
 constexpr int kThin = 8;
 
+// The AVX2 passes here also use FMA (ForwardThinInAvx2's tanh), so they need both: the same
+// test as SmallGemm's and the tanh evaluation's (internal::TanhUsesFma).
+bool HasAvx2Fma() { return SmallGemmHasAvx2Fma(); }
+// The 16-lane forms (AVX-512F, bit-identical to the 8-lane ones) need AVX-512F as well.
+bool HasAvx512() { return SmallGemmHasAvx512(); }
+
 // y [B, out] = b + x [B, in] W^T for in <= kThin; wt: W^T, float32 [in, out].
 __attribute__((target_clones("avx2", "default"))) void ForwardThinIn(const float* x,
                                                                      const float* wt,
@@ -261,7 +267,7 @@ constexpr ForwardThinInFn kForwardThinIn16For[kThin] = {
 // The kernel for `in` inputs (1..kThin), the activation applied in the store, and `out` (a
 // multiple of 8): 16 lanes where out % 16 == 0 and the CPU has AVX-512F, else 8.
 ForwardThinInFn ForwardThinInKernel(int in, ThinAct act, int out) {
-  const bool wide = out % 16 == 0 && internal::TanhUsesAvx512();
+  const bool wide = out % 16 == 0 && HasAvx512();
   switch (act) {
     case ThinAct::kTanh:
       return (wide ? kForwardThinIn16For<ThinAct::kTanh>
@@ -341,7 +347,7 @@ constexpr BackwardThinInBiasFn kBackwardThinInBias16[kThin] = {
 // The kernel for `in` inputs (1..kThin) and `out` (a multiple of 8): 16 lanes where
 // out % 16 == 0 and the CPU has AVX-512F, else 8.
 BackwardThinInBiasFn BackwardThinInBiasKernel(int in, int out) {
-  const bool wide = out % 16 == 0 && internal::TanhUsesAvx512();
+  const bool wide = out % 16 == 0 && HasAvx512();
   return (wide ? kBackwardThinInBias16 : kBackwardThinInBias)[in - 1];
 }
 
@@ -374,10 +380,6 @@ __attribute__((target("avx2"))) void BiasGradAvx2(const float* delta, float* gb,
     std::memcpy(gb + o, &acc, sizeof(acc));
   }
 }
-
-// The AVX2 passes here also use FMA (ForwardThinInAvx2's tanh), so they need both: the same
-// test as SmallGemm's and the tanh evaluation's (internal::TanhUsesFma).
-bool HasAvx2Fma() { return SmallGemmHasAvx2Fma(); }
 
 // For in <= kThin: gw [out, in] += delta^T x, accumulated transposed in gt (float32 [in, out],
 // zeroed here) so the inner loop runs over the wide `out`.

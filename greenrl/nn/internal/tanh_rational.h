@@ -138,10 +138,7 @@ inline bool TanhUsesFma() { return SmallGemmHasAvx2Fma(); }  // the one CPU chec
 
 // Returns: true when the CPU also has AVX-512F, so the 8-lane FMA passes may run 16 lanes
 // (TanhRationalFma16, bit-identical per lane). Decided once.
-inline bool TanhUsesAvx512() {
-  static const bool has = TanhUsesFma() && __builtin_cpu_supports("avx512f");
-  return has;
-}
+inline bool TanhUsesAvx512() { return SmallGemmHasAvx512(); }  // the same one check
 
 // Scalar tanh with this process's evaluation (see TanhUsesFma), for tails and portable loops.
 inline float TanhScalar(float x) {
