@@ -2,16 +2,24 @@
 // Torch-free: built as greenrl_bench_envs on its own (benchmark_main) and linked into
 // greenrl_bench_micro too.
 //
-//   BM_VecEnvStep/<env id>/n_envs:N/threads:T/real_time: env steps per second (items_per_second),
-//   for N in {1, 8, 64, 1024} and T in {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4), whose
-//   step costs tens of microseconds, for N in {1, 8, 64}.
+//   BM_VecEnvStep/<env id>/n_envs:N/threads:T/real_time: env steps per second (items_per_second)
+//   with uniformly random actions from VecEnv::StepRandom, for N in {1, 8, 64, 1024} and T in
+//   {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4), whose step costs tens of microseconds,
+//   for N in {1, 8, 64}.
+//   BM_VecEnvStepCallerDrawn/<env id>/n_envs:1024/threads:T/real_time (classic envs): the same
+//   steps with the actions drawn on the caller's thread (bench/random_actions.h) and then
+//   VecEnv::Step, as every row of this benchmark was measured before 2026-12-03 evening; with two
+//   threads the worker's half of the action buffer then moves to its core every step.
 //   BM_IndependentVecEnvs/<env id>/n_envs:1024/real_time/threads:2: the same 1024 envs as two
-//   one-thread VecEnvs of 512, stepped at once by two threads that share nothing (classic envs
-//   only): the most two threads can give on this machine at that moment, for the T2 column.
+//   one-thread VecEnvs of 512 (StepRandom), stepped at once by two threads that share nothing
+//   (classic envs only): the most two threads can give on this machine at that moment, for the
+//   T2 column.
 //
 // What the timed loop includes: drawing fresh uniformly random actions for every env on every
-// step (bench/random_actions.h) and VecEnv::Step (dynamics, same-step autoreset, final_obs,
-// episode statistics). For a drift-proof two-thread ratio see env_scaling.cc.
+// step and stepping (dynamics, same-step autoreset, final_obs, episode statistics). StepRandom
+// draws each row's action on the thread that steps the row, inside the same slice
+// (env::SampleActionRows, counter-based, so the figures do not depend on who draws). For a
+// drift-proof two-thread ratio see env_scaling.cc.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -27,26 +35,35 @@
 
 namespace {
 
-// Steps `env` once per benchmark iteration with fresh random actions from `rng` (see "What the
-// timed loop includes" above) and counts its envs as items.
-void StepWithRandomActions(benchmark::State& state, greenrl::env::VecEnv& env, greenrl::Rng& rng) {
+// Steps `env` once per benchmark iteration with fresh random actions, drawn by VecEnv::StepRandom
+// with keys from `rng` or, with `caller_drawn`, on this thread by RandomActions before
+// VecEnv::Step (see "What the timed loop includes" above), and counts its envs as items.
+void StepWithRandomActions(benchmark::State& state, greenrl::env::VecEnv& env, greenrl::Rng& rng,
+                           bool caller_drawn) {
   const int n_envs = env.num_envs();
   greenrl::bench::RandomActions actions(env);
-  for (auto _ : state) {
-    actions.Draw(rng);
-    env.Step();
-    benchmark::DoNotOptimize(env.obs());
+  if (caller_drawn) {
+    for (auto _ : state) {
+      actions.Draw(rng);
+      env.Step();
+      benchmark::DoNotOptimize(env.obs());
+    }
+  } else {
+    for (auto _ : state) {
+      env.StepRandom(rng.NextU64());
+      benchmark::DoNotOptimize(env.obs());
+    }
   }
   state.SetItemsProcessed(state.iterations() * n_envs);  // items = env steps
 }
 
-void BM_VecEnvStep(benchmark::State& state, const std::string& env_id) {
+void BM_VecEnvStep(benchmark::State& state, const std::string& env_id, bool caller_drawn) {
   const int n_envs = static_cast<int>(state.range(0));
   const int num_threads = static_cast<int>(state.range(1));
   auto env = greenrl::env::MakeVecEnv(env_id, n_envs, /*seed=*/0, num_threads);
   env->Reset();
   greenrl::Rng rng(/*seed=*/0);
-  StepWithRandomActions(state, *env, rng);
+  StepWithRandomActions(state, *env, rng, caller_drawn);
 }
 
 // The same work without a pool: each of Google Benchmark's state.threads() threads steps its own
@@ -61,7 +78,7 @@ void BM_IndependentVecEnvs(benchmark::State& state, const std::string& env_id) {
   auto env = greenrl::env::MakeVecEnv(env_id, per_thread, seed, /*num_threads=*/1);
   env->Reset();
   greenrl::Rng rng(seed);
-  StepWithRandomActions(state, *env, rng);
+  StepWithRandomActions(state, *env, rng, /*caller_drawn=*/false);
 }
 
 // Registers BM_VecEnvStep/<id> for every registered env, and BM_IndependentVecEnvs/<id> for the
@@ -72,12 +89,19 @@ const bool kRegistered = [] {
     const bool mujoco = id == "HalfCheetah-v4" || id == "Hopper-v4";
     const std::vector<int64_t> n_envs =
         mujoco ? std::vector<int64_t>{1, 8, 64} : std::vector<int64_t>{1, 8, 64, 1024};
-    benchmark::RegisterBenchmark(("BM_VecEnvStep/" + id).c_str(), BM_VecEnvStep, id)
+    benchmark::RegisterBenchmark(("BM_VecEnvStep/" + id).c_str(), BM_VecEnvStep, id,
+                                 /*caller_drawn=*/false)
         ->ArgNames({"n_envs", "threads"})
         ->ArgsProduct({n_envs, {1, 2}})
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
     if (!mujoco) {
+      benchmark::RegisterBenchmark(("BM_VecEnvStepCallerDrawn/" + id).c_str(), BM_VecEnvStep, id,
+                                   /*caller_drawn=*/true)
+          ->ArgNames({"n_envs", "threads"})
+          ->ArgsProduct({{1024}, {1, 2}})
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
       benchmark::RegisterBenchmark(("BM_IndependentVecEnvs/" + id).c_str(), BM_IndependentVecEnvs,
                                    id)
           ->ArgName("n_envs")

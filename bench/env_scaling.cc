@@ -1,19 +1,25 @@
-// env_scaling.cc: greenrl_bench_env_scaling, the two-thread speed-up of VecEnv::Step measured so
-// that a VM whose speed drifts from second to second cannot bias it. Google Benchmark runs each
+// env_scaling.cc: greenrl_bench_env_scaling, the two-thread speed-up of VecEnv stepping measured
+// so that a VM whose speed drifts from second to second cannot bias it. Google Benchmark runs each
 // configuration for a while and then the next one, so a drift between them lands in their ratio
 // (on 2026-12-03 the same one-thread figure ranged 42.8-57.1M steps/s within minutes). Here the
-// three configurations take turns, `rounds` times, each for `steps` steps of the same env with
-// fresh random actions (bench/random_actions.h):
-//   T1:    one VecEnv of n_envs, one thread;
-//   T2:    one VecEnv of n_envs, two threads (greenrl's pool: the caller and one worker);
-//   indep: two one-thread VecEnvs of n_envs / 2, stepped at once by two std::threads that share
-//          nothing, each timing its own steps; the slower half's time per step counts (thread
-//          start and join are outside it): what two threads can give on this machine at that
-//          moment. Each half draws its own actions, where T1 and T2 draw them all on the caller.
-// Each round gives the ratios T1 time / T2 time and T1 time / indep time, so the ratios compare
-// figures taken a fraction of a second apart (CartPole-v1 at 1,024 envs: ~5 ms per
-// configuration); it prints the first 5 rounds and then the median, 10th and 90th percentiles
-// (nearest rank) of both ratios over the rounds. Issue #5 asks T2 >= 1.7x T1 at 1,024 envs.
+// configurations take turns, `rounds` times, each for `steps` steps of the same env with fresh
+// uniformly random actions:
+//   T1d, T2d: one VecEnv of n_envs on one thread / two threads (greenrl's pool: the caller and one
+//             worker), the actions drawn on the caller's thread (bench/random_actions.h) and then
+//             VecEnv::Step; with two threads the worker's half of the action buffer moves to its
+//             core every step;
+//   T1r, T2r: the same two VecEnvs stepped by VecEnv::StepRandom, which draws each row's action
+//             on the thread that steps the row (env::SampleActionRows);
+//   indep:    two one-thread VecEnvs of n_envs / 2 (StepRandom), stepped at once by two
+//             std::threads that share nothing, each timing its own steps; the slower half's time
+//             per step counts (thread start and join are outside it): what two threads can give
+//             on this machine at that moment. Unlike T2, the halves never wait for each other.
+// Every timed run starts with an untimed warm-up (StepMicros), and the caller-drawn and StepRandom
+// pairs swap order from round to round. Each round gives the ratios T1d/T2d, T1r/T2r and T1r/indep
+// from figures taken a fraction of a second apart (CartPole-v1 at 1,024 envs: ~5 ms per
+// configuration); it prints the first 5 rounds, the median time per step of each configuration, and
+// the median, 10th and 90th percentiles (nearest rank) of each ratio over the rounds. Issue #5 asks
+// T2 >= 1.7x T1 at 1,024 envs with random actions.
 //
 // Usage: greenrl_bench_env_scaling [--env ID] [--n-envs N] [--rounds R] [--steps S]
 // (defaults CartPole-v1, 1024, 40, 300). Errors: an unknown env id (MakeVecEnv's message, which
@@ -38,14 +44,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Mean wall time of one Step with fresh random actions, over `steps` steps, in microseconds.
+// Mean wall time of one step with fresh random actions, over `steps` steps, in microseconds:
+// actions drawn on the caller's thread (RandomActions::Draw) and then VecEnv::Step, or, with
+// `step_random`, VecEnv::StepRandom (each row's action drawn by the thread that steps it). An
+// untimed warm-up of steps / 10 steps (at least 5) comes first, so a worker that fell asleep
+// while another configuration ran is awake and the rows are back in its cache: the figure is the
+// steady state of a stepping loop, whichever configuration ran before.
 double StepMicros(greenrl::env::VecEnv& env, greenrl::bench::RandomActions& actions,
-                  greenrl::Rng& rng, int steps) {
+                  greenrl::Rng& rng, int steps, bool step_random) {
+  auto run = [&](int n) {
+    if (step_random) {
+      for (int s = 0; s < n; ++s) env.StepRandom(rng.NextU64());
+    } else {
+      for (int s = 0; s < n; ++s) {
+        actions.Draw(rng);
+        env.Step();
+      }
+    }
+  };
+  run(std::max(5, steps / 10));
   const auto start = Clock::now();
-  for (int s = 0; s < steps; ++s) {
-    actions.Draw(rng);
-    env.Step();
-  }
+  run(steps);
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / steps;
 }
 
@@ -93,30 +112,48 @@ int main(int argc, char** argv) {
 
   fmt::print("{} with {} envs: {} rounds of {} steps per configuration, in turns\n", env_id, n_envs,
              rounds, steps);
-  fmt::print("{:>5} {:>10} {:>10} {:>12} {:>8} {:>10}\n", "round", "T1_us", "T2_us", "indep_us",
-             "T2/T1", "indep/T1");
-  std::vector<double> pooled, independent;
+  fmt::print("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "round", "T1d_us", "T2d_us",
+             "T1r_us", "T2r_us", "indep_us", "T2d/T1d", "T2r/T1r", "indep/T1r");
+  std::vector<double> drawn, stepped_random, independent, us_t1d, us_t2d, us_t1r, us_t2r, us_ind;
   for (int r = 0; r < rounds; ++r) {
-    const double us1 = StepMicros(*t1, a1, rng, steps);
-    const double us2 = StepMicros(*t2, a2, rng, steps);
+    // Odd rounds run the StepRandom pair first, so neither pair always follows the other.
+    double t1d = 0, t2d = 0, t1r = 0, t2r = 0;
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 0) == (r % 2 == 0)) {
+        t1d = StepMicros(*t1, a1, rng, steps, /*step_random=*/false);
+        t2d = StepMicros(*t2, a2, rng, steps, /*step_random=*/false);
+      } else {
+        t1r = StepMicros(*t1, a1, rng, steps, /*step_random=*/true);
+        t2r = StepMicros(*t2, a2, rng, steps, /*step_random=*/true);
+      }
+    }
     double us_b = 0.0;
-    std::thread other([&] { us_b = StepMicros(*half_b, ab, rng_b, steps); });
-    const double us_a = StepMicros(*half_a, aa, rng, steps);
+    std::thread other([&] { us_b = StepMicros(*half_b, ab, rng_b, steps, /*step_random=*/true); });
+    const double us_a = StepMicros(*half_a, aa, rng, steps, /*step_random=*/true);
     other.join();
-    const double us_indep = std::max(us_a, us_b);  // the two halves ran at the same time
-    pooled.push_back(us1 / us2);
-    independent.push_back(us1 / us_indep);
+    const double ind = std::max(us_a, us_b);  // the two halves ran at the same time
+    drawn.push_back(t1d / t2d);
+    stepped_random.push_back(t1r / t2r);
+    independent.push_back(t1r / ind);
+    us_t1d.push_back(t1d);
+    us_t2d.push_back(t2d);
+    us_t1r.push_back(t1r);
+    us_t2r.push_back(t2r);
+    us_ind.push_back(ind);
     if (r < 5) {
-      fmt::print("{:>5} {:>10.2f} {:>10.2f} {:>12.2f} {:>8.2f} {:>10.2f}\n", r, us1, us2, us_indep,
-                 us1 / us2, us1 / us_indep);
+      fmt::print("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n",
+                 r, t1d, t2d, t1r, t2r, ind, t1d / t2d, t1r / t2r, t1r / ind);
     }
   }
-  const double p_med = Quantile(&pooled, 0.5), p10 = Quantile(&pooled, 0.1),
-               p90 = Quantile(&pooled, 0.9);
-  const double i_med = Quantile(&independent, 0.5), i10 = Quantile(&independent, 0.1),
-               i90 = Quantile(&independent, 0.9);
-  fmt::print("T2/T1 (greenrl's pool): median {:.2f}x (p10 {:.2f}, p90 {:.2f})\n", p_med, p10, p90);
-  fmt::print("indep/T1 (two threads sharing nothing): median {:.2f}x (p10 {:.2f}, p90 {:.2f})\n",
-             i_med, i10, i90);
+  fmt::print("median us per step: T1d {:.2f}, T2d {:.2f}, T1r {:.2f}, T2r {:.2f}, indep {:.2f}\n",
+             Quantile(&us_t1d, 0.5), Quantile(&us_t2d, 0.5), Quantile(&us_t1r, 0.5),
+             Quantile(&us_t2r, 0.5), Quantile(&us_ind, 0.5));
+  auto summary = [](const char* what, std::vector<double>* v) {
+    const double med = Quantile(v, 0.5), p10 = Quantile(v, 0.1), p90 = Quantile(v, 0.9);
+    fmt::print("{}: median {:.2f}x (p10 {:.2f}, p90 {:.2f})\n", what, med, p10, p90);
+  };
+  summary("T2r/T1r (StepRandom, greenrl's pool)", &stepped_random);
+  summary("T2d/T1d (caller-drawn actions, greenrl's pool)", &drawn);
+  summary("indep/T1r (two threads sharing nothing)", &independent);
   return 0;
 }

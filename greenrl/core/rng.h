@@ -11,6 +11,18 @@ namespace greenrl {
 // used to derive independent seeds from (seed, stream index).
 uint64_t SplitMix64(uint64_t& state);
 
+// The output number `index` (0-based) of SplitMix64 seeded with `seed`, computed directly: the
+// state after index + 1 steps is seed + (index + 1) * 0x9e3779b97f4a7c15 (Steele et al. 2014, the
+// same constants as SplitMix64 above), so SplitMix64At(s, i) equals the (i + 1)-th call of
+// SplitMix64 on a state that started at s. Counter-based: any thread can compute any index, in any
+// order (VecEnv::StepRandom draws each row's action this way).
+inline uint64_t SplitMix64At(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + (index + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 // Derives a 64-bit seed for stream `stream` (e.g. env index) from a user seed. The same
 // (seed, stream) always gives the same value; nearby inputs give unrelated outputs.
 uint64_t DeriveSeed(uint64_t seed, uint64_t stream);

@@ -13,6 +13,16 @@ TEST(RngTest, SplitMix64MatchesReference) {
   EXPECT_EQ(SplitMix64(s), 9817491932198370423ULL);
 }
 
+// SplitMix64At(seed, i) is output i of the sequential generator: the same test vector, and the
+// first 1000 outputs of another seed, in any order.
+TEST(RngTest, SplitMix64AtIsTheSequentialStreamsOutput) {
+  EXPECT_EQ(SplitMix64At(1234567, 0), 6457827717110365317ULL);
+  EXPECT_EQ(SplitMix64At(1234567, 2), 9817491932198370423ULL);
+  EXPECT_EQ(SplitMix64At(1234567, 1), 3203168211198807973ULL);
+  uint64_t s = 0xdeadbeefULL;
+  for (uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(SplitMix64At(0xdeadbeefULL, i), SplitMix64(s)) << i;
+}
+
 TEST(RngTest, SameSeedSameStreamOtherSeedOtherStream) {
   Rng a(42), b(42), c(43);
   for (int i = 0; i < 100; ++i) {

@@ -1,6 +1,11 @@
 #include "greenrl/env/spaces.h"
 
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
 #include "greenrl/core/errors.h"
+#include "greenrl/core/rng.h"
 
 namespace greenrl::env {
 
@@ -19,6 +24,68 @@ int64_t EnvSpec::num_actions() const {
   const Discrete* discrete = std::get_if<Discrete>(&action_space);
   GREENRL_CHECK(discrete != nullptr, id + " has a Box action space, not a Discrete one");
   return discrete->n;
+}
+
+void CheckSampleable(const std::string& env_id, const ActionSpace& space) {
+  if (const Discrete* discrete = std::get_if<Discrete>(&space)) {
+    if (discrete->n < 1) {
+      throw std::invalid_argument(env_id + ": action space Discrete(" +
+                                  std::to_string(discrete->n) +
+                                  ") has no action; random actions need n >= 1");
+    }
+    return;
+  }
+  const Box& box = std::get<Box>(space);
+  for (size_t c = 0; c < box.low.size() && c < box.high.size(); ++c) {
+    const float low = box.low[c], high = box.high[c];
+    if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high)) {
+      throw std::invalid_argument(env_id + ": action space component " + std::to_string(c) +
+                                  " has bounds [" + std::to_string(low) + ", " +
+                                  std::to_string(high) +
+                                  "]; random actions need finite bounds low <= high");
+    }
+  }
+}
+
+void SampleActionRows(const ActionSpace& space, uint64_t key, int begin, int end,
+                      int64_t* discrete_actions, float* continuous_actions) {
+  if (begin >= end) return;
+  if (const Discrete* discrete = std::get_if<Discrete>(&space)) {
+    const uint64_t n = static_cast<uint64_t>(discrete->n);
+    if (n == 1) {
+      for (int i = begin; i < end; ++i) discrete_actions[i] = 0;
+    } else if ((n & (n - 1)) == 0) {
+      int bits = 0;
+      while ((uint64_t{1} << bits) < n) ++bits;
+      const int per_word = 64 / bits;
+      const uint64_t mask = n - 1;
+      for (int i = begin; i < end;) {
+        const int w = i / per_word;
+        const int word_end = std::min(end, (w + 1) * per_word);
+        const uint64_t word = SplitMix64At(key, static_cast<uint64_t>(w));
+        for (int j = i; j < word_end; ++j) {
+          discrete_actions[j] = static_cast<int64_t>((word >> ((j - w * per_word) * bits)) & mask);
+        }
+        i = word_end;
+      }
+    } else {
+      for (int i = begin; i < end; ++i) {
+        const unsigned __int128 scaled =
+            static_cast<unsigned __int128>(SplitMix64At(key, static_cast<uint64_t>(i))) * n;
+        discrete_actions[i] = static_cast<int64_t>(scaled >> 64);
+      }
+    }
+    return;
+  }
+  const Box& box = std::get<Box>(space);
+  const int64_t dim = box.dim();
+  for (int64_t i = begin; i < end; ++i) {
+    for (int64_t c = 0; c < dim; ++c) {
+      const uint64_t index = static_cast<uint64_t>(i * dim + c);
+      const float u = static_cast<float>(SplitMix64At(key, index) >> 40) * 0x1p-24f;
+      continuous_actions[i * dim + c] = box.low[c] + (box.high[c] - box.low[c]) * u;
+    }
+  }
 }
 
 }  // namespace greenrl::env

@@ -57,4 +57,27 @@ struct EnvSpec {
   int64_t num_actions() const;
 };
 
+// Checks that `space` can be sampled by SampleActionRows: a Discrete space with n >= 1, or a Box
+// whose bounds are all finite with low <= high. Errors: std::invalid_argument naming the space
+// (`env_id`'s action space) and the first offending component, e.g. "Pendulum-v1: action space
+// component 0 has bounds [-inf, 2]; random actions need finite bounds low <= high".
+void CheckSampleable(const std::string& env_id, const ActionSpace& space);
+
+// Uniformly random actions for rows [begin, end) of a VecEnv's action buffer: gymnasium's
+// Space.sample() for every row, but counter-based, so each row's action depends only on (key,
+// row) and any thread may draw any row range in any order with the same result. The random bits
+// are outputs of SplitMix64 seeded with `key` (SplitMix64At, core/rng.h):
+//   - Discrete(n), n a power of two 2^k (CartPole-v1's 2): output w gives the k-bit actions of rows
+//     [w * 64/k, (w + 1) * 64/k), lowest bits first; n == 1 gives 0;
+//   - Discrete(n), other n: row i takes floor(SplitMix64At(key, i) * n / 2^64) (the multiply-shift
+//     map of Lemire 2019 without its rejection step; bias below n / 2^64);
+//   - Box: component c of row i takes low[c] + (high[c] - low[c]) * u with u the top 24 bits of
+//     SplitMix64At(key, i * dim + c) times 2^-24, uniform on [low, high] as Box.sample() for
+//     bounded components (float32).
+// Args: discrete_actions: int64 [N] for a Discrete space (else unused, may be null);
+//   continuous_actions: float32 [N, dim] for a Box (else unused, may be null); 0 <= begin <= end.
+// Preconditions: CheckSampleable(space) passed. Allocates nothing; thread-safe on disjoint rows.
+void SampleActionRows(const ActionSpace& space, uint64_t key, int begin, int end,
+                      int64_t* discrete_actions, float* continuous_actions);
+
 }  // namespace greenrl::env

@@ -55,6 +55,11 @@ struct VecEnv::Root {
 
     reset_rows = [this, seed](int begin, int end) { envs->ResetRows(begin, end, seed, buffers); };
     step_rows = [this](int begin, int end) { envs->StepRows(begin, end, buffers); };
+    random_step_rows = [this](int begin, int end) {
+      SampleActionRows(envs->spec().action_space, random_key, begin, end, discrete_actions.data(),
+                       continuous_actions.data());
+      envs->StepRows(begin, end, buffers);
+    };
   }
 
   std::unique_ptr<BatchedEnv> envs;
@@ -74,6 +79,9 @@ struct VecEnv::Root {
   ThreadPool pool;
   ThreadPool::RangeFn reset_rows;  // built once so Reset/Step allocate nothing
   ThreadPool::RangeFn step_rows;
+  ThreadPool::RangeFn random_step_rows;  // StepRandom: draw the slice's actions, then step it
+  uint64_t random_key = 0;               // StepRandom's key for the job in flight
+  bool sampleable_checked = false;       // CheckSampleable passed once (the spec never changes)
 };
 
 namespace {
@@ -149,6 +157,29 @@ void VecEnv::Step() {
                 "VecEnv::Step() called before Reset() (or after a failed Step())");
   try {
     root_->pool.ParallelFor(num_envs_, root_->step_rows, kRowsPerSlice);
+  } catch (...) {
+    root_->has_reset = false;  // rows are partly stepped: demand a Reset() before the next Step()
+    throw;
+  }
+}
+
+void VecEnv::StepRandom(uint64_t key) {
+  if (root_ == nullptr) {  // a decorator: draw on this thread, then its own Step()
+    CheckSampleable(spec().id, spec().action_space);
+    SampleActionRows(spec().action_space, key, 0, num_envs_, views_.discrete_actions,
+                     views_.continuous_actions);
+    Step();
+    return;
+  }
+  if (!root_->sampleable_checked) {
+    CheckSampleable(spec().id, spec().action_space);
+    root_->sampleable_checked = true;
+  }
+  GREENRL_CHECK(root_->has_reset,
+                "VecEnv::StepRandom() called before Reset() (or after a failed Step())");
+  root_->random_key = key;
+  try {
+    root_->pool.ParallelFor(num_envs_, root_->random_step_rows, kRowsPerSlice);
   } catch (...) {
     root_->has_reset = false;  // rows are partly stepped: demand a Reset() before the next Step()
     throw;

@@ -92,6 +92,19 @@ class VecEnv {
   // updated and the next Step() fails its check until Reset() is called.
   virtual void Step();
 
+  // Steps every row with a uniformly random action from spec().action_space (gymnasium's
+  // action_space.sample() per env, then step): the random-action benchmarks and warm-up phases.
+  // Row i's action is a function of (key, i) only (env::SampleActionRows, spaces.h), so the
+  // result never depends on num_threads(); pass a fresh key per call (e.g. Rng::NextU64()). The
+  // drawn actions are left in the action buffer, where the caller reads what was taken. On a root
+  // VecEnv each row's action is drawn by the thread that steps the row, in the same slice, so it
+  // never travels between cores (a caller-drawn action buffer moves to the stepping thread's
+  // cache every step); a decorator draws them on the caller and calls its Step(), with the same
+  // actions.
+  // Errors: std::invalid_argument (env::CheckSampleable) for an action space with an infinite
+  // bound, before any row is touched; otherwise as Step().
+  void StepRandom(uint64_t key);
+
   // Resume checkpoints: appends the exact state of every row and of the buffers the caller
   // reads (obs, final_obs, rewards, flags, episode statistics, actions) to *bytes and returns
   // true, or returns false when the env type cannot save its state (BatchedEnv::SaveState);

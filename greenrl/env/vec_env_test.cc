@@ -18,6 +18,7 @@
 #include "greenrl/core/rng.h"
 #include "greenrl/env/classic/cartpole.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/wrappers.h"
 
 // Counts heap allocations in this test binary, to prove Step() allocates nothing. The replacement
 // pairs malloc with free; GCC cannot see that and would warn at every inlined new/delete pair.
@@ -340,6 +341,187 @@ TEST(VecEnvTest, WorkerExceptionReachesCallerWithTypeAndMessage) {
     env->discrete_actions()[3] = 1;
     env->Reset();
     EXPECT_NO_THROW(env->Step());
+  }
+}
+
+// --- Random actions (SampleActionRows, VecEnv::StepRandom) ---
+
+// Discrete(2): 64 rows per SplitMix64 output, lowest bit first, and any split of the rows gives
+// the same actions.
+TEST(SampleActionRowsTest, DiscreteTwoTakesOneBitPerRow) {
+  const ActionSpace space = Discrete{2};
+  const int n = 200;
+  std::vector<int64_t> whole(n, -1), pieces(n, -1);
+  SampleActionRows(space, /*key=*/99, 0, n, whole.data(), nullptr);
+  SampleActionRows(space, 99, 0, 37, pieces.data(), nullptr);
+  SampleActionRows(space, 99, 37, 130, pieces.data(), nullptr);
+  SampleActionRows(space, 99, 130, n, pieces.data(), nullptr);
+  EXPECT_EQ(whole, pieces);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t word = SplitMix64At(99, static_cast<uint64_t>(i / 64));
+    ASSERT_EQ(whole[i], static_cast<int64_t>((word >> (i % 64)) & 1)) << "row " << i;
+  }
+  std::vector<int64_t> many(1 << 16);
+  SampleActionRows(space, 5, 0, static_cast<int>(many.size()), many.data(), nullptr);
+  int64_t ones = 0;
+  for (int64_t a : many) ones += a;
+  EXPECT_NEAR(static_cast<double>(ones) / static_cast<double>(many.size()), 0.5, 0.01);
+}
+
+// Discrete(4) packs 2 bits per row (32 rows per output); Discrete(3) maps one output per row by
+// multiply-shift; Discrete(1) is always 0. Every action lies in the space and each value of
+// Discrete(3) comes up about a third of the time.
+TEST(SampleActionRowsTest, OtherDiscreteSizes) {
+  std::vector<int64_t> a(96);
+  SampleActionRows(Discrete{4}, 3, 0, 96, a.data(), nullptr);
+  for (int i = 0; i < 96; ++i) {
+    const uint64_t word = SplitMix64At(3, static_cast<uint64_t>(i / 32));
+    ASSERT_EQ(a[i], static_cast<int64_t>((word >> (2 * (i % 32))) & 3)) << "row " << i;
+  }
+  const int n = 30000;
+  std::vector<int64_t> b(n);
+  SampleActionRows(Discrete{3}, 8, 0, n, b.data(), nullptr);
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    ASSERT_GE(b[i], 0);
+    ASSERT_LT(b[i], 3);
+    ++counts[b[i]];
+  }
+  for (int c : counts) EXPECT_NEAR(c / static_cast<double>(n), 1.0 / 3.0, 0.01);
+  // Row 5: floor(SplitMix64At(8, 5) * 3 / 2^64), written out.
+  const unsigned __int128 scaled = static_cast<unsigned __int128>(SplitMix64At(8, 5)) * 3u;
+  EXPECT_EQ(b[5], static_cast<int64_t>(scaled >> 64));
+  std::vector<int64_t> c(10, 7);
+  SampleActionRows(Discrete{1}, 8, 0, 10, c.data(), nullptr);
+  EXPECT_EQ(c, std::vector<int64_t>(10, 0));
+}
+
+// Box: component c of row i is low + (high - low) * (top 24 bits of output i * dim + c) / 2^24,
+// inside each component's own bounds.
+TEST(SampleActionRowsTest, BoxComponentsLieInTheirBounds) {
+  Box box;
+  box.low = {-1.0f, 0.0f, -2.0f};
+  box.high = {1.0f, 10.0f, -2.0f};  // a degenerate component stays at its bound
+  box.shape = {3};
+  const ActionSpace space = box;
+  const int n = 5000;
+  std::vector<float> a(static_cast<size_t>(n) * 3);
+  SampleActionRows(space, 21, 0, n, nullptr, a.data());
+  double sum[3] = {0, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      const float v = a[i * 3 + c];
+      ASSERT_GE(v, box.low[c]);
+      ASSERT_LE(v, box.high[c]);
+      sum[c] += v;
+    }
+  }
+  EXPECT_NEAR(sum[0] / n, 0.0, 0.03);
+  EXPECT_NEAR(sum[1] / n, 5.0, 0.15);
+  EXPECT_EQ(sum[2] / n, -2.0);
+  const float u = static_cast<float>(SplitMix64At(21, 7 * 3 + 1) >> 40) * 0x1p-24f;
+  EXPECT_EQ(a[7 * 3 + 1], 0.0f + 10.0f * u);
+}
+
+TEST(SampleActionRowsTest, UnboundedOrEmptySpacesAreRefusedByName) {
+  Box box;
+  box.low = {-1.0f, -INFINITY};
+  box.high = {1.0f, 1.0f};
+  box.shape = {2};
+  try {
+    CheckSampleable("Custom-v0", box);
+    ADD_FAILURE() << "no error for an infinite bound";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Custom-v0: action space component 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("finite bounds low <= high"), std::string::npos) << what;
+  }
+  EXPECT_THROW(CheckSampleable("Custom-v0", Discrete{0}), std::invalid_argument);
+  EXPECT_NO_THROW(CheckSampleable("CartPole-v1", Discrete{2}));
+}
+
+// StepRandom gives every buffer, and the actions it leaves, identical to the caller drawing the
+// same rows with SampleActionRows and calling Step(), for any thread count; 200 rows make 64-row
+// slices and a ragged last one. Discrete (CartPole-v1) and Box (Pendulum-v1).
+TEST(VecEnvTest, StepRandomMatchesCallerDrawnActionsForAnyThreadCount) {
+  for (const char* id : {"CartPole-v1", "Pendulum-v1"}) {
+    const int n = 200;
+    std::unique_ptr<VecEnv> reference = MakeVecEnv(id, n, /*seed=*/4, /*num_threads=*/1);
+    std::vector<std::unique_ptr<VecEnv>> others;
+    for (int threads : {1, 2, 3}) others.push_back(MakeVecEnv(id, n, 4, threads));
+    reference->Reset();
+    for (auto& env : others) env->Reset();
+    const int obs_dim = static_cast<int>(reference->spec().obs_dim());
+    const int act_dim = static_cast<int>(reference->spec().act_dim());
+    const bool discrete = reference->spec().discrete_actions();
+    Rng keys(7);
+    for (int t = 0; t < 300; ++t) {  // CartPole rows end and autoreset on the way
+      const uint64_t key = keys.NextU64();
+      SampleActionRows(reference->spec().action_space, key, 0, n,
+                       discrete ? reference->discrete_actions() : nullptr,
+                       discrete ? nullptr : reference->continuous_actions());
+      reference->Step();
+      for (size_t k = 0; k < others.size(); ++k) {
+        VecEnv& env = *others[k];
+        env.StepRandom(key);
+        const std::string where =
+            std::string(id) + " env " + std::to_string(k) + " step " + std::to_string(t);
+        if (discrete) {
+          ASSERT_TRUE(std::equal(env.discrete_actions(), env.discrete_actions() + n,
+                                 reference->discrete_actions()))
+              << where;
+        } else {
+          ASSERT_TRUE(std::equal(env.continuous_actions(), env.continuous_actions() + n * act_dim,
+                                 reference->continuous_actions()))
+              << where;
+        }
+        ASSERT_TRUE(std::equal(env.obs(), env.obs() + n * obs_dim, reference->obs())) << where;
+        ASSERT_TRUE(std::equal(env.reward(), env.reward() + n, reference->reward())) << where;
+        ASSERT_TRUE(std::equal(env.terminated(), env.terminated() + n, reference->terminated()))
+            << where;
+        ASSERT_TRUE(std::equal(env.truncated(), env.truncated() + n, reference->truncated()))
+            << where;
+      }
+    }
+  }
+}
+
+// On a decorator StepRandom samples the decorator's own action space (RescaleAction's [-1, 1]),
+// leaves the sampled actions in its buffer and steps through its Step(), which maps them onto
+// Pendulum's [-2, 2]. An unsampleable space is refused before any row moves, and a root VecEnv
+// refuses StepRandom before Reset() as Step() does.
+TEST(VecEnvTest, StepRandomOnADecoratorAndItsErrors) {
+  RescaleActionVecEnv rescaled(MakeVecEnv("Pendulum-v1", 3, 2, 1));
+  std::unique_ptr<VecEnv> plain = MakeVecEnv("Pendulum-v1", 3, 2, 1);
+  rescaled.Reset();
+  plain->Reset();
+  rescaled.StepRandom(77);
+  std::vector<float> expected(3);
+  SampleActionRows(rescaled.spec().action_space, 77, 0, 3, nullptr, expected.data());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rescaled.continuous_actions()[i], expected[i]);
+    EXPECT_GE(expected[i], -1.0f);
+    EXPECT_LE(expected[i], 1.0f);
+    plain->continuous_actions()[i] =
+        static_cast<float>(-2.0 + 4.0 * ((static_cast<double>(expected[i]) + 1.0) / 2.0));
+  }
+  plain->Step();
+  EXPECT_TRUE(std::equal(plain->obs(), plain->obs() + 3 * 3, rescaled.obs()));
+
+  std::unique_ptr<VecEnv> fresh = MakeVecEnv("CartPole-v1", 4, 0, 2);
+  EXPECT_THROW(fresh->StepRandom(1), InternalError);  // before Reset()
+}
+
+TEST(VecEnvTest, StepRandomAllocatesNothing) {
+  for (const char* id : {"CartPole-v1", "Pendulum-v1", "Acrobot-v1"}) {
+    for (int threads : {1, 2}) {
+      std::unique_ptr<VecEnv> env = MakeVecEnv(id, 130, 5, threads);
+      env->Reset();
+      env->StepRandom(0);  // the first call checks the space once
+      const int64_t before = g_allocations.load();
+      for (int t = 0; t < 600; ++t) env->StepRandom(static_cast<uint64_t>(t));
+      EXPECT_EQ(g_allocations.load(), before) << id << ", threads " << threads;
+    }
   }
 }
 
