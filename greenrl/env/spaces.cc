@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "greenrl/core/errors.h"
@@ -39,10 +40,10 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space) {
   for (size_t c = 0; c < box.low.size() && c < box.high.size(); ++c) {
     const float low = box.low[c], high = box.high[c];
     if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high)) {
-      throw std::invalid_argument(env_id + ": action space component " + std::to_string(c) +
-                                  " has bounds [" + std::to_string(low) + ", " +
-                                  std::to_string(high) +
-                                  "]; random actions need finite bounds low <= high");
+      std::ostringstream message;
+      message << env_id << ": action space component " << c << " has bounds [" << low << ", "
+              << high << "]; random actions need finite bounds low <= high";
+      throw std::invalid_argument(message.str());
     }
   }
 }

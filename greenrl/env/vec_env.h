@@ -93,7 +93,9 @@ class VecEnv {
   virtual void Step();
 
   // Steps every row with a uniformly random action from spec().action_space (gymnasium's
-  // action_space.sample() per env, then step): the random-action benchmarks and warm-up phases.
+  // action_space.sample() per env, then step), for random-action benchmarks (greenrl_bench_envs,
+  // greenrl_bench_env_scaling) and random warm-ups. greenrl's DQN and SAC do not call it: their
+  // learning_starts and epsilon draws come from their own checkpointed generators.
   // Row i's action is a function of (key, i) only (env::SampleActionRows, spaces.h), so the
   // result never depends on num_threads(); pass a fresh key per call (e.g. Rng::NextU64()). The
   // drawn actions are left in the action buffer, where the caller reads what was taken. On a root
@@ -101,8 +103,8 @@ class VecEnv {
   // never travels between cores (a caller-drawn action buffer moves to the stepping thread's
   // cache every step); a decorator draws them on the caller and calls its Step(), with the same
   // actions.
-  // Errors: std::invalid_argument (env::CheckSampleable) for an action space with an infinite
-  // bound, before any row is touched; otherwise as Step().
+  // Errors: std::invalid_argument (env::CheckSampleable) for an action space it cannot sample
+  // (a Box with an infinite bound), before any row is touched; otherwise as Step().
   void StepRandom(uint64_t key);
 
   // Resume checkpoints: appends the exact state of every row and of the buffers the caller
