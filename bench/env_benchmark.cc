@@ -8,7 +8,7 @@
 //   for N in {1, 8, 64}.
 //   BM_VecEnvStepCallerDrawn/<env id>/n_envs:1024/threads:T/real_time (classic envs): the same
 //   steps with the actions drawn on the caller's thread (bench/random_actions.h) and then
-//   VecEnv::Step, as every row of this benchmark was measured before 2026-12-03 evening; with two
+//   VecEnv::Step, as every row of this benchmark was measured before 852f993 (2026-12-03); with two
 //   threads the worker's half of the action buffer then moves to its core every step.
 //   BM_IndependentVecEnvs/<env id>/n_envs:1024/real_time/threads:2: the same 1024 envs as two
 //   one-thread VecEnvs of 512 (StepRandom), stepped at once by two threads that share nothing

@@ -15,7 +15,8 @@
 //             per step counts (thread start and join are outside it): what two threads can give
 //             on this machine at that moment. Unlike T2, the halves never wait for each other.
 // Every timed run starts with an untimed warm-up (StepMicros), and the caller-drawn and StepRandom
-// pairs swap order from round to round. Each round gives the ratios T1d/T2d, T1r/T2r and T1r/indep
+// pairs swap order from round to round (within a pair T1 always runs before T2). Each round gives
+// the time ratios (speed-ups: above 1 when two threads are faster) T1d/T2d, T1r/T2r and T1r/indep
 // from figures taken a fraction of a second apart (CartPole-v1 at 1,024 envs: ~5 ms per
 // configuration); it prints the first 5 rounds, the median time per step of each configuration, and
 // the median, 10th and 90th percentiles (nearest rank) of each ratio over the rounds. Issue #5 asks
@@ -87,7 +88,9 @@ int main(int argc, char** argv) {
       ->check([](const std::string& s) {
         return std::stoi(s) % 2 == 0 ? std::string() : "got '" + s + "'; an even number of envs";
       });
-  app.add_option("--rounds", rounds, "rounds of T1, T2, indep")->check(CLI::Range(1, 100000));
+  app.add_option("--rounds", rounds,
+                 "rounds of the five configurations (T1d, T2d, T1r, T2r, indep)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--steps", steps, "steps per configuration per round")
       ->check(CLI::Range(1, 10000000));
   try {
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
 
   fmt::print("{} with {} envs: {} rounds of {} steps per configuration, in turns\n", env_id, n_envs,
              rounds, steps);
-  fmt::print("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "round", "T1d_us", "T2d_us",
+  fmt::print("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "round", "T1d_us", "T2d_us",
              "T1r_us", "T2r_us", "indep_us", "T2d/T1d", "T2r/T1r", "indep/T1r");
   std::vector<double> drawn, stepped_random, independent, us_t1d, us_t2d, us_t1r, us_t2r, us_ind;
   for (int r = 0; r < rounds; ++r) {
@@ -141,7 +144,7 @@ int main(int argc, char** argv) {
     us_t2r.push_back(t2r);
     us_ind.push_back(ind);
     if (r < 5) {
-      fmt::print("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n",
+      fmt::print("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
                  r, t1d, t2d, t1r, t2r, ind, t1d / t2d, t1r / t2r, t1r / ind);
     }
   }
@@ -152,8 +155,8 @@ int main(int argc, char** argv) {
     const double med = Quantile(v, 0.5), p10 = Quantile(v, 0.1), p90 = Quantile(v, 0.9);
     fmt::print("{}: median {:.2f}x (p10 {:.2f}, p90 {:.2f})\n", what, med, p10, p90);
   };
-  summary("T2r/T1r (StepRandom, greenrl's pool)", &stepped_random);
-  summary("T2d/T1d (caller-drawn actions, greenrl's pool)", &drawn);
-  summary("indep/T1r (two threads sharing nothing)", &independent);
+  summary("speed-up T1r/T2r (StepRandom, greenrl's pool)", &stepped_random);
+  summary("speed-up T1d/T2d (caller-drawn actions, greenrl's pool)", &drawn);
+  summary("speed-up T1r/indep (two threads sharing nothing)", &independent);
   return 0;
 }

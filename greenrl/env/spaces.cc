@@ -39,10 +39,12 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space) {
   const Box& box = std::get<Box>(space);
   for (size_t c = 0; c < box.low.size() && c < box.high.size(); ++c) {
     const float low = box.low[c], high = box.high[c];
-    if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high)) {
+    if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high) ||
+        !std::isfinite(high - low)) {  // e.g. [-FLT_MAX, FLT_MAX]: the width overflows float32
       std::ostringstream message;
       message << env_id << ": action space component " << c << " has bounds [" << low << ", "
-              << high << "]; random actions need finite bounds low <= high";
+              << high << "]; random actions need finite bounds low <= high whose width "
+              << "high - low is finite in float32";
       throw std::invalid_argument(message.str());
     }
   }

@@ -58,9 +58,11 @@ struct EnvSpec {
 };
 
 // Checks that `space` can be sampled by SampleActionRows: a Discrete space with n >= 1, or a Box
-// whose bounds are all finite with low <= high. Errors: std::invalid_argument naming the space
-// (`env_id`'s action space) and the first offending component, e.g. "Pendulum-v1: action space
-// component 0 has bounds [-inf, 2]; random actions need finite bounds low <= high".
+// whose bounds are all finite with low <= high and a width high - low that is finite in float32.
+// Errors: std::invalid_argument naming the space (`env_id`'s action space) and the first
+// offending component, e.g. "Custom-v0: action space component 1 has bounds [-inf, 1]; random
+// actions need finite bounds low <= high whose width high - low is finite in float32"; for
+// Discrete(n), n < 1: "Custom-v0: action space Discrete(0) has no action; ...".
 void CheckSampleable(const std::string& env_id, const ActionSpace& space);
 
 // Uniformly random actions for rows [begin, end) of a VecEnv's action buffer: gymnasium's
@@ -72,8 +74,8 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space);
 //   - Discrete(n), other n: row i takes floor(SplitMix64At(key, i) * n / 2^64) (the multiply-shift
 //     map of Lemire 2019 without its rejection step; bias below n / 2^64);
 //   - Box: component c of row i takes low[c] + (high[c] - low[c]) * u with u the top 24 bits of
-//     SplitMix64At(key, i * dim + c) times 2^-24, uniform on [low, high] as Box.sample() for
-//     bounded components (float32).
+//     SplitMix64At(key, i * dim + c) times 2^-24 (u in [0, 1)), so uniform on [low, high) as
+//     gymnasium's Box.sample() for bounded components (float32 rounding may reach high).
 // Args: discrete_actions: int64 [N] for a Discrete space (else unused, may be null);
 //   continuous_actions: float32 [N, dim] for a Box (else unused, may be null); 0 <= begin <= end.
 // Preconditions: CheckSampleable(space) passed. Allocates nothing; thread-safe on disjoint rows.

@@ -101,10 +101,12 @@ class VecEnv {
   // drawn actions are left in the action buffer, where the caller reads what was taken. On a root
   // VecEnv each row's action is drawn by the thread that steps the row, in the same slice, so it
   // never travels between cores (a caller-drawn action buffer moves to the stepping thread's
-  // cache every step); a decorator draws them on the caller and calls its Step(), with the same
-  // actions.
-  // Errors: std::invalid_argument (env::CheckSampleable) for an action space it cannot sample
-  // (a Box with an infinite bound), before any row is touched; otherwise as Step().
+  // cache every step). A decorator (wrappers.h) draws SampleActionRows(key) from its own action
+  // space (RescaleActionVecEnv: [-1, 1]) on the caller into its action buffer and calls its
+  // Step(), which maps them onto the inner env as for any caller's actions.
+  // Errors: std::invalid_argument (env::CheckSampleable) for an action space it cannot sample (a
+  // Box with a non-finite bound or width, low > high; Discrete(0)), before any row is touched;
+  // otherwise as Step().
   void StepRandom(uint64_t key);
 
   // Resume checkpoints: appends the exact state of every row and of the buffers the caller

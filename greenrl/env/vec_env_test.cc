@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -438,6 +439,16 @@ TEST(SampleActionRowsTest, UnboundedOrEmptySpacesAreRefusedByName) {
         << what;
     EXPECT_NE(what.find("finite bounds low <= high"), std::string::npos) << what;
   }
+  Box huge;  // finite bounds whose width overflows float32
+  huge.low = {-FLT_MAX};
+  huge.high = {FLT_MAX};
+  huge.shape = {1};
+  EXPECT_THROW(CheckSampleable("Custom-v0", huge), std::invalid_argument);
+  Box reversed;
+  reversed.low = {1.0f};
+  reversed.high = {-1.0f};
+  reversed.shape = {1};
+  EXPECT_THROW(CheckSampleable("Custom-v0", reversed), std::invalid_argument);
   EXPECT_THROW(CheckSampleable("Custom-v0", Discrete{0}), std::invalid_argument);
   EXPECT_NO_THROW(CheckSampleable("CartPole-v1", Discrete{2}));
 }
@@ -512,6 +523,17 @@ TEST(VecEnvTest, StepRandomOnADecoratorAndItsErrors) {
 
   std::unique_ptr<VecEnv> fresh = MakeVecEnv("CartPole-v1", 4, 0, 2);
   EXPECT_THROW(fresh->StepRandom(1), InternalError);  // before Reset()
+
+  // A decorator exposing an unbounded action Box: refused, and no row has moved.
+  EnvSpec unbounded = MakeVecEnv("Pendulum-v1", 1, 0, 1)->spec();
+  std::get<Box>(unbounded.action_space).high = {INFINITY};
+  VecEnvWrapper wrapper(MakeVecEnv("Pendulum-v1", 3, 2, 1), &unbounded);
+  wrapper.Reset();
+  const std::vector<float> before(wrapper.obs(), wrapper.obs() + 3 * 3);
+  EXPECT_THROW(wrapper.StepRandom(5), std::invalid_argument);
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), wrapper.obs()));
+  wrapper.Step();  // the env itself is untouched and still steps
+  EXPECT_FALSE(std::equal(before.begin(), before.end(), wrapper.obs()));
 }
 
 TEST(VecEnvTest, StepRandomAllocatesNothing) {

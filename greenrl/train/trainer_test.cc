@@ -175,6 +175,36 @@ TEST(TrainerTest, RefusesNonEmptyOutDirBeforeWriting) {
   EXPECT_FALSE(fs::exists(dir + "/metrics.csv"));
 }
 
+// DQN given a Box env and SAC given a Discrete one are refused by MakeAlgorithm, which names the
+// registered envs that fit, before Train touches the out dir.
+TEST(TrainerTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
+  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  struct Case {
+    std::string preset, env, expected;
+  };
+  for (const Case& c :
+       {Case{"dqn/cartpole.yaml", "Pendulum-v1",
+             "env_id: got 'Pendulum-v1'; an env with a Discrete action space for DQN: "
+             "CartPole-v1, Acrobot-v1, MountainCar-v0"},
+        Case{"sac/pendulum.yaml", "CartPole-v1",
+             "env_id: got 'CartPole-v1'; an env with a Box action space for SAC (continuous "
+             "actions): MountainCarContinuous-v0, Pendulum-v1, HalfCheetah-v4, Hopper-v4"}}) {
+    Config config = LoadRunConfig(configs + c.preset, {"env_id=" + c.env}, std::nullopt);
+    try {
+      MakeAlgorithm(config, env::FindEnvSpec(c.env));
+      ADD_FAILURE() << "no error for " << c.preset << " on " << c.env;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), c.expected);
+    }
+    const std::string dir = FreshDir("wrong_space");
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    EXPECT_THROW(Train(config, std::move(options)), ConfigError);
+    EXPECT_FALSE(fs::exists(dir + "/metrics.csv"));
+  }
+}
+
 TEST(RunConfigTest, PresetHasRlZooValues) {
   Config c = LoadRunConfig(Preset(), {}, std::nullopt);
   EXPECT_EQ(c.GetString("algo"), "ppo");
