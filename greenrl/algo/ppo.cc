@@ -67,6 +67,9 @@ void AddPpoKeys(ConfigSchema* schema) {
          1, 65536);
   AddKey(schema, "policy_kwargs.net_arch.vf", ValueType::kIntList, "[64, 64]",
          "critic hidden sizes", 1, 65536);
+  // SB3 >= 1.8: net_arch=[64, 64] gives the actor and the critic the same hidden sizes.
+  schema->AddShorthand("policy_kwargs.net_arch",
+                       {"policy_kwargs.net_arch.pi", "policy_kwargs.net_arch.vf"});
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation",
          std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
   AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "0.0",

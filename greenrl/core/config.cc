@@ -255,6 +255,12 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
 // the schema declares `prefix` itself as a key (then the map is that key's, wrong, value).
 void Flatten(const ConfigSchema& schema, const std::string& prefix, const YAML::Node& node,
              const std::string& source, std::vector<KeyedNode>* out) {
+  if (!node.IsMap() && !prefix.empty()) {
+    if (const std::vector<std::string>* targets = schema.ShorthandTargets(prefix)) {
+      for (const std::string& target : *targets) out->emplace_back(target, node);
+      return;
+    }
+  }
   if (!node.IsMap() || (!prefix.empty() && schema.Find(prefix) != nullptr)) {
     out->emplace_back(prefix, node);
     return;
@@ -434,6 +440,24 @@ void ConfigSchema::AddUnknownKeyNote(const std::string& key, std::string note) {
 const std::string* ConfigSchema::UnknownKeyNote(const std::string& key) const {
   const auto it = unknown_notes_.find(key);
   return it == unknown_notes_.end() ? nullptr : &it->second;
+}
+
+void ConfigSchema::AddShorthand(const std::string& key, std::vector<std::string> targets) {
+  const std::vector<std::string> segments = SplitKey(key);
+  GREENRL_CHECK(std::all_of(segments.begin(), segments.end(), IsValidSegment),
+                "config shorthand '" + key + "' must be dot-separated names of [A-Za-z0-9_-]");
+  GREENRL_CHECK(Find(key) == nullptr, "config shorthand '" + key + "' is also a key");
+  GREENRL_CHECK(!targets.empty(), "config shorthand '" + key + "' has no target");
+  for (const std::string& target : targets) {
+    GREENRL_CHECK(Find(target) != nullptr,
+                  "config shorthand '" + key + "': target '" + target + "' is not a key");
+  }
+  shorthands_[key] = std::move(targets);
+}
+
+const std::vector<std::string>* ConfigSchema::ShorthandTargets(const std::string& key) const {
+  const auto it = shorthands_.find(key);
+  return it == shorthands_.end() ? nullptr : &it->second;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -90,10 +90,22 @@ class ConfigSchema {
   // Returns: the note for `key`, or nullptr when it has none.
   const std::string* UnknownKeyNote(const std::string& key) const;
 
+  // Declares `key` a shorthand for several keys: a value that is not a map, given at `key` in a
+  // YAML file, an override or Set, is assigned to each of `targets` as if given at each (an
+  // invalid one is reported under the first target's name); a map at `key` is still a section.
+  // PPO's policy_kwargs.net_arch is one: SB3 (>= 1.8) reads net_arch=[64, 64] as the same sizes
+  // for the actor and the critic.
+  // Errors: InternalError (GREENRL_CHECK) when `key` is malformed or declared as a key, or a
+  //   target is not declared.
+  void AddShorthand(const std::string& key, std::vector<std::string> targets);
+  // Returns: the targets of shorthand `key`, or nullptr when `key` is none.
+  const std::vector<std::string>* ShorthandTargets(const std::string& key) const;
+
  private:
   std::vector<KeySpec> keys_;
   std::unordered_map<std::string, size_t> index_;               // key -> position in keys_
   std::unordered_map<std::string, std::string> unknown_notes_;  // AddUnknownKeyNote
+  std::unordered_map<std::string, std::vector<std::string>> shorthands_;  // AddShorthand
 };
 
 // Shorthand for schema->Add(KeySpec{...}) for a key with a default.

@@ -281,6 +281,36 @@ TEST(ConfigTest, ProgrammingErrorsAreInternalErrors) {
                InternalError);
 }
 
+// A shorthand assigns a non-map value to each of its targets (from a file, an override or Set),
+// a map at it is still a section, and the last value given wins per target.
+TEST(ConfigTest, ShorthandSetsEveryTarget) {
+  ConfigSchema schema;
+  schema.Add(Spec("arch.pi", ValueType::kIntList, "[64, 64]", "actor"));
+  schema.Add(Spec("arch.vf", ValueType::kIntList, "[64, 64]", "critic"));
+  schema.AddShorthand("arch", {"arch.pi", "arch.vf"});
+  const std::string path = WriteTempFile("shorthand.yaml", "arch: [32, 16]\n");
+  const Config from_file = Config::Load(schema, path, {});
+  EXPECT_EQ(from_file.GetIntList("arch.pi"), (std::vector<int64_t>{32, 16}));
+  EXPECT_EQ(from_file.GetIntList("arch.vf"), (std::vector<int64_t>{32, 16}));
+  EXPECT_TRUE(from_file.IsSet("arch.vf"));
+  const Config overridden = Config::Load(schema, path, {"arch.vf=[8]", "arch={pi: [4]}"});
+  EXPECT_EQ(overridden.GetIntList("arch.pi"), (std::vector<int64_t>{4}));
+  EXPECT_EQ(overridden.GetIntList("arch.vf"), (std::vector<int64_t>{8}));
+  Config set = Config::Load(schema, "", {});
+  set.Set("arch", "[128]");
+  EXPECT_EQ(set.GetIntList("arch.pi"), (std::vector<int64_t>{128}));
+  EXPECT_EQ(set.GetIntList("arch.vf"), (std::vector<int64_t>{128}));
+  try {
+    Config::Load(schema, "", {"arch=fast"});
+    ADD_FAILURE() << "no error for a bad shorthand value";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), StartsWith("arch.pi: got 'fast'"));
+  }
+  EXPECT_THROW(schema.AddShorthand("arch.pi", {"arch.vf"}), InternalError);  // a key
+  EXPECT_THROW(schema.AddShorthand("other", {"arch.qf"}), InternalError);    // no such target
+  EXPECT_THROW(schema.AddShorthand("none", {}), InternalError);
+}
+
 TEST(ConfigTest, ToYamlNestsInSchemaOrderAndRoundTrips) {
   const Config config = Config::Load(
       TestSchema(), "",

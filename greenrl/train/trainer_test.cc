@@ -205,6 +205,20 @@ TEST(TrainerTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
   }
 }
 
+// PPO takes SB3's net_arch=[...] list (SB3 >= 1.8: the same sizes for actor and critic) from
+// --set and from a preset file, as it does from an rl-zoo policy_kwargs string.
+TEST(RunConfigTest, PpoNetArchListSetsActorAndCritic) {
+  const Config from_set = LoadRunConfig(Preset(), {"policy_kwargs.net_arch=[32, 16]"}, {});
+  EXPECT_EQ(from_set.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{32, 16}));
+  EXPECT_EQ(from_set.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{32, 16}));
+  const std::string yaml = FreshDir("net_arch_list") + "/preset.yaml";
+  fs::create_directories(fs::path(yaml).parent_path());
+  std::ofstream(yaml) << "algo: ppo\nenv_id: CartPole-v1\npolicy_kwargs:\n  net_arch: [8]\n";
+  const Config from_file = LoadRunConfig(yaml, {}, {});
+  EXPECT_EQ(from_file.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{8}));
+  EXPECT_EQ(from_file.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{8}));
+}
+
 TEST(RunConfigTest, PresetHasRlZooValues) {
   Config c = LoadRunConfig(Preset(), {}, std::nullopt);
   EXPECT_EQ(c.GetString("algo"), "ppo");
