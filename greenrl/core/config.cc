@@ -227,18 +227,28 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
                             const std::string& value) {
   std::vector<std::string> known;
   std::vector<std::string> section_keys;
-  std::string closest;
+  std::vector<std::string> closest;  // the keys at the smallest distance, in schema order
   size_t closest_distance = std::string::npos;
+  const std::string given_segment = LastSegment(key);
   for (const KeySpec& spec : schema.keys()) {
     known.push_back(spec.key);
     if (spec.key.rfind(key + ".", 0) == 0) section_keys.push_back(spec.key);
-    // A matching last segment ("pue" for "carbon.pue") counts as the closest possible match.
-    const size_t distance =
-        LastSegment(spec.key) == LastSegment(key) ? 0 : EditDistance(key, spec.key);
+    // A matching last segment ("pue" for "carbon.pue") counts as the closest possible match; a
+    // last segment of 3 or more letters that begins or ends a key's last segment ("activation"
+    // for "policy_kwargs.activation_fn", "lambda" for "gae_lambda") as a one-letter typo.
+    const std::string segment = LastSegment(spec.key);
+    size_t distance = segment == given_segment ? 0 : EditDistance(key, spec.key);
+    if (distance > 1 && given_segment.size() >= 3 && segment.size() > given_segment.size() &&
+        (segment.rfind(given_segment, 0) == 0 ||
+         segment.compare(segment.size() - given_segment.size(), std::string::npos, given_segment) ==
+             0)) {
+      distance = 1;
+    }
     if (distance < closest_distance) {
       closest_distance = distance;
-      closest = spec.key;
+      closest.clear();
     }
+    if (distance == closest_distance) closest.push_back(spec.key);
   }
   const std::string* note = schema.UnknownKeyNote(key);
   std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
@@ -246,7 +256,11 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     hint += "'" + key + "' is a section, set its keys (" + Join(section_keys, ", ") + "); ";
   } else if (note == nullptr && closest_distance <= std::max<size_t>(2, key.size() / 3)) {
     // (A noted key is known for what it is: a guess at a typo would mislead.)
-    hint += "did you mean '" + closest + "'? ";
+    if (closest.size() > 3) closest.resize(3);
+    std::vector<std::string> quoted;
+    for (const std::string& candidate : closest) quoted.push_back("'" + candidate + "'");
+    hint += quoted.size() == 1 ? "did you mean " + quoted[0] + "? "
+                               : "did you mean one of " + Join(quoted, ", ") + "? ";
   }
   return ConfigError(key, value, hint + "known keys: " + Join(known, ", "));
 }

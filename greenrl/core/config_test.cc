@@ -159,6 +159,20 @@ TEST(ConfigTest, UnknownKeyNamesClosestMatchAndKnownKeys) {
       std::string("carbon.puee: got '1.3'; unknown key; did you mean 'carbon.pue'? ") + kKnownKeys);
   EXPECT_EQ(OverrideError("pue=1.3"),
             std::string("pue: got '1.3'; unknown key; did you mean 'carbon.pue'? ") + kKnownKeys);
+  // A last segment that begins or ends a key's last segment; ties are all named, in schema order.
+  EXPECT_EQ(
+      OverrideError("regio=DE"),
+      std::string("regio: got 'DE'; unknown key; did you mean 'carbon.region'? ") + kKnownKeys);
+  EXPECT_EQ(OverrideError("intensity=400"),
+            std::string("intensity: got '400'; unknown key; did you mean "
+                        "'carbon.intensity_g_per_kwh'? ") +
+                kKnownKeys);
+  EXPECT_EQ(OverrideError("steps=5"),
+            std::string("steps: got '5'; unknown key; did you mean one of 'n_timesteps', "
+                        "'n_steps'? ") +
+                kKnownKeys);
+  EXPECT_EQ(OverrideError("lr=0.1"),  // two letters: no guess
+            std::string("lr: got '0.1'; unknown key; ") + kKnownKeys);
   EXPECT_EQ(OverrideError("totally_unrelated=1"),
             std::string("totally_unrelated: got '1'; unknown key; ") + kKnownKeys);
   EXPECT_THAT(OverrideError("carbon=1.3"),
