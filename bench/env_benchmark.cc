@@ -7,9 +7,10 @@
 //   {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4), whose step costs tens of microseconds,
 //   for N in {1, 8, 64}.
 //   BM_VecEnvStepCallerDrawn/<env id>/n_envs:1024/threads:T/real_time (classic envs): the same
-//   steps with the actions drawn on the caller's thread (bench/random_actions.h) and then
-//   VecEnv::Step, as every row of this benchmark was measured before 852f993 (2026-12-03); with two
-//   threads the worker's half of the action buffer then moves to its core every step.
+//   steps with the same actions drawn on the caller's thread (VecEnv::SampleActions) and then
+//   VecEnv::Step, as every row of this benchmark was measured before 852f993 (2026-12-03; then
+//   with a xoshiro256** generator); with two threads the worker's half of the action buffer then
+//   moves to its core every step.
 //   BM_IndependentVecEnvs/<env id>/n_envs:1024/real_time/threads:2: the same 1024 envs as two
 //   one-thread VecEnvs of 512 (StepRandom), stepped at once by two threads that share nothing
 //   (classic envs only): the most two threads can give on this machine at that moment, for the
@@ -28,23 +29,22 @@
 #include <variant>
 #include <vector>
 
-#include "bench/random_actions.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
 
 namespace {
 
-// Steps `env` once per benchmark iteration with fresh random actions, drawn by VecEnv::StepRandom
-// with keys from `rng` or, with `caller_drawn`, on this thread by RandomActions before
-// VecEnv::Step (see "What the timed loop includes" above), and counts its envs as items.
+// Steps `env` once per benchmark iteration with fresh random actions: VecEnv::StepRandom with keys
+// from `rng` or, with `caller_drawn`, the same actions drawn on this thread by
+// VecEnv::SampleActions before VecEnv::Step (see "What the timed loop includes" above). Counts
+// its envs as items.
 void StepWithRandomActions(benchmark::State& state, greenrl::env::VecEnv& env, greenrl::Rng& rng,
                            bool caller_drawn) {
   const int n_envs = env.num_envs();
-  greenrl::bench::RandomActions actions(env);
   if (caller_drawn) {
     for (auto _ : state) {
-      actions.Draw(rng);
+      env.SampleActions(rng.NextU64());
       env.Step();
       benchmark::DoNotOptimize(env.obs());
     }

@@ -5,11 +5,12 @@
 // configurations take turns, `rounds` times, each for `steps` steps of the same env with fresh
 // uniformly random actions:
 //   T1d, T2d: one VecEnv of n_envs on one thread / two threads (greenrl's pool: the caller and one
-//             worker), the actions drawn on the caller's thread (bench/random_actions.h) and then
+//             worker), the actions drawn on the caller's thread (VecEnv::SampleActions) and then
 //             VecEnv::Step; with two threads the worker's half of the action buffer moves to its
 //             core every step;
-//   T1r, T2r: the same two VecEnvs stepped by VecEnv::StepRandom, which draws each row's action
-//             on the thread that steps the row (env::SampleActionRows);
+//   T1r, T2r: the same two VecEnvs stepped by VecEnv::StepRandom, which draws the same actions
+//             (the same generator, env::SampleActionRows) on the thread that steps each row, so
+//             the pairs differ only in where the actions are drawn;
 //   indep:    two one-thread VecEnvs of n_envs / 2 (StepRandom), stepped at once by two
 //             std::threads that share nothing, each timing its own steps; the slower half's time
 //             per step counts (thread start and join are outside it): what two threads can give
@@ -36,7 +37,6 @@
 #include <thread>
 #include <vector>
 
-#include "bench/random_actions.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
@@ -46,19 +46,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Mean wall time of one step with fresh random actions, over `steps` steps, in microseconds:
-// actions drawn on the caller's thread (RandomActions::Draw) and then VecEnv::Step, or, with
-// `step_random`, VecEnv::StepRandom (each row's action drawn by the thread that steps it). An
-// untimed warm-up of steps / 10 steps (at least 5) comes first, so a worker that fell asleep
-// while another configuration ran is awake and the rows are back in its cache: the figure is the
-// steady state of a stepping loop, whichever configuration ran before.
-double StepMicros(greenrl::env::VecEnv& env, greenrl::bench::RandomActions& actions,
-                  greenrl::Rng& rng, int steps, bool step_random) {
+// actions drawn on the caller's thread (VecEnv::SampleActions) and then VecEnv::Step, or, with
+// `step_random`, VecEnv::StepRandom, which draws the same actions for the same key on the thread
+// that steps each row. An untimed warm-up of steps / 10 steps (at least 5) comes first, so a
+// worker that fell asleep while another configuration ran is awake and the rows are back in its
+// cache: the figure is the steady state of a stepping loop, whichever configuration ran before.
+double StepMicros(greenrl::env::VecEnv& env, greenrl::Rng& rng, int steps, bool step_random) {
   auto run = [&](int n) {
     if (step_random) {
       for (int s = 0; s < n; ++s) env.StepRandom(rng.NextU64());
     } else {
       for (int s = 0; s < n; ++s) {
-        actions.Draw(rng);
+        env.SampleActions(rng.NextU64());
         env.Step();
       }
     }
@@ -110,29 +109,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (auto* env : {t1.get(), t2.get(), half_a.get(), half_b.get()}) env->Reset();
-  greenrl::bench::RandomActions a1(*t1), a2(*t2), aa(*half_a), ab(*half_b);
   greenrl::Rng rng(0), rng_b(1);
 
   fmt::print("{} with {} envs: {} rounds of {} steps per configuration, in turns\n", env_id, n_envs,
              rounds, steps);
   fmt::print("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "round", "T1d_us", "T2d_us",
-             "T1r_us", "T2r_us", "indep_us", "T2d/T1d", "T2r/T1r", "indep/T1r");
+             "T1r_us", "T2r_us", "indep_us", "T1d/T2d", "T1r/T2r", "T1r/indep");
   std::vector<double> drawn, stepped_random, independent, us_t1d, us_t2d, us_t1r, us_t2r, us_ind;
   for (int r = 0; r < rounds; ++r) {
     // Odd rounds run the StepRandom pair first, so neither pair always follows the other.
     double t1d = 0, t2d = 0, t1r = 0, t2r = 0;
     for (int k = 0; k < 2; ++k) {
       if ((k == 0) == (r % 2 == 0)) {
-        t1d = StepMicros(*t1, a1, rng, steps, /*step_random=*/false);
-        t2d = StepMicros(*t2, a2, rng, steps, /*step_random=*/false);
+        t1d = StepMicros(*t1, rng, steps, /*step_random=*/false);
+        t2d = StepMicros(*t2, rng, steps, /*step_random=*/false);
       } else {
-        t1r = StepMicros(*t1, a1, rng, steps, /*step_random=*/true);
-        t2r = StepMicros(*t2, a2, rng, steps, /*step_random=*/true);
+        t1r = StepMicros(*t1, rng, steps, /*step_random=*/true);
+        t2r = StepMicros(*t2, rng, steps, /*step_random=*/true);
       }
     }
     double us_b = 0.0;
-    std::thread other([&] { us_b = StepMicros(*half_b, ab, rng_b, steps, /*step_random=*/true); });
-    const double us_a = StepMicros(*half_a, aa, rng, steps, /*step_random=*/true);
+    std::thread other([&] { us_b = StepMicros(*half_b, rng_b, steps, /*step_random=*/true); });
+    const double us_a = StepMicros(*half_a, rng, steps, /*step_random=*/true);
     other.join();
     const double ind = std::max(us_a, us_b);  // the two halves ran at the same time
     drawn.push_back(t1d / t2d);

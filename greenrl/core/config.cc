@@ -250,6 +250,17 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     }
     if (distance == closest_distance) closest.push_back(spec.key);
   }
+  // A shorthand is a guess too ("net_arch" for PPO's policy_kwargs.net_arch), ahead of its
+  // targets when as close.
+  for (const std::string& shorthand : schema.ShorthandKeys()) {
+    const std::string segment = LastSegment(shorthand);
+    const size_t distance = segment == given_segment ? 0 : EditDistance(key, shorthand);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest.clear();
+    }
+    if (distance == closest_distance) closest.insert(closest.begin(), shorthand);
+  }
   const std::string* note = schema.UnknownKeyNote(key);
   std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
   if (!section_keys.empty()) {
@@ -419,6 +430,8 @@ void ConfigSchema::Add(KeySpec spec) {
   GREENRL_CHECK(std::all_of(segments.begin(), segments.end(), IsValidSegment),
                 "config key '" + spec.key + "' must be dot-separated names of [A-Za-z0-9_-]");
   GREENRL_CHECK(index_.count(spec.key) == 0, "config key '" + spec.key + "' declared twice");
+  GREENRL_CHECK(shorthands_.count(spec.key) == 0,
+                "config key '" + spec.key + "' is also a shorthand");
   for (const KeySpec& other : keys_) {
     GREENRL_CHECK(
         other.key.rfind(spec.key + ".", 0) != 0 && spec.key.rfind(other.key + ".", 0) != 0,
@@ -461,12 +474,20 @@ void ConfigSchema::AddShorthand(const std::string& key, std::vector<std::string>
   GREENRL_CHECK(std::all_of(segments.begin(), segments.end(), IsValidSegment),
                 "config shorthand '" + key + "' must be dot-separated names of [A-Za-z0-9_-]");
   GREENRL_CHECK(Find(key) == nullptr, "config shorthand '" + key + "' is also a key");
+  GREENRL_CHECK(shorthands_.count(key) == 0, "config shorthand '" + key + "' declared twice");
   GREENRL_CHECK(!targets.empty(), "config shorthand '" + key + "' has no target");
   for (const std::string& target : targets) {
     GREENRL_CHECK(Find(target) != nullptr,
                   "config shorthand '" + key + "': target '" + target + "' is not a key");
   }
   shorthands_[key] = std::move(targets);
+}
+
+std::vector<std::string> ConfigSchema::ShorthandKeys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, targets] : shorthands_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 const std::vector<std::string>* ConfigSchema::ShorthandTargets(const std::string& key) const {

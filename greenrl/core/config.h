@@ -18,7 +18,9 @@
 //   `[-+]?[0-9]+`, floats incl. `1e5` (rl-zoo also writes `!!float 1e5`), bools `true`/`false`
 //   only (no YAML 1.1 `yes`/`on`), `.nan`/`.inf` recognised and rejected;
 // - an int key accepts a float that is integral (`1e5` -> 100000), never a fractional one;
-// - a YAML null (`key:` or `key: ~`) is not a value for any type.
+// - a YAML null (`key:` or `key: ~`) is not a value for any type;
+// - a non-map value at a shorthand (ConfigSchema::AddShorthand, e.g. PPO's
+//   `policy_kwargs: {net_arch: [64, 64]}`) is given to each of its keys.
 #pragma once
 
 #include <cstdint>
@@ -95,11 +97,14 @@ class ConfigSchema {
   // invalid one is reported under the first target's name); a map at `key` is still a section.
   // PPO's policy_kwargs.net_arch is one: SB3 (>= 1.8) reads net_arch=[64, 64] as the same sizes
   // for the actor and the critic.
-  // Errors: InternalError (GREENRL_CHECK) when `key` is malformed or declared as a key, or a
-  //   target is not declared.
+  // Errors: InternalError (GREENRL_CHECK) when `key` is malformed, declared as a key or as a
+  //   shorthand already, has no target, or a target is not declared. Add() refuses a key that is
+  //   a shorthand.
   void AddShorthand(const std::string& key, std::vector<std::string> targets);
   // Returns: the targets of shorthand `key`, or nullptr when `key` is none.
   const std::vector<std::string>* ShorthandTargets(const std::string& key) const;
+  // Returns: every shorthand, sorted (for "did you mean" guesses).
+  std::vector<std::string> ShorthandKeys() const;
 
  private:
   std::vector<KeySpec> keys_;
@@ -133,7 +138,9 @@ class Config {
   //     2048' (it holds a <kind>)");
   //   the same key twice in the file: (key, value, "one value per key (given twice in <path>)");
   //   an override without '=' or with an empty key: ("--set", text, "key=value");
-  //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ...");
+  //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ..."), or
+  //     "did you mean one of 'a', 'b', 'c'?" for ties, or no guess when nothing is close (keys of
+  //     one or two letters get none unless they match a key's last segment);
   //   a value of the wrong type or out of range: (key, value, "an integer >= 1"), ("a number in
   //     [0, 1]"), ("a finite number > 0" for .nan/.inf), ("true or false"), ("one of: a, b"), ...;
   //   a required key nobody gave: (key, "", "a value (required)").
@@ -142,7 +149,8 @@ class Config {
 
   // Sets one key (or a section's keys, when yaml_text is a map) with the same parsing and
   // validation as a --set override; the key counts as explicitly set.
-  // Args: key: dotted key, or a section name when yaml_text is a map; yaml_text: YAML value.
+  // Args: key: dotted key, a section name when yaml_text is a map, or a shorthand (its value goes
+  //   to each of its keys); yaml_text: YAML value.
   // Errors: ConfigError as for Load's overrides; the config is unchanged when it throws.
   void Set(const std::string& key, const std::string& yaml_text);
 

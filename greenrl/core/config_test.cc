@@ -320,9 +320,21 @@ TEST(ConfigTest, ShorthandSetsEveryTarget) {
   } catch (const ConfigError& error) {
     EXPECT_THAT(error.what(), StartsWith("arch.pi: got 'fast'"));
   }
+  try {  // a shorthand is a guess for a near miss
+    Config::Load(schema, "", {"arhc=[1]"});
+    ADD_FAILURE() << "no error for an unknown key";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("did you mean 'arch'?"));
+  }
   EXPECT_THROW(schema.AddShorthand("arch.pi", {"arch.vf"}), InternalError);  // a key
   EXPECT_THROW(schema.AddShorthand("other", {"arch.qf"}), InternalError);    // no such target
   EXPECT_THROW(schema.AddShorthand("none", {}), InternalError);
+  EXPECT_THROW(schema.AddShorthand("arch", {"arch.pi"}), InternalError);  // declared twice
+  ConfigSchema other;
+  other.Add(Spec("width", ValueType::kInt, "1", "a key"));
+  other.AddShorthand("both", {"width"});
+  EXPECT_THROW(other.Add(Spec("both", ValueType::kInt, "1", "the shorthand's name")),
+               InternalError);
 }
 
 TEST(ConfigTest, ToYamlNestsInSchemaOrderAndRoundTrips) {

@@ -37,7 +37,14 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space) {
     return;
   }
   const Box& box = std::get<Box>(space);
-  for (size_t c = 0; c < box.low.size() && c < box.high.size(); ++c) {
+  const size_t dim = static_cast<size_t>(box.dim());
+  if (box.low.size() != dim || box.high.size() != dim) {
+    std::ostringstream message;
+    message << env_id << ": action space Box has " << dim << " components but " << box.low.size()
+            << " low and " << box.high.size() << " high bounds";
+    throw std::invalid_argument(message.str());
+  }
+  for (size_t c = 0; c < dim; ++c) {
     const float low = box.low[c], high = box.high[c];
     if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high) ||
         !std::isfinite(high - low)) {  // e.g. [-FLT_MAX, FLT_MAX]: the width overflows float32

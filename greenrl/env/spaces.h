@@ -58,11 +58,13 @@ struct EnvSpec {
 };
 
 // Checks that `space` can be sampled by SampleActionRows: a Discrete space with n >= 1, or a Box
-// whose bounds are all finite with low <= high and a width high - low that is finite in float32.
+// with dim() low and dim() high bounds, all finite, low <= high, and a width high - low that is
+// finite in float32.
 // Errors: std::invalid_argument naming the space (`env_id`'s action space) and the first
 // offending component, e.g. "Custom-v0: action space component 1 has bounds [-inf, 1]; random
-// actions need finite bounds low <= high whose width high - low is finite in float32"; for
-// Discrete(n), n < 1: "Custom-v0: action space Discrete(0) has no action; ...".
+// actions need finite bounds low <= high whose width high - low is finite in float32"; for bounds
+// of the wrong length "Custom-v0: action space Box has 2 components but 1 low and 1 high bounds";
+// for Discrete(n), n < 1: "Custom-v0: action space Discrete(0) has no action; ...".
 void CheckSampleable(const std::string& env_id, const ActionSpace& space);
 
 // Uniformly random actions for rows [begin, end) of a VecEnv's action buffer: gymnasium's

@@ -163,11 +163,18 @@ void VecEnv::Step() {
   }
 }
 
+void VecEnv::SampleActions(uint64_t key) {
+  if (root_ == nullptr || !root_->sampleable_checked) {
+    CheckSampleable(spec().id, spec().action_space);
+    if (root_ != nullptr) root_->sampleable_checked = true;
+  }
+  SampleActionRows(spec().action_space, key, 0, num_envs_, views_.discrete_actions,
+                   views_.continuous_actions);
+}
+
 void VecEnv::StepRandom(uint64_t key) {
   if (root_ == nullptr) {  // a decorator: draw on this thread, then its own Step()
-    CheckSampleable(spec().id, spec().action_space);
-    SampleActionRows(spec().action_space, key, 0, num_envs_, views_.discrete_actions,
-                     views_.continuous_actions);
+    SampleActions(key);
     Step();
     return;
   }

@@ -3,7 +3,8 @@
 // The trainer's view of environments (../shared/DESIGN.md, "Environments"). A VecEnv owns every
 // buffer, allocated once from the EnvSpec; Step() allocates nothing. The caller writes actions into
 // discrete_actions() or continuous_actions(), calls Step(), and reads the result buffers, which
-// stay valid (same pointers) for the VecEnv's lifetime.
+// stay valid (same pointers) for the VecEnv's lifetime. StepRandom(key) instead draws uniformly
+// random actions into the action buffer itself and steps.
 //
 // Semantics: Gymnasium 1.0.0 dynamics and TimeLimit per env, with same-step autoreset as in
 // Stable-Baselines3's DummyVecEnv: when row i ends (terminated or truncated), final_obs[i] holds
@@ -36,12 +37,13 @@
 namespace greenrl::env {
 
 // Thread-safety: a VecEnv is driven from one thread at a time; it uses its own workers inside
-// Reset() and Step().
+// Reset(), Step() and StepRandom().
 //
 // Decorators: wrappers.h derives VecEnvWrapper from VecEnv, so a wrapped VecEnv is used exactly
 // like a plain one (VecEnv&, same buffers and accessors). Only Reset(), Step() and num_threads()
-// are virtual; every buffer accessor is an inline read of a pointer fixed at construction, so the
-// hot loop pays nothing for the indirection.
+// (and the state and thread-count hooks) are virtual; StepRandom() is not, and on a decorator it
+// draws on the caller and calls the decorator's Step(). Every buffer accessor is an inline read
+// of a pointer fixed at construction, so the hot loop pays nothing for the indirection.
 class VecEnv {
  public:
   // Args: envs: N >= 1 copies of one env type (non-null); seed: user seed, row i uses
@@ -97,7 +99,9 @@ class VecEnv {
   // greenrl_bench_env_scaling) and random warm-ups. greenrl's DQN and SAC do not call it: their
   // learning_starts and epsilon draws come from their own checkpointed generators.
   // Row i's action is a function of (key, i) only (env::SampleActionRows, spaces.h), so the
-  // result never depends on num_threads(); pass a fresh key per call (e.g. Rng::NextU64()). The
+  // result never depends on num_threads(); pass a fresh random key per call (Rng::NextU64()), not
+  // a counter or a state: the key seeds SplitMix64 directly, so keys that differ by a multiple of
+  // its increment 0x9e3779b97f4a7c15 give the same actions shifted by rows. The
   // drawn actions are left in the action buffer, where the caller reads what was taken. On a root
   // VecEnv each row's action is drawn by the thread that steps the row, in the same slice, so it
   // never travels between cores (a caller-drawn action buffer moves to the stepping thread's
@@ -108,6 +112,12 @@ class VecEnv {
   // Box with a non-finite bound or width, low > high; Discrete(0)), before any row is touched;
   // otherwise as Step().
   void StepRandom(uint64_t key);
+
+  // Writes the actions StepRandom(key) would take into the action buffer, drawn on the calling
+  // thread, without stepping (gymnasium's action_space.sample() for every row; SampleActionRows
+  // over all rows of spec().action_space). Allocates nothing.
+  // Errors: std::invalid_argument (env::CheckSampleable), as StepRandom.
+  void SampleActions(uint64_t key);
 
   // Resume checkpoints: appends the exact state of every row and of the buffers the caller
   // reads (obs, final_obs, rewards, flags, episode statistics, actions) to *bytes and returns

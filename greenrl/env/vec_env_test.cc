@@ -1,12 +1,12 @@
-// vec_env_test.cc: VecEnv and MakeVecEnv on CartPole-v1: the registry, seeding, same-step
+// vec_env_test.cc: VecEnv and MakeVecEnv, mostly on CartPole-v1: the registry, seeding, same-step
 // autoreset into final_obs, the 500-step TimeLimit, episode statistics, determinism across thread
-// counts, no allocation per step, and exceptions carried from worker threads.
+// counts, no allocation per step, exceptions carried from worker threads, and StepRandom
+// (CartPole-v1, Acrobot-v1, Pendulum-v1, Hopper-v4, and a decorator).
 #include "greenrl/env/vec_env.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -345,140 +345,40 @@ TEST(VecEnvTest, WorkerExceptionReachesCallerWithTypeAndMessage) {
   }
 }
 
-// --- Random actions (SampleActionRows, VecEnv::StepRandom) ---
-
-// Discrete(2): 64 rows per SplitMix64 output, lowest bit first, and any split of the rows gives
-// the same actions.
-TEST(SampleActionRowsTest, DiscreteTwoTakesOneBitPerRow) {
-  const ActionSpace space = Discrete{2};
-  const int n = 200;
-  std::vector<int64_t> whole(n, -1), pieces(n, -1);
-  SampleActionRows(space, /*key=*/99, 0, n, whole.data(), nullptr);
-  SampleActionRows(space, 99, 0, 37, pieces.data(), nullptr);
-  SampleActionRows(space, 99, 37, 130, pieces.data(), nullptr);
-  SampleActionRows(space, 99, 130, n, pieces.data(), nullptr);
-  EXPECT_EQ(whole, pieces);
-  for (int i = 0; i < n; ++i) {
-    const uint64_t word = SplitMix64At(99, static_cast<uint64_t>(i / 64));
-    ASSERT_EQ(whole[i], static_cast<int64_t>((word >> (i % 64)) & 1)) << "row " << i;
-  }
-  std::vector<int64_t> many(1 << 16);
-  SampleActionRows(space, 5, 0, static_cast<int>(many.size()), many.data(), nullptr);
-  int64_t ones = 0;
-  for (int64_t a : many) ones += a;
-  EXPECT_NEAR(static_cast<double>(ones) / static_cast<double>(many.size()), 0.5, 0.01);
-}
-
-// Discrete(4) packs 2 bits per row (32 rows per output); Discrete(3) maps one output per row by
-// multiply-shift; Discrete(1) is always 0. Every action lies in the space and each value of
-// Discrete(3) comes up about a third of the time.
-TEST(SampleActionRowsTest, OtherDiscreteSizes) {
-  std::vector<int64_t> a(96);
-  SampleActionRows(Discrete{4}, 3, 0, 96, a.data(), nullptr);
-  for (int i = 0; i < 96; ++i) {
-    const uint64_t word = SplitMix64At(3, static_cast<uint64_t>(i / 32));
-    ASSERT_EQ(a[i], static_cast<int64_t>((word >> (2 * (i % 32))) & 3)) << "row " << i;
-  }
-  const int n = 30000;
-  std::vector<int64_t> b(n);
-  SampleActionRows(Discrete{3}, 8, 0, n, b.data(), nullptr);
-  int counts[3] = {0, 0, 0};
-  for (int i = 0; i < n; ++i) {
-    ASSERT_GE(b[i], 0);
-    ASSERT_LT(b[i], 3);
-    ++counts[b[i]];
-  }
-  for (int c : counts) EXPECT_NEAR(c / static_cast<double>(n), 1.0 / 3.0, 0.01);
-  // Row 5: floor(SplitMix64At(8, 5) * 3 / 2^64), written out.
-  const unsigned __int128 scaled = static_cast<unsigned __int128>(SplitMix64At(8, 5)) * 3u;
-  EXPECT_EQ(b[5], static_cast<int64_t>(scaled >> 64));
-  std::vector<int64_t> c(10, 7);
-  SampleActionRows(Discrete{1}, 8, 0, 10, c.data(), nullptr);
-  EXPECT_EQ(c, std::vector<int64_t>(10, 0));
-}
-
-// Box: component c of row i is low + (high - low) * (top 24 bits of output i * dim + c) / 2^24,
-// inside each component's own bounds.
-TEST(SampleActionRowsTest, BoxComponentsLieInTheirBounds) {
-  Box box;
-  box.low = {-1.0f, 0.0f, -2.0f};
-  box.high = {1.0f, 10.0f, -2.0f};  // a degenerate component stays at its bound
-  box.shape = {3};
-  const ActionSpace space = box;
-  const int n = 5000;
-  std::vector<float> a(static_cast<size_t>(n) * 3);
-  SampleActionRows(space, 21, 0, n, nullptr, a.data());
-  double sum[3] = {0, 0, 0};
-  for (int i = 0; i < n; ++i) {
-    for (int c = 0; c < 3; ++c) {
-      const float v = a[i * 3 + c];
-      ASSERT_GE(v, box.low[c]);
-      ASSERT_LE(v, box.high[c]);
-      sum[c] += v;
-    }
-  }
-  EXPECT_NEAR(sum[0] / n, 0.0, 0.03);
-  EXPECT_NEAR(sum[1] / n, 5.0, 0.15);
-  EXPECT_EQ(sum[2] / n, -2.0);
-  const float u = static_cast<float>(SplitMix64At(21, 7 * 3 + 1) >> 40) * 0x1p-24f;
-  EXPECT_EQ(a[7 * 3 + 1], 0.0f + 10.0f * u);
-}
-
-TEST(SampleActionRowsTest, UnboundedOrEmptySpacesAreRefusedByName) {
-  Box box;
-  box.low = {-1.0f, -INFINITY};
-  box.high = {1.0f, 1.0f};
-  box.shape = {2};
-  try {
-    CheckSampleable("Custom-v0", box);
-    ADD_FAILURE() << "no error for an infinite bound";
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("Custom-v0: action space component 1 has bounds [-inf, 1]"),
-              std::string::npos)
-        << what;
-    EXPECT_NE(what.find("finite bounds low <= high"), std::string::npos) << what;
-  }
-  Box huge;  // finite bounds whose width overflows float32
-  huge.low = {-FLT_MAX};
-  huge.high = {FLT_MAX};
-  huge.shape = {1};
-  EXPECT_THROW(CheckSampleable("Custom-v0", huge), std::invalid_argument);
-  Box reversed;
-  reversed.low = {1.0f};
-  reversed.high = {-1.0f};
-  reversed.shape = {1};
-  EXPECT_THROW(CheckSampleable("Custom-v0", reversed), std::invalid_argument);
-  EXPECT_THROW(CheckSampleable("Custom-v0", Discrete{0}), std::invalid_argument);
-  EXPECT_NO_THROW(CheckSampleable("CartPole-v1", Discrete{2}));
-}
+// --- VecEnv::StepRandom (the sampling itself: spaces_test.cc) ---
 
 // StepRandom gives every buffer, and the actions it leaves, identical to the caller drawing the
-// same rows with SampleActionRows and calling Step(), for any thread count; 200 rows make 64-row
-// slices and a ragged last one. Discrete (CartPole-v1) and Box (Pendulum-v1).
+// same actions with SampleActions (SampleActionRows) and calling Step(), for any thread count.
+// 1,000 rows give each thread's chunk several 64-row slices (7 per chunk with 2 threads, 5 with 3,
+// the last ragged), so slices are stolen and run by either thread. Discrete(2) (CartPole-v1),
+// Discrete(3) (Acrobot-v1), a one-dimensional Box (Pendulum-v1) and a three-dimensional one
+// (Hopper-v4, fewer steps: each costs tens of microseconds per row).
 TEST(VecEnvTest, StepRandomMatchesCallerDrawnActionsForAnyThreadCount) {
-  for (const char* id : {"CartPole-v1", "Pendulum-v1"}) {
-    const int n = 200;
-    std::unique_ptr<VecEnv> reference = MakeVecEnv(id, n, /*seed=*/4, /*num_threads=*/1);
+  struct Case {
+    const char* id;
+    int rows, steps;
+  };
+  for (const Case& c : {Case{"CartPole-v1", 1000, 300}, Case{"Acrobot-v1", 1000, 60},
+                        Case{"Pendulum-v1", 1000, 300}, Case{"Hopper-v4", 300, 10}}) {
+    const int n = c.rows;
+    std::unique_ptr<VecEnv> reference = MakeVecEnv(c.id, n, /*seed=*/4, /*num_threads=*/1);
     std::vector<std::unique_ptr<VecEnv>> others;
-    for (int threads : {1, 2, 3}) others.push_back(MakeVecEnv(id, n, 4, threads));
+    for (int threads : {1, 2, 3}) others.push_back(MakeVecEnv(c.id, n, 4, threads));
     reference->Reset();
     for (auto& env : others) env->Reset();
     const int obs_dim = static_cast<int>(reference->spec().obs_dim());
     const int act_dim = static_cast<int>(reference->spec().act_dim());
     const bool discrete = reference->spec().discrete_actions();
     Rng keys(7);
-    for (int t = 0; t < 300; ++t) {  // CartPole rows end and autoreset on the way
+    for (int t = 0; t < c.steps; ++t) {  // CartPole rows end and autoreset on the way
       const uint64_t key = keys.NextU64();
-      SampleActionRows(reference->spec().action_space, key, 0, n,
-                       discrete ? reference->discrete_actions() : nullptr,
-                       discrete ? nullptr : reference->continuous_actions());
+      reference->SampleActions(key);  // SampleActionRows over all rows, on this thread
       reference->Step();
       for (size_t k = 0; k < others.size(); ++k) {
         VecEnv& env = *others[k];
         env.StepRandom(key);
         const std::string where =
-            std::string(id) + " env " + std::to_string(k) + " step " + std::to_string(t);
+            std::string(c.id) + " threads " + std::to_string(k + 1) + " step " + std::to_string(t);
         if (discrete) {
           ASSERT_TRUE(std::equal(env.discrete_actions(), env.discrete_actions() + n,
                                  reference->discrete_actions()))

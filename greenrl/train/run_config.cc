@@ -173,7 +173,8 @@ ConfigSchema BuildSchema(const std::string& algo) {
     ConfigSchema other;
     AddAlgoKeys(id, &other);
     for (const KeySpec& spec : other.keys()) {
-      if (s.Find(spec.key) == nullptr)
+      // (A shorthand of this algorithm, e.g. PPO's policy_kwargs.net_arch, is not unknown.)
+      if (s.Find(spec.key) == nullptr && s.ShorthandTargets(spec.key) == nullptr)
         owners[spec.key] += (owners[spec.key].empty() ? "" : ", ") + id;
     }
   }
@@ -266,6 +267,36 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
   return o;
 }
 
+namespace {
+
+// "CartPole-v1, Acrobot-v1, ...": the registered envs whose action space is Discrete (discrete
+// true) or Box (false), for the message of an algorithm given the other kind.
+std::string RegisteredEnvsWithActions(bool discrete) {
+  std::string ids;
+  for (const env::EnvRegistration& entry : env::RegisteredEnvs()) {
+    if (entry.spec->discrete_actions() != discrete) continue;
+    ids += (ids.empty() ? "" : ", ") + entry.spec->id;
+  }
+  return ids;
+}
+
+}  // namespace
+
+void CheckAlgorithmFitsEnv(const Config& config) {
+  const std::string& algo_id = config.GetString("algo");
+  const env::EnvSpec& spec = env::FindEnvSpec(config.GetString("env_id"));
+  if (algo_id == "dqn" && !spec.discrete_actions()) {
+    throw ConfigError("env_id", spec.id,
+                      "an env with a Discrete action space for DQN: " +
+                          RegisteredEnvsWithActions(/*discrete=*/true));
+  }
+  if (algo_id == "sac" && spec.discrete_actions()) {
+    throw ConfigError("env_id", spec.id,
+                      "an env with a Box action space for SAC (continuous actions): " +
+                          RegisteredEnvsWithActions(/*discrete=*/false));
+  }
+}
+
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
                      std::optional<int64_t> seed) {
   // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
@@ -286,7 +317,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     return Config::Load(BuildSchema(PeekAlgo(root, set_overrides)), yaml_path, set_overrides);
   }();
   if (seed) config.Set("seed", std::to_string(*seed));
-  // Cross-module checks, so nothing fails after the run dir exists.
+  // Cross-module checks, so nothing fails after the run dir exists (or ranks have connected).
+  CheckAlgorithmFitsEnv(config);
   energy::ValidateMeterOptions(MeterOptionsFrom(config));
   energy::ValidateCarbonOptions(CarbonOptionsFrom(config));
   energy::ValidateBudgetOptions(BudgetOptionsFrom(config));

@@ -23,10 +23,18 @@ const std::vector<std::string>& AlgorithmIds();
 // Errors: ConfigError("algo", algo, "one of: ppo") for an unknown algorithm.
 ConfigSchema BuildSchema(const std::string& algo);
 
+// Checks that `algo` supports `env_id`'s action space: DQN needs a Discrete one, SAC a Box one
+// (PPO takes both; algo::MakePpo refuses a Box with an infinite bound).
+// Errors: ConfigError("env_id", id, "an env with a Discrete action space for DQN: CartPole-v1,
+//   Acrobot-v1, MountainCar-v0") and the Box counterpart for SAC, listing the registered envs
+//   that fit; FindEnvSpec's ConfigError for an unknown env id.
+void CheckAlgorithmFitsEnv(const Config& config);
+
 // Loads a run config: reads `algo` from the overrides or the file (default "ppo"), builds that
 // algorithm's schema, loads and validates the file and overrides, applies `seed` when given, and
-// checks cross-key and cross-module constraints (env id exists, energy and carbon options,
-// the algorithm's own checks) so that a config this returns can train.
+// checks cross-key and cross-module constraints (env id exists, the algorithm fits its action
+// space, energy and carbon options, the algorithm's own checks) so that a config this returns
+// can train.
 // Args: yaml_path: a greenrl preset, or an rl-zoo hyperparameter file (hyperparams/ppo.yml:
 //   one section per env id, zoo_hyperparams.h) whose section is picked by the overrides'
 //   env_id, or empty for defaults; set_overrides: "key=value" texts, applied after the file;

@@ -51,35 +51,9 @@ namespace {
 constexpr double kJoulesPerWh = 3600.0;
 }  // namespace
 
-namespace {
-
-// "CartPole-v1, Acrobot-v1, ...": the registered envs whose action space is Discrete (discrete
-// true) or Box (false), for the message of an algorithm given the other kind.
-std::string RegisteredEnvsWithActions(bool discrete) {
-  std::string ids;
-  for (const env::EnvRegistration& entry : env::RegisteredEnvs()) {
-    if (entry.spec->discrete_actions() != discrete) continue;
-    ids += (ids.empty() ? "" : ", ") + entry.spec->id;
-  }
-  return ids;
-}
-
-}  // namespace
-
 std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::EnvSpec& spec) {
-  // AlgorithmIds() lists what is handled here. DQN and SAC refuse the other kind of action space
-  // themselves; here the message also names the registered envs that fit.
-  const std::string algo_id = config.GetString("algo");
-  if (algo_id == "dqn" && !spec.discrete_actions()) {
-    throw ConfigError("env_id", spec.id,
-                      "an env with a Discrete action space for DQN: " +
-                          RegisteredEnvsWithActions(/*discrete=*/true));
-  }
-  if (algo_id == "sac" && spec.discrete_actions()) {
-    throw ConfigError("env_id", spec.id,
-                      "an env with a Box action space for SAC (continuous actions): " +
-                          RegisteredEnvsWithActions(/*discrete=*/false));
-  }
+  // AlgorithmIds() lists what is handled here. LoadRunConfig has already refused an env whose
+  // action space the algorithm does not support, naming the envs that fit (CheckAlgorithmFitsEnv).
   if (config.GetString("algo") == "dqn") {
     return algo::MakeDqn(algo::DqnConfigFromConfig(config), spec);
   }
