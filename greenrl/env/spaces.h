@@ -71,8 +71,9 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space);
 // Space.sample() for every row, but counter-based, so each row's action depends only on (key,
 // row) and any thread may draw any row range in any order with the same result. The random bits
 // are outputs of SplitMix64 seeded with `key` (SplitMix64At, core/rng.h):
-//   - Discrete(n), n a power of two 2^k (CartPole-v1's 2): output w gives the k-bit actions of rows
-//     [w * 64/k, (w + 1) * 64/k), lowest bits first; n == 1 gives 0;
+//   - Discrete(n), n a power of two 2^k (CartPole-v1's 2): with r = floor(64 / k) rows per output
+//     (64 for k = 1, 21 for Discrete(8)), output w gives the k-bit actions of rows
+//     [w * r, (w + 1) * r), lowest bits first (the top 64 - r * k bits unused); n == 1 gives 0;
 //   - Discrete(n), other n: row i takes floor(SplitMix64At(key, i) * n / 2^64) (the multiply-shift
 //     map of Lemire 2019 without its rejection step; bias below n / 2^64);
 //   - Box: component c of row i takes low[c] + (high[c] - low[c]) * u with u the top 24 bits of

@@ -16,7 +16,8 @@
 //
 // Threads: with num_threads == 1 rows are stepped inline on the caller's thread; with T > 1 the
 // caller and T - 1 persistent workers step disjoint contiguous row ranges (see ThreadPool), each
-// thread's range cut into slices of at least 64 rows (kRowsPerSlice, vec_env.cc); a thread that
+// thread's range cut into slices of about 64 rows or more (kRowsPerSlice, vec_env.cc; a range of
+// fewer rows is one slice); a thread that
 // has stepped its own rows steps the unstarted slices of a late or slower one (work stealing).
 // Rows are independent, so which thread steps a row never changes a result. A VecEnv uses the
 // threads it is given; with too few rows per thread the hand-off costs more than it saves, and
@@ -100,8 +101,9 @@ class VecEnv {
   // learning_starts and epsilon draws come from their own checkpointed generators.
   // Row i's action is a function of (key, i) only (env::SampleActionRows, spaces.h), so the
   // result never depends on num_threads(); pass a fresh random key per call (Rng::NextU64()), not
-  // a counter or a state: the key seeds SplitMix64 directly, so keys that differ by a multiple of
-  // its increment 0x9e3779b97f4a7c15 give the same actions shifted by rows. The
+  // a counter or a state: the key seeds SplitMix64 directly, so keys that differ by m times its
+  // increment 0x9e3779b97f4a7c15 give the same random outputs shifted by m (whole rows only
+  // where one output is one row, see SampleActionRows). The
   // drawn actions are left in the action buffer, where the caller reads what was taken. On a root
   // VecEnv each row's action is drawn by the thread that steps the row, in the same slice, so it
   // never travels between cores (a caller-drawn action buffer moves to the stepping thread's
@@ -109,7 +111,8 @@ class VecEnv {
   // space (RescaleActionVecEnv: [-1, 1]) on the caller into its action buffer and calls its
   // Step(), which maps them onto the inner env as for any caller's actions.
   // Errors: std::invalid_argument (env::CheckSampleable) for an action space it cannot sample (a
-  // Box with a non-finite bound or width, low > high; Discrete(0)), before any row is touched;
+  // Box with a non-finite bound or width, low > high, or bounds not dim() long; Discrete(n),
+  // n < 1), before any row is touched;
   // otherwise as Step().
   void StepRandom(uint64_t key);
 

@@ -349,8 +349,9 @@ TEST(VecEnvTest, WorkerExceptionReachesCallerWithTypeAndMessage) {
 
 // StepRandom gives every buffer, and the actions it leaves, identical to the caller drawing the
 // same actions with SampleActions (SampleActionRows) and calling Step(), for any thread count.
-// 1,000 rows give each thread's chunk several 64-row slices (7 per chunk with 2 threads, 5 with 3,
-// the last ragged), so slices are stolen and run by either thread. Discrete(2) (CartPole-v1),
+// 1,000 rows give each thread's chunk several slices (7 of 71-72 rows per chunk with 2 threads, 5
+// of 66-67 with 3), so a slice may be run by a thread that steals it (not forced here: stealing
+// depends on timing). Discrete(2) (CartPole-v1),
 // Discrete(3) (Acrobot-v1), a one-dimensional Box (Pendulum-v1) and a three-dimensional one
 // (Hopper-v4, fewer steps: each costs tens of microseconds per row).
 TEST(VecEnvTest, StepRandomMatchesCallerDrawnActionsForAnyThreadCount) {

@@ -205,6 +205,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
                           "action noise, which greenrl does not have)");
     }
   }
+  // PyTorch's optimiser argument, which SB3, rl-zoo and greenrl call learning_rate.
+  if (s.Find("learning_rate") != nullptr) {
+    s.AddUnknownKeyNote("lr", "(SB3, rl-zoo and greenrl call it learning_rate)");
+  }
   return s;
 }
 

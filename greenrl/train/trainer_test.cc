@@ -212,6 +212,19 @@ TEST(RunConfigTest, PpoNetArchListSetsActorAndCritic) {
   EXPECT_EQ(from_file.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{8}));
 }
 
+TEST(RunConfigTest, LrNamesLearningRate) {
+  try {
+    LoadRunConfig(Preset(), {"lr=0.001"}, std::nullopt);
+    ADD_FAILURE() << "no error for lr";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("lr: got '0.001'; unknown key (SB3, rl-zoo and greenrl "
+                                          "call it learning_rate); known keys: ",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
 TEST(RunConfigTest, PresetHasRlZooValues) {
   Config c = LoadRunConfig(Preset(), {}, std::nullopt);
   EXPECT_EQ(c.GetString("algo"), "ppo");
