@@ -80,6 +80,27 @@ struct VecEnv::Root {
   ThreadPool::RangeFn reset_rows;  // built once so Reset/Step allocate nothing
   ThreadPool::RangeFn step_rows;
   ThreadPool::RangeFn random_step_rows;  // StepRandom: draw the slice's actions, then step it
+
+  // CheckSampleable on the first call only (the spec never changes).
+  void CheckSampleableOnce() {
+    if (sampleable_checked) return;
+    CheckSampleable(envs->spec().id, envs->spec().action_space);
+    sampleable_checked = true;
+  }
+
+  // Steps every row with `rows` (step_rows or random_step_rows) over the pool. `caller` names
+  // the method for the before-Reset check. A throwing row leaves the rows partly stepped, so
+  // the next step demands a Reset().
+  void StepAll(const ThreadPool::RangeFn& rows, const char* caller) {
+    GREENRL_CHECK(has_reset, std::string("VecEnv::") + caller +
+                                 "() called before Reset() (or after a failed Step())");
+    try {
+      pool.ParallelFor(envs->num_envs(), rows, kRowsPerSlice);
+    } catch (...) {
+      has_reset = false;
+      throw;
+    }
+  }
   uint64_t random_key = 0;               // StepRandom's key for the job in flight
   bool sampleable_checked = false;       // CheckSampleable passed once (the spec never changes)
 };
@@ -153,20 +174,14 @@ float* VecEnv::continuous_actions() {
 
 void VecEnv::Step() {
   GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override Step()");
-  GREENRL_CHECK(root_->has_reset,
-                "VecEnv::Step() called before Reset() (or after a failed Step())");
-  try {
-    root_->pool.ParallelFor(num_envs_, root_->step_rows, kRowsPerSlice);
-  } catch (...) {
-    root_->has_reset = false;  // rows are partly stepped: demand a Reset() before the next Step()
-    throw;
-  }
+  root_->StepAll(root_->step_rows, "Step");
 }
 
 void VecEnv::SampleActions(uint64_t key) {
-  if (root_ == nullptr || !root_->sampleable_checked) {
+  if (root_ != nullptr) {
+    root_->CheckSampleableOnce();
+  } else {
     CheckSampleable(spec().id, spec().action_space);
-    if (root_ != nullptr) root_->sampleable_checked = true;
   }
   SampleActionRows(spec().action_space, key, 0, num_envs_, views_.discrete_actions,
                    views_.continuous_actions);
@@ -178,19 +193,9 @@ void VecEnv::StepRandom(uint64_t key) {
     Step();
     return;
   }
-  if (!root_->sampleable_checked) {
-    CheckSampleable(spec().id, spec().action_space);
-    root_->sampleable_checked = true;
-  }
-  GREENRL_CHECK(root_->has_reset,
-                "VecEnv::StepRandom() called before Reset() (or after a failed Step())");
+  root_->CheckSampleableOnce();
   root_->random_key = key;
-  try {
-    root_->pool.ParallelFor(num_envs_, root_->random_step_rows, kRowsPerSlice);
-  } catch (...) {
-    root_->has_reset = false;  // rows are partly stepped: demand a Reset() before the next Step()
-    throw;
-  }
+  root_->StepAll(root_->random_step_rows, "StepRandom");
 }
 
 bool VecEnv::SaveState(std::string* bytes) const {
