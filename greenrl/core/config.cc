@@ -17,8 +17,14 @@
 namespace greenrl {
 namespace {
 
-// A (dotted key, YAML value) pair found while flattening a file or an override.
-using KeyedNode = std::pair<std::string, YAML::Node>;
+// A (dotted key, YAML value) pair found while flattening a file or an override. `given_as` is
+// the shorthand the value was written at (ConfigSchema::AddShorthand), empty when it was written
+// at `key` itself: an invalid value is reported under the name the user wrote.
+struct KeyedNode {
+  std::string key;
+  YAML::Node node;
+  std::string given_as;
+};
 
 std::string Join(const std::vector<std::string>& parts, const char* separator) {
   std::string out;
@@ -282,12 +288,12 @@ void Flatten(const ConfigSchema& schema, const std::string& prefix, const YAML::
              const std::string& source, std::vector<KeyedNode>* out) {
   if (!node.IsMap() && !prefix.empty()) {
     if (const std::vector<std::string>* targets = schema.ShorthandTargets(prefix)) {
-      for (const std::string& target : *targets) out->emplace_back(target, node);
+      for (const std::string& target : *targets) out->push_back({target, node, prefix});
       return;
     }
   }
   if (!node.IsMap() || (!prefix.empty() && schema.Find(prefix) != nullptr)) {
-    out->emplace_back(prefix, node);
+    out->push_back({prefix, node, ""});
     return;
   }
   for (const auto& item : node) {
@@ -389,15 +395,22 @@ bool IsValidSegment(const std::string& segment) {
 }
 
 // Validates each (key, value) pair and stores it into `values`, marking it in `set`.
-// Errors: ConfigError for an unknown key or an invalid value; callers pass copies and commit
-// them only when this returns, so a failure leaves the Config unchanged.
+// Errors: ConfigError for an unknown key or an invalid value (named as written: a shorthand's
+// value under the shorthand); callers pass copies and commit them only when this returns, so a
+// failure leaves the Config unchanged.
 void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
             std::vector<std::optional<Config::Value>>* values, std::vector<bool>* set) {
   for (const KeyedNode& pair : pairs) {
-    const KeySpec* spec = schema.Find(pair.first);
-    if (spec == nullptr) throw UnknownKeyError(schema, pair.first, NodeText(pair.second));
+    const KeySpec* spec = schema.Find(pair.key);
+    if (spec == nullptr) throw UnknownKeyError(schema, pair.key, NodeText(pair.node));
     const size_t index = static_cast<size_t>(spec - schema.keys().data());
-    (*values)[index] = ParseValue(*spec, pair.second);
+    if (pair.given_as.empty()) {
+      (*values)[index] = ParseValue(*spec, pair.node);
+    } else {
+      KeySpec as_written = *spec;  // the same rule, named as the user wrote it
+      as_written.key = pair.given_as;
+      (*values)[index] = ParseValue(as_written, pair.node);
+    }
     (*set)[index] = true;
   }
 }
@@ -526,8 +539,8 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
     if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);
     std::unordered_set<std::string> seen;
     for (const KeyedNode& pair : pairs) {
-      if (!seen.insert(pair.first).second) {
-        throw ConfigError(pair.first, NodeText(pair.second),
+      if (!seen.insert(pair.key).second) {
+        throw ConfigError(pair.key, NodeText(pair.node),
                           "one value per key (given twice in " + yaml_path + ")");
       }
     }

@@ -94,7 +94,8 @@ class ConfigSchema {
 
   // Declares `key` a shorthand for several keys: a value that is not a map, given at `key` in a
   // YAML file, an override or Set, is assigned to each of `targets` as if given at each (an
-  // invalid one is reported under the first target's name); a map at `key` is still a section.
+  // invalid one is reported under `key`, with the first target's rule); a map at `key` is still
+  // a section.
   // PPO's policy_kwargs.net_arch is one: SB3 (>= 1.8) reads net_arch=[64, 64] as the same sizes
   // for the actor and the critic.
   // Errors: InternalError (GREENRL_CHECK) when `key` is malformed, declared as a key or as a

@@ -582,6 +582,27 @@ TEST(DataParallelEnergyTest, WindowsHoldEveryRanksEnergy) {
                    j["total_energy_j"].get<double>());
 }
 
+// rollout/ep_rew_mean and ep_len_mean are the job's window (episode_window.h), not rank 0's: in
+// the first row, fewer than 100 episodes have finished on the two ranks together, so the window
+// holds all of them and equals charts/episodic_return and episodic_length, which average every
+// rank's episodes of the iteration.
+TEST(DataParallelMetricsTest, EpRewMeanIsTheJobsLastHundredEpisodes) {
+  const Config config =
+      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const std::string dir = FreshDir("ep_rew_mean");
+  const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, false);
+  ASSERT_EQ(r[0].error + r[1].error, "");
+  const std::vector<double> episodic = MetricsColumn(dir, "charts/episodic_return");
+  const std::vector<double> rew_mean = MetricsColumn(dir, "rollout/ep_rew_mean");
+  const std::vector<double> episodic_len = MetricsColumn(dir, "charts/episodic_length");
+  const std::vector<double> len_mean = MetricsColumn(dir, "rollout/ep_len_mean");
+  ASSERT_EQ(rew_mean.size(), 4u);
+  ASSERT_FALSE(std::isnan(episodic[0])) << "episodes finished in the first iteration";
+  EXPECT_DOUBLE_EQ(rew_mean[0], episodic[0]);
+  EXPECT_DOUBLE_EQ(len_mean[0], episodic_len[0]);
+  EXPECT_DOUBLE_EQ(rew_mean[0], len_mean[0]) << "CartPole pays 1 per step";
+}
+
 // An energy budget of half of what a 2-rank run needs: both ranks walk the same ladder on the
 // job's energy and stop after the same iteration, within one iteration's energy of the budget;
 // rank 0 keeps a final checkpoint and lists the decisions in energy.json.

@@ -38,6 +38,7 @@
 #include "greenrl/report/emissions.h"
 #include "greenrl/report/tfevents_writer.h"
 #include "greenrl/train/checkpointing.h"
+#include "greenrl/train/episode_window.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
@@ -589,7 +590,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   // --- end resume
 
-  std::deque<double> recent_returns;  // the last 100 finished training episodes
+  std::deque<double> recent_returns;  // the last 100 finished training episodes (the job's)
   std::deque<double> recent_lengths;  // their lengths, steps
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
@@ -796,12 +797,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // --- end numerical guard
     // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
     double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
+    std::vector<algo::EpisodeRecord> job_episodes;  // the last 100 of every rank's, in turns
     int dist_stop_signal = 0;  // the stop signal any rank received, agreed by all ranks
     if (world_size > 1) {
       const size_t signal_slots = 3 + update_metrics.size();  // one per rank, after the metrics
-      std::vector<double> sums(signal_slots + static_cast<size_t>(world_size), 0.0);
+      // Then one block of finished episodes per rank (episode_window.h).
+      const size_t episode_slots = signal_slots + static_cast<size_t>(world_size);
+      std::vector<double> sums(episode_slots + static_cast<size_t>(world_size) * kEpisodeBlockSize,
+                               0.0);
       sums[signal_slots + static_cast<size_t>(rank)] =
           options.handle_signals ? StopSignalReceived() : 0;
+      PackEpisodeBlock(episodes,
+                       &sums[episode_slots + static_cast<size_t>(rank) * kEpisodeBlockSize]);
       for (const auto& e : episodes) {
         sums[0] += e.episode_return;
         sums[1] += static_cast<double>(e.episode_length);
@@ -810,6 +817,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       for (size_t k = 0; k < update_metrics.size(); ++k) sums[3 + k] = update_metrics[k].second;
       group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "metrics");
       dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
+      job_episodes = UnpackEpisodesInTurns(&sums[episode_slots], world_size);
       for (size_t k = 0; k < update_metrics.size(); ++k) {
         update_metrics[k].second = sums[3 + k] / world_size;
       }
@@ -846,10 +854,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
     for (const auto& e : episodes) {
       ep_return += e.episode_return;
       ep_length += static_cast<double>(e.episode_length);
+    }
+    // SB3's window of the last 100 episodes: the job's with several ranks (the same on each).
+    for (const auto& e : world_size > 1 ? job_episodes : episodes) {
       recent_returns.push_back(e.episode_return);
-      if (recent_returns.size() > 100) recent_returns.pop_front();
+      if (recent_returns.size() > static_cast<size_t>(kEpisodeWindow)) recent_returns.pop_front();
       recent_lengths.push_back(static_cast<double>(e.episode_length));
-      if (recent_lengths.size() > 100) recent_lengths.pop_front();
+      if (recent_lengths.size() > static_cast<size_t>(kEpisodeWindow)) recent_lengths.pop_front();
     }
     auto mean = [](const std::deque<double>& values) {
       double sum = 0;
@@ -858,7 +869,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     };
     const double recent_mean = mean(recent_returns);
     double n_ep = static_cast<double>(episodes.size());
-    if (world_size > 1) {  // recent_returns stays this rank's; the iteration's means are global
+    if (world_size > 1) {  // the iteration's means over every rank's episodes
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
     episodes_total += static_cast<int64_t>(episodes.size());
