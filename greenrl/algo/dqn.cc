@@ -429,11 +429,15 @@ const Metrics& Dqn::TrainOnIndices(const int64_t* indices, int num_steps, double
       loss_sum += loss;
       q_sum += mean_q;
       q_net_.Backward(q_params_.data(), grad_q_.data(), q_grads_.data());
+      // A non-finite loss (or a test's injection) poisons the gradient before the all-reduce,
+      // so with several ranks every rank sees it and skips this step alike (ClipAndStep).
+      if (inject_nonfinite_ > 0 || !std::isfinite(loss)) {
+        q_grads_[0] = std::numeric_limits<float>::quiet_NaN();
+      }
       if (collectives_ != nullptr) {
         collectives_->AllReduceMean(q_grads_.data(), static_cast<int64_t>(q_grads_.size()),
                                     "dqn gradients");
       }
-      if (inject_nonfinite_ > 0) q_grads_[0] = std::numeric_limits<float>::quiet_NaN();
       const double norm = ClipAndStep(lr, loss);
       if (std::isfinite(norm) && std::isfinite(loss)) grad_norm_sum += norm;
     }

@@ -738,11 +738,16 @@ const Metrics& Sac::Update(double progress_remaining) {
       qf1_loss = l1.item<double>(), qf2_loss = l2.item<double>();
       q1_mean = q1.mean().item<double>();
     }
+    // A non-finite critic loss (or a test's injection) poisons the gradient before the
+    // all-reduce, so with several ranks every rank sees it and skips this step alike (the
+    // log-prob mean above is already the ranks' own average).
+    if (inject_nonfinite || !std::isfinite(qf1_loss) || !std::isfinite(qf2_loss)) {
+      critic_grads[0] = NAN;
+    }
     if (collectives_ != nullptr) {
       collectives_->AllReduceMean(critic_grads, critic_flat_.numel(), "sac critic gradients");
     }
-    if (inject_nonfinite) critic_grads[0] = NAN;
-    bool finite = lp_finite && std::isfinite(qf1_loss) && std::isfinite(qf2_loss);
+    bool finite = lp_finite;
     for (int64_t k = 0; finite && k < critic_flat_.numel(); ++k) {
       finite = std::isfinite(critic_grads[k]);
     }

@@ -100,9 +100,15 @@ TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksAutograd) {
   ExpectIdenticalAfterUpdates("autograd");
 }
 
+struct OffPolicyRun {
+  std::vector<float> own_init, final_params;
+  int64_t nonfinite_skips = 0;
+};
+
 // DQN and SAC: the same gradient averaging; both ranks' parameters stay bitwise identical.
-std::pair<std::vector<float>, std::vector<float>> RunOffPolicyRank(int rank, const std::string& store,
-                                                                   const std::string& algo) {
+// With `nan_on_rank1`, rank 1 alone gets NaN gradients in its 7th update.
+OffPolicyRun RunOffPolicyRank(int rank, const std::string& store, const std::string& algo,
+                              bool nan_on_rank1) {
   auto pg = Join(rank, 2, store);
   const uint64_t seed = 5 + 1000003ull * rank;
   std::unique_ptr<algo::Algorithm> a;
@@ -137,25 +143,43 @@ std::pair<std::vector<float>, std::vector<float>> RunOffPolicyRank(int rank, con
   std::vector<algo::EpisodeRecord> episodes;
   for (int i = 0; i < 12; ++i) {
     a->CollectRollout(*env, &episodes);
+    if (nan_on_rank1 && rank == 1 && i == 6) a->InjectNonFiniteForTesting(1);
     a->Update(1.0 - i / 12.0);
   }
-  return {own_init, a->GetParameters()};
+  return {own_init, a->GetParameters(), a->nonfinite_skips()};
 }
 
-void ExpectOffPolicyIdentical(const std::string& algo) {
+// Returns: the number of gradient steps rank 0 skipped.
+int64_t ExpectOffPolicyIdentical(const std::string& algo, bool nan_on_rank1 = false) {
   const std::string store = StorePath(algo);
-  auto r1 = std::async(std::launch::async, RunOffPolicyRank, 1, store, algo);
-  const auto [init0, final0] = RunOffPolicyRank(0, store, algo);
-  const auto [init1, final1] = r1.get();
-  EXPECT_NE(init0, init1);
-  EXPECT_EQ(final0, final1) << algo << ": bitwise identical after the updates";
-  EXPECT_NE(final0, init0) << algo << ": the updates moved the parameters";
+  auto r1 = std::async(std::launch::async, RunOffPolicyRank, 1, store, algo, nan_on_rank1);
+  const OffPolicyRun a = RunOffPolicyRank(0, store, algo, nan_on_rank1);
+  const OffPolicyRun b = r1.get();
+  EXPECT_NE(a.own_init, b.own_init);
+  EXPECT_EQ(a.final_params, b.final_params) << algo << ": bitwise identical after the updates";
+  EXPECT_NE(a.final_params, a.own_init) << algo << ": the updates moved the parameters";
+  EXPECT_EQ(a.nonfinite_skips, b.nonfinite_skips) << algo;
   std::filesystem::remove(store);
+  return a.nonfinite_skips;
 }
 
-TEST(DataParallelOffPolicyTest, DqnParametersIdenticalOnBothRanks) { ExpectOffPolicyIdentical("dqn"); }
+TEST(DataParallelOffPolicyTest, DqnParametersIdenticalOnBothRanks) {
+  EXPECT_EQ(ExpectOffPolicyIdentical("dqn"), 0);
+}
 
-TEST(DataParallelOffPolicyTest, SacParametersIdenticalOnBothRanks) { ExpectOffPolicyIdentical("sac"); }
+TEST(DataParallelOffPolicyTest, SacParametersIdenticalOnBothRanks) {
+  EXPECT_EQ(ExpectOffPolicyIdentical("sac"), 0);
+}
+
+// A NaN gradient on rank 1 alone reaches rank 0 through the gradient all-reduce: both ranks skip
+// every gradient step of that update (DQN 4, SAC 2) and stay bitwise identical.
+TEST(DataParallelOffPolicyTest, DqnNanOnOneRankSkippedOnBoth) {
+  EXPECT_EQ(ExpectOffPolicyIdentical("dqn", /*nan_on_rank1=*/true), 4);
+}
+
+TEST(DataParallelOffPolicyTest, SacNanOnOneRankSkippedOnBoth) {
+  EXPECT_EQ(ExpectOffPolicyIdentical("sac", /*nan_on_rank1=*/true), 2);
+}
 
 // DQN's schedules count the job's env steps: 2 ranks x 2 envs follow epsilon, learning_starts
 // and target updates exactly as 1 rank x 4 envs, iteration by iteration. By hand: 64 env steps
@@ -731,6 +755,66 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
   };
   EXPECT_GE(calls(split), calls(straight));
   EXPECT_LE(calls(split), calls(straight) + 4) << calls(straight);
+}
+
+// The numerical guard with two ranks: rank 1 alone gets NaN gradients in 3 updates in a row
+// (iterations 4-6, guard.max_consecutive 3). The gradient all-reduce carries the NaN to rank 0,
+// so both ranks skip the same 20 minibatch steps per update (20 epochs of one minibatch), count
+// the same streak, restore their own checkpoints of step 1024 and halve the learning rate: rank
+// 0's metrics.csv is resume_test's single-process story (one row per 256 steps, the rate halved
+// from 1280), and both ranks' checkpoints of step 1536, written after the restore, hold the same
+// parameters.
+TEST(DataParallelGuardTest, NanOnOneRankRestoresBothRanksAlike) {
+  const Config config = LoadRunConfig(
+      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+      {"n_envs=4", "batch_size=128", "n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+       "checkpoint_freq=512", "checkpoint_keep=8", "learning_rate=0.001", "dist.timeout_s=60"},
+      2);
+  // 2 ranks x 4 envs x 32 steps = 256 global steps per iteration.
+  const std::string dir = FreshDir("guard"), store = StorePath("guard");
+  auto run_rank = [&](int rank) {
+    RankOutcome out;
+    try {
+      auto pg = Join(rank, 2, store);
+      TrainOptions options;
+      options.out_dir = dir;
+      options.verbose = false;
+      options.meter_override = FixedMeter(1.0);
+      options.process_group = pg.get();
+      if (rank == 1) {
+        options.before_update = [](int64_t iteration, algo::Algorithm& algorithm) {
+          if (iteration == 4) algorithm.InjectNonFiniteForTesting(3);
+        };
+      }
+      out.result = Train(config, std::move(options));
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  };
+  auto r1 = std::async(std::launch::async, run_rank, 1);
+  const RankOutcome a = run_rank(0);
+  const RankOutcome b = r1.get();
+  std::filesystem::remove(store);
+  ASSERT_EQ(a.error + b.error, "");
+  EXPECT_EQ(a.result.guard_restores, 1);
+  EXPECT_EQ(b.result.guard_restores, 1);
+  const std::vector<double> steps = MetricsColumn(dir, "global_step");
+  const std::vector<double> lr = MetricsColumn(dir, "charts/learning_rate");
+  const std::vector<double> skips = MetricsColumn(dir, "losses/nonfinite_skips");
+  ASSERT_EQ(steps.size(), 8u);
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], 256.0 * static_cast<double>(i + 1));
+  EXPECT_EQ(lr[3], 0.001);
+  EXPECT_EQ(lr[4], 0.0005);
+  EXPECT_EQ(lr.back(), 0.0005);
+  EXPECT_EQ(skips[2], 0);
+  EXPECT_EQ(skips[3], 20);  // rank 0's own count: its update saw rank 1's NaN
+  EXPECT_EQ(skips.back(), 20);
+  const env::EnvSpec spec = env::FindEnvSpec("CartPole-v1");
+  auto rank0 = MakeAlgorithm(config, spec), rank1 = MakeAlgorithm(config, spec);
+  EXPECT_EQ(LoadResumeCheckpoint(rank0.get(), CheckpointPath(dir, 1536)).steps, 1536);
+  EXPECT_EQ(LoadResumeCheckpoint(rank1.get(), CheckpointPath(dir, 1536, 1)).steps, 1536);
+  EXPECT_EQ(rank0->GetParameters(), rank1->GetParameters());
 }
 
 // A single-process run's checkpoint refuses a 2-rank resume on both ranks, naming both world
