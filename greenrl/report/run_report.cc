@@ -115,6 +115,13 @@ std::string FormatSummary(const RunReport& r) {
     s += fmt::format("  env faults     {} steps hit a non-finite state; those envs were reset\n",
                      r.env_non_finite_resets);
   }
+  if (r.early_stop.stopped) {
+    s += fmt::format(
+        "  stopped early  at step {} of {}: a periodic eval's mean reward {} >= "
+        "eval.reward_threshold {:g}\n",
+        r.early_stop.global_step, r.early_stop.n_timesteps,
+        FixedNoNegativeZero(r.early_stop.eval_mean_reward, 2), r.early_stop.reward_threshold);
+  }
   if (r.eval_episodes > 0) {
     s += fmt::format("  eval return    {} ± {} ({} deterministic episodes)\n",
                      FixedNoNegativeZero(r.eval_mean_return, 2),
@@ -223,6 +230,14 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   budget["stop_reason"] = r.budget.stop_reason;
   budget["events"] = BudgetEventsOrderedJson(r.budget.events);
   j["budget"] = budget;
+  j["early_stop"] =
+      r.early_stop.stopped
+          ? nlohmann::ordered_json{{"reason", "reward_threshold"},
+                                   {"global_step", r.early_stop.global_step},
+                                   {"n_timesteps", r.early_stop.n_timesteps},
+                                   {"eval_mean_reward", r.early_stop.eval_mean_reward},
+                                   {"reward_threshold", r.early_stop.reward_threshold}}
+          : nlohmann::ordered_json();
   j["sampler"] = {
       {"period_s", r.sampler.period_s},
       {"max_safe_period_s", r.sampler.max_safe_period_s},

@@ -43,6 +43,16 @@ struct BudgetReport {
   std::vector<energy::BudgetEvent> events;  // every decision, in order
 };
 
+// A run that eval.reward_threshold ended before n_timesteps (SB3's
+// StopTrainingOnRewardThreshold): the periodic evaluation that reached the threshold.
+struct EarlyStopReport {
+  bool stopped = false;           // false: the run was not stopped by its reward threshold
+  double reward_threshold = 0.0;  // eval.reward_threshold, resolved (train::RewardThresholdFrom)
+  double eval_mean_reward = 0.0;  // mean reward of the periodic evaluation that reached it
+  int64_t global_step = 0;        // env steps when it did (the run's last step)
+  int64_t n_timesteps = 0;        // env steps the run was configured for
+};
+
 // The sampler thread's part of a run (power.csv).
 struct SamplerReport {
   double period_s = 0.0;           // sampling period, s
@@ -72,6 +82,7 @@ struct RunReport {
   std::vector<std::pair<std::string, std::string>> meter_details;
   energy::CarbonResult carbon;
   BudgetReport budget;
+  EarlyStopReport early_stop;
   SamplerReport sampler;
   std::string power_limit_mode;              // energy.power_limit
   std::vector<std::string> power_limit_log;  // plan, profiles, choice, set/would-set lines
@@ -90,13 +101,16 @@ struct RunReport {
 // `greenrl eval` and `greenrl bench`. No errors.
 std::string FixedNoNegativeZero(double value, int decimals);
 
-// The end-of-run summary: steps, wall time, steps/s, final eval return (mean ± std over N
-// deterministic episodes), energy in Wh per domain with provenance and scope, carbon with the
-// region and intensity used. Several lines, ending with a newline.
+// The end-of-run summary: steps, wall time, steps/s, a "stopped early" line when
+// eval.reward_threshold ended the run, final eval return (mean ± std over N deterministic
+// episodes), energy in Wh per domain with provenance and scope, carbon with the region and
+// intensity used. Several lines, ending with a newline.
 std::string FormatSummary(const RunReport& report);
 
 // Writes energy.json atomically: totals per domain (J and Wh, provenance, scope), per window
-// (count, duration_s, energy_j per domain), "unattributed", meter reason and details, carbon.
+// (count, duration_s, energy_j per domain), "unattributed", meter reason and details, budget,
+// early_stop (null unless eval.reward_threshold ended the run: reason, global_step, n_timesteps,
+// eval_mean_reward, reward_threshold), carbon.
 // Errors: std::runtime_error naming the path when it cannot be written.
 void WriteEnergyJson(const std::string& path, const RunReport& report);
 

@@ -627,6 +627,24 @@ TEST(DataParallelMetricsTest, EpRewMeanIsTheJobsLastHundredEpisodes) {
   EXPECT_DOUBLE_EQ(rew_mean[0], len_mean[0]) << "CartPole pays 1 per step";
 }
 
+// eval.reward_threshold with two ranks: rank 0 evaluates, its verdict reaches rank 1 through a
+// one-number all-reduce, and both stop after the same iteration (256 of 512 steps).
+TEST(DataParallelMetricsTest, RewardThresholdStopsBothRanksAfterTheSameIteration) {
+  std::vector<std::string> sets = kSmallRun;
+  sets.push_back("eval.freq=256");
+  sets.push_back("eval.reward_threshold=0");
+  const Config config =
+      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", sets, 3);
+  const std::string dir = FreshDir("reward_threshold");
+  const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, false);
+  ASSERT_EQ(r[0].error + r[1].error, "");
+  EXPECT_EQ(r[0].result.report.steps, 256);
+  EXPECT_EQ(r[1].result.report.steps, 256);
+  EXPECT_TRUE(r[0].result.report.early_stop.stopped);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_EQ(MetricsColumn(dir, "global_step").back(), 256.0);
+}
+
 // An energy budget of half of what a 2-rank run needs: both ranks walk the same ladder on the
 // job's energy and stop after the same iteration, within one iteration's energy of the budget;
 // rank 0 keeps a final checkpoint and lists the decisions in energy.json.

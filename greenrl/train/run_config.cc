@@ -1,7 +1,9 @@
 #include "greenrl/train/run_config.h"
 
+#include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -97,6 +99,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
          10000);
   AddKey(&s, "eval.final_episodes", ValueType::kInt, "10",
          "deterministic episodes of the final evaluation", 1, 10000);
+  AddKey(&s, "eval.reward_threshold", ValueType::kString, "off",
+         "stop training after the first periodic evaluation whose mean reward reaches this (SB3's "
+         "StopTrainingOnRewardThreshold): off, env (the env's Gymnasium reward_threshold) or a "
+         "number");
   // SB3's log_interval (BaseAlgorithm.learn): rollouts for on-policy PPO (default 1), finished
   // episodes for off-policy DQN and SAC (default 4), whose iterations are a few env steps each.
   AddKey(&s, "log_interval", ValueType::kInt, algo == "ppo" ? "1" : "4",
@@ -271,6 +277,41 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
   return o;
 }
 
+std::optional<double> RewardThresholdFrom(const Config& config) {
+  const std::string& text = config.GetString("eval.reward_threshold");
+  if (text == "off") return std::nullopt;
+  double threshold = 0.0;
+  if (text == "env") {
+    const env::EnvSpec& spec = env::FindEnvSpec(config.GetString("env_id"));
+    if (!spec.reward_threshold) {
+      std::string with;
+      for (const env::EnvRegistration& entry : env::RegisteredEnvs()) {
+        if (!entry.spec->reward_threshold) continue;
+        with += fmt::format("{}{} ({:g})", with.empty() ? "" : ", ", entry.spec->id,
+                            *entry.spec->reward_threshold);
+      }
+      throw ConfigError("eval.reward_threshold", text,
+                        "off or a number: " + spec.id +
+                            " has no reward_threshold in Gymnasium's registry (env works for " +
+                            with + ")");
+    }
+    threshold = *spec.reward_threshold;
+  } else {
+    const std::optional<double> value = internal::ParseYamlNumber(text);
+    if (!value || !std::isfinite(*value)) {
+      throw ConfigError("eval.reward_threshold", text,
+                        "off, env (the env's Gymnasium reward_threshold) or a finite number");
+    }
+    threshold = *value;
+  }
+  if (config.GetInt("eval.freq") == 0) {
+    throw ConfigError("eval.reward_threshold", text,
+                      "off while eval.freq is 0: only periodic evaluations can stop a run (set "
+                      "eval.freq too, e.g. eval.freq=10000)");
+  }
+  return threshold;
+}
+
 namespace {
 
 // "CartPole-v1, Acrobot-v1, ...": the registered envs whose action space is Discrete (discrete
@@ -326,6 +367,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   energy::ValidateMeterOptions(MeterOptionsFrom(config));
   energy::ValidateCarbonOptions(CarbonOptionsFrom(config));
   energy::ValidateBudgetOptions(BudgetOptionsFrom(config));
+  RewardThresholdFrom(config);
   const std::string& series = config.GetString("carbon.intensity_csv");
   if (!series.empty()) energy::IntensitySeries::LoadCsv(series);
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);

@@ -48,6 +48,15 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
 energy::MeterOptions MeterOptionsFrom(const Config& config);
 energy::CarbonOptions CarbonOptionsFrom(const Config& config);
 energy::BudgetOptions BudgetOptionsFrom(const Config& config);
+// eval.reward_threshold resolved: nullopt for "off"; the env's Gymnasium reward_threshold for
+// "env" (env::EnvSpec::reward_threshold, from Gymnasium 1.0's registry: CartPole-v1 475,
+// Acrobot-v1 -100, MountainCar-v0 -110, MountainCarContinuous-v0 90, HalfCheetah-v4 4800,
+// Hopper-v4 3800; Pendulum-v1 has none); else the number. A run stops after the first periodic
+// evaluation whose mean reward is >= it (SB3's StopTrainingOnRewardThreshold, SB3 2.4.1).
+// Errors: ConfigError("eval.reward_threshold", text, ...) for text that is none of these, for
+//   "env" on an env without a threshold (naming the envs that have one), and for any threshold
+//   while eval.freq is 0.
+std::optional<double> RewardThresholdFrom(const Config& config);
 // The data-parallel options (dist.backend, dist.timeout_s).
 dist::DistOptions DistOptionsFrom(const Config& config);
 // VecNormalize options (normalize_kwargs.*, gamma from the algorithm's `gamma`).

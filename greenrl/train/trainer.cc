@@ -599,6 +599,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   double last_progress_s = -1.0;
   bool skip_non_critical = false;
   bool stopped_by_budget = false;
+  const std::optional<double> reward_threshold = RewardThresholdFrom(config);
+  report::EarlyStopReport early_stop;  // eval.reward_threshold's stop, when it ends the run
   algo::Metrics row;
   // --- resume, signals and guard state (checkpointing.h, signals.h)
   int64_t next_checkpoint = ckpt.freq > 0 ? ckpt.freq : -1;
@@ -833,20 +835,37 @@ TrainResult Train(const Config& config, TrainOptions options) {
                                   clock.NowS() - iteration_start_s);
     }
 
-    const bool last = steps >= total_steps;
+    bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
     const bool evaluate_now = last || (periodic_eval_due && !skip_non_critical);
-    if (writer && evaluate_now) {
+    auto evaluate = [&](int episodes) {
       monitor.BeginWindow("eval");
       const auto norm = snapshot();
-      const EvalResult eval =
-          EvaluatePolicy(*algorithm, env_id, last ? final_episodes : eval_episodes, seed,
-                         /*deterministic=*/true, norm ? &*norm : nullptr);
+      const EvalResult eval = EvaluatePolicy(*algorithm, env_id, episodes, seed,
+                                             /*deterministic=*/true, norm ? &*norm : nullptr);
       monitor.EndWindow("eval");
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
+    };
+    if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
+    // eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a periodic evaluation that
+    // reaches it makes this iteration the last, with the final evaluation and final.pt of a
+    // finished run. Rank 0 evaluates; with several ranks its verdict reaches all of them here,
+    // so every rank stops after this iteration.
+    if (reward_threshold && evaluate_now && !last) {
+      double reached = writer && eval_mean >= *reward_threshold ? 1.0 : 0.0;
+      if (world_size > 1) group->AllReduceSum(&reached, 1, "reward threshold");
+      if (reached > 0.0) {
+        early_stop.stopped = true;
+        early_stop.reward_threshold = *reward_threshold;
+        early_stop.eval_mean_reward = eval_mean;  // rank 0's; NaN elsewhere
+        early_stop.global_step = steps;
+        early_stop.n_timesteps = total_steps;
+        last = true;
+        if (writer) evaluate(final_episodes);
+      }
     }
     while (next_eval > 0 && steps >= next_eval) next_eval += eval_freq;
 
@@ -1126,6 +1145,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   } else {
     r.carbon = energy::ComputeCarbon(total.total_energy_j(), carbon_options);
   }
+  r.early_stop = early_stop;
   r.budget.enabled = budget.enabled();
   r.budget.budget_wh = budget_options.budget_wh;
   r.budget.final_state = energy::BudgetStateName(budget.state());

@@ -142,6 +142,60 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
 
 // emissions.csv names the grid region's country as CodeCarbon does (English name, ISO alpha-3),
 // and the world average leaves both empty.
+// eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a threshold of 0, which every
+// CartPole evaluation reaches, ends a 4096-step run at its first periodic evaluation (1024
+// steps) as a finished run: final evaluation (3 episodes) and final.pt, energy.json's
+// early_stop and the summary's "stopped early" line. One no evaluation reaches runs to the end.
+TEST(TrainerTest, RewardThresholdStopsAtTheFirstEvaluationThatReachesIt) {
+  const std::vector<std::string> sets = {"n_timesteps=4096", "eval.freq=1024", "eval.episodes=2",
+                                         "eval.final_episodes=3", "eval.reward_threshold=0"};
+  TrainOptions options;
+  options.out_dir = FreshDir("reward_threshold");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  const TrainResult result = Train(LoadRunConfig(Preset(), sets, 7), std::move(options));
+  const report::RunReport& r = result.report;
+  EXPECT_EQ(r.steps, 1024);
+  EXPECT_EQ(result.checkpoint_path, r.run_dir + "/checkpoints/final.pt");
+  EXPECT_TRUE(fs::exists(result.checkpoint_path));
+  EXPECT_TRUE(result.resume_checkpoint.empty());
+  EXPECT_EQ(r.eval_episodes, 3);
+  ASSERT_TRUE(r.early_stop.stopped);
+  EXPECT_EQ(r.early_stop.global_step, 1024);
+  EXPECT_EQ(r.early_stop.n_timesteps, 4096);
+  EXPECT_EQ(r.early_stop.reward_threshold, 0.0);
+  EXPECT_GE(r.early_stop.eval_mean_reward, 8.0);  // CartPole pays 1 per step, 8 at least
+  std::ifstream in(r.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["early_stop"]["reason"], "reward_threshold");
+  EXPECT_EQ(j["early_stop"]["global_step"], 1024);
+  EXPECT_EQ(j["early_stop"]["n_timesteps"], 4096);
+  EXPECT_EQ(j["early_stop"]["eval_mean_reward"].get<double>(), r.early_stop.eval_mean_reward);
+  EXPECT_EQ(j["windows"]["eval"]["count"], 2);  // the periodic one that reached it, the final one
+  EXPECT_EQ(j["windows"]["rollout"]["count"], 4);
+  const auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows.back()[0], 1024);  // global_step
+  const std::string summary = report::FormatSummary(r);
+  EXPECT_NE(summary.find("  stopped early  at step 1024 of 4096: a periodic eval's mean reward "),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find(">= eval.reward_threshold 0\n"), std::string::npos) << summary;
+
+  TrainOptions never;
+  never.out_dir = FreshDir("reward_threshold_never");
+  never.verbose = false;
+  never.meter_override = ScriptedMeter();
+  std::vector<std::string> high = sets;
+  high.back() = "eval.reward_threshold=1e9";
+  const TrainResult full = Train(LoadRunConfig(Preset(), high, 7), std::move(never));
+  EXPECT_EQ(full.report.steps, 4096);
+  EXPECT_FALSE(full.report.early_stop.stopped);
+  std::ifstream full_in(full.report.run_dir + "/energy.json");
+  EXPECT_TRUE(nlohmann::json::parse(full_in)["early_stop"].is_null());
+  EXPECT_EQ(report::FormatSummary(full.report).find("stopped early"), std::string::npos);
+}
+
 TEST(TrainerTest, EmissionsCsvNamesTheRegionsCountry) {
   for (const auto& [region, expected] : {std::pair<std::string, std::string>{"FR", ",France,FRA,"},
                                          {"world", ",,,"}}) {
@@ -223,6 +277,41 @@ TEST(RunConfigTest, LrNamesLearningRate) {
               0u)
         << e.what();
   }
+}
+
+// eval.reward_threshold: off, env (Gymnasium's registry value) or a number; refused, naming the
+// key, for anything else, for env on an env without a threshold and without periodic evals.
+TEST(RunConfigTest, RewardThresholdResolvesOrNamesWhatIsAccepted) {
+  EXPECT_FALSE(RewardThresholdFrom(LoadRunConfig(Preset(), {}, std::nullopt)));
+  EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(Preset(), {"eval.reward_threshold=env"}, 1)), 475.0);
+  EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(Preset(), {"eval.reward_threshold=-150.5"}, 1)),
+            -150.5);
+  const std::string pendulum = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/pendulum.yaml";
+  EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(pendulum, {"eval.reward_threshold=-200"}, 1)),
+            -200.0);
+  auto error = [](const std::string& preset, const std::vector<std::string>& sets) {
+    try {
+      LoadRunConfig(preset, sets, 1);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(Preset(), {"eval.reward_threshold=solved"}),
+            "eval.reward_threshold: got 'solved'; off, env (the env's Gymnasium reward_threshold) "
+            "or a finite number");
+  EXPECT_EQ(error(Preset(), {"eval.reward_threshold=.inf"}).rfind("eval.reward_threshold: got", 0),
+            0u);
+  const std::string no_threshold = error(pendulum, {"eval.reward_threshold=env"});
+  EXPECT_EQ(no_threshold.rfind("eval.reward_threshold: got 'env'; off or a number: Pendulum-v1 "
+                               "has no reward_threshold in Gymnasium's registry (env works for "
+                               "CartPole-v1 (475), Acrobot-v1 (-100), ",
+                               0),
+            0u)
+      << no_threshold;
+  EXPECT_EQ(error(Preset(), {"eval.reward_threshold=400", "eval.freq=0"}),
+            "eval.reward_threshold: got '400'; off while eval.freq is 0: only periodic "
+            "evaluations can stop a run (set eval.freq too, e.g. eval.freq=10000)");
 }
 
 TEST(RunConfigTest, PresetHasRlZooValues) {
