@@ -23,6 +23,10 @@ class CheckpointReader;
 struct EpisodeRecord {
   double episode_return = 0.0;  // undiscounted sum of rewards
   int64_t episode_length = 0;   // steps
+  // The vec step of the iteration's rollout (0-based) whose step ended it: with several
+  // data-parallel ranks, which step in lockstep, it orders the ranks' episodes in time
+  // (train/episode_window.h).
+  int64_t rollout_step = 0;
 };
 
 // Metrics of one update, keyed by CleanRL's names ("losses/value_loss", "charts/learning_rate").

@@ -339,7 +339,7 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       buffer_.AddDiscrete(&last_obs_[row], final_obs + row, env_actions[i], env.reward()[i],
                           terminated, truncated);
       if (terminated || truncated) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
+        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
       }
     }
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size

@@ -511,7 +511,7 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       final_values_[row + i] = 0.0f;
       any_truncated |= env.truncated()[i] && !env.terminated()[i];
       if (env.terminated()[i] || env.truncated()[i]) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
+        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
       }
     }
     if (any_truncated) {

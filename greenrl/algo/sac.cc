@@ -583,7 +583,7 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
                 env.truncated(), env.final_obs(), n);
     for (int i = 0; i < n; ++i) {
       if (env.terminated()[i] || env.truncated()[i]) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i]});
+        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
       }
     }
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size

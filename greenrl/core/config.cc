@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "greenrl/core/errors.h"
@@ -537,11 +537,15 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
     }
     std::vector<KeyedNode> pairs;
     if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);
-    std::unordered_set<std::string> seen;
+    std::unordered_map<std::string, std::string> seen;  // key -> the shorthand it came from
     for (const KeyedNode& pair : pairs) {
-      if (!seen.insert(pair.key).second) {
-        throw ConfigError(pair.key, NodeText(pair.node),
-                          "one value per key (given twice in " + yaml_path + ")");
+      const auto [it, first] = seen.emplace(pair.key, pair.given_as);
+      if (!first) {
+        const std::string& shorthand = pair.given_as.empty() ? it->second : pair.given_as;
+        throw ConfigError(
+            pair.key, NodeText(pair.node),
+            "one value per key (given twice in " + yaml_path +
+                (shorthand.empty() ? "" : ", once through the shorthand " + shorthand) + ")");
       }
     }
     Assign(config.schema_, pairs, &values, &set);

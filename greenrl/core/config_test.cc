@@ -321,6 +321,13 @@ TEST(ConfigTest, ShorthandSetsEveryTarget) {
     EXPECT_THAT(error.what(), StartsWith("arch: got 'fast'; a list of"));
     EXPECT_EQ(error.field(), "arch");
   }
+  try {  // a key given twice, once through the shorthand
+    Config::Load(schema, WriteTempFile("twice.yaml", "arch: [32]\narch.vf: [8]\n"), {});
+    ADD_FAILURE() << "no error for a key given twice";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), StartsWith("arch.vf: got '[8]'; one value per key (given twice in "));
+    EXPECT_THAT(error.what(), HasSubstr("twice.yaml, once through the shorthand arch)"));
+  }
   try {  // a shorthand is a guess for a near miss
     Config::Load(schema, "", {"arhc=[1]"});
     ADD_FAILURE() << "no error for an unknown key";

@@ -116,11 +116,13 @@ std::string FormatSummary(const RunReport& r) {
                      r.env_non_finite_resets);
   }
   if (r.early_stop.stopped) {
+    // Both in full (fmt's shortest round-trip form): a 2-decimal mean could read as below a
+    // finer threshold ("0.00 >= 0.001").
     s += fmt::format(
         "  stopped early  at step {} of {}: a periodic eval's mean reward {} >= "
-        "eval.reward_threshold {:g}\n",
-        r.early_stop.global_step, r.early_stop.n_timesteps,
-        FixedNoNegativeZero(r.early_stop.eval_mean_reward, 2), r.early_stop.reward_threshold);
+        "eval.reward_threshold {}\n",
+        r.early_stop.global_step, r.early_stop.n_timesteps, r.early_stop.eval_mean_reward,
+        r.early_stop.reward_threshold);
   }
   if (r.eval_episodes > 0) {
     s += fmt::format("  eval return    {} ± {} ({} deterministic episodes)\n",

@@ -627,6 +627,36 @@ TEST(DataParallelMetricsTest, EpRewMeanIsTheJobsLastHundredEpisodes) {
   EXPECT_DOUBLE_EQ(rew_mean[0], len_mean[0]) << "CartPole pays 1 per step";
 }
 
+// Past 100 episodes the window is the job's last 100 on every rank: with a learning rate too
+// small to move the policy, CartPole episodes stay short (about 20 steps), so the 3072 steps
+// before the checkpoint end well over 100. Both ranks' checkpoints of step 3072 hold the same
+// 100 returns, and rank 0's metrics row of that step shows their mean.
+TEST(DataParallelMetricsTest, EveryRankCheckpointsTheJobsWindow) {
+  const Config config = LoadRunConfig(
+      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+      {"n_envs=4", "batch_size=128", "n_epochs=1", "n_timesteps=4096", "learning_rate=1e-9",
+       "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=1024", "checkpoint_keep=8",
+       "energy.sample_period_s=3600", "dist.timeout_s=60"},
+      5);
+  const std::string dir = FreshDir("ep_window");
+  const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, false);
+  ASSERT_EQ(r[0].error + r[1].error, "");
+  const env::EnvSpec spec = env::FindEnvSpec("CartPole-v1");
+  auto rank0 = MakeAlgorithm(config, spec), rank1 = MakeAlgorithm(config, spec);
+  const TrainerState s0 = LoadResumeCheckpoint(rank0.get(), CheckpointPath(dir, 3072));
+  const TrainerState s1 = LoadResumeCheckpoint(rank1.get(), CheckpointPath(dir, 3072, 1));
+  ASSERT_EQ(s0.recent_returns.size(), 100u);
+  EXPECT_EQ(s0.recent_returns, s1.recent_returns);
+  EXPECT_EQ(s0.recent_lengths, s1.recent_lengths);
+  double sum = 0.0;
+  for (double v : s0.recent_returns) sum += v;
+  const std::vector<double> steps = MetricsColumn(dir, "global_step");
+  const std::vector<double> rew_mean = MetricsColumn(dir, "rollout/ep_rew_mean");
+  const auto at = std::find(steps.begin(), steps.end(), 3072.0);
+  ASSERT_NE(at, steps.end());
+  EXPECT_DOUBLE_EQ(rew_mean[static_cast<size_t>(at - steps.begin())], sum / 100.0);
+}
+
 // eval.reward_threshold with two ranks: rank 0 evaluates, its verdict reaches rank 1 through a
 // one-number all-reduce, and both stop after the same iteration (256 of 512 steps).
 TEST(DataParallelMetricsTest, RewardThresholdStopsBothRanksAfterTheSameIteration) {

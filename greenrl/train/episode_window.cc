@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "greenrl/core/errors.h"
@@ -15,14 +16,14 @@ void PackEpisodeBlock(const std::vector<algo::EpisodeRecord>& episodes, double* 
   block[0] = static_cast<double>(n);
   for (size_t j = 0; j < kept; ++j) {
     const algo::EpisodeRecord& e = episodes[n - kept + j];
-    block[1 + 2 * j] = e.episode_return;
-    block[2 + 2 * j] = static_cast<double>(e.episode_length);
+    block[1 + 3 * j] = e.episode_return;
+    block[2 + 3 * j] = static_cast<double>(e.episode_length);
+    block[3 + 3 * j] = static_cast<double>(e.rollout_step);
   }
 }
 
-std::vector<algo::EpisodeRecord> UnpackEpisodesInTurns(const double* blocks, int world_size) {
-  // (position within the rank's iteration, rank, index in the block)
-  std::vector<std::tuple<double, int, size_t>> order;
+std::vector<algo::EpisodeRecord> UnpackEpisodesInJobOrder(const double* blocks, int world_size) {
+  std::vector<std::tuple<int64_t, int, size_t>> order;  // (rollout step, rank, index in block)
   for (int q = 0; q < world_size; ++q) {
     const double* block = blocks + static_cast<size_t>(q) * kEpisodeBlockSize;
     const double n = block[0];
@@ -30,7 +31,7 @@ std::vector<algo::EpisodeRecord> UnpackEpisodesInTurns(const double* blocks, int
                   "episode block of rank " + std::to_string(q) + " holds a bad count");
     const size_t kept = std::min(static_cast<size_t>(n), static_cast<size_t>(kEpisodeWindow));
     for (size_t j = 0; j < kept; ++j) {
-      order.emplace_back(n - static_cast<double>(kept) + static_cast<double>(j), q, j);
+      order.emplace_back(static_cast<int64_t>(block[3 + 3 * j]), q, j);
     }
   }
   std::sort(order.begin(), order.end());
@@ -40,12 +41,9 @@ std::vector<algo::EpisodeRecord> UnpackEpisodesInTurns(const double* blocks, int
   std::vector<algo::EpisodeRecord> out;
   out.reserve(order.size() - first);
   for (size_t i = first; i < order.size(); ++i) {
-    const auto& [position, q, j] = order[i];
+    const auto& [step, q, j] = order[i];
     const double* block = blocks + static_cast<size_t>(q) * kEpisodeBlockSize;
-    algo::EpisodeRecord e;
-    e.episode_return = block[1 + 2 * j];
-    e.episode_length = static_cast<int64_t>(block[2 + 2 * j]);
-    out.push_back(e);
+    out.push_back({block[1 + 3 * j], static_cast<int64_t>(block[2 + 3 * j]), step});
   }
   return out;
 }

@@ -799,7 +799,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // --- end numerical guard
     // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
     double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
-    std::vector<algo::EpisodeRecord> job_episodes;  // the last 100 of every rank's, in turns
+    std::vector<algo::EpisodeRecord> job_episodes;  // the last 100 of every rank's, in job order
     int dist_stop_signal = 0;  // the stop signal any rank received, agreed by all ranks
     if (world_size > 1) {
       const size_t signal_slots = 3 + update_metrics.size();  // one per rank, after the metrics
@@ -819,7 +819,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       for (size_t k = 0; k < update_metrics.size(); ++k) sums[3 + k] = update_metrics[k].second;
       group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "metrics");
       dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
-      job_episodes = UnpackEpisodesInTurns(&sums[episode_slots], world_size);
+      job_episodes = UnpackEpisodesInJobOrder(&sums[episode_slots], world_size);
       for (size_t k = 0; k < update_metrics.size(); ++k) {
         update_metrics[k].second = sums[3 + k] / world_size;
       }
@@ -838,11 +838,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
     bool last = steps >= total_steps;
     double eval_mean = NAN, eval_std = NAN;
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
-    const bool evaluate_now = last || (periodic_eval_due && !skip_non_critical);
-    auto evaluate = [&](int episodes) {
+    // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold
+    // reads them: a run that may stop when solved keeps checking.
+    const bool evaluate_now =
+        last || (periodic_eval_due && (!skip_non_critical || reward_threshold.has_value()));
+    auto evaluate = [&](int n) {
       monitor.BeginWindow("eval");
       const auto norm = snapshot();
-      const EvalResult eval = EvaluatePolicy(*algorithm, env_id, episodes, seed,
+      const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
                                              /*deterministic=*/true, norm ? &*norm : nullptr);
       monitor.EndWindow("eval");
       eval_mean = eval.mean_return;

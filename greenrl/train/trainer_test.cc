@@ -2,6 +2,7 @@
 // files agree with each other and with the returned summary.
 #include "greenrl/train/trainer.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,18 @@ std::string FreshDir(const std::string& name) {
 std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
   auto cpu_s = std::make_shared<double>(0.0);
   return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
+}
+
+// metrics.csv of run `dir`: the rows as maps from column to value.
+std::vector<std::map<std::string, double>> MetricRows(const std::string& dir) {
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  std::vector<std::map<std::string, double>> out;
+  for (const auto& values : rows) {
+    std::map<std::string, double> row;
+    for (size_t c = 0; c < header.size(); ++c) row[header[c]] = values[c];
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
@@ -142,60 +155,6 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
 
 // emissions.csv names the grid region's country as CodeCarbon does (English name, ISO alpha-3),
 // and the world average leaves both empty.
-// eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a threshold of 0, which every
-// CartPole evaluation reaches, ends a 4096-step run at its first periodic evaluation (1024
-// steps) as a finished run: final evaluation (3 episodes) and final.pt, energy.json's
-// early_stop and the summary's "stopped early" line. One no evaluation reaches runs to the end.
-TEST(TrainerTest, RewardThresholdStopsAtTheFirstEvaluationThatReachesIt) {
-  const std::vector<std::string> sets = {"n_timesteps=4096", "eval.freq=1024", "eval.episodes=2",
-                                         "eval.final_episodes=3", "eval.reward_threshold=0"};
-  TrainOptions options;
-  options.out_dir = FreshDir("reward_threshold");
-  options.verbose = false;
-  options.meter_override = ScriptedMeter();
-  const TrainResult result = Train(LoadRunConfig(Preset(), sets, 7), std::move(options));
-  const report::RunReport& r = result.report;
-  EXPECT_EQ(r.steps, 1024);
-  EXPECT_EQ(result.checkpoint_path, r.run_dir + "/checkpoints/final.pt");
-  EXPECT_TRUE(fs::exists(result.checkpoint_path));
-  EXPECT_TRUE(result.resume_checkpoint.empty());
-  EXPECT_EQ(r.eval_episodes, 3);
-  ASSERT_TRUE(r.early_stop.stopped);
-  EXPECT_EQ(r.early_stop.global_step, 1024);
-  EXPECT_EQ(r.early_stop.n_timesteps, 4096);
-  EXPECT_EQ(r.early_stop.reward_threshold, 0.0);
-  EXPECT_GE(r.early_stop.eval_mean_reward, 8.0);  // CartPole pays 1 per step, 8 at least
-  std::ifstream in(r.run_dir + "/energy.json");
-  const auto j = nlohmann::json::parse(in);
-  EXPECT_EQ(j["early_stop"]["reason"], "reward_threshold");
-  EXPECT_EQ(j["early_stop"]["global_step"], 1024);
-  EXPECT_EQ(j["early_stop"]["n_timesteps"], 4096);
-  EXPECT_EQ(j["early_stop"]["eval_mean_reward"].get<double>(), r.early_stop.eval_mean_reward);
-  EXPECT_EQ(j["windows"]["eval"]["count"], 2);  // the periodic one that reached it, the final one
-  EXPECT_EQ(j["windows"]["rollout"]["count"], 4);
-  const auto [header, rows] = report::ReadMetricsCsv(r.run_dir + "/metrics.csv");
-  ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows.back()[0], 1024);  // global_step
-  const std::string summary = report::FormatSummary(r);
-  EXPECT_NE(summary.find("  stopped early  at step 1024 of 4096: a periodic eval's mean reward "),
-            std::string::npos)
-      << summary;
-  EXPECT_NE(summary.find(">= eval.reward_threshold 0\n"), std::string::npos) << summary;
-
-  TrainOptions never;
-  never.out_dir = FreshDir("reward_threshold_never");
-  never.verbose = false;
-  never.meter_override = ScriptedMeter();
-  std::vector<std::string> high = sets;
-  high.back() = "eval.reward_threshold=1e9";
-  const TrainResult full = Train(LoadRunConfig(Preset(), high, 7), std::move(never));
-  EXPECT_EQ(full.report.steps, 4096);
-  EXPECT_FALSE(full.report.early_stop.stopped);
-  std::ifstream full_in(full.report.run_dir + "/energy.json");
-  EXPECT_TRUE(nlohmann::json::parse(full_in)["early_stop"].is_null());
-  EXPECT_EQ(report::FormatSummary(full.report).find("stopped early"), std::string::npos);
-}
-
 TEST(TrainerTest, EmissionsCsvNamesTheRegionsCountry) {
   for (const auto& [region, expected] : {std::pair<std::string, std::string>{"FR", ",France,FRA,"},
                                          {"world", ",,,"}}) {
@@ -562,6 +521,43 @@ double FullRunJ() {
       .report.total_energy_j();
 }
 
+// Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold reads
+// them: with a threshold (never reached) every evaluation due before the budget stop runs, one
+// per 512 steps; without one, those after the skip rung are skipped. (Neither run gets a final
+// evaluation: the budget stops both.)
+TEST(TrainerTest, RewardThresholdKeepsPeriodicEvaluationsUnderTheSkipRung) {
+  const std::vector<std::string> sets = {"n_timesteps=10240", "eval.freq=512", "eval.episodes=1",
+                                         "energy.sample_period_s=3600",
+                                         "energy.budget.warmup_steps=512"};
+  const double full_j = [&] {
+    TrainOptions options;
+    options.out_dir = FreshDir("threshold_budget_full");
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    return Train(LoadRunConfig(Preset(), sets, 0), std::move(options)).report.total_energy_j();
+  }();
+  auto evals_and_steps = [&](const std::string& name, const std::string& threshold) {
+    std::vector<std::string> budget_sets = sets;
+    budget_sets.push_back("energy.budget_wh=" + std::to_string(full_j / 2.0 / 3600.0));
+    budget_sets.push_back("eval.reward_threshold=" + threshold);
+    TrainOptions options;
+    options.out_dir = FreshDir(name);
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    const TrainResult r = Train(LoadRunConfig(Preset(), budget_sets, 0), std::move(options));
+    EXPECT_TRUE(r.report.budget.stopped) << name;
+    int64_t evals = 0;
+    for (const auto& row : MetricRows(r.report.run_dir)) {
+      evals += std::isnan(row.at("eval/mean_reward")) ? 0 : 1;
+    }
+    return std::make_pair(evals, r.report.steps);
+  };
+  const auto [with_evals, with_steps] = evals_and_steps("threshold_budget_on", "1e9");
+  EXPECT_EQ(with_evals, with_steps / 512);
+  const auto [without_evals, without_steps] = evals_and_steps("threshold_budget_off", "off");
+  EXPECT_LT(without_evals, without_steps / 512);
+}
+
 // A budget stop leaves a resume checkpoint and no final.pt (the run is unfinished). --resume
 // under the same budget (or a smaller one) is refused before any work, naming energy.budget_wh
 // and the stop's step; under a larger budget the run goes on from the stop's step to its end:
@@ -816,24 +812,79 @@ TEST(TrainerTest, NormalizerStatisticsTravelWithTheCheckpoint) {
 namespace greenrl::train {
 namespace {
 
-// metrics.csv of run `dir`: the rows as maps from column to value.
-std::vector<std::map<std::string, double>> MetricRows(const std::string& dir) {
-  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
-  std::vector<std::map<std::string, double>> out;
-  for (const auto& values : rows) {
-    std::map<std::string, double> row;
-    for (size_t c = 0; c < header.size(); ++c) row[header[c]] = values[c];
-    out.push_back(std::move(row));
-  }
-  return out;
-}
-
 TrainResult TrainQuiet(const Config& config, const std::string& dir) {
   TrainOptions options;
   options.out_dir = dir;
   options.verbose = false;
   options.meter_override = ScriptedMeter();
   return Train(config, std::move(options));
+}
+
+// eval.reward_threshold (SB3's StopTrainingOnRewardThreshold). A reference run whose threshold
+// no evaluation reaches (1e9) trains all 4096 steps with a periodic evaluation every 512; its
+// first evaluation k >= 1 above every earlier one gives the threshold of a second run (the same
+// seed, so the same evaluations): that run stops exactly at evaluation k, (k + 1) x 512 steps,
+// as a finished run (final evaluation of 3 episodes, final.pt), with energy.json's early_stop
+// and the summary's "stopped early" line. The threshold equals evaluation k's mean, so `>=`
+// (not `>`) is what stops it, and the earlier, lower evaluations do not.
+TEST(TrainerTest, RewardThresholdStopsAtTheFirstEvaluationThatReachesIt) {
+  auto train = [](const std::string& name, const std::string& threshold) {
+    TrainOptions options;
+    options.out_dir = FreshDir(name);
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    return Train(LoadRunConfig(Preset(),
+                               {"n_timesteps=4096", "eval.freq=512", "eval.episodes=2",
+                                "eval.final_episodes=3", "eval.reward_threshold=" + threshold},
+                               7),
+                 std::move(options));
+  };
+  const TrainResult reference = train("reward_threshold_never", "1e9");
+  EXPECT_EQ(reference.report.steps, 4096);
+  EXPECT_FALSE(reference.report.early_stop.stopped);
+  std::ifstream reference_in(reference.report.run_dir + "/energy.json");
+  EXPECT_TRUE(nlohmann::json::parse(reference_in)["early_stop"].is_null());
+  EXPECT_EQ(report::FormatSummary(reference.report).find("stopped early"), std::string::npos);
+  const std::vector<std::map<std::string, double>> rows = MetricRows(reference.report.run_dir);
+  ASSERT_EQ(rows.size(), 16u);  // 8 envs x 32 steps = 256 per iteration; rows 1, 3, ..., 13:
+  std::vector<double> evals;    // the periodic evaluations at 512, 1024, ..., 3584
+  for (size_t i = 1; i + 1 < rows.size(); i += 2) evals.push_back(rows[i].at("eval/mean_reward"));
+  ASSERT_EQ(evals.size(), 7u);
+  size_t k = 1;
+  while (k < evals.size() && evals[k] <= *std::max_element(evals.begin(), evals.begin() + k)) ++k;
+  ASSERT_LT(k, evals.size()) << "no evaluation above the earlier ones: " << evals[0];
+
+  const TrainResult result = train("reward_threshold", fmt::format("{:.17g}", evals[k]));
+  const report::RunReport& r = result.report;
+  const int64_t stop_step = static_cast<int64_t>(k + 1) * 512;
+  EXPECT_EQ(r.steps, stop_step);
+  EXPECT_EQ(result.checkpoint_path, r.run_dir + "/checkpoints/final.pt");
+  EXPECT_TRUE(fs::exists(result.checkpoint_path));
+  EXPECT_TRUE(result.resume_checkpoint.empty());
+  EXPECT_EQ(r.eval_episodes, 3);
+  ASSERT_TRUE(r.early_stop.stopped);
+  EXPECT_EQ(r.early_stop.global_step, stop_step);
+  EXPECT_EQ(r.early_stop.n_timesteps, 4096);
+  EXPECT_EQ(r.early_stop.reward_threshold, evals[k]);
+  EXPECT_EQ(r.early_stop.eval_mean_reward, evals[k]);
+  std::ifstream in(r.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["early_stop"]["reason"], "reward_threshold");
+  EXPECT_EQ(j["early_stop"]["global_step"], stop_step);
+  EXPECT_EQ(j["early_stop"]["n_timesteps"], 4096);
+  EXPECT_EQ(j["early_stop"]["eval_mean_reward"].get<double>(), evals[k]);
+  // the periodic ones up to k, and the final one
+  EXPECT_EQ(j["windows"]["eval"]["count"], static_cast<int>(k) + 2);
+  const std::vector<std::map<std::string, double>> stopped = MetricRows(r.run_dir);
+  ASSERT_EQ(stopped.size(), 2 * (k + 1));
+  EXPECT_EQ(stopped.back().at("global_step"), stop_step);
+  EXPECT_EQ(stopped.back().at("eval/mean_reward"), r.eval_mean_return);  // the final one's
+  const std::string summary = report::FormatSummary(r);
+  EXPECT_NE(summary.find(fmt::format("  stopped early  at step {} of 4096: a periodic eval's mean "
+                                     "reward {} >= eval.reward_threshold {}\n",
+                                     stop_step, evals[k], evals[k])),
+            std::string::npos)
+      << summary;
 }
 
 // PPO's log_interval counts iterations (SB3's on-policy rule, iteration % log_interval == 0): 8
