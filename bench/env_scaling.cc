@@ -31,6 +31,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -77,21 +78,35 @@ double Quantile(std::vector<double>* v, double q) {
 
 }  // namespace
 
+// A CLI11 check: an integer in [low, high], or "got 'TEXT'; an integer in [low, high]" (CLI11's
+// own Range says "Value abc not in range" for text that is no number at all).
+CLI::Validator IntegerIn(int low, int high) {
+  return CLI::Validator(
+      [low, high](const std::string& text) {
+        int value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc() && ptr == end && value >= low && value <= high) return std::string();
+        return fmt::format("got '{}'; an integer in [{}, {}]", text, low, high);
+      },
+      fmt::format("INT in [{} - {}]", low, high));
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"Two-thread VecEnv speed-up, the configurations taking turns (drift-proof)"};
   std::string env_id = "CartPole-v1";
   int n_envs = 1024, rounds = 40, steps = 300;
   app.add_option("--env", env_id, "env id (greenrl envs lists them)");
   app.add_option("--n-envs", n_envs, "envs in the T1 and T2 VecEnvs (even)")
-      ->check(CLI::Range(2, 1 << 20))
+      ->check(IntegerIn(2, 1 << 20))
       ->check([](const std::string& s) {
         return std::stoi(s) % 2 == 0 ? std::string() : "got '" + s + "'; an even number of envs";
       });
   app.add_option("--rounds", rounds,
                  "rounds of the five configurations (T1d, T2d, T1r, T2r, indep)")
-      ->check(CLI::Range(1, 100000));
+      ->check(IntegerIn(1, 100000));
   app.add_option("--steps", steps, "steps per configuration per round")
-      ->check(CLI::Range(1, 10000000));
+      ->check(IntegerIn(1, 10000000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -184,11 +184,16 @@ Runner RegisterBench(CLI::App& app) {
     const int env_threads_asked = static_cast<int>(probe.GetInt("threads.env"));
     const int env_threads = env::EnvThreadsFor(
         probe.GetString("env_id"), static_cast<int>(probe.GetInt("n_envs")), env_threads_asked);
+    const std::optional<double> stop_threshold = train::RewardThresholdFrom(probe);
     fmt::print(
         "greenrl bench {}: {} seeds, n_timesteps {} (a run ends with the iteration that reaches "
-        "it), preset {} (threads.torch {}, threads.env {}{})\n",
-        args->name, args->seeds, probe.GetInt("n_timesteps"), preset, probe.GetInt("threads.torch"),
-        env_threads_asked,
+        "it{}), preset {} (threads.torch {}, threads.env {}{})\n",
+        args->name, args->seeds, probe.GetInt("n_timesteps"),
+        stop_threshold ? fmt::format(", or earlier at the first periodic eval with a mean reward "
+                                     ">= eval.reward_threshold {}",
+                                     *stop_threshold)
+                       : std::string(),
+        preset, probe.GetInt("threads.torch"), env_threads_asked,
         env_threads < env_threads_asked
             ? fmt::format(": {} used for {} envs", env_threads, probe.GetInt("n_envs"))
             : std::string());
