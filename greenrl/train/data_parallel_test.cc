@@ -94,7 +94,9 @@ void ExpectIdenticalAfterUpdates(const std::string& update_path) {
   std::filesystem::remove(store);
 }
 
-TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksFused) { ExpectIdenticalAfterUpdates("fused"); }
+TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksFused) {
+  ExpectIdenticalAfterUpdates("fused");
+}
 
 TEST(DataParallelPpoTest, ParametersIdenticalOnBothRanksAutograd) {
   ExpectIdenticalAfterUpdates("autograd");
@@ -535,6 +537,11 @@ std::vector<double> MetricsColumn(const std::string& dir, const std::string& key
   return column;
 }
 
+// The PPO CartPole preset with `sets` applied and `seed`.
+Config CartPoleConfig(const std::vector<std::string>& sets, int64_t seed) {
+  return LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", sets, seed);
+}
+
 // --- The job's energy with several ranks (energy/job_energy.h) ----------------------------------
 
 const std::vector<std::string> kSmallRun = {
@@ -547,8 +554,7 @@ const std::vector<std::string> kSmallRun = {
 // and in every metrics.csv row. Process-scope meters of 10 J and 1 J add up to 11 J, and every
 // row shows the job's 11 J, not rank 0's 10 J.
 TEST(DataParallelEnergyTest, SharedCounterCountsOnceProcessScopeSumsInEveryRow) {
-  const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const Config config = CartPoleConfig(kSmallRun, 3);
   const std::string package_dir = FreshDir("energy_package");
   const auto shared = TrainTwoRanksMetered(
       config, package_dir,
@@ -587,8 +593,7 @@ std::unique_ptr<energy::EnergyMeter> ThreeJoulesPerRead() {
 // iterations give 2 ranks x 4 x 3 = 24 J each, counted 4 times (rank 0's count); the final
 // evaluation runs on rank 0 alone: 3 J. Windows + unattributed = total.
 TEST(DataParallelEnergyTest, WindowsHoldEveryRanksEnergy) {
-  const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const Config config = CartPoleConfig(kSmallRun, 3);
   const std::string dir = FreshDir("energy_windows");
   const auto r = TrainTwoRanksMetered(
       config, dir, [](int) { return ThreeJoulesPerRead(); }, false);
@@ -611,8 +616,7 @@ TEST(DataParallelEnergyTest, WindowsHoldEveryRanksEnergy) {
 // holds all of them and equals charts/episodic_return and episodic_length, which average every
 // rank's episodes of the iteration.
 TEST(DataParallelMetricsTest, EpRewMeanIsTheJobsLastHundredEpisodes) {
-  const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", kSmallRun, 3);
+  const Config config = CartPoleConfig(kSmallRun, 3);
   const std::string dir = FreshDir("ep_rew_mean");
   const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, false);
   ASSERT_EQ(r[0].error + r[1].error, "");
@@ -632,8 +636,7 @@ TEST(DataParallelMetricsTest, EpRewMeanIsTheJobsLastHundredEpisodes) {
 // before the checkpoint end well over 100. Both ranks' checkpoints of step 3072 hold the same
 // 100 returns, and rank 0's metrics row of that step shows their mean.
 TEST(DataParallelMetricsTest, EveryRankCheckpointsTheJobsWindow) {
-  const Config config = LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+  const Config config = CartPoleConfig(
       {"n_envs=4", "batch_size=128", "n_epochs=1", "n_timesteps=4096", "learning_rate=1e-9",
        "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=1024", "checkpoint_keep=8",
        "energy.sample_period_s=3600", "dist.timeout_s=60"},
@@ -663,8 +666,7 @@ TEST(DataParallelMetricsTest, RewardThresholdStopsBothRanksAfterTheSameIteration
   std::vector<std::string> sets = kSmallRun;
   sets.push_back("eval.freq=256");
   sets.push_back("eval.reward_threshold=0");
-  const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", sets, 3);
+  const Config config = CartPoleConfig(sets, 3);
   const std::string dir = FreshDir("reward_threshold");
   const auto r = TrainTwoRanks(config, dir, {1.0, 1.0}, false);
   ASSERT_EQ(r[0].error + r[1].error, "");
@@ -742,12 +744,11 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
 // resumed run's total is their sum, 33 J (each rank carries only its own earlier energy).
 // A resume with another world size is refused (ConfigError naming both).
 TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentical) {
-  const Config config = LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
-      {"n_envs=2", "batch_size=32", "n_epochs=4", "n_timesteps=1024", "normalize=true",
-       "eval.freq=512", "eval.episodes=1", "eval.final_episodes=1", "checkpoint_freq=256",
-       "checkpoint_keep=2", "dist.timeout_s=60"},
-      6);
+  const Config config =
+      CartPoleConfig({"n_envs=2", "batch_size=32", "n_epochs=4", "n_timesteps=1024",
+                      "normalize=true", "eval.freq=512", "eval.episodes=1", "eval.final_episodes=1",
+                      "checkpoint_freq=256", "checkpoint_keep=2", "dist.timeout_s=60"},
+                     6);
   // 2 ranks x 2 envs x 32 steps = 128 global steps per iteration, 8 iterations.
   const std::string straight = FreshDir("straight"), split = FreshDir("split");
   const auto a = TrainTwoRanks(config, straight, {10.0, 1.0}, false);
@@ -779,8 +780,7 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
     } catch (const ConfigError& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find("--resume"), std::string::npos) << what;
-      EXPECT_NE(what.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos)
-          << what;
+      EXPECT_NE(what.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << what;
     }
   }
 
@@ -813,8 +813,7 @@ TEST(DataParallelResumeTest, TwoRankRunStoppedAndResumedWithTwoRanksIsBitIdentic
 // from 1280), and both ranks' checkpoints of step 1536, written after the restore, hold the same
 // parameters.
 TEST(DataParallelGuardTest, NanOnOneRankRestoresBothRanksAlike) {
-  const Config config = LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+  const Config config = CartPoleConfig(
       {"n_envs=4", "batch_size=128", "n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
        "checkpoint_freq=512", "checkpoint_keep=8", "learning_rate=0.001", "dist.timeout_s=60"},
       2);
@@ -868,11 +867,10 @@ TEST(DataParallelGuardTest, NanOnOneRankRestoresBothRanksAlike) {
 // A single-process run's checkpoint refuses a 2-rank resume on both ranks, naming both world
 // sizes, before any collective.
 TEST(DataParallelResumeTest, OneRankRunRefusesTwoRankResume) {
-  const Config config = LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
-      {"n_envs=2", "batch_size=32", "n_epochs=1", "n_timesteps=512", "eval.freq=0",
-       "eval.final_episodes=1", "checkpoint_freq=0", "dist.timeout_s=60"},
-      6);
+  const Config config =
+      CartPoleConfig({"n_envs=2", "batch_size=32", "n_epochs=1", "n_timesteps=512", "eval.freq=0",
+                      "eval.final_episodes=1", "checkpoint_freq=0", "dist.timeout_s=60"},
+                     6);
   const std::string dir = FreshDir("one");
   {
     TrainOptions options;
