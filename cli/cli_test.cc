@@ -135,6 +135,26 @@ TEST(CliTest, PresetBatchSizeAboveTheRolloutSaysWhatItMeans) {
       << r.output;
 }
 
+// A batch_size that does not divide the rollout warns as SB3 does (a last, shorter minibatch),
+// and a reward threshold that no periodic evaluation can reach in time says so.
+TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
+  const std::string out = Dir("truncated");
+  const Result r = RunGreenrl("train --config " + Preset() +
+                              " --set batch_size=100 --set n_timesteps=512 "
+                              "--set eval.reward_threshold=env --out " +
+                              out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: batch_size 100 does not divide n_steps * n_envs = 256: after "
+                          "every 2 full minibatches comes one of 56 rows"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("greenrl: eval.reward_threshold is set, but no periodic evaluation "
+                          "comes before n_timesteps 512 (eval.freq 25000): it cannot stop this "
+                          "run"),
+            std::string::npos)
+      << r.output;
+}
+
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
 // --configs folder without the preset is refused by that name.
 TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {

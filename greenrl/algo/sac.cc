@@ -28,6 +28,12 @@
 #include "greenrl/nn/squashed_gaussian_actor.h"
 
 namespace greenrl::algo {
+namespace {
+// What ent_coef and target_entropy accept (SacConfigFromConfig), also named by a Load error.
+constexpr const char* kEntCoefAccepted =
+    "auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0";
+constexpr const char* kTargetEntropyAccepted = "auto (-dim(A)) or a finite number";
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Config: SB3 SAC defaults (stable_baselines3/sac/sac.py __init__, sac/policies.py).
@@ -49,9 +55,11 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "gradient_steps", ValueType::kInt, "1",
          "gradient steps per update (-1: as many as env steps collected)", -1, 1 << 24);
   AddKey(schema, "ent_coef", ValueType::kString, "auto",
-         "entropy coefficient: auto (learned from 1.0), auto_<initial>, or a fixed number");
+         "entropy coefficient: auto (learned from 1.0), auto_<initial>, or a fixed number", {}, {},
+         {}, false, kEntCoefAccepted);
   AddKey(schema, "target_entropy", ValueType::kString, "auto",
-         "target entropy of the learned coefficient: auto (-dim(A)) or a number");
+         "target entropy of the learned coefficient: auto (-dim(A)) or a number", {}, {}, {}, false,
+         kTargetEntropyAccepted);
   AddKey(schema, "target_update_interval", ValueType::kInt, "1",
          "gradient steps between target-critic updates", 1, 1e9);
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[256, 256]",
@@ -92,8 +100,6 @@ SacConfig SacConfigFromConfig(const Config& config) {
   // ent_coef as SB3 reads it: "auto" (learned, init 1.0), "auto_0.1" (learned, init 0.1), or a
   // float (fixed).
   const std::string ent_coef = config.GetString("ent_coef");
-  const std::string ent_accepted =
-      "auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0";
   if (ent_coef.rfind("auto", 0) == 0) {
     c.learn_ent_coef = true;
     c.ent_coef_init = 1.0;
@@ -101,13 +107,13 @@ SacConfig SacConfigFromConfig(const Config& config) {
       const auto v = ent_coef[4] == '_' ? internal::ParseYamlNumber(ent_coef.substr(5))
                                         : std::optional<double>();
       if (!v || !(*v > 0.0) || !std::isfinite(*v))
-        throw ConfigError("ent_coef", ent_coef, ent_accepted);
+        throw ConfigError("ent_coef", ent_coef, kEntCoefAccepted);
       c.ent_coef_init = *v;
     }
   } else {
     const auto v = internal::ParseYamlNumber(ent_coef);
     if (!v || !(*v >= 0.0) || !std::isfinite(*v))
-      throw ConfigError("ent_coef", ent_coef, ent_accepted);
+      throw ConfigError("ent_coef", ent_coef, kEntCoefAccepted);
     c.learn_ent_coef = false;
     c.ent_coef_init = *v;
   }
@@ -115,7 +121,7 @@ SacConfig SacConfigFromConfig(const Config& config) {
   if (target_entropy != "auto") {
     const auto v = internal::ParseYamlNumber(target_entropy);
     if (!v || !std::isfinite(*v)) {
-      throw ConfigError("target_entropy", target_entropy, "auto (-dim(A)) or a finite number");
+      throw ConfigError("target_entropy", target_entropy, kTargetEntropyAccepted);
     }
     c.target_entropy = *v;
   }

@@ -107,6 +107,7 @@ std::string Describe(const KeySpec& spec) {
     case ValueType::kBool:
       return "true or false";
     case ValueType::kString:
+      if (!spec.accepted.empty()) return spec.accepted;
       return spec.choices.empty() ? "a string" : "one of: " + Join(spec.choices, ", ");
     case ValueType::kSchedule: {
       const std::string range = RangeText(spec);
@@ -145,9 +146,14 @@ std::optional<int64_t> ParseInt(const std::string& text) {
 }
 
 // Parses and validates one value against its declaration.
-// Errors: ConfigError(spec.key, NodeText(node), Describe(spec)) or, for a non-finite float,
+// Errors: ConfigError(spec.key, NodeText(node), Describe(spec)); for a null node (no value)
+// ConfigError(spec.key, "", Describe(spec) + " (an empty value ...)"); for a non-finite float
 // ConfigError(spec.key, text, "a finite number...").
 Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
+  if (node.IsNull()) {  // `--set key=`, `key:`, `key: null`, `key: ~`
+    throw ConfigError(spec.key, "",
+                      Describe(spec) + " (an empty value, null or ~ is no value for any key)");
+  }
   const std::string text = NodeText(node);
   const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec)); };
   const bool scalar = node.IsScalar();
@@ -456,6 +462,8 @@ void ConfigSchema::Add(KeySpec spec) {
                 "config key '" + spec.key + "': min/max on a " + ValueTypeName(spec.type));
   GREENRL_CHECK(spec.type == ValueType::kString || spec.choices.empty(),
                 "config key '" + spec.key + "': choices on a " + ValueTypeName(spec.type));
+  GREENRL_CHECK(spec.type == ValueType::kString || spec.accepted.empty(),
+                "config key '" + spec.key + "': an accepted text on a " + ValueTypeName(spec.type));
   if (spec.default_yaml) {
     try {
       ParseValue(spec, YAML::Load(*spec.default_yaml));
@@ -674,7 +682,7 @@ std::string Config::ToYaml() const {
 
 void AddKey(ConfigSchema* schema, std::string key, ValueType type, std::string default_yaml,
             std::string doc, std::optional<double> min, std::optional<double> max,
-            std::vector<std::string> choices, bool min_exclusive) {
+            std::vector<std::string> choices, bool min_exclusive, std::string accepted) {
   KeySpec spec;
   spec.key = std::move(key);
   spec.type = type;
@@ -684,6 +692,7 @@ void AddKey(ConfigSchema* schema, std::string key, ValueType type, std::string d
   spec.max = max;
   spec.choices = std::move(choices);
   spec.min_exclusive = min_exclusive;
+  spec.accepted = std::move(accepted);
   schema->Add(std::move(spec));
 }
 

@@ -66,6 +66,10 @@ struct KeySpec {
   bool min_exclusive = false;
   // For kString only: the accepted values; empty = any text.
   std::vector<std::string> choices;
+  // For kString only: what the key accepts, in words, for a text that its reader checks (e.g.
+  // "off, env or a finite number"); an error at Load names it instead of "a string" (empty:
+  // "a string", or the choices).
+  std::string accepted;
 };
 
 // The set of keys a Config accepts, in declaration order. Build it once, then read it from any
@@ -119,7 +123,7 @@ class ConfigSchema {
 void AddKey(ConfigSchema* schema, std::string key, ValueType type, std::string default_yaml,
             std::string doc, std::optional<double> min = std::nullopt,
             std::optional<double> max = std::nullopt, std::vector<std::string> choices = {},
-            bool min_exclusive = false);
+            bool min_exclusive = false, std::string accepted = {});
 
 // A resolved config: every key of its schema with a validated value. Const methods are safe to
 // call from any number of threads; Set is not.

@@ -183,7 +183,10 @@ TEST(ConfigTest, UnknownKeyNamesClosestMatchAndKnownKeys) {
 TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
   EXPECT_EQ(OverrideError("n_steps=abc"), "n_steps: got 'abc'; an integer >= 1");
   EXPECT_EQ(OverrideError("n_steps=[1, 2]"), "n_steps: got '[1, 2]'; an integer >= 1");
-  EXPECT_EQ(OverrideError("n_steps="), "n_steps: got 'null'; an integer >= 1");
+  EXPECT_EQ(OverrideError("n_steps="),
+            "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
+  EXPECT_EQ(OverrideError("n_steps=~"),
+            "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(OverrideError("gamma=abc"), "gamma: got 'abc'; a number in [0, 1]");
   EXPECT_EQ(OverrideError("normalize=yes"), "normalize: got 'yes'; true or false");
   EXPECT_EQ(OverrideError("normalize=1"), "normalize: got '1'; true or false");
@@ -297,6 +300,28 @@ TEST(ConfigTest, ProgrammingErrorsAreInternalErrors) {
 
 // A shorthand assigns a non-map value to each of its targets (from a file, an override or Set),
 // a map at it is still a section, and the last value given wins per target.
+// A string key whose reader checks the text names what it accepts, not "a string".
+TEST(ConfigTest, StringKeyNamesItsAcceptedText) {
+  ConfigSchema schema;
+  AddKey(&schema, "stop", ValueType::kString, "off", "when to stop", {}, {}, {}, false,
+         "off or a number");
+  auto error = [&](const std::string& set) {
+    try {
+      Config::Load(schema, "", {set});
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("stop=[1]"), "stop: got '[1]'; off or a number");
+  EXPECT_EQ(error("stop="),
+            "stop: got ''; off or a number (an empty value, null or ~ is no value for any key)");
+  EXPECT_EQ(Config::Load(schema, "", {"stop=12"}).GetString("stop"), "12");
+  KeySpec bad = Spec("width", ValueType::kInt, "1", "an int");
+  bad.accepted = "a width";
+  EXPECT_THROW(schema.Add(bad), InternalError);
+}
+
 TEST(ConfigTest, ShorthandSetsEveryTarget) {
   ConfigSchema schema;
   schema.Add(Spec("arch.pi", ValueType::kIntList, "[64, 64]", "actor"));

@@ -24,6 +24,12 @@ const std::vector<std::string>& AlgorithmIds() {
 }
 
 namespace {
+
+// What eval.reward_threshold and carbon.intensity_g_per_kwh accept (RewardThresholdFrom,
+// CarbonOptionsFrom), also named by a Load error such as an empty value.
+constexpr const char* kRewardThresholdAccepted =
+    "off, env (the env's Gymnasium reward_threshold) or a finite number";
+constexpr const char* kIntensityAccepted = "auto or a finite number >= 0 (g CO2e per kWh)";
 std::string JoinIds(const std::vector<std::string>& ids) {
   std::string s;
   for (const auto& id : ids) s += (s.empty() ? "" : ", ") + id;
@@ -102,7 +108,8 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "eval.reward_threshold", ValueType::kString, "off",
          "stop training after the first periodic evaluation whose mean reward reaches this (SB3's "
          "StopTrainingOnRewardThreshold): off, env (the env's Gymnasium reward_threshold) or a "
-         "number");
+         "number",
+         {}, {}, {}, false, kRewardThresholdAccepted);
   // SB3's log_interval (BaseAlgorithm.learn): rollouts for on-policy PPO (default 1), finished
   // episodes for off-policy DQN and SAC (default 4), whose iterations are a few env steps each.
   AddKey(&s, "log_interval", ValueType::kInt, algo == "ppo" ? "1" : "4",
@@ -164,7 +171,8 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "grid region (ISO 3166 code, e.g. FR, US) or world; empty: the world average as a "
          "default");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
-         "grid intensity override in g CO2e/kWh, or auto (from carbon.region)");
+         "grid intensity override in g CO2e/kWh, or auto (from carbon.region)", {}, {}, {}, false,
+         kIntensityAccepted);
   AddKey(&s, "carbon.intensity_csv", ValueType::kString, "''",
          "optional CSV of timestamp,g_per_kwh integrated over the run (empty: none)");
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
@@ -268,8 +276,7 @@ energy::CarbonOptions CarbonOptionsFrom(const Config& config) {
   if (intensity != "auto") {
     const auto value = internal::ParseYamlNumber(intensity);
     if (!value) {
-      throw ConfigError("carbon.intensity_g_per_kwh", intensity,
-                        "auto or a finite number >= 0 (g CO2e per kWh)");
+      throw ConfigError("carbon.intensity_g_per_kwh", intensity, kIntensityAccepted);
     }
     o.intensity_g_per_kwh = *value;
   }
@@ -299,8 +306,7 @@ std::optional<double> RewardThresholdFrom(const Config& config) {
   } else {
     const std::optional<double> value = internal::ParseYamlNumber(text);
     if (!value || !std::isfinite(*value)) {
-      throw ConfigError("eval.reward_threshold", text,
-                        "off, env (the env's Gymnasium reward_threshold) or a finite number");
+      throw ConfigError("eval.reward_threshold", text, kRewardThresholdAccepted);
     }
     threshold = *value;
   }

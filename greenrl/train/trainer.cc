@@ -257,8 +257,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
       newest_path = it->second;
     }
     if (fs::exists(run_dir + "/checkpoints/final.pt")) {
-      throw ConfigError("--resume", run_dir,
-                        "an unfinished run (this one has checkpoints/final.pt)");
+      // Say why it finished when eval.reward_threshold ended it before n_timesteps.
+      std::string why;
+      try {
+        const nlohmann::json early =
+            nlohmann::json::parse(std::ifstream(run_dir + "/energy.json")).at("early_stop");
+        if (!early.is_null()) {
+          why = fmt::format(": eval.reward_threshold {} ended it at step {} of {}",
+                            early.at("reward_threshold").get<double>(),
+                            early.at("global_step").get<int64_t>(),
+                            early.at("n_timesteps").get<int64_t>());
+        }
+      } catch (const std::exception&) {  // no or an older energy.json: final.pt says enough
+      }
+      throw ConfigError(
+          "--resume", run_dir,
+          "an unfinished run (this one finished" + why + "; it has checkpoints/final.pt)");
     }
     // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
     // under a larger budget (or none), which must be given before any work.
@@ -373,12 +387,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (options.verbose && writer && algo_id == "ppo") {
     // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.
     const int64_t rollout = config.GetInt("n_steps") * config.GetInt("n_envs");
-    if (config.GetInt("batch_size") > rollout) {
+    const int64_t batch_size = config.GetInt("batch_size");
+    if (batch_size > rollout) {
       fmt::print(stderr,
                  "greenrl: batch_size {} is above n_steps * n_envs = {}: each epoch is one "
                  "minibatch of the whole rollout ({} rows), as in SB3\n",
-                 config.GetInt("batch_size"), rollout, rollout);
+                 batch_size, rollout, rollout);
+    } else if (rollout % batch_size != 0) {
+      fmt::print(stderr,
+                 "greenrl: batch_size {} does not divide n_steps * n_envs = {}: after every {} "
+                 "full minibatches comes one of {} rows (SB3 warns of the same; a batch_size that "
+                 "divides the rollout avoids it)\n",
+                 batch_size, rollout, rollout / batch_size, rollout % batch_size);
     }
+  }
+  if (options.verbose && writer && config.GetString("eval.reward_threshold") != "off" &&
+      config.GetInt("eval.freq") >= config.GetInt("n_timesteps")) {
+    fmt::print(stderr,
+               "greenrl: eval.reward_threshold is set, but no periodic evaluation comes before "
+               "n_timesteps {} (eval.freq {}): it cannot stop this run\n",
+               config.GetInt("n_timesteps"), config.GetInt("eval.freq"));
   }
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",

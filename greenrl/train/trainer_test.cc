@@ -630,7 +630,7 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
       ADD_FAILURE() << "a finished run resumed";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.field(), "--resume");
-      EXPECT_NE(std::string(e.what()).find("(this one has checkpoints/final.pt)"),
+      EXPECT_NE(std::string(e.what()).find("(this one finished; it has checkpoints/final.pt)"),
                 std::string::npos);
     }
   }
@@ -879,6 +879,21 @@ TEST(TrainerTest, RewardThresholdStopsAtTheFirstEvaluationThatReachesIt) {
   ASSERT_EQ(stopped.size(), 2 * (k + 1));
   EXPECT_EQ(stopped.back().at("global_step"), stop_step);
   EXPECT_EQ(stopped.back().at("eval/mean_reward"), r.eval_mean_return);  // the final one's
+  try {  // finished: a resume is refused, saying what ended it
+    TrainOptions again;
+    again.out_dir = r.run_dir;
+    again.verbose = false;
+    again.resume = true;
+    Train(LoadRunConfig(r.run_dir + "/config.yaml", {}, std::nullopt), std::move(again));
+    ADD_FAILURE() << "a finished run resumed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format(
+                  "(this one finished: eval.reward_threshold {} ended it at step {} of 4096; it "
+                  "has checkpoints/final.pt)",
+                  evals[k], stop_step)),
+              std::string::npos)
+        << e.what();
+  }
   const std::string summary = report::FormatSummary(r);
   EXPECT_NE(summary.find(fmt::format("  stopped early  at step {} of 4096: a periodic eval's mean "
                                      "reward {} >= eval.reward_threshold {}\n",
