@@ -155,6 +155,30 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
       << r.output;
 }
 
+// A preset trained on another env (--env) says the preset was tuned for its own; SB3's class
+// name nn.ReLU is an activation_fn, and config.yaml keeps it as given.
+TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
+  const std::string out = Dir("other_env");
+  const Result r = RunGreenrl("train --config " + Preset() +
+                              " --env Acrobot-v1 --set policy_kwargs.activation_fn=nn.ReLU "
+                              "--set n_timesteps=256 --out " +
+                              out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: training Acrobot-v1 with " + Preset() +
+                          ", a preset tuned for CartPole-v1: its hyperparameters may not suit "
+                          "Acrobot-v1"),
+            std::string::npos)
+      << r.output;
+  std::ifstream saved(out + "/config.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("activation_fn: nn.ReLU"), std::string::npos) << yaml;
+  const Result same =
+      RunGreenrl("train --config " + Preset() + " --env CartPole-v1 --set n_timesteps=256 --out " +
+                 Dir("same_env"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_EQ(same.output.find("a preset tuned for"), std::string::npos) << same.output;
+}
+
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
 // --configs folder without the preset is refused by that name.
 TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {

@@ -1,6 +1,7 @@
 // greenrl train: loads and validates the config, trains, prints the summary.
 #include <fmt/format.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,27 @@
 namespace greenrl::cli {
 
 namespace {
+
+// A greenrl preset names the env its hyperparameters were tuned for (its env_id, as rl-zoo's
+// sections do); training another env with it (--env, --set env_id=) is allowed, and said on
+// stderr. rl-zoo files, whose sections are picked by env, and unreadable files say nothing.
+void WarnIfPresetTunedForAnotherEnv(const std::string& preset, const Config& config) {
+  if (preset.empty()) return;
+  std::string tuned_for;
+  try {
+    const YAML::Node env_id = YAML::LoadFile(preset)["env_id"];
+    if (env_id && env_id.IsScalar()) tuned_for = env_id.Scalar();
+  } catch (const YAML::Exception&) {
+    return;
+  }
+  const std::string& env_id = config.GetString("env_id");
+  if (tuned_for.empty() || tuned_for == env_id) return;
+  fmt::print(stderr,
+             "greenrl: training {} with {}, a preset tuned for {}: its hyperparameters may not "
+             "suit {} (rl-zoo's hyperparams/<algo>.yml has a section per env)\n",
+             env_id, preset, tuned_for, env_id);
+}
+
 struct TrainArgs {
   std::string config_path;
   std::string env_id;  // --env: env_id, rl-zoo's flag (picks an rl-zoo file's section)
@@ -138,6 +160,7 @@ Runner RegisterTrain(CLI::App& app) {
     }
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, sets, args->seed);
+    if (!resuming && !args->quiet) WarnIfPresetTunedForAnotherEnv(args->config_path, config);
     train::TrainOptions options;
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;

@@ -64,7 +64,7 @@ void AddDqnKeys(ConfigSchema* schema) {
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[64, 64]",
          "Q-network hidden sizes", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
-         std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+         std::nullopt, std::nullopt, nn::ActivationNames());
 }
 
 DqnConfig DqnConfigFromConfig(const Config& config) {

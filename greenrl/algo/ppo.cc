@@ -71,7 +71,7 @@ void AddPpoKeys(ConfigSchema* schema) {
   schema->AddShorthand("policy_kwargs.net_arch",
                        {"policy_kwargs.net_arch.pi", "policy_kwargs.net_arch.vf"});
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "tanh", "hidden activation",
-         std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+         std::nullopt, std::nullopt, nn::ActivationNames());
   AddKey(schema, "policy_kwargs.log_std_init", ValueType::kFloat, "0.0",
          "Box actions: initial log std of the diagonal Gaussian", -20.0, 2.0);
   AddKey(schema, "use_sde", ValueType::kBool, "false",

@@ -65,7 +65,7 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[256, 256]",
          "hidden sizes of the actor and of each critic", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
-         std::nullopt, std::nullopt, std::vector<std::string>{"tanh", "relu"});
+         std::nullopt, std::nullopt, nn::ActivationNames());
   AddKey(schema, "use_sde", ValueType::kBool, "false",
          "generalized state-dependent exploration (gSDE) instead of the actor's log-std head");
   AddKey(schema, "sde_sample_freq", ValueType::kInt, "-1",

@@ -18,9 +18,9 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
 namespace greenrl::nn {
 
 Activation ParseActivation(const std::string& field, const std::string& text) {
-  if (text == "tanh") return Activation::kTanh;
-  if (text == "relu") return Activation::kReLU;
-  throw ConfigError(field, text, "one of: tanh, relu");
+  if (text == "tanh" || text == "nn.Tanh") return Activation::kTanh;
+  if (text == "relu" || text == "nn.ReLU") return Activation::kReLU;
+  throw ConfigError(field, text, "one of: tanh, relu, nn.Tanh, nn.ReLU");
 }
 
 const char* ToString(Activation activation) {

@@ -26,7 +26,15 @@ namespace greenrl::nn {
 // Hidden-layer activation. Source: SB3 MlpPolicy's activation_fn (default nn.Tanh).
 enum class Activation { kTanh, kReLU };
 
-// Parses "tanh" / "relu"; throws greenrl::ConfigError(field, text, "one of: tanh, relu").
+// The names policy_kwargs.activation_fn accepts: greenrl's "tanh" and "relu", and SB3's class
+// names "nn.Tanh" and "nn.ReLU" (as SB3 users write activation_fn=nn.ReLU).
+inline const std::vector<std::string>& ActivationNames() {
+  static const std::vector<std::string> names = {"tanh", "relu", "nn.Tanh", "nn.ReLU"};
+  return names;
+}
+
+// Parses one of ActivationNames(); throws greenrl::ConfigError(field, text, "one of: tanh,
+// relu, nn.Tanh, nn.ReLU") for any other text.
 Activation ParseActivation(const std::string& field, const std::string& text);
 const char* ToString(Activation activation);
 

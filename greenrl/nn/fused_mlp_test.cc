@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "greenrl/core/errors.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/thread_pool.h"
@@ -34,6 +35,21 @@ void ExpectClose(const float* a, const float* b, int64_t n, double tol) {
   for (int64_t i = 0; i < n; ++i) {
     ASSERT_NEAR(a[i], b[i], tol * std::max(1.0, std::fabs(static_cast<double>(b[i]))))
         << "index " << i;
+  }
+}
+
+// greenrl's names and SB3's class names, and nothing else.
+TEST(ActivationTest, ParsesGreenrlAndSb3Names) {
+  EXPECT_EQ(ParseActivation("act", "tanh"), Activation::kTanh);
+  EXPECT_EQ(ParseActivation("act", "nn.Tanh"), Activation::kTanh);
+  EXPECT_EQ(ParseActivation("act", "relu"), Activation::kReLU);
+  EXPECT_EQ(ParseActivation("act", "nn.ReLU"), Activation::kReLU);
+  EXPECT_EQ(ActivationNames().size(), 4u);
+  try {
+    ParseActivation("act", "ReLU");
+    ADD_FAILURE() << "ReLU parsed";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "act: got 'ReLU'; one of: tanh, relu, nn.Tanh, nn.ReLU");
   }
 }
 
