@@ -155,7 +155,15 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
                       Describe(spec) + " (an empty value, null or ~ is no value for any key)");
   }
   const std::string text = NodeText(node);
-  const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec)); };
+  // rl-zoo's Python dict(...) strings are read from its hyperparameter files
+  // (zoo_hyperparams.h); elsewhere YAML's flow map is the way to give a section.
+  const std::string hint =
+      text.rfind("dict(", 0) == 0
+          ? " (Python's dict(...) is read from rl-zoo hyperparameter files only; with --set or "
+            "in a preset give YAML's map form, e.g. 'policy_kwargs.net_arch={pi: [64], vf: "
+            "[64]}')"
+          : "";
+  const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec) + hint); };
   const bool scalar = node.IsScalar();
   switch (spec.type) {
     case ValueType::kInt: {
