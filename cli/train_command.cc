@@ -123,7 +123,7 @@ Runner RegisterTrain(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed (overrides the preset's)")
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
-  cmd->add_flag("--quiet", args->quiet, "no progress line or log lines");
+  cmd->add_flag("--quiet", args->quiet, "no progress line, log lines or warnings");
   CLI::Option* resume = cmd->add_option(
       "--resume", args->resume,
       "continue the run in RUN_DIR from its newest checkpoint (its config.yaml; --set may "

@@ -309,6 +309,36 @@ TEST(ResumeTest, DqnAndSacCountSkippedNonFiniteSteps) {
 
 // A resume whose n_timesteps is not past the checkpoint has nothing to train: refused before any
 // work (it once ran zero iterations, wrote final.pt and crashed), and the run stays resumable.
+// A --resume may change eval.freq and checkpoint_freq: the schedules follow the new values
+// from the checkpoint's step on. Stopped at 768 with eval.freq 25000 and checkpoint_freq 0, the
+// run resumed with eval.freq=512 and checkpoint_freq=512 evaluates at 1024 and 1536 (then the
+// final evaluation at 2048) and checkpoints at 1024 and 1536.
+TEST(ResumeTest, ResumeFollowsNewEvalAndCheckpointFrequencies) {
+  const Config config =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=2048", "eval.freq=25000", "eval.episodes=1",
+                     "eval.final_episodes=1", "checkpoint_freq=0", "checkpoint_keep=8"},
+                    3);
+  const std::string dir = FreshDir("new_freqs");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/768).interrupted);
+  const Config again =
+      LoadRunConfig(dir + "/config.yaml", {"eval.freq=512", "checkpoint_freq=512"}, std::nullopt);
+  const TrainResult r = RunTraining(again, dir, 1.0, /*resume=*/true);
+  EXPECT_EQ(r.report.steps, 2048);
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  const size_t eval_col = static_cast<size_t>(
+      std::find(header.begin(), header.end(), "eval/mean_reward") - header.begin());
+  ASSERT_LT(eval_col, header.size());
+  std::vector<double> eval_steps;
+  for (const auto& row : rows) {
+    if (!std::isnan(row[eval_col])) eval_steps.push_back(row[0]);
+  }
+  EXPECT_EQ(eval_steps, (std::vector<double>{1024, 1536, 2048}));
+  std::vector<int64_t> checkpoint_steps;
+  for (const auto& [step, path] : ListCheckpoints(dir)) checkpoint_steps.push_back(step);
+  EXPECT_EQ(checkpoint_steps, (std::vector<int64_t>{768, 1024, 1536}));
+}
+
 TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {
   const std::vector<std::string> sets = {"eval.freq=0", "eval.final_episodes=1",
                                          "checkpoint_freq=512"};

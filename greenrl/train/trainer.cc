@@ -652,8 +652,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   auto apply_position = [&](const TrainerState& st) {
     steps = st.steps;
     iteration = st.iteration;
-    next_eval = st.next_eval;
-    next_checkpoint = st.next_checkpoint;
+    // The schedules follow this segment's eval.freq and checkpoint_freq, which a --resume may
+    // change: the first multiple above the step. With unchanged keys that is what the
+    // checkpoint holds (st.next_eval, st.next_checkpoint: both only ever move to the next
+    // multiple past the step).
+    next_eval = eval_freq > 0 ? (st.steps / eval_freq + 1) * eval_freq : -1;
+    next_checkpoint = ckpt.freq > 0 ? (st.steps / ckpt.freq + 1) * ckpt.freq : -1;
     episodes_total = st.episodes;
     log_rows = st.log_rows;
     recent_returns.assign(st.recent_returns.begin(), st.recent_returns.end());
