@@ -212,8 +212,12 @@ int RunLaunch(const LaunchArgs& a) {
         if (!ok && first_failed < 0 && !termed) {
           first_failed = r;
           failed_at = Clock::now();
-          fmt::print(stderr, "greenrl launch: rank {} {}; the other ranks get {} s to stop\n", r,
-                     DescribeStatus(k.status), a.grace_s);
+          // Exit code 2 is greenrl's bad input (a config error, which every rank prints alike
+          // before any work), not a crash.
+          const bool bad_input = WIFEXITED(k.status) && WEXITSTATUS(k.status) == 2;
+          fmt::print(stderr, "greenrl launch: rank {} {}{}; the other ranks get {} s to stop\n", r,
+                     DescribeStatus(k.status),
+                     bad_input ? " (bad input: the error above, not a crash)" : "", a.grace_s);
         }
       } else {
         any_running = true;

@@ -159,6 +159,9 @@ TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
   const int status = ::pclose(pipe);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
   EXPECT_NE(output.find("[rank 1] greenrl: error: n_step"), std::string::npos) << output;
+  EXPECT_NE(output.find("exited with code 2 (bad input: the error above, not a crash)"),
+            std::string::npos)
+      << output;
 }
 
 // Runs `cmd` (stderr into stdout) and returns its exit code (-1 when it did not exit) and output.
