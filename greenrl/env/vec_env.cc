@@ -80,6 +80,8 @@ struct VecEnv::Root {
   ThreadPool::RangeFn reset_rows;  // built once so Reset/Step allocate nothing
   ThreadPool::RangeFn step_rows;
   ThreadPool::RangeFn random_step_rows;  // StepRandom: draw the slice's actions, then step it
+  uint64_t random_key = 0;               // StepRandom's key for the job in flight
+  bool sampleable_checked = false;       // CheckSampleable passed once (the spec never changes)
 
   // CheckSampleable on the first call only (the spec never changes).
   void CheckSampleableOnce() {
@@ -101,8 +103,6 @@ struct VecEnv::Root {
       throw;
     }
   }
-  uint64_t random_key = 0;               // StepRandom's key for the job in flight
-  bool sampleable_checked = false;       // CheckSampleable passed once (the spec never changes)
 };
 
 namespace {

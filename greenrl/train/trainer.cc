@@ -401,7 +401,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
                  batch_size, rollout, rollout / batch_size, rollout % batch_size);
     }
   }
-  if (options.verbose && writer && config.GetString("eval.reward_threshold") != "off" &&
+  const std::optional<double> reward_threshold = RewardThresholdFrom(config);
+  if (options.verbose && writer && reward_threshold &&
       config.GetInt("eval.freq") >= config.GetInt("n_timesteps")) {
     fmt::print(stderr,
                "greenrl: eval.reward_threshold is set, but no periodic evaluation comes before "
@@ -627,7 +628,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   double last_progress_s = -1.0;
   bool skip_non_critical = false;
   bool stopped_by_budget = false;
-  const std::optional<double> reward_threshold = RewardThresholdFrom(config);
   report::EarlyStopReport early_stop;  // eval.reward_threshold's stop, when it ends the run
   algo::Metrics row;
   // --- resume, signals and guard state (checkpointing.h, signals.h)
