@@ -123,6 +123,9 @@ class Algorithm {
   // Tests: the next `updates` calls to Update poison their gradients with NaN before the
   // finiteness check, as an overflowing loss would.
   void InjectNonFiniteForTesting(int updates) { inject_nonfinite_ = updates; }
+  // Tests, SAC: the next `updates` calls to Update poison only the actor's gradient, after the
+  // critics' finite step (an actor whose loss overflows while the critics' does not).
+  void InjectNonFiniteActorForTesting(int updates) { inject_nonfinite_actor_ = updates; }
 
   // Whether the update can switch to reduced precision on this device (the energy budget's first
   // rung); when not, *why_not says why. Default: not supported.
@@ -156,6 +159,7 @@ class Algorithm {
   int64_t nonfinite_skips_ = 0;  // steps skipped for a non-finite loss or gradient
   double lr_scale_ = 1.0;        // the guard's learning-rate factor, applied by Update
   int inject_nonfinite_ = 0;     // tests: updates left whose gradients get a NaN
+  int inject_nonfinite_actor_ = 0;  // tests, SAC: updates left whose actor gradient gets a NaN
 };
 
 // SB3's progress_remaining after a rollout: 1 - num_timesteps / total_timesteps, clamped to

@@ -24,6 +24,7 @@
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
+#include "greenrl/nn/flat_optim.h"
 #include "greenrl/nn/squashed_gaussian.h"
 #include "greenrl/nn/squashed_gaussian_actor.h"
 
@@ -616,6 +617,8 @@ const Metrics& Sac::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
   const bool inject_nonfinite = inject_nonfinite_ > 0;
   if (inject_nonfinite) --inject_nonfinite_;
+  const bool inject_nonfinite_actor = inject_nonfinite_actor_ > 0;
+  if (inject_nonfinite_actor) --inject_nonfinite_actor_;
   int skipped = 0;
   const int gradient_steps =
       config_.gradient_steps >= 0 ? config_.gradient_steps : static_cast<int>(last_rollout_steps_);
@@ -753,20 +756,15 @@ const Metrics& Sac::Update(double progress_remaining) {
     if (collectives_ != nullptr) {
       collectives_->AllReduceMean(critic_grads, critic_flat_.numel(), "sac critic gradients");
     }
-    bool finite = lp_finite;
-    for (int64_t k = 0; finite && k < critic_flat_.numel(); ++k) {
-      finite = std::isfinite(critic_grads[k]);
-    }
-    if (!finite) {
+    if (!lp_finite || !nn::AllFinite(critic_grads, critic_flat_.numel())) {
       ++nonfinite_skips_;  // the guard: skip this gradient step, nothing changes
       ++skipped;
       continue;
     }
-    sum_alpha += alpha;
-    if (config_.learn_ent_coef) {
-      sum_alpha_loss +=
-          EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_);
-    }
+    const double alpha_loss =
+        config_.learn_ent_coef
+            ? EntropyCoefStep(lp_data, lp_n, target_entropy_, lr, alpha_adam_, &log_alpha_)
+            : 0.0;
     critic_adam_.Step(critic_flat_.data(), critic_grads, lr);
 
     // 5. Actor, against the updated critics; gradients only into the actor's parameters.
@@ -817,17 +815,30 @@ const Metrics& Sac::Update(double progress_remaining) {
                     /*inputs=*/actor_flat_.list);
       actor_loss = loss.item<double>();
     }
+    // The actor's own guard: a non-finite actor loss (or a test's injection) poisons its
+    // gradient before the all-reduce, so every rank skips alike. The critics and alpha have
+    // stepped already (SB3's order: the actor's loss reads the updated critics), so a skipped
+    // actor step leaves the actor, its Adam state and the target critics as they were, and the
+    // gradient step counts as skipped (no n_updates, no Polyak update, not in the means).
+    float* actor_grads = actor_flat_.grads.data_ptr<float>();
+    if (inject_nonfinite_actor || !std::isfinite(actor_loss)) actor_grads[0] = NAN;
     if (collectives_ != nullptr) {
-      collectives_->AllReduceMean(actor_flat_.grads.data_ptr<float>(), actor_flat_.numel(),
-                                  "sac actor gradients");
+      collectives_->AllReduceMean(actor_grads, actor_flat_.numel(), "sac actor gradients");
     }
-    actor_adam_.Step(actor_flat_.data(), actor_flat_.grads.data_ptr<float>(), lr);
+    if (!nn::AllFinite(actor_grads, actor_flat_.numel())) {
+      ++nonfinite_skips_;
+      ++skipped;
+      continue;
+    }
+    actor_adam_.Step(actor_flat_.data(), actor_grads, lr);
 
     // 6. Targets.
     ++n_updates_;
     if (n_updates_ % config_.target_update_interval == 0) {
       PolyakUpdate(critic_flat_.data(), target_flat_.data(), critic_flat_.numel(), config_.tau);
     }
+    sum_alpha += alpha;
+    sum_alpha_loss += alpha_loss;
     sum_qf1 += qf1_loss;
     sum_qf2 += qf2_loss;
     sum_actor += actor_loss;

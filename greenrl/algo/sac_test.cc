@@ -471,6 +471,51 @@ TEST(SacTest, NonFiniteUpdateLeavesModelAndEntropyCoefficientAsTheyWere) {
   }
 }
 
+// The actor's own guard: a non-finite actor gradient after the critics' finite step skips the
+// actor's step. The actor's parameters stay bitwise as they were, the critics moved (their step
+// came first, SB3's order), each gradient step counts as skipped and losses/n_updates does not
+// advance; the next clean update moves the actor again.
+TEST(SacTest, NonFiniteActorGradientSkipsTheActorStep) {
+  for (const char* path : {"fused", "autograd"}) {
+    SCOPED_TRACE(path);
+    auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
+    SacConfig config = SmallConfig();
+    config.gradient_steps = 3;
+    config.update_path = path;
+    auto sac = MakeSac(config, env->spec());
+    env->Reset();
+    std::vector<EpisodeRecord> episodes;
+    auto n_updates = [](const Metrics& m) {
+      for (const auto& [key, value] : m) {
+        if (key == "losses/n_updates") return value;
+      }
+      return std::nan("");
+    };
+    double updates_before = 0;
+    for (int t = 0; t < 60; ++t) {  // 10 training updates after learning_starts (50)
+      sac->CollectRollout(*env, &episodes);
+      updates_before = n_updates(sac->Update(1.0));
+    }
+    EXPECT_EQ(updates_before, 30);
+    // GetParameters: the actor, then both critics (Pendulum: 3 obs + 1 action in, [32, 32]).
+    const size_t critics = 2 * ((3 + 1) * 32 + 32 + 32 * 32 + 32 + 32 + 1);
+    const std::vector<float> before = sac->GetParameters();
+    const size_t actor = before.size() - critics;
+    sac->InjectNonFiniteActorForTesting(1);
+    EXPECT_EQ(n_updates(sac->Update(1.0)), 30);
+    EXPECT_EQ(sac->nonfinite_skips(), 3);
+    const std::vector<float> after = sac->GetParameters();
+    EXPECT_TRUE(std::equal(before.begin(), before.begin() + actor, after.begin()))
+        << "the actor did not step";
+    EXPECT_FALSE(std::equal(before.begin() + actor, before.end(), after.begin() + actor))
+        << "the critics stepped";
+    EXPECT_EQ(n_updates(sac->Update(1.0)), 33);
+    EXPECT_EQ(sac->nonfinite_skips(), 3);
+    const std::vector<float> trained = sac->GetParameters();
+    EXPECT_FALSE(std::equal(after.begin(), after.begin() + actor, trained.begin()));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // update_path: fused runs the critics (forward, backward, and dQ/da for the actor's loss) as
 // nn::FusedMlp and the actor as nn::FusedSquashedGaussianActor over the flat buffers (with an

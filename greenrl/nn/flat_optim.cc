@@ -1,6 +1,7 @@
 #include "greenrl/nn/flat_optim.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "greenrl/core/errors.h"
@@ -92,6 +93,18 @@ float ClipCoefficient(double total_norm, double max_norm) {
     if (coef < 1.0) return static_cast<float>(coef);
   }
   return 1.0f;
+}
+
+bool AllFinite(const float* x, int64_t n) {
+  // IEEE 754 binary32: inf and NaN are exactly the values whose 8 exponent bits are all ones.
+  constexpr uint32_t kExponent = 0x7f800000u;
+  uint32_t non_finite = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof(bits));
+    non_finite |= static_cast<uint32_t>((bits & kExponent) == kExponent);
+  }
+  return non_finite == 0;
 }
 
 double ClipGradNorm(float* grads, int64_t n, double max_norm) {

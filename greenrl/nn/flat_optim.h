@@ -80,4 +80,9 @@ double ClipGradNorm(float* grads, int64_t n, double max_norm);
 double SumOfSquares(const float* x, int64_t n);
 float ClipCoefficient(double total_norm, double max_norm);
 
+// Whether every entry of x (float32 [n]) is finite: no inf and no NaN (an exponent field of all
+// ones). One branch-free pass over memory, for the numerical guard of an update without a
+// gradient norm to read it from (SAC).
+bool AllFinite(const float* x, int64_t n);
+
 }  // namespace greenrl::nn

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 
 #include "greenrl/core/rng.h"
 
@@ -103,6 +104,28 @@ TEST(ClipGradNormTest, PartsReproduceTheWhole) {
   ClipGradNorm(clipped.data(), 4, 0.5);
   const float c = ClipCoefficient(total, 0.5);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(clipped[i], g[i] * c);
+}
+
+// Every non-finite float32 (both infinities, quiet and signalling NaN, a NaN with a sign) is found
+// wherever it sits; the largest finite values, subnormals and -0 are finite.
+TEST(AllFiniteTest, FindsInfAndNanAnywhere) {
+  const float max = std::numeric_limits<float>::max();
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  std::vector<float> x(37, 1.0f);
+  x[0] = max, x[1] = -max, x[2] = denorm, x[3] = -0.0f;
+  EXPECT_TRUE(AllFinite(x.data(), 37));
+  EXPECT_TRUE(AllFinite(x.data(), 0));
+  for (const float bad :
+       {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+        std::numeric_limits<float>::signaling_NaN()}) {
+    for (const int at : {0, 17, 36}) {
+      std::vector<float> y = x;
+      y[at] = bad;
+      EXPECT_FALSE(AllFinite(y.data(), 37)) << bad << " at " << at;
+      EXPECT_EQ(AllFinite(y.data(), at), true) << "the entries before it";
+    }
+  }
 }
 
 }  // namespace

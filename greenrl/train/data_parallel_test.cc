@@ -110,7 +110,7 @@ struct OffPolicyRun {
 // DQN and SAC: the same gradient averaging; both ranks' parameters stay bitwise identical.
 // With `nan_on_rank1`, rank 1 alone gets NaN gradients in its 7th update.
 OffPolicyRun RunOffPolicyRank(int rank, const std::string& store, const std::string& algo,
-                              bool nan_on_rank1) {
+                              bool nan_on_rank1, bool actor_only = false) {
   auto pg = Join(rank, 2, store);
   const uint64_t seed = 5 + 1000003ull * rank;
   std::unique_ptr<algo::Algorithm> a;
@@ -145,17 +145,25 @@ OffPolicyRun RunOffPolicyRank(int rank, const std::string& store, const std::str
   std::vector<algo::EpisodeRecord> episodes;
   for (int i = 0; i < 12; ++i) {
     a->CollectRollout(*env, &episodes);
-    if (nan_on_rank1 && rank == 1 && i == 6) a->InjectNonFiniteForTesting(1);
+    if (nan_on_rank1 && rank == 1 && i == 6) {
+      if (actor_only) {
+        a->InjectNonFiniteActorForTesting(1);
+      } else {
+        a->InjectNonFiniteForTesting(1);
+      }
+    }
     a->Update(1.0 - i / 12.0);
   }
   return {own_init, a->GetParameters(), a->nonfinite_skips()};
 }
 
 // Returns: the number of gradient steps rank 0 skipped.
-int64_t ExpectOffPolicyIdentical(const std::string& algo, bool nan_on_rank1 = false) {
+int64_t ExpectOffPolicyIdentical(const std::string& algo, bool nan_on_rank1 = false,
+                                 bool actor_only = false) {
   const std::string store = StorePath(algo);
-  auto r1 = std::async(std::launch::async, RunOffPolicyRank, 1, store, algo, nan_on_rank1);
-  const OffPolicyRun a = RunOffPolicyRank(0, store, algo, nan_on_rank1);
+  auto r1 =
+      std::async(std::launch::async, RunOffPolicyRank, 1, store, algo, nan_on_rank1, actor_only);
+  const OffPolicyRun a = RunOffPolicyRank(0, store, algo, nan_on_rank1, actor_only);
   const OffPolicyRun b = r1.get();
   EXPECT_NE(a.own_init, b.own_init);
   EXPECT_EQ(a.final_params, b.final_params) << algo << ": bitwise identical after the updates";
@@ -181,6 +189,12 @@ TEST(DataParallelOffPolicyTest, DqnNanOnOneRankSkippedOnBoth) {
 
 TEST(DataParallelOffPolicyTest, SacNanOnOneRankSkippedOnBoth) {
   EXPECT_EQ(ExpectOffPolicyIdentical("sac", /*nan_on_rank1=*/true), 2);
+}
+
+// SAC's actor step has its own check: a NaN in rank 1's actor gradient alone (its critics'
+// step finite) makes both ranks skip the actor's step of both gradient steps alike.
+TEST(DataParallelOffPolicyTest, SacActorNanOnOneRankSkippedOnBoth) {
+  EXPECT_EQ(ExpectOffPolicyIdentical("sac", /*nan_on_rank1=*/true, /*actor_only=*/true), 2);
 }
 
 // DQN's schedules count the job's env steps: 2 ranks x 2 envs follow epsilon, learning_starts
