@@ -1,7 +1,9 @@
 // greenrl launch: starts N local ranks of a greenrl command with the variables torchrun sets
 // (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), for users without
 // torchrun: `greenrl launch --nproc 2 -- train --config configs/ppo/cartpole.yaml`.
-// Each rank's stdout and stderr lines are forwarded with a "[rank r] " prefix. When a rank
+// Each rank's stdout and stderr lines are forwarded with a "[rank r] " prefix; a greenrl stderr
+// line that another rank already printed word for word (a config error or warning every rank
+// finds alike) is shown once, and a last line counts those not shown. When a rank
 // fails, the launcher names it, lets the others fail on their own for --grace-s (their c10d
 // collectives time out and name the collective), then stops them (SIGTERM, SIGKILL 5 s later)
 // and exits non-zero. SIGINT and SIGTERM to the launcher are forwarded to every rank (as
@@ -23,8 +25,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -80,18 +85,54 @@ struct Rank {
   int status = 0;
 };
 
-// Forwards complete lines of `buf` (plus the rest at EOF) to `to` with the rank prefix.
-void Flush(std::string* buf, int rank, std::FILE* to, bool eof) {
+// greenrl's own stderr lines ("greenrl: error: ...", "greenrl: <warning>") that every rank
+// prints alike, a config error or a preset warning each rank finds on its own, are shown once:
+// under the first rank that printed the text. A rank's repeats of its own line are shown.
+struct SameLines {
+  std::map<std::string, int, std::less<>> first_rank;  // line text -> the rank that printed it
+  int64_t hidden = 0;                                  // lines not shown
+  std::set<int> hidden_from;                           // ranks whose lines were not shown
+
+  // Whether `rank`'s stderr line `text` is shown (records it when it is the first).
+  bool Show(int rank, std::string_view text) {
+    if (text.rfind("greenrl: ", 0) != 0) return true;
+    const auto [it, inserted] = first_rank.try_emplace(std::string(text), rank);
+    if (inserted || it->second == rank) return true;
+    ++hidden;
+    hidden_from.insert(rank);
+    return false;
+  }
+};
+
+// Forwards complete lines of `buf` (plus the rest at EOF) to `to` with the rank prefix; stderr
+// lines (`same` non-null) another rank printed word for word are counted instead.
+void Flush(std::string* buf, int rank, std::FILE* to, bool eof, SameLines* same) {
+  auto forward = [&](std::string_view line) {
+    if (same == nullptr || same->Show(rank, line)) fmt::print(to, "[rank {}] {}\n", rank, line);
+  };
   size_t start = 0;
   for (size_t nl; (nl = buf->find('\n', start)) != std::string::npos; start = nl + 1) {
-    fmt::print(to, "[rank {}] {}\n", rank, std::string_view(*buf).substr(start, nl - start));
+    forward(std::string_view(*buf).substr(start, nl - start));
   }
   buf->erase(0, start);
   if (eof && !buf->empty()) {
-    fmt::print(to, "[rank {}] {}\n", rank, *buf);
+    forward(*buf);
     buf->clear();
   }
   std::fflush(to);
+}
+
+// "1", "1-7", "1, 3-4": ranks in increasing order, runs joined.
+std::string RankList(const std::set<int>& ranks) {
+  std::string out;
+  for (auto it = ranks.begin(); it != ranks.end();) {
+    const int first = *it;
+    int last = first;
+    for (++it; it != ranks.end() && *it == last + 1; ++it) last = *it;
+    if (!out.empty()) out += ", ";
+    out += last == first ? std::to_string(first) : fmt::format("{}-{}", first, last);
+  }
+  return out;
 }
 
 std::string DescribeStatus(int status) {
@@ -168,6 +209,7 @@ int RunLaunch(const LaunchArgs& a) {
                                : std::string());
 
   using Clock = std::chrono::steady_clock;
+  SameLines same;  // stderr lines every rank prints alike, shown once
   int first_failed = -1;
   Clock::time_point failed_at, term_at;
   bool termed = false, killed = false;
@@ -195,9 +237,9 @@ int RunLaunch(const LaunchArgs& a) {
       std::FILE* to = who[i].second ? stderr : stdout;
       if (n > 0) {
         line->append(buf, static_cast<size_t>(n));
-        Flush(line, who[i].first, to, false);
+        Flush(line, who[i].first, to, false, who[i].second ? &same : nullptr);
       } else if (n == 0 || errno != EINTR) {
-        Flush(line, who[i].first, to, true);
+        Flush(line, who[i].first, to, true, who[i].second ? &same : nullptr);
         ::close(fds[i].fd);
         (who[i].second ? k.err_fd : k.out_fd) = -1;
       }
@@ -250,9 +292,17 @@ int RunLaunch(const LaunchArgs& a) {
       char buf[4096];
       std::string* line = fd == &ranks[r].out_fd ? &ranks[r].out_buf : &ranks[r].err_buf;
       for (ssize_t n; (n = ::read(*fd, buf, sizeof(buf))) > 0;) line->append(buf, n);
-      Flush(line, r, fd == &ranks[r].out_fd ? stdout : stderr, true);
+      const bool err = fd == &ranks[r].err_fd;
+      Flush(line, r, err ? stderr : stdout, true, err ? &same : nullptr);
       ::close(*fd);
     }
+  }
+  if (same.hidden > 0) {
+    fmt::print(stderr,
+               "greenrl launch: {} line{} from rank{} {} repeated another rank's word for word "
+               "(shown once, above)\n",
+               same.hidden, same.hidden == 1 ? "" : "s", same.hidden_from.size() == 1 ? "" : "s",
+               RankList(same.hidden_from));
   }
   if (first_failed >= 0) {
     const int st = ranks[first_failed].status;
