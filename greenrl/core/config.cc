@@ -116,7 +116,7 @@ std::string Describe(const KeySpec& spec) {
                  : std::string(internal::kScheduleAccepted) + ", with (initial) value" + range;
     }
     case ValueType::kIntList:
-      return "a list of integers" + RangeText(spec) + ", e.g. [64, 64]";
+      return "a list of integers" + RangeText(spec) + ", e.g. [64, 64], or [] for none";
   }
   return "";
 }
