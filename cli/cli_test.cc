@@ -348,6 +348,11 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
+  // The evaluation's own cost, as the run measures and prices it.
+  for (const char* part : {"steps          ", "wall time      ", "Wh in all", "cpu:process",
+                           "estimated", "meter          ", "g CO2e", "world"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
+  }
   r = RunGreenrl("eval --run " + out + " --episodes 0");
   EXPECT_EQ(r.exit_code, 2);
   r = RunGreenrl("eval --run " + Dir("missing"));

@@ -1,5 +1,6 @@
 // greenrl eval: reloads a run's config and final checkpoint (else its newest resume checkpoint)
-// and runs deterministic episodes.
+// and runs deterministic episodes; prints their return, and their own energy and carbon as the
+// run's energy.* and carbon.* keys measure and price them (train/work_energy.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
+#include "greenrl/train/work_energy.h"
 
 namespace greenrl::cli {
 
@@ -74,13 +76,23 @@ Runner RegisterEval(CLI::App& app) {
       fmt::print(stderr, "greenrl eval: {} has no checkpoints/final.pt; using its newest resume "
                  "checkpoint (step {})\n", args->run_dir, state.steps);
     }
-    const train::EvalResult r = train::EvaluatePolicy(
-        *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
-        /*deterministic=*/true, normalizer ? &*normalizer : nullptr);
+    // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.
+    train::EvalResult r;
+    const train::WorkEnergy cost = train::MeasureWork(config, [&] {
+      r = train::EvaluatePolicy(*algorithm, env_id, args->episodes,
+                                static_cast<uint64_t>(config.GetInt("seed")),
+                                /*deterministic=*/true, normalizer ? &*normalizer : nullptr);
+    });
+    int64_t steps = 0;
+    for (const int64_t length : r.lengths) steps += length;
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
     fmt::print("  return  {} ± {} over {} deterministic episodes\n",
                report::FixedNoNegativeZero(r.mean_return, 2),
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes);
+    fmt::print("  steps          {}\n", steps);
+    fmt::print("  wall time      {:.2f} s\n", cost.duration_s);
+    fmt::print("{}{}", report::FormatEnergyLines(cost.domains, cost.meter_reason),
+               report::FormatCarbonLines(cost.carbon));
     return 0;
   };
 }

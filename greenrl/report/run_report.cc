@@ -79,13 +79,15 @@ std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text) 
   return events;
 }
 
-double RunReport::total_energy_j() const {
+double AdditiveEnergyJ(const std::vector<DomainEnergy>& domains) {
   double sum = 0.0;
   for (const auto& d : domains) {
     if (energy::IsAdditiveDomain(d.domain)) sum += d.energy_j;
   }
   return sum;
 }
+
+double RunReport::total_energy_j() const { return AdditiveEnergyJ(domains); }
 
 std::map<std::string, double> RunReport::unattributed_energy_j() const {
   std::map<std::string, double> out;
@@ -102,6 +104,35 @@ std::string FixedNoNegativeZero(double value, int decimals) {
     text.erase(0, 1);  // "-0.00" -> "0.00"
   }
   return text;
+}
+
+std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
+                              const std::string& meter_reason) {
+  std::string s = fmt::format("  energy         {} Wh in all\n",
+                              Amount(AdditiveEnergyJ(domains) / kJoulesPerWh));
+  for (const auto& d : domains) {
+    s += fmt::format("    {:<14} {} Wh  ({} by {}, scope {})\n", d.domain,
+                     Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope);
+  }
+  s += fmt::format("  meter          {}\n", meter_reason);
+  return s;
+}
+
+std::string FormatCarbonLines(const energy::CarbonResult& c) {
+  std::string s;
+  const std::string grams_text = Amount(c.kg_co2e * 1000.0);
+  s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
+                   c.energy_kwh, c.pue, c.intensity_g_per_kwh);
+  if (c.intensity_source.rfind("override", 0) == 0) {
+    s += "    intensity    set by carbon.intensity_g_per_kwh (instead of carbon.region's table "
+         "value)\n";
+  } else {
+    s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
+                     c.intensity_is_default ? ", default: set carbon.region or "
+                                              "carbon.intensity_g_per_kwh"
+                                            : "");
+  }
+  return s;
 }
 
 std::string FormatSummary(const RunReport& r) {
@@ -131,12 +162,7 @@ std::string FormatSummary(const RunReport& r) {
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }
-  s += fmt::format("  energy         {} Wh in all\n", Amount(r.total_energy_j() / kJoulesPerWh));
-  for (const auto& d : r.domains) {
-    s += fmt::format("    {:<14} {} Wh  ({} by {}, scope {})\n", d.domain,
-                     Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope);
-  }
-  s += fmt::format("  meter          {}\n", r.meter_reason);
+  s += FormatEnergyLines(r.domains, r.meter_reason);
   if (r.budget.enabled) {
     // A state whose rung was passed over (the CPU's reduced precision) is named as such.
     std::string state = r.budget.final_state;
@@ -152,19 +178,7 @@ std::string FormatSummary(const RunReport& r) {
                                             : "finished within it, final state " + state,
                      r.budget.events.size());
   }
-  const auto& c = r.carbon;
-  const std::string grams_text = Amount(c.kg_co2e * 1000.0);
-  s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
-                   c.energy_kwh, c.pue, c.intensity_g_per_kwh);
-  if (c.intensity_source.rfind("override", 0) == 0) {
-    s += "    intensity    set by carbon.intensity_g_per_kwh (instead of carbon.region's table "
-         "value)\n";
-  } else {
-    s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
-                     c.intensity_is_default ? ", default: set carbon.region or "
-                                              "carbon.intensity_g_per_kwh"
-                                            : "");
-  }
+  s += FormatCarbonLines(r.carbon);
   return s;
 }
 

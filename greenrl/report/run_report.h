@@ -24,6 +24,10 @@ struct DomainEnergy {
   std::string shared;  // whether other processes' energy is in it: "yes (...)", "no (...)"
 };
 
+// Sum of the additive domains' energy_j, J (energy::IsAdditiveDomain: parts such as
+// "cpu:package-0/core" and containers such as "psys:0" are reported, never added).
+double AdditiveEnergyJ(const std::vector<DomainEnergy>& domains);
+
 // Accumulated energy of every window with one key ("rollout", "update", "eval").
 struct WindowEnergy {
   std::string key;
@@ -106,6 +110,14 @@ std::string FixedNoNegativeZero(double value, int decimals);
 // episodes), energy in Wh per domain with provenance and scope, carbon with the region and
 // intensity used. Several lines, ending with a newline.
 std::string FormatSummary(const RunReport& report);
+
+// The summary's energy lines: "  energy  <Wh> Wh in all" (the additive domains), one line per
+// domain (Wh, provenance, meter, scope) and "  meter  <reason>". Ends with a newline. No errors.
+std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
+                              const std::string& meter_reason);
+// The summary's carbon lines: "  carbon  <g> g CO2e = <kWh> kWh x PUE <p> x <g/kWh> g/kWh" and the
+// intensity's source (region and dataset, default, or the override). Ends with a newline.
+std::string FormatCarbonLines(const energy::CarbonResult& carbon);
 
 // Writes energy.json atomically: totals per domain (J and Wh, provenance, scope), per window
 // (count, duration_s, energy_j per domain), "unattributed", meter reason and details, budget,

@@ -43,6 +43,7 @@
 #include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
+#include "greenrl/train/work_energy.h"
 
 namespace greenrl::train {
 
@@ -103,22 +104,6 @@ std::string DefaultRunDir(const Config& config) {
 
 namespace {
 // Whether other processes' energy is inside a domain's figure, from the meter's scope.
-std::string SharedNote(energy::Scope scope) {
-  switch (scope) {
-    case energy::Scope::kProcess:
-      return "no (this process's own CPU time)";
-    case energy::Scope::kPackage:
-      return "yes (a package counter covers every process on the socket)";
-    case energy::Scope::kDevice:
-      return "possibly (the whole device; see the meter details)";
-  }
-  return "unknown";
-}
-
-double UnixNowS() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // emissions.csv: one CodeCarbon-compatible row for the run.
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
@@ -1160,26 +1145,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
     for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);
   }
-  if (intensity_series) {
-    // The sampler's rows cover the run up to its last tick; the rest is one more interval.
-    std::vector<energy::EnergyInterval> intervals;
-    double covered_j = 0.0, last_unix_s = start_unix_s;
-    const auto& names = sampler.domain_names();
-    for (const auto& p : sampler.rows()) {
-      double e = 0.0;
-      for (size_t k = 0; k < names.size(); ++k) {
-        if (energy::IsAdditiveDomain(names[k])) e += p.energy_j[k];
-      }
-      intervals.push_back({p.unix_time_s - p.duration_s, p.unix_time_s, e});
-      covered_j += e;
-      last_unix_s = p.unix_time_s;
-    }
-    intervals.push_back({last_unix_s, std::max(last_unix_s, start_unix_s + wall_time_s),
-                         std::max(0.0, total.total_energy_j() - covered_j)});
-    r.carbon = energy::ComputeCarbonSeries(intervals, *intensity_series, carbon_options.pue);
-  } else {
-    r.carbon = energy::ComputeCarbon(total.total_energy_j(), carbon_options);
-  }
+  r.carbon = CarbonOfSampledSpan(total, sampler, intensity_series, carbon_options, start_unix_s,
+                                 wall_time_s);
   r.early_stop = early_stop;
   r.budget.enabled = budget.enabled();
   r.budget.budget_wh = budget_options.budget_wh;

@@ -1,0 +1,64 @@
+// work_energy.h: the energy and carbon of work outside a training run (`greenrl eval`), measured
+// as a run measures its own: the meters its energy.* keys choose, the sampler thread (which
+// power-integrating meters such as NVML without an energy counter need, and which splits the
+// energy over time for a carbon-intensity series), and its carbon.* keys. Torch-free.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "greenrl/core/config.h"
+#include "greenrl/energy/carbon.h"
+#include "greenrl/energy/meter.h"
+#include "greenrl/energy/monitor.h"
+#include "greenrl/energy/sampler.h"
+#include "greenrl/report/run_report.h"
+
+namespace greenrl::train {
+
+// What some work cost.
+struct WorkEnergy {
+  double duration_s = 0.0;                    // wall-clock seconds of the work
+  std::vector<report::DomainEnergy> domains;  // energy_j per monitored domain, monitor order
+  std::string meter_reason;                   // the meters chosen and why (one line)
+  energy::CarbonResult carbon;                // emissions of the additive domains' energy
+
+  // Sum of the additive domains' energy_j (energy::IsAdditiveDomain), J.
+  double total_energy_j() const;
+};
+
+// Runs work() once between two readings of the meters that `config`'s energy.* keys choose
+// (energy.meter, energy.gpu, ...; the CPU-time estimator where no counter is readable, labelled
+// an estimate), with the sampler thread every energy.sample_period_s (no power.csv), and prices
+// the energy with its carbon.* keys (carbon.intensity_csv, when set, hour by hour).
+// Args: config: a run's config (train::LoadRunConfig), whose energy.* and carbon.* keys are read.
+//       meter_override: tests: this meter instead of the one energy.* chooses (no GPU meter).
+// Returns: the work's wall time, energy per domain, the meter line and the carbon.
+// Errors: greenrl::ConfigError from the energy.* and carbon.* keys (before work runs: an
+//   unknown carbon.region, an unreadable carbon.intensity_csv, ...); whatever work() throws.
+WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
+                       std::unique_ptr<energy::EnergyMeter> meter_override = nullptr);
+
+// The carbon of energy measured by a monitor that `sampler` sampled from start_unix_s for
+// wall_time_s seconds: without a series, ComputeCarbon(total, options); with one, each sampler
+// row's energy (additive domains) at the intensity of its time span, and the energy after the
+// last row over the span up to the end (energy::ComputeCarbonSeries, options.pue).
+// Args: total: the monitor's Total() at the end; sampler: stopped (its rows final).
+// Errors: as energy::ComputeCarbon and energy::ComputeCarbonSeries.
+energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
+                                         const energy::Sampler& sampler,
+                                         const std::optional<energy::IntensitySeries>& series,
+                                         const energy::CarbonOptions& options, double start_unix_s,
+                                         double wall_time_s);
+
+// Whether a domain of `scope` holds other processes' energy too, in words for energy.json and
+// the summary: "no (this process's own CPU time)", "yes (...)", "possibly (...)".
+std::string SharedNote(energy::Scope scope);
+
+// Wall-clock seconds since the Unix epoch (std::chrono::system_clock).
+double UnixNowS();
+
+}  // namespace greenrl::train
