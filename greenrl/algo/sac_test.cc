@@ -438,22 +438,31 @@ TEST(SacTest, SdeTrainsAndClipsTheMean) {
 // steps whole. The saved model (actor, critics, targets, log alpha and all three Adam states,
 // the entropy coefficient's included) is byte for byte what it was before; the next clean update
 // trains again.
+// SmallConfig's SAC (gradient_steps 3, update path `path`) on one Pendulum env, after 60
+// rollout-and-update iterations: 10 training updates after learning_starts (50), 30 gradient
+// steps. *env receives the env.
+std::unique_ptr<Algorithm> WarmSmallSac(const char* path, std::unique_ptr<env::VecEnv>* env) {
+  *env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
+  SacConfig config = SmallConfig();
+  config.gradient_steps = 3;
+  config.update_path = path;
+  auto sac = MakeSac(config, (*env)->spec());
+  (*env)->Reset();
+  std::vector<EpisodeRecord> episodes;
+  for (int t = 0; t < 60; ++t) {
+    sac->CollectRollout(**env, &episodes);
+    sac->Update(1.0);
+  }
+  return sac;
+}
+
 TEST(SacTest, NonFiniteUpdateLeavesModelAndEntropyCoefficientAsTheyWere) {
   for (const char* path : {"fused", "autograd"}) {
     SCOPED_TRACE(path);
     const std::string dir = FreshDir(std::string("guard_") + path);
     fs::create_directories(dir);
-    auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
-    SacConfig config = SmallConfig();
-    config.gradient_steps = 3;
-    config.update_path = path;
-    auto sac = MakeSac(config, env->spec());
-    env->Reset();
-    std::vector<EpisodeRecord> episodes;
-    for (int t = 0; t < 60; ++t) {  // 10 training updates after learning_starts (50)
-      sac->CollectRollout(*env, &episodes);
-      sac->Update(1.0);
-    }
+    std::unique_ptr<env::VecEnv> env;
+    auto sac = WarmSmallSac(path, &env);
     auto bytes = [](const std::string& path) {
       std::ifstream in(path, std::ios::binary);
       return std::string(std::istreambuf_iterator<char>(in), {});
@@ -478,25 +487,14 @@ TEST(SacTest, NonFiniteUpdateLeavesModelAndEntropyCoefficientAsTheyWere) {
 TEST(SacTest, NonFiniteActorGradientSkipsTheActorStep) {
   for (const char* path : {"fused", "autograd"}) {
     SCOPED_TRACE(path);
-    auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
-    SacConfig config = SmallConfig();
-    config.gradient_steps = 3;
-    config.update_path = path;
-    auto sac = MakeSac(config, env->spec());
-    env->Reset();
-    std::vector<EpisodeRecord> episodes;
+    std::unique_ptr<env::VecEnv> env;
+    auto sac = WarmSmallSac(path, &env);  // 30 gradient steps so far
     auto n_updates = [](const Metrics& m) {
       for (const auto& [key, value] : m) {
         if (key == "losses/n_updates") return value;
       }
       return std::nan("");
     };
-    double updates_before = 0;
-    for (int t = 0; t < 60; ++t) {  // 10 training updates after learning_starts (50)
-      sac->CollectRollout(*env, &episodes);
-      updates_before = n_updates(sac->Update(1.0));
-    }
-    EXPECT_EQ(updates_before, 30);
     // GetParameters: the actor, then both critics (Pendulum: 3 obs + 1 action in, [32, 32]).
     const size_t critics = 2 * ((3 + 1) * 32 + 32 + 32 * 32 + 32 + 32 + 1);
     const std::vector<float> before = sac->GetParameters();
