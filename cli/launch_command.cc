@@ -93,11 +93,19 @@ struct SameLines {
   int64_t hidden = 0;                                  // lines not shown
   std::set<int> hidden_from;                           // ranks whose lines were not shown
 
+  // Distinct lines remembered at most: past it, new lines are shown without being remembered
+  // (a run that prints thousands of distinct greenrl lines does not grow the launcher).
+  static constexpr size_t kMaxRemembered = 4096;
+
   // Whether `rank`'s stderr line `text` is shown (records it when it is the first).
   bool Show(int rank, std::string_view text) {
     if (text.rfind("greenrl: ", 0) != 0) return true;
-    const auto [it, inserted] = first_rank.try_emplace(std::string(text), rank);
-    if (inserted || it->second == rank) return true;
+    const auto it = first_rank.find(text);
+    if (it == first_rank.end()) {
+      if (first_rank.size() < kMaxRemembered) first_rank.emplace(std::string(text), rank);
+      return true;
+    }
+    if (it->second == rank) return true;
     ++hidden;
     hidden_from.insert(rank);
     return false;

@@ -115,7 +115,9 @@ class Algorithm {
   // --- Numerical guard (train/trainer.cc, guard.*). The state lives here, once, in the
   // protected members below; each algorithm's Update reads and counts it.
   // Optimiser steps skipped since construction because a loss or gradient was not finite
-  // (inf or NaN): the step changed nothing. Saved in the training state.
+  // (inf or NaN): the step changed nothing (SAC: a skip at the actor's own check, after the
+  // critics' finite step, leaves the critics' and entropy coefficient's steps; see sac.cc).
+  // Saved in the training state.
   int64_t nonfinite_skips() const { return nonfinite_skips_; }
   // Multiplies every learning rate from now on by `factor` (the guard halves it after
   // restoring a checkpoint); the factor is saved in the training state. factor > 0.

@@ -668,8 +668,9 @@ const Metrics& Sac::Update(double progress_remaining) {
     }
 
     // 2. Entropy coefficient: alpha is read before its step; the step itself is taken below,
-    //    once the guard has passed, so a skipped gradient step leaves log alpha and its Adam
-    //    state as they were (alpha's loss depends on nothing that steps 3-4 change).
+    //    once the critics' guard has passed, so a step skipped there leaves log alpha and its
+    //    Adam state as they were (alpha's loss depends on nothing that steps 3-4 change). A
+    //    step skipped later, at the actor's guard, keeps alpha's and the critics' steps.
     const double alpha = Alpha();
     const float* lp_data = nullptr;
     int lp_n = b;

@@ -194,12 +194,15 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
             "learning_rate: got 'lin_x'; a number or lin_<number>, e.g. lin_0.001, with (initial) "
             "value > 0");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=64"),
-            "policy_kwargs.net_arch: got '64'; a list of integers >= 1, e.g. [64, 64], or [] for none");
+            "policy_kwargs.net_arch: got '64'; a list of integers >= 1, e.g. [64, 64], or [] for "
+            "none");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=[64, a]"),
-            "policy_kwargs.net_arch: got '[64, a]'; a list of integers >= 1, e.g. [64, 64], or [] for none");
+            "policy_kwargs.net_arch: got '[64, a]'; a list of integers >= 1, e.g. [64, 64], or [] "
+            "for none");
   EXPECT_EQ(OverrideError("carbon.region=[a]"), "carbon.region: got '[a]'; a string");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=dict(pi=[32])"),
-            "policy_kwargs.net_arch: got 'dict(pi=[32])'; a list of integers >= 1, e.g. [64, 64], or [] for none "
+            "policy_kwargs.net_arch: got 'dict(pi=[32])'; a list of integers >= 1, e.g. [64, 64], "
+            "or [] for none "
             "(Python's dict(...) is read from rl-zoo hyperparameter files only; with --set or in "
             "a preset give YAML's map form, e.g. 'policy_kwargs.net_arch={pi: [64], vf: [64]}')");
   EXPECT_EQ(OverrideError("carbon.pue={a: 1}"), "carbon.pue: got '{a: 1}'; a number >= 1");
@@ -216,7 +219,8 @@ TEST(ConfigTest, OutOfRangeNamesBounds) {
             "learning_rate: got 'lin_-1e-3'; a number or lin_<number>, e.g. lin_0.001, with "
             "(initial) value > 0");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=[64, 0]"),
-            "policy_kwargs.net_arch: got '[64, 0]'; a list of integers >= 1, e.g. [64, 64], or [] for none");
+            "policy_kwargs.net_arch: got '[64, 0]'; a list of integers >= 1, e.g. [64, 64], or [] "
+            "for none");
   // Bounds are inclusive unless min_exclusive.
   const Config config = Config::Load(TestSchema(), "", {"env_id=x", "gamma=1", "carbon.pue=1"});
   EXPECT_EQ(config.GetFloat("gamma"), 1.0);

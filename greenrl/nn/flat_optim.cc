@@ -96,6 +96,7 @@ float ClipCoefficient(double total_norm, double max_norm) {
 }
 
 bool AllFinite(const float* x, int64_t n) {
+  static_assert(std::numeric_limits<float>::is_iec559, "float is IEEE 754 binary32");
   // IEEE 754 binary32: inf and NaN are exactly the values whose 8 exponent bits are all ones.
   constexpr uint32_t kExponent = 0x7f800000u;
   uint32_t non_finite = 0;

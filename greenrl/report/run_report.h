@@ -116,7 +116,8 @@ std::string FormatSummary(const RunReport& report);
 std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
                               const std::string& meter_reason);
 // The summary's carbon lines: "  carbon  <g> g CO2e = <kWh> kWh x PUE <p> x <g/kWh> g/kWh" and the
-// intensity's source (region and dataset, default, or the override). Ends with a newline.
+// intensity's source (region and dataset, default, or the override). Ends with a newline. No
+// errors.
 std::string FormatCarbonLines(const energy::CarbonResult& carbon);
 
 // Writes energy.json atomically: totals per domain (J and Wh, provenance, scope), per window

@@ -103,7 +103,6 @@ std::string DefaultRunDir(const Config& config) {
 }
 
 namespace {
-// Whether other processes' energy is inside a domain's figure, from the meter's scope.
 // emissions.csv: one CodeCarbon-compatible row for the run.
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
@@ -357,17 +356,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (normalizer != nullptr) normalizer_base = normalizer->GetState();
 
   std::string meter_reason;
-  std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
-  if (options.meter_override) {
-    meters.push_back(std::move(options.meter_override));
-    meter_reason = "meter given by the caller (" + meters.back()->name() + ")";
-  } else {
-    energy::MeterChoice choice = energy::SelectMeter(MeterOptionsFrom(config));
-    meters.push_back(std::move(choice.meter));
-    meter_reason = choice.reason;
-    if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
-    meter_reason += "; " + choice.gpu_reason;
-  }
+  std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
+      RunMeters(config, std::move(options.meter_override), &meter_reason);
   if (options.verbose && writer) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
   if (options.verbose && writer && algo_id == "ppo") {
     // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.

@@ -53,6 +53,22 @@ energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
   return energy::ComputeCarbonSeries(intervals, *series, options.pue);
 }
 
+std::vector<std::unique_ptr<energy::EnergyMeter>> RunMeters(
+    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override,
+    std::string* reason) {
+  std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
+  if (meter_override) {
+    *reason = "meter given by the caller (" + meter_override->name() + ")";
+    meters.push_back(std::move(meter_override));
+    return meters;
+  }
+  energy::MeterChoice choice = energy::SelectMeter(MeterOptionsFrom(config));
+  meters.push_back(std::move(choice.meter));
+  if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
+  *reason = choice.reason + "; " + choice.gpu_reason;
+  return meters;
+}
+
 WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
                        std::unique_ptr<energy::EnergyMeter> meter_override) {
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
@@ -62,16 +78,8 @@ WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
     series = energy::IntensitySeries::LoadCsv(config.GetString("carbon.intensity_csv"));
   }
   WorkEnergy out;
-  std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
-  if (meter_override) {
-    out.meter_reason = "meter given by the caller (" + meter_override->name() + ")";
-    meters.push_back(std::move(meter_override));
-  } else {
-    energy::MeterChoice choice = energy::SelectMeter(MeterOptionsFrom(config));
-    meters.push_back(std::move(choice.meter));
-    if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
-    out.meter_reason = choice.reason + "; " + choice.gpu_reason;
-  }
+  std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
+      RunMeters(config, std::move(meter_override), &out.meter_reason);
   const Clock& clock = SteadyClock::Instance();
   energy::EnergyMonitor monitor(std::move(meters), clock);
   energy::SamplerOptions sampler_options;  // no power.csv

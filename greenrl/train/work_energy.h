@@ -30,6 +30,13 @@ struct WorkEnergy {
   double total_energy_j() const;
 };
 
+// The meters a run's energy.* keys choose (energy::SelectMeter: RAPL or the CPU-time estimator,
+// and NVML beside it when it sees a GPU), or meter_override alone when non-null (tests).
+// *reason: one line saying which and why ("meter given by the caller (<name>)" for an override).
+// Errors: greenrl::ConfigError from the energy.* keys (energy::SelectMeter).
+std::vector<std::unique_ptr<energy::EnergyMeter>> RunMeters(
+    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override, std::string* reason);
+
 // Runs work() once between two readings of the meters that `config`'s energy.* keys choose
 // (energy.meter, energy.gpu, ...; the CPU-time estimator where no counter is readable, labelled
 // an estimate), with the sampler thread every energy.sample_period_s (no power.csv), and prices
@@ -46,7 +53,10 @@ WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
 // wall_time_s seconds: without a series, ComputeCarbon(total, options); with one, each sampler
 // row's energy (additive domains) at the intensity of its time span, and the energy after the
 // last row over the span up to the end (energy::ComputeCarbonSeries, options.pue).
-// Args: total: the monitor's Total() at the end; sampler: stopped (its rows final).
+// Args: total: the monitor's Total() at the end (J per domain); sampler: stopped (its rows
+//       final); series: carbon.intensity_csv's series, or nullopt for options' fixed intensity;
+//       options: region, intensity override and PUE; start_unix_s: when the span began, Unix
+//       seconds (UTC); wall_time_s: its length, s.
 // Errors: as energy::ComputeCarbon and energy::ComputeCarbonSeries.
 energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
                                          const energy::Sampler& sampler,
