@@ -353,6 +353,18 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
                            "estimated", "meter          ", "g CO2e", "world"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
+  // --stochastic samples actions (rl-zoo's flag); the same seed gives the same return again.
+  auto return_line = [](const std::string& output) {
+    const size_t at = output.find("  return  ");
+    return at == std::string::npos ? std::string() : output.substr(at, output.find('\n', at) - at);
+  };
+  r = RunGreenrl("eval --run " + out + " --episodes 3 --stochastic");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("over 3 stochastic episodes"), std::string::npos) << r.output;
+  const std::string stochastic = return_line(r.output);
+  r = RunGreenrl("eval --run " + out + " --episodes 3 --stochastic");
+  EXPECT_EQ(return_line(r.output), stochastic);
+  EXPECT_FALSE(stochastic.empty());
   r = RunGreenrl("eval --run " + out + " --episodes 0");
   EXPECT_EQ(r.exit_code, 2);
   r = RunGreenrl("eval --run " + Dir("missing"));

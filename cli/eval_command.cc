@@ -1,6 +1,7 @@
 // greenrl eval: reloads a run's config and final checkpoint (else its newest resume checkpoint)
-// and runs deterministic episodes; prints their return, and their own energy and carbon as the
-// run's energy.* and carbon.* keys measure and price them (train/work_energy.h).
+// and runs deterministic (or, with --stochastic, sampled) episodes; prints their return, and their
+// own energy and carbon as the run's energy.* and carbon.* keys measure and price them
+// (train/work_energy.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -22,6 +23,7 @@ struct EvalArgs {
   std::string run_dir;
   int episodes = 10;
   std::optional<int64_t> seed;
+  bool stochastic = false;  // sample actions instead of the policy's mode (rl-zoo's --stochastic)
 };
 }  // namespace
 
@@ -32,6 +34,10 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_option("--episodes", args->episodes, "deterministic episodes (default 10)");
   cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)")
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
+  cmd->add_flag("--stochastic", args->stochastic,
+                "sample actions from the policy instead of taking its mode (rl-zoo's "
+                "--stochastic; DQN: epsilon-greedy at its last exploration rate, as SB3's "
+                "predict)");
   return [args]() {
     namespace fs = std::filesystem;
     if (args->episodes < 1) {
@@ -79,16 +85,17 @@ Runner RegisterEval(CLI::App& app) {
     // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.
     train::EvalResult r;
     const train::WorkEnergy cost = train::MeasureWork(config, [&] {
-      r = train::EvaluatePolicy(*algorithm, env_id, args->episodes,
-                                static_cast<uint64_t>(config.GetInt("seed")),
-                                /*deterministic=*/true, normalizer ? &*normalizer : nullptr);
+      r = train::EvaluatePolicy(
+          *algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
+          /*deterministic=*/!args->stochastic, normalizer ? &*normalizer : nullptr);
     });
     int64_t steps = 0;
     for (const int64_t length : r.lengths) steps += length;
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
-    fmt::print("  return  {} ± {} over {} deterministic episodes\n",
+    fmt::print("  return  {} ± {} over {} {} episodes\n",
                report::FixedNoNegativeZero(r.mean_return, 2),
-               report::FixedNoNegativeZero(r.std_return, 2), args->episodes);
+               report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
+               args->stochastic ? "stochastic" : "deterministic");
     fmt::print("  steps          {}\n", steps);
     fmt::print("  wall time      {:.2f} s\n", cost.duration_s);
     fmt::print("{}{}", report::FormatEnergyLines(cost.domains, cost.meter_reason),
