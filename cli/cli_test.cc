@@ -621,12 +621,12 @@ TEST(CliTest, BadConfigFilesExit2AndWriteNothing) {
   const std::string dir = Dir("bad_configs");
   fs::create_directories(dir);
   const std::string out = dir + "/run";
-  const std::pair<const char*, const char*> cases[] = {
+  const std::pair<std::string, std::string> cases[] = {
       {"n_steps: [1, 2\n", "valid YAML"},
-      {"env_id: CartPole-v1\nn_steps: abc\n", "n_steps: got 'abc'"},
-      {"env_id: CartPole-v1\nlearning_rate: .nan\n", "learning_rate: got '.nan'"},
-      {"env_id: CartPole-v1\nn_envs: -4\n", "n_envs: got '-4'"},
-      {"env_id: CartPole-v1\nn_steps: 99999999999999999999999\n", "n_steps: got"},
+      {"env_id: CartPole-v1\nn_steps: abc\n", "n_steps (in " + dir + "/config.yaml): got 'abc'"},
+      {"env_id: CartPole-v1\nlearning_rate: .nan\n", "config.yaml): got '.nan'"},
+      {"env_id: CartPole-v1\nn_envs: -4\n", "n_envs (in "},
+      {"env_id: CartPole-v1\nn_steps: 99999999999999999999999\n", "config.yaml): got"},
       {"env_id: NoSuchEnv-v0\n", "NoSuchEnv-v0"},
       {"env_id: CartPole-v1\nalgo: a2c\n", "a2c"},
   };

@@ -55,6 +55,9 @@ void AddPpoKeys(ConfigSchema* schema) {
          "Adam step size (or lin_<initial>)", 0.0, 1.0);
   AddKey(schema, "clip_range", ValueType::kSchedule, "0.2", "PPO clip epsilon (or lin_<initial>)",
          0.0, 10.0);
+  AddKey(schema, "clip_range_vf", ValueType::kSchedule, "0.0",
+         "value clipping around the rollout's values (SB3's clip_range_vf; 0: off, SB3's None)",
+         0.0, 1e6);
   AddKey(schema, "ent_coef", ValueType::kFloat, "0.0", "entropy bonus weight", 0.0, 10.0);
   AddKey(schema, "vf_coef", ValueType::kFloat, "0.5", "value loss weight", 0.0, 100.0);
   AddKey(schema, "max_grad_norm", ValueType::kFloat, "0.5", "global gradient-norm clip", 0.0, 1e6,
@@ -119,6 +122,7 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   c.gae_lambda = config.GetFloat("gae_lambda");
   c.learning_rate = config.GetSchedule("learning_rate");
   c.clip_range = config.GetSchedule("clip_range");
+  c.clip_range_vf = config.GetSchedule("clip_range_vf");
   c.ent_coef = config.GetFloat("ent_coef");
   c.vf_coef = config.GetFloat("vf_coef");
   c.max_grad_norm = config.GetFloat("max_grad_norm");
@@ -231,7 +235,8 @@ class Ppo final : public Algorithm {
   bool KlStop(double approx_kl);
   // Data-parallel: averages the flat gradient buffer over the ranks (no-op single-process).
   void AllReduceGradients(float* grads);
-  MinibatchStats FusedLossAndGrad(int batch, double clip_range);
+  // clip_range_vf: value clipping of this update, < 0 when off (see PpoConfig).
+  MinibatchStats FusedLossAndGrad(int batch, double clip_range, double clip_range_vf);
   // Policy logits float32 [n, A] and values float32 [n] for host obs float32 [n, obs_dim]
   // (fused forward on the CPU; the module on the device otherwise). Valid until the next call.
   std::pair<const float*, const float*> PolicyForward(const float* obs, int n);
@@ -245,8 +250,8 @@ class Ppo final : public Algorithm {
   void RefreshSdeWeights();
   // The autograd path: device state, one epoch loop over device tensors, one minibatch step.
   void EnsureTensorState();
-  void TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_t* num_minibatches,
-                    double* grad_norm_sum, int* epochs_run);
+  void TensorUpdate(double lr, double clip_range, double clip_range_vf, MinibatchStats* sum,
+                    int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run);
   // Loss and backward for the minibatch at rows `index` (int64 [batch] on the device) of the
   // device rollout; accumulates the stats into stats_. No host sync (capturable).
   void TensorLossAndGrad(const torch::Tensor& index, int batch);
@@ -292,6 +297,8 @@ class Ppo final : public Algorithm {
   torch::Tensor dev_perm_;        // int64 [T * N]: this epoch's shuffled row order
   torch::Tensor mb_index_;        // int64 [batch_size]: the graph's minibatch rows (static)
   torch::Tensor clip_t_;          // float32 [1]: clip range of this update (static)
+  torch::Tensor clip_vf_t_;       // float32 [1]: clip_range_vf of this update (static)
+  torch::Tensor dev_old_values_;  // float32 [T * N]: the rollout's values (clip_range_vf)
   torch::Tensor stats_;       // float32 [7]: sums of pg, value, entropy, kl, old kl, clipfrac, norm
   torch::Tensor last_stats_;  // float32 [6]: the last minibatch's share of the first six
   std::unique_ptr<nn::CudaGraph> graph_;  // the full-size minibatch step, after kWarmupSteps
@@ -319,6 +326,7 @@ class Ppo final : public Algorithm {
   std::vector<int64_t> mb_actions_;     // int64 [B]
   std::vector<float> mb_cont_actions_;  // float32 [B, A]
   std::vector<float> mb_log_probs_, mb_advantages_, mb_returns_;  // float32 [B]
+  std::vector<float> mb_old_values_;  // float32 [B]: the rollout's values (clip_range_vf)
   std::vector<float> grad_logits_;                                // float32 [B, A]
   std::vector<float> grad_values_;                                // float32 [B]
   Metrics metrics_;                       // returned by Update; keys fixed after the first call
@@ -387,6 +395,7 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   mb_log_probs_.assign(b, 0.0f);
   mb_advantages_.assign(b, 0.0f);
   mb_returns_.assign(b, 0.0f);
+  mb_old_values_.assign(b, 0.0f);
   grad_logits_.assign(b * num_actions_, 0.0f);
   grad_values_.assign(b, 0.0f);
   row_log_probs_.assign(num_actions_, 0.0f);
@@ -560,6 +569,10 @@ std::pair<const float*, const float*> Ppo::PolicyForward(const float* obs, int n
 const Metrics& Ppo::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
   const double clip_range = config_.clip_range.Value(progress_remaining);
+  // Off (SB3's None) when configured as 0; a schedule that decays to 0 stays on (SB3 alike).
+  const double clip_range_vf = config_.clip_range_vf.Value(1.0) > 0.0
+                                   ? config_.clip_range_vf.Value(progress_remaining)
+                                   : -1.0;
   const int64_t skipped_before = scaler_.skipped_steps();
   const bool inject_nonfinite = inject_nonfinite_ > 0;
   if (inject_nonfinite) --inject_nonfinite_;
@@ -569,7 +582,8 @@ const Metrics& Ppo::Update(double progress_remaining) {
   bool stop = false;
   int epochs_run = 0;
   if (use_autograd_) {
-    TensorUpdate(lr, clip_range, &sum, &num_minibatches, &grad_norm_sum, &epochs_run);
+    TensorUpdate(lr, clip_range, clip_range_vf, &sum, &num_minibatches, &grad_norm_sum,
+                 &epochs_run);
     stop = true;  // the fused loop below is skipped
   }
   for (int epoch = 0; epoch < config_.n_epochs && !stop; ++epoch) {
@@ -584,7 +598,7 @@ const Metrics& Ppo::Update(double progress_remaining) {
       GatherMinibatch(&indices_[start], batch);
       NormalizeAdvantages(batch);
       params_.ZeroGrads();
-      const MinibatchStats s = FusedLossAndGrad(batch, clip_range);
+      const MinibatchStats s = FusedLossAndGrad(batch, clip_range, clip_range_vf);
       if (inject_nonfinite) params_.grads()[0] = std::numeric_limits<float>::quiet_NaN();
       sum.pg_loss += s.pg_loss;
       sum.value_loss += s.value_loss;
@@ -709,6 +723,7 @@ void Ppo::GatherMinibatch(const int64_t* indices, int batch) {
     mb_log_probs_[j] = log_probs_[k];
     mb_advantages_[j] = advantages_[k];
     mb_returns_[j] = returns_[k];
+    mb_old_values_[j] = values_[k];
   }
 }
 
@@ -735,9 +750,12 @@ void Ppo::NormalizeAdvantages(int batch) {
 //                   A / 2 on a tie outside, 0 where clamp(r) A < r A (torch.min splits ties in
 //                   half; torch.clamp passes gradient only inside [1-c, 1+c], bounds included)
 //   entropy_loss = -(1/B) sum_i H_i,  dH/dz_k = -p_k (log p_k + H)
-//   value_loss   = (1/B) sum_i (R_i - v_i)^2,  d/dv_i = 2 (v_i - R_i) / B
+//   value_loss   = (1/B) sum_i (R_i - v_i)^2,  d/dv_i = 2 (v_i - R_i) / B; with clip_range_vf
+//                  c_v (SB3), v_i is replaced by v_old_i + clamp(v_i - v_old_i, -c_v, c_v), whose
+//                  derivative is 1 inside [-c_v, c_v] (bounds included, as torch.clamp) and 0
+//                  outside
 //   d log p_a / dz_k = [k == a] - p_k
-Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
+Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range, double clip_range_vf) {
   const float* logits = actor_.Forward(params_.actor_params(), mb_obs_.data(), batch);
   const float* values = critic_.Forward(params_.critic_params(), mb_obs_.data(), batch);
   const double inv_b = 1.0 / batch;
@@ -829,9 +847,16 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range) {
       g[k] =
           static_cast<float>(loss_scale * (d_logp_a * ((k == a ? 1.0 : 0.0) - p) + d_entropy_term));
     }
-    const double err = static_cast<double>(values[i]) - mb_returns_[i];
+    double value_pred = values[i], value_gate = 1.0;
+    if (clip_range_vf >= 0.0) {
+      const double old = mb_old_values_[i], d = value_pred - old;
+      value_pred = old + std::clamp(d, -clip_range_vf, clip_range_vf);
+      value_gate = d >= -clip_range_vf && d <= clip_range_vf ? 1.0 : 0.0;
+    }
+    const double err = value_pred - mb_returns_[i];
     s.value_loss += err * err * inv_b;
-    grad_values_[i] = static_cast<float>(loss_scale * config_.vf_coef * 2.0 * err * inv_b);
+    grad_values_[i] =
+        static_cast<float>(loss_scale * config_.vf_coef * 2.0 * err * inv_b * value_gate);
     s.entropy += entropy * inv_b;
     s.approx_kl += ((ratio - 1.0) - log_ratio) * inv_b;
     s.old_approx_kl += -log_ratio * inv_b;
@@ -870,6 +895,8 @@ void Ppo::EnsureTensorState() {
   dev_perm_ = torch::zeros({buffer_size_}, i64);
   mb_index_ = torch::zeros({config_.batch_size}, i64);
   clip_t_ = torch::zeros({1}, f32);
+  clip_vf_t_ = torch::zeros({1}, f32);
+  dev_old_values_ = torch::zeros({buffer_size_}, f32);
   stats_ = torch::zeros({7}, f32);
   last_stats_ = torch::zeros({6}, f32);
   graph_ = std::make_unique<nn::CudaGraph>();  // never replay a graph over the old tensors
@@ -877,8 +904,8 @@ void Ppo::EnsureTensorState() {
   tensor_ready_ = true;
 }
 
-void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_t* num_minibatches,
-                       double* grad_norm_sum, int* epochs_run) {
+void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, MinibatchStats* sum,
+                       int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run) {
   EnsureTensorState();
   auto host = [](auto* data, int64_t n, torch::ScalarType t) {
     return torch::from_blob(static_cast<void*>(data), {n}, t);
@@ -893,8 +920,12 @@ void Ppo::TensorUpdate(double lr, double clip_range, MinibatchStats* sum, int64_
   dev_log_probs_.copy_(host(log_probs_.data(), buffer_size_, torch::kFloat32));
   dev_advantages_.copy_(host(advantages_.data(), buffer_size_, torch::kFloat32));
   dev_returns_.copy_(host(returns_.data(), buffer_size_, torch::kFloat32));
+  if (clip_range_vf >= 0.0) {
+    dev_old_values_.copy_(host(values_.data(), buffer_size_, torch::kFloat32));
+  }
   opt_.lr.fill_(lr);
   clip_t_.fill_(clip_range);
+  clip_vf_t_.fill_(clip_range_vf);
   stats_.zero_();
   const nn::ScaleUpdateOptions scale_update{scaler_.enabled(), config_.grad_scaler.growth_factor,
                                             config_.grad_scaler.backoff_factor,
@@ -1019,7 +1050,14 @@ void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {
   auto policy_loss_1 = advantages * ratio;
   auto policy_loss_2 = advantages * torch::clamp(ratio, 1.0 - clip_t_, 1.0 + clip_t_);
   auto policy_loss = -torch::min(policy_loss_1, policy_loss_2).mean();
-  auto value_loss = torch::nn::functional::mse_loss(returns, values);
+  // SB3's clip_range_vf: values_pred = old_values + clamp(values - old_values, -c, c). Whether
+  // it is on is fixed for the run (config), so a captured graph never changes shape.
+  torch::Tensor values_pred = values;
+  if (config_.clip_range_vf.Value(1.0) > 0.0) {
+    const torch::Tensor old_values = dev_old_values_.index_select(0, index);
+    values_pred = old_values + torch::clamp(values - old_values, -clip_vf_t_, clip_vf_t_);
+  }
+  auto value_loss = torch::nn::functional::mse_loss(returns, values_pred);
   auto entropy_loss = -entropy.mean();
   auto loss = policy_loss + config_.ent_coef * entropy_loss + config_.vf_coef * value_loss;
   (loss * opt_.scale.squeeze(0)).backward();

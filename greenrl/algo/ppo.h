@@ -32,6 +32,10 @@ struct PpoConfig {
   double gae_lambda = 0.95;  // GAE lambda
   Schedule learning_rate = Schedule::Constant(3e-4);  // Adam step size, or lin_<initial>
   Schedule clip_range = Schedule::Constant(0.2);      // PPO clip epsilon, or lin_<initial>
+  // SB3's clip_range_vf: the value prediction is clipped around the rollout's value,
+  // v_pred = v_old + clamp(v - v_old, -c, c), in the value loss; 0 (constant): off, SB3's None.
+  // Also lin_<initial>. The scale is the returns', so it depends on the reward scale.
+  Schedule clip_range_vf = Schedule::Constant(0.0);
   double ent_coef = 0.0;                              // entropy bonus weight
   double vf_coef = 0.5;                               // value loss weight
   double max_grad_norm = 0.5;                         // global gradient-norm clip

@@ -149,6 +149,34 @@ TEST(PpoTest, CheckpointRoundTripAndRefusals) {
   std::remove(garbage.c_str());
 }
 
+// SB3's clip_range_vf: the value loss reads v_old + clamp(v - v_old, -c, c). On Pendulum (returns
+// in the hundreds, so a clip of 0.05 binds on most rows after the first minibatch) the fused
+// gradient, which passes nothing through a bound that binds, matches LibTorch's autograd of the
+// same loss; the clip changes the update; and a clip that never binds (1e6) leaves the fused
+// update bitwise as without it.
+TEST(PpoTest, ClipRangeVfFusedMatchesAutogradAndBinds) {
+  PpoConfig config = SmallConfig("fused");
+  config.clip_range_vf = Schedule::Constant(0.05);
+  const auto clipped = ExpectFusedMatchesAutograd("Pendulum-v1", config).second;
+  auto fused_run = [](PpoConfig c) {
+    auto env = env::MakeVecEnv("Pendulum-v1", 4, 11, 1);
+    env->Reset();
+    c.update_path = "fused";
+    auto ppo = MakePpo(c, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      ppo->CollectRollout(*env, &episodes);
+      ppo->Update(ProgressRemaining(256 * (iteration + 1), 1024));
+    }
+    return ppo->GetParameters();
+  };
+  const std::vector<float> off = fused_run(SmallConfig("fused"));
+  EXPECT_EQ(fused_run(config), clipped);
+  EXPECT_NE(clipped, off) << "a clip of 0.05 binds";
+  config.clip_range_vf = Schedule::Constant(1e6);
+  EXPECT_EQ(fused_run(config), off) << "a clip that never binds changes nothing";
+}
+
 // A bounded Box is accepted; an unbounded one is refused (samples are clipped to the bounds).
 TEST(PpoTest, RefusesUnboundedBoxActions) {
   PpoConfig c = SmallConfig("fused");

@@ -551,20 +551,25 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
                         std::string("a YAML map of keys, e.g. 'n_steps: 2048' (it holds ") +
                             (root.IsSequence() ? "a sequence" : "a scalar") + ")");
     }
-    std::vector<KeyedNode> pairs;
-    if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);
-    std::unordered_map<std::string, std::string> seen;  // key -> the shorthand it came from
-    for (const KeyedNode& pair : pairs) {
-      const auto [it, first] = seen.emplace(pair.key, pair.given_as);
-      if (!first) {
-        const std::string& shorthand = pair.given_as.empty() ? it->second : pair.given_as;
-        throw ConfigError(
-            pair.key, NodeText(pair.node),
-            "one value per key (given twice in " + yaml_path +
-                (shorthand.empty() ? "" : ", once through the shorthand " + shorthand) + ")");
+    // A key or value of the file is named with the file, so it is not taken for a --set one.
+    try {
+      std::vector<KeyedNode> pairs;
+      if (root.IsMap()) Flatten(config.schema_, "", root, yaml_path, &pairs);
+      std::unordered_map<std::string, std::string> seen;  // key -> the shorthand it came from
+      for (const KeyedNode& pair : pairs) {
+        const auto [it, first] = seen.emplace(pair.key, pair.given_as);
+        if (!first) {
+          const std::string& shorthand = pair.given_as.empty() ? it->second : pair.given_as;
+          throw ConfigError(
+              pair.key, NodeText(pair.node),
+              "one value per key (given twice in " + yaml_path +
+                  (shorthand.empty() ? "" : ", once through the shorthand " + shorthand) + ")");
+        }
       }
+      Assign(config.schema_, pairs, &values, &set);
+    } catch (const ConfigError& e) {
+      throw e.WithSource(yaml_path);
     }
-    Assign(config.schema_, pairs, &values, &set);
   }
 
   for (const std::string& override_text : set_overrides) {

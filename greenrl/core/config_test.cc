@@ -154,9 +154,10 @@ TEST(ConfigTest, UnknownKeyNamesClosestMatchAndKnownKeys) {
   EXPECT_EQ(OverrideError("n_step=64"),
             std::string("n_step: got '64'; unknown key; did you mean 'n_steps'? ") + kKnownKeys);
   const std::string nested = WriteTempFile("unknown.yaml", "env_id: x\ncarbon:\n  puee: 1.3\n");
-  EXPECT_EQ(
-      LoadError(nested, {}),
-      std::string("carbon.puee: got '1.3'; unknown key; did you mean 'carbon.pue'? ") + kKnownKeys);
+  // A key of the file is named with the file (not to be taken for a --set one).
+  EXPECT_EQ(LoadError(nested, {}), "carbon.puee (in " + nested +
+                                       "): got '1.3'; unknown key; did you mean 'carbon.pue'? " +
+                                       kKnownKeys);
   EXPECT_EQ(OverrideError("pue=1.3"),
             std::string("pue: got '1.3'; unknown key; did you mean 'carbon.pue'? ") + kKnownKeys);
   // A last segment that begins or ends a key's last segment; ties are all named, in schema order.
@@ -237,7 +238,7 @@ TEST(ConfigTest, NonFiniteFloatsRejected) {
   EXPECT_EQ(OverrideError("carbon.pue=.inf"), "carbon.pue: got '.inf'; a finite number >= 1");
   EXPECT_EQ(OverrideError("carbon.pue=1e999"), "carbon.pue: got '1e999'; a finite number >= 1");
   const std::string path = WriteTempFile("nan.yaml", "env_id: x\ngamma: .NaN\n");
-  EXPECT_EQ(LoadError(path, {}), "gamma: got '.NaN'; a finite number in [0, 1]");
+  EXPECT_EQ(LoadError(path, {}), "gamma (in " + path + "): got '.NaN'; a finite number in [0, 1]");
 }
 
 TEST(ConfigTest, FileErrorsNameThePath) {

@@ -8,6 +8,17 @@ ConfigError::ConfigError(const std::string& field, const std::string& value,
 
 ConfigError::ConfigError(const std::string& message) : std::runtime_error(message) {}
 
+ConfigError ConfigError::WithSource(const std::string& source) const {
+  const std::string text = what();
+  if (field_.empty() || text.rfind(field_ + ": ", 0) != 0 ||
+      text.find(source) != std::string::npos) {
+    return *this;
+  }
+  ConfigError out(field_ + " (in " + source + ")" + text.substr(field_.size()));
+  out.field_ = field_;
+  return out;
+}
+
 namespace internal {
 void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
   throw InternalError(std::string(file) + ":" + std::to_string(line) + ": check '" + cond +

@@ -23,6 +23,11 @@ class ConfigError : public std::runtime_error {
 
   const std::string& field() const { return field_; }
 
+  // The same error with its field named as found in `source` (the preset file it came from):
+  // "<field> (in <source>): got '<value>'; <accepted>". Returned unchanged when it has no field
+  // or already names `source`.
+  ConfigError WithSource(const std::string& source) const;
+
  private:
   std::string field_;
 };

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <optional>
 
@@ -219,6 +220,22 @@ ConfigSchema BuildSchema(const std::string& algo) {
                           "action noise, which greenrl does not have)");
     }
   }
+  // SB3 constructor arguments greenrl has no key for, each with what it does instead.
+  for (const auto& [key, note] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"verbose", "(SB3's; greenrl prints its log lines unless --quiet is given)"},
+           {"tensorboard_log",
+            "(SB3's; greenrl always writes TensorBoard events into the run directory, --out)"},
+           {"stats_window_size",
+            "(SB3's; greenrl's rollout/ep_rew_mean window is SB3's default, 100 episodes)"},
+           {"rollout_buffer_class", "(SB3's Python class option, which greenrl does not have)"},
+           {"rollout_buffer_kwargs", "(SB3's Python class option, which greenrl does not have)"},
+           {"optimize_memory_usage",
+            "(SB3's replay buffer option, which greenrl does not have: its buffer keeps next_obs "
+            "per transition, float32)"},
+           {"action_noise", "(SB3's, for TD3/DDPG-style noise, which greenrl does not have)"},
+           {"sde_support", "(an SB3 internal; use_sde turns gSDE on)"}}) {
+    if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr) s.AddUnknownKeyNote(key, note);
+  }
   // PyTorch's optimiser argument, which SB3, rl-zoo and greenrl call learning_rate.
   if (s.Find("learning_rate") != nullptr) {
     s.AddUnknownKeyNote("lr", "(SB3, rl-zoo and greenrl call it learning_rate)");
@@ -361,9 +378,15 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   Config config = [&] {
     if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
       // An rl-zoo file: its env's section, as overrides before the caller's.
+      const ConfigSchema schema = BuildSchema(zoo->algo);
+      try {  // the section's own keys first, so that an error in them names the file
+        Config::Load(schema, "", zoo->overrides);
+      } catch (const ConfigError& e) {
+        throw e.WithSource(yaml_path + ", section " + zoo->env_id);
+      }
       std::vector<std::string> overrides = zoo->overrides;
       overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
-      return Config::Load(BuildSchema(zoo->algo), "", overrides);
+      return Config::Load(schema, "", overrides);
     }
     return Config::Load(BuildSchema(PeekAlgo(root, set_overrides)), yaml_path, set_overrides);
   }();

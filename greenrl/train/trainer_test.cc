@@ -368,6 +368,51 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
             std::string::npos);
 }
 
+// A mistake inside an rl-zoo section is named with the file and section (not taken for a --set
+// one); SB3 constructor arguments greenrl has no key for say what it does instead; SB3's
+// clip_range_vf is a PPO key (0: off, SB3's None; lin_ schedules too).
+TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
+  const std::string zoo = ::testing::TempDir() + "/greenrl_zoo_bad/ppo.yml";
+  std::filesystem::create_directories(::testing::TempDir() + "/greenrl_zoo_bad");
+  std::ofstream(zoo) << "CartPole-v1:\n  n_envs: 8\n  n_step: 32\n  policy: 'MlpPolicy'\n";
+  auto message = [](const std::string& path, const std::vector<std::string>& sets) {
+    try {
+      LoadRunConfig(path, sets, std::nullopt);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(zoo, {"env_id=CartPole-v1"})
+                .rfind("n_step (in " + zoo +
+                           ", section CartPole-v1): got '32'; unknown key; did you "
+                           "mean 'n_steps'?",
+                       0),
+            0u)
+      << message(zoo, {"env_id=CartPole-v1"});
+  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  EXPECT_EQ(message(preset, {"verbose=1"})
+                .rfind("verbose: got '1'; unknown key (SB3's; greenrl prints its log lines unless "
+                       "--quiet is given)",
+                       0),
+            0u);
+  EXPECT_EQ(message(preset, {"stats_window_size=10"})
+                .rfind("stats_window_size: got '10'; unknown key (SB3's; greenrl's "
+                       "rollout/ep_rew_mean window is SB3's default, 100 episodes)",
+                       0),
+            0u);
+  EXPECT_EQ(
+      algo::PpoConfigFromConfig(LoadRunConfig(preset, {}, std::nullopt)).clip_range_vf.Value(1.0),
+      0.0);
+  const algo::PpoConfig clipped =
+      algo::PpoConfigFromConfig(LoadRunConfig(preset, {"clip_range_vf=lin_0.4"}, std::nullopt));
+  EXPECT_DOUBLE_EQ(clipped.clip_range_vf.Value(0.5), 0.2);
+  EXPECT_EQ(message(preset, {"clip_range_vf=-1"}),
+            "clip_range_vf: got '-1'; a number or "
+            "lin_<number>, e.g. lin_0.001, with (initial) "
+            "value in [0, 1000000]");
+}
+
 // DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps.
 TEST(RunConfigTest, DqnGradientStepsMinusOneIsTrainFreqTimesNEnvs) {
   const std::string dqn = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
