@@ -355,7 +355,7 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   }
   // --stochastic samples actions (rl-zoo's flag); the same seed gives the same return again.
   auto return_line = [](const std::string& output) {
-    const size_t at = output.find("  return  ");
+    const size_t at = output.find("  return         ");
     return at == std::string::npos ? std::string() : output.substr(at, output.find('\n', at) - at);
   };
   r = RunGreenrl("eval --run " + out + " --episodes 3 --stochastic");
@@ -474,8 +474,9 @@ TEST(CliTest, EvalOfNormalizedRunMatchesTrainingsFinalEval) {
   const std::string trained = r.output.substr(at + 15, r.output.find(" (", at) - at - 15);
   r = RunGreenrl("eval --run " + out + " --episodes 10");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("return  " + trained + " over 10"), std::string::npos) << trained << "\n"
-                                                                                 << r.output;
+  EXPECT_NE(r.output.find("return         " + trained + " over 10"), std::string::npos)
+      << trained << "\n"
+      << r.output;
 }
 
 // A run without final.pt (stopped by a signal, by the budget, or killed) evaluates from its
@@ -500,7 +501,7 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("return  45.30 ± "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("return         45.30 ± "), std::string::npos) << r.output;
   fs::remove_all(out + "/checkpoints");
   r = RunGreenrl("eval --run " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -532,8 +533,9 @@ TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
   }
   r = RunGreenrl("eval --run " + out + " --episodes 10");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("return  " + trained + " over 10"), std::string::npos) << trained << "\n"
-                                                                                 << r.output;
+  EXPECT_NE(r.output.find("return         " + trained + " over 10"), std::string::npos)
+      << trained << "\n"
+      << r.output;
 }
 
 // Bad config files through the CLI: each is exit code 2 with a message naming the problem, and no

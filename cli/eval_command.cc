@@ -92,12 +92,12 @@ Runner RegisterEval(CLI::App& app) {
     int64_t steps = 0;
     for (const int64_t length : r.lengths) steps += length;
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id, checkpoint);
-    fmt::print("  return  {} ± {} over {} {} episodes\n",
+    fmt::print("  return         {} ± {} over {} {} episodes\n",
                report::FixedNoNegativeZero(r.mean_return, 2),
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
                args->stochastic ? "stochastic" : "deterministic");
     fmt::print("  steps          {}\n", steps);
-    fmt::print("  wall time      {:.2f} s\n", cost.duration_s);
+    fmt::print("  wall time      {:.2f} s (CPU {:.2f} s)\n", cost.duration_s, cost.cpu_time_s);
     fmt::print("{}{}", report::FormatEnergyLines(cost.domains, cost.meter_reason),
                report::FormatCarbonLines(cost.carbon));
     return 0;

@@ -382,6 +382,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
       try {  // the section's own keys first, so that an error in them names the file
         Config::Load(schema, "", zoo->overrides);
       } catch (const ConfigError& e) {
+        // algo and env_id come from the file's name and --env, not from the section.
+        if (e.field() == "algo" || e.field() == "env_id") throw;
         throw e.WithSource(yaml_path + ", section " + zoo->env_id);
       }
       std::vector<std::string> overrides = zoo->overrides;

@@ -87,11 +87,13 @@ WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
                           std::move(sampler_options));
   const double start_unix_s = UnixNowS();
   const double t0 = clock.NowS();
+  const double cpu0 = ProcessCpuSeconds();
   sampler.Start();
   work();
   sampler.Stop();
   const energy::Measurement total = monitor.Total();
   out.duration_s = clock.NowS() - t0;
+  out.cpu_time_s = ProcessCpuSeconds() - cpu0;
   for (const auto& d : monitor.domains()) {
     const auto it = total.energy_j.find(d.domain);
     out.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance),

@@ -22,6 +22,7 @@ namespace greenrl::train {
 // What some work cost.
 struct WorkEnergy {
   double duration_s = 0.0;                    // wall-clock seconds of the work
+  double cpu_time_s = 0.0;                    // this process's CPU seconds over the same span
   std::vector<report::DomainEnergy> domains;  // energy_j per monitored domain, monitor order
   std::string meter_reason;                   // the meters chosen and why (one line)
   energy::CarbonResult carbon;                // emissions of the additive domains' energy
