@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "greenrl/core/errors.h"
@@ -534,6 +535,29 @@ Config::Config(const ConfigSchema& schema) : schema_(schema), entries_(schema.ke
   }
 }
 
+namespace {
+
+// The (key, value) pairs of one --set text. Errors: ("--set", text, "key=value") without '=' or
+// with an empty key; (key, text, "valid YAML: ...") for a value that is not YAML.
+std::vector<KeyedNode> OverridePairs(const ConfigSchema& schema, const std::string& override_text) {
+  const size_t equals = override_text.find('=');
+  const std::string key = equals == std::string::npos ? "" : Trim(override_text.substr(0, equals));
+  if (key.empty()) throw ConfigError("--set", override_text, "key=value");
+  const std::string value_text = override_text.substr(equals + 1);
+  std::vector<KeyedNode> pairs;
+  Flatten(schema, key, LoadYamlValue(key, value_text), "--set", &pairs);
+  return pairs;
+}
+
+}  // namespace
+
+std::vector<std::string> Config::KeysSetBy(const ConfigSchema& schema,
+                                           const std::string& override_text) {
+  std::vector<std::string> keys;
+  for (const KeyedNode& pair : OverridePairs(schema, override_text)) keys.push_back(pair.key);
+  return keys;
+}
+
 Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
                     const std::vector<std::string>& set_overrides) {
   Config config(schema);
@@ -542,6 +566,14 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
   for (const Entry& entry : config.entries_) {
     values.push_back(entry.value);
     set.push_back(entry.is_set);
+  }
+  // The overrides' keys first: a file value that an override replaces is not parsed, so a
+  // preset's bad value can be replaced with --set without editing the file.
+  std::vector<std::vector<KeyedNode>> override_pairs;
+  std::unordered_set<std::string> overridden;
+  for (const std::string& override_text : set_overrides) {
+    override_pairs.push_back(OverridePairs(config.schema_, override_text));
+    for (const KeyedNode& pair : override_pairs.back()) overridden.insert(pair.key);
   }
 
   if (!yaml_path.empty()) {
@@ -566,20 +598,20 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
                   (shorthand.empty() ? "" : ", once through the shorthand " + shorthand) + ")");
         }
       }
-      Assign(config.schema_, pairs, &values, &set);
+      // Copied, not erased in place: assigning a YAML::Node writes into the node it refers to.
+      std::vector<KeyedNode> kept;
+      for (const KeyedNode& pair : pairs) {
+        const bool replaced =
+            overridden.count(pair.key) > 0 && config.schema_.Find(pair.key) != nullptr;
+        if (!replaced) kept.push_back(pair);
+      }
+      Assign(config.schema_, kept, &values, &set);
     } catch (const ConfigError& e) {
       throw e.WithSource(yaml_path);
     }
   }
 
-  for (const std::string& override_text : set_overrides) {
-    const size_t equals = override_text.find('=');
-    const std::string key =
-        equals == std::string::npos ? "" : Trim(override_text.substr(0, equals));
-    if (key.empty()) throw ConfigError("--set", override_text, "key=value");
-    const std::string value_text = override_text.substr(equals + 1);
-    std::vector<KeyedNode> pairs;
-    Flatten(config.schema_, key, LoadYamlValue(key, value_text), "--set", &pairs);
+  for (const std::vector<KeyedNode>& pairs : override_pairs) {
     Assign(config.schema_, pairs, &values, &set);
   }
 

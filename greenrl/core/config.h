@@ -134,6 +134,8 @@ class Config {
   //       yaml_path: a YAML preset (a map, possibly nested); empty: defaults and overrides only;
   //       set_overrides: "key=value" texts from --set, applied in order after the file (the last
   //       one wins); the value is YAML ("64", "lin_0.001", "[64, 64]", "{pue: 1.2}" for a section).
+  //       A file value whose key an override sets is replaced unparsed, so it may be invalid (the
+  //       file's key must still be a known one).
   // Returns: the config, with every key of the schema given a value.
   // Errors: ConfigError, before returning, for:
   //   a missing or unreadable file: ("--config", yaml_path, "an existing, readable YAML file
@@ -151,6 +153,14 @@ class Config {
   //   a required key nobody gave: (key, "", "a value (required)").
   static Config Load(const ConfigSchema& schema, const std::string& yaml_path,
                      const std::vector<std::string>& set_overrides);
+
+  // The keys one "key=value" override text sets: the key itself, a section's keys for a map
+  // value ("carbon={pue: 1.2}" -> carbon.pue), or a shorthand's targets. Nothing is validated
+  // against the schema beyond that expansion (unknown keys come back as given).
+  // Errors: as Load's for an override without '=' or with an empty key, or a value that is not
+  //   YAML.
+  static std::vector<std::string> KeysSetBy(const ConfigSchema& schema,
+                                            const std::string& override_text);
 
   // Sets one key (or a section's keys, when yaml_text is a map) with the same parsing and
   // validation as a --set override; the key counts as explicitly set.

@@ -269,6 +269,38 @@ TEST(ConfigTest, FileErrorsNameThePath) {
   EXPECT_EQ(Config::Load(TestSchema(), empty, {"env_id=x"}).GetInt("n_steps"), 2048);
 }
 
+// A file value that --set replaces is not parsed (rl-zoo's --hyperparams replace a file's value
+// the same way), so a bad preset value can be fixed from the command line; a file's unknown key
+// is still refused, and a bad value nobody replaces still names the file.
+TEST(ConfigTest, OverrideReplacesABadFileValueUnparsed) {
+  const std::string path = WriteTempFile("bad_value.yaml",
+                                         "env_id: CartPole-v1\n"
+                                         "n_steps: -5\n"
+                                         "carbon:\n"
+                                         "  pue: fast\n");
+  const Config config = Config::Load(TestSchema(), path, {"n_steps=32", "carbon={pue: 1.3}"});
+  EXPECT_EQ(config.GetInt("n_steps"), 32);
+  EXPECT_EQ(config.GetFloat("carbon.pue"), 1.3);
+  EXPECT_TRUE(config.IsSet("n_steps"));
+  EXPECT_EQ(LoadError(path, {"n_steps=32"}).rfind("carbon.pue (in " + path + "): got 'fast'; ", 0),
+            0u)
+      << LoadError(path, {"n_steps=32"});
+  EXPECT_EQ(LoadError(path, {"carbon.pue=1.3"}).rfind("n_steps (in " + path + "): got '-5'; ", 0),
+            0u)
+      << LoadError(path, {"carbon.pue=1.3"});
+  // An override's own bad value is still refused, with no file named.
+  EXPECT_EQ(LoadError(path, {"n_steps=0", "carbon.pue=1.3"}).rfind("n_steps: got '0'; ", 0), 0u)
+      << LoadError(path, {"n_steps=0", "carbon.pue=1.3"});
+  const std::string unknown = WriteTempFile("unknown_key.yaml", "env_id: x\nn_step: 32\n");
+  EXPECT_EQ(LoadError(unknown, {"n_step=64"}).rfind("n_step (in " + unknown + "): ", 0), 0u)
+      << LoadError(unknown, {"n_step=64"});
+
+  EXPECT_EQ(Config::KeysSetBy(TestSchema(), "carbon={pue: 1.2, region: FR}"),
+            (std::vector<std::string>{"carbon.pue", "carbon.region"}));
+  EXPECT_EQ(Config::KeysSetBy(TestSchema(), "n_steps=64"), (std::vector<std::string>{"n_steps"}));
+  EXPECT_THROW(Config::KeysSetBy(TestSchema(), "n_steps"), ConfigError);
+}
+
 TEST(ConfigTest, OverrideSyntaxAndRequiredKeys) {
   EXPECT_EQ(OverrideError("n_steps"), "--set: got 'n_steps'; key=value");
   EXPECT_EQ(OverrideError("=64"), "--set: got '=64'; key=value");
@@ -341,6 +373,10 @@ TEST(ConfigTest, ShorthandSetsEveryTarget) {
   EXPECT_EQ(from_file.GetIntList("arch.pi"), (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(from_file.GetIntList("arch.vf"), (std::vector<int64_t>{32, 16}));
   EXPECT_TRUE(from_file.IsSet("arch.vf"));
+  // A bad file value at the shorthand is replaced unparsed when overrides set both its targets.
+  const Config fixed =
+      Config::Load(schema, WriteTempFile("bad_shorthand.yaml", "arch: fast\n"), {"arch=[16]"});
+  EXPECT_EQ(fixed.GetIntList("arch.vf"), (std::vector<int64_t>{16}));
   const Config overridden = Config::Load(schema, path, {"arch.vf=[8]", "arch={pi: [4]}"});
   EXPECT_EQ(overridden.GetIntList("arch.pi"), (std::vector<int64_t>{4}));
   EXPECT_EQ(overridden.GetIntList("arch.vf"), (std::vector<int64_t>{8}));

@@ -3,10 +3,14 @@
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
@@ -379,14 +383,30 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
       // An rl-zoo file: its env's section, as overrides before the caller's.
       const ConfigSchema schema = BuildSchema(zoo->algo);
+      // A section key that the caller's --set replaces is dropped unparsed, as a preset file's
+      // (algo and env_id, which the section repeats from the file's name and --env, stay).
+      std::set<std::string> overridden;
+      for (const std::string& text : set_overrides) {
+        for (std::string& key : Config::KeysSetBy(schema, text)) {
+          if (key != "algo" && key != "env_id") overridden.insert(std::move(key));
+        }
+      }
+      std::vector<std::string> section;
+      for (const std::string& text : zoo->overrides) {
+        const std::vector<std::string> keys = Config::KeysSetBy(schema, text);
+        if (!std::all_of(keys.begin(), keys.end(),
+                         [&](const std::string& key) { return overridden.count(key) > 0; })) {
+          section.push_back(text);
+        }
+      }
       try {  // the section's own keys first, so that an error in them names the file
-        Config::Load(schema, "", zoo->overrides);
+        Config::Load(schema, "", section);
       } catch (const ConfigError& e) {
         // algo and env_id come from the file's name and --env, not from the section.
         if (e.field() == "algo" || e.field() == "env_id") throw;
         throw e.WithSource(yaml_path + ", section " + zoo->env_id);
       }
-      std::vector<std::string> overrides = zoo->overrides;
+      std::vector<std::string> overrides = section;
       overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
       return Config::Load(schema, "", overrides);
     }

@@ -383,6 +383,17 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
     }
     return std::string("no error");
   };
+  // A bad section value that --set replaces is dropped unparsed, as a preset file's.
+  const std::string zoo_value = ::testing::TempDir() + "/greenrl_zoo_bad/a2c_like/ppo.yml";
+  std::filesystem::create_directories(::testing::TempDir() + "/greenrl_zoo_bad/a2c_like");
+  std::ofstream(zoo_value) << "CartPole-v1:\n  n_envs: 8\n  n_steps: -32\n  policy: 'MlpPolicy'\n";
+  EXPECT_EQ(message(zoo_value, {"env_id=CartPole-v1"})
+                .rfind("n_steps (in " + zoo_value + ", section CartPole-v1): got '-32'; ", 0),
+            0u)
+      << message(zoo_value, {"env_id=CartPole-v1"});
+  EXPECT_EQ(LoadRunConfig(zoo_value, {"env_id=CartPole-v1", "n_steps=32"}, std::nullopt)
+                .GetInt("n_steps"),
+            32);
   EXPECT_EQ(message(zoo, {"env_id=CartPole-v1"})
                 .rfind("n_step (in " + zoo +
                            ", section CartPole-v1): got '32'; unknown key; did you "
