@@ -32,6 +32,59 @@ bool IsAvx512OpenBlasCore(const std::string& core) {
   return lower == "skylakex" || lower == "cooperlake" || lower == "sapphirerapids";
 }
 
+namespace {
+
+// OpenBLAS's widest x86-64 kernels for `cpu`'s instructions: "Cooperlake", "SkylakeX", "Haswell",
+// or "" (older, or flags unknown).
+std::string WidestCoreFor(const CpuInfo& cpu) {
+  if (!cpu.Has("avx2") || !cpu.Has("fma")) return "";
+  const bool avx512 = cpu.Has("avx512f") && cpu.Has("avx512bw") && cpu.Has("avx512vl") &&
+                      cpu.Has("avx512dq") && cpu.Has("avx512cd");
+  if (avx512) return cpu.Has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
+  return "Haswell";
+}
+
+// How wide a kernel set's vectors and instructions are, for comparing two: 1 pre-AVX2, 2 AVX2
+// (Haswell, Zen, SkylakeX's and later Intel's AVX2 cores), 3 SkylakeX, 4 Cooperlake, 5
+// SapphireRapids; 0 for a name not listed here.
+int CoreRank(const std::string& core) {
+  const std::string lower = Lower(core);
+  static const char* const kPreAvx2[] = {"prescott",  "core2",        "penryn",      "dunnington",
+                                         "nehalem",   "sandybridge",  "atom",        "nano",
+                                         "opteron",   "opteron_sse3", "barcelona",   "bobcat",
+                                         "bulldozer", "piledriver",   "steamroller", "excavator"};
+  if (std::any_of(std::begin(kPreAvx2), std::end(kPreAvx2),
+                  [&](const char* c) { return lower == c; })) {
+    return 1;
+  }
+  if (lower == "haswell" || lower == "zen") return 2;
+  if (lower == "skylakex") return 3;
+  if (lower == "cooperlake") return 4;
+  if (lower == "sapphirerapids") return 5;
+  return 0;
+}
+
+}  // namespace
+
+std::string DescribeBlasFor(const std::string& core, const char* coretype_variable,
+                            const char* fallback_variable, const CpuInfo& cpu) {
+  if (core.empty()) return "not OpenBLAS";
+  std::string out = "OpenBLAS, " + core + " kernels";
+  if (coretype_variable == nullptr) return out;
+  out += std::string(" (OPENBLAS_CORETYPE=") + coretype_variable;
+  if (fallback_variable != nullptr) {
+    return out + ", set by greenrl: OpenBLAS chose its generic " + fallback_variable +
+           " kernels for this CPU)";
+  }
+  const std::string widest = WidestCoreFor(cpu);
+  const int rank = CoreRank(core);
+  if (rank > 0 && CoreRank(widest) > rank) {
+    out += "; this CPU can run OpenBLAS's " + widest +
+           " kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset";
+  }
+  return out + ")";
+}
+
 std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu) {
   const std::string lower = Lower(picked);
   static const char* const kFallbacks[] = {"prescott", "core2",        "penryn",    "dunnington",
@@ -39,25 +92,12 @@ std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cp
                                            "opteron",  "opteron_sse3", "barcelona", "bobcat"};
   const bool fallback = std::any_of(std::begin(kFallbacks), std::end(kFallbacks),
                                     [&](const char* f) { return lower == f; });
-  if (!fallback || !cpu.Has("avx2") || !cpu.Has("fma")) return "";
-  const bool avx512 = cpu.Has("avx512f") && cpu.Has("avx512bw") && cpu.Has("avx512vl") &&
-                      cpu.Has("avx512dq") && cpu.Has("avx512cd");
-  if (avx512) return cpu.Has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
-  return "Haswell";
+  return fallback ? WidestCoreFor(cpu) : "";
 }
 
 std::string DescribeBlas() {
-  const std::string core = OpenBlasCoreName();
-  if (core.empty()) return "not OpenBLAS";
-  const char* env = std::getenv("OPENBLAS_CORETYPE");
-  const char* fallback = std::getenv(kOpenBlasFallbackVariable);
-  std::string out = "OpenBLAS, " + core + " kernels";
-  if (env != nullptr) out += std::string(" (OPENBLAS_CORETYPE=") + env;
-  if (env != nullptr && fallback != nullptr) {
-    out += std::string(", set by greenrl: OpenBLAS chose its generic ") + fallback +
-           " kernels for this CPU";
-  }
-  return env != nullptr ? out + ")" : out;
+  return DescribeBlasFor(OpenBlasCoreName(), std::getenv("OPENBLAS_CORETYPE"),
+                         std::getenv(kOpenBlasFallbackVariable), ThisCpu());
 }
 
 std::string LinkedOpenBlasCoreName() {

@@ -37,9 +37,20 @@ inline constexpr char kOpenBlasFallbackVariable[] = "GREENRL_OPENBLAS_FALLBACK";
 
 // For benchmark output: "OpenBLAS, <core> kernels", with " (OPENBLAS_CORETYPE=<value>)" when
 // that variable is set (", set by greenrl: OpenBLAS chose its generic <fallback> kernels for this
-// CPU" inside the parentheses when RestartWithOpenBlasCoreTypeIfNeeded set it), or "not
-// OpenBLAS" (e.g. the reference BLAS). No errors.
+// CPU" inside the parentheses when RestartWithOpenBlasCoreTypeIfNeeded set it; when the user's
+// environment set it to kernels narrower than the CPU's widest, "; this CPU can run OpenBLAS's
+// <widest> kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset": on 2026-12-04 a
+// shell's OPENBLAS_CORETYPE=Haswell made the DQN preset take 10.15 s on an AMD EPYC instead of
+// 6.92 s with the Cooperlake kernels OpenBLAS chooses there), or "not OpenBLAS" (e.g. the
+// reference BLAS). No errors.
 std::string DescribeBlas();
+
+// DescribeBlas for given inputs: core (openblas_get_corename(), "" when not OpenBLAS), the values
+// of OPENBLAS_CORETYPE and kOpenBlasFallbackVariable (null when unset), and the CPU whose widest
+// kernels (Cooperlake, SkylakeX or Haswell, as SuggestOpenBlasCoreType picks them) are compared
+// with core. No errors.
+std::string DescribeBlasFor(const std::string& core, const char* coretype_variable,
+                            const char* fallback_variable, const CpuInfo& cpu);
 
 // The kernel set that the OpenBLAS behind libblas.so.3 (the BLAS LibTorch and greenrl link;
 // scripts/install-deps.sh points it at OpenBLAS) chooses for this CPU, asked from that library

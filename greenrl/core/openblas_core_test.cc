@@ -53,6 +53,36 @@ TEST(OpenBlasCoreTest, Avx512CoresAreNamed) {
   EXPECT_FALSE(IsAvx512OpenBlasCore(""));
 }
 
+// The bench header's BLAS line: a user's OPENBLAS_CORETYPE that names kernels narrower than the
+// CPU's widest says so (the case of 2026-12-04: Haswell set in the shell on an AMD EPYC with
+// avx512_bf16, where OpenBLAS itself chooses Cooperlake).
+TEST(OpenBlasCoreTest, DescribeBlasNamesWiderKernelsThanAUsersCoretype) {
+  std::vector<std::string> bf16 = kAvx512;
+  bf16.push_back("avx512_bf16");
+  EXPECT_EQ(DescribeBlasFor("", nullptr, nullptr, Cpu(bf16)), "not OpenBLAS");
+  EXPECT_EQ(DescribeBlasFor("Cooperlake", nullptr, nullptr, Cpu(bf16)),
+            "OpenBLAS, Cooperlake kernels");
+  EXPECT_EQ(DescribeBlasFor("Haswell", "Haswell", nullptr, Cpu(bf16)),
+            "OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell; this CPU can run OpenBLAS's "
+            "Cooperlake kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
+  EXPECT_EQ(DescribeBlasFor("Prescott", "prescott", nullptr, Cpu(kAvx2)),
+            "OpenBLAS, Prescott kernels (OPENBLAS_CORETYPE=prescott; this CPU can run OpenBLAS's "
+            "Haswell kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
+  // As wide as the CPU allows, or wider, or a name not ranked here: nothing more said.
+  EXPECT_EQ(DescribeBlasFor("Haswell", "Haswell", nullptr, Cpu(kAvx2)),
+            "OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)");
+  EXPECT_EQ(DescribeBlasFor("Zen", "Zen", nullptr, Cpu(kAvx2)),
+            "OpenBLAS, Zen kernels (OPENBLAS_CORETYPE=Zen)");
+  EXPECT_EQ(DescribeBlasFor("SkylakeX", "SkylakeX", nullptr, Cpu(kAvx2)),
+            "OpenBLAS, SkylakeX kernels (OPENBLAS_CORETYPE=SkylakeX)");
+  EXPECT_EQ(DescribeBlasFor("ARMV8", "ARMV8", nullptr, Cpu(bf16)),
+            "OpenBLAS, ARMV8 kernels (OPENBLAS_CORETYPE=ARMV8)");
+  // greenrl's own restart says why it set the variable.
+  EXPECT_EQ(DescribeBlasFor("Cooperlake", "Cooperlake", "Prescott", Cpu(bf16)),
+            "OpenBLAS, Cooperlake kernels (OPENBLAS_CORETYPE=Cooperlake, set by greenrl: OpenBLAS "
+            "chose its generic Prescott kernels for this CPU)");
+}
+
 // core_test links no BLAS, so there is no OpenBLAS to ask.
 TEST(OpenBlasCoreTest, NoOpenBlasGivesAnEmptyName) { EXPECT_EQ(OpenBlasCoreName(), ""); }
 
