@@ -13,9 +13,10 @@
 // first lines of whatever buffer malloc placed right after it, which another thread owns (the
 // worker's rows end at the end of every buffer, the caller's begin at the start), and the owner
 // then has to fetch them back on its next write. Measured on the AMD EPYC VM (2026-12-04,
-// `greenrl_bench_env_scaling --rounds 60`, CartPole-v1, 1,024 envs, builds run in turns): two
-// threads 12.91-13.05 us per step without guards, 12.63-12.89 us with them (speed-up 1.17-1.18x
-// -> 1.21-1.22x); two independent one-thread VecEnvs 8.20-8.26 -> 7.85-7.94 us.
+// `greenrl_bench_env_scaling`, CartPole-v1, 1,024 envs, builds run in turns): the two-thread
+// speed-up's median over eight alternations of `--rounds 40` went from 1.19x to 1.32x, and two
+// independent one-thread VecEnvs from 8.2-8.3 to 7.8-7.9 us per step (docs/speed-history.md,
+// "2026-12-04, 15:25 UTC"); 1 KiB and 4 KiB guards did no better than 256 bytes.
 #pragma once
 
 #include <cstddef>

@@ -170,8 +170,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "data-parallel backend when launched with WORLD_SIZE > 1 (torch c10d)", {}, {},
          {"gloo", "nccl"});
   AddKey(&s, "dist.timeout_s", ValueType::kFloat, "300.0",
-         "seconds a rendezvous or collective waits for the other ranks before failing", 1e-3,
-         1e6);
+         "seconds a rendezvous or collective waits for the other ranks before failing", 1e-3, 1e6);
   AddKey(&s, "carbon.region", ValueType::kString, "''",
          "grid region (ISO 3166 code, e.g. FR, US) or world; empty: the world average as a "
          "default");
@@ -392,14 +391,14 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
         }
       }
       std::vector<std::string> section;
-      for (const std::string& text : zoo->overrides) {
-        const std::vector<std::string> keys = Config::KeysSetBy(schema, text);
-        if (!std::all_of(keys.begin(), keys.end(),
-                         [&](const std::string& key) { return overridden.count(key) > 0; })) {
-          section.push_back(text);
-        }
-      }
       try {  // the section's own keys first, so that an error in them names the file
+        for (const std::string& text : zoo->overrides) {
+          const std::vector<std::string> keys = Config::KeysSetBy(schema, text);
+          const bool replaced = std::all_of(keys.begin(), keys.end(), [&](const std::string& key) {
+            return overridden.count(key) > 0 && schema.Find(key) != nullptr;
+          });
+          if (!replaced) section.push_back(text);
+        }
         Config::Load(schema, "", section);
       } catch (const ConfigError& e) {
         // algo and env_id come from the file's name and --env, not from the section.

@@ -156,8 +156,8 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
 // emissions.csv names the grid region's country as CodeCarbon does (English name, ISO alpha-3),
 // and the world average leaves both empty.
 TEST(TrainerTest, EmissionsCsvNamesTheRegionsCountry) {
-  for (const auto& [region, expected] : {std::pair<std::string, std::string>{"FR", ",France,FRA,"},
-                                         {"world", ",,,"}}) {
+  for (const auto& [region, expected] :
+       {std::pair<std::string, std::string>{"FR", ",France,FRA,"}, {"world", ",,,"}}) {
     SCOPED_TRACE(region);
     Config config = LoadRunConfig(
         Preset(), {"n_timesteps=256", "eval.final_episodes=1", "carbon.region=" + region}, 0);
@@ -308,14 +308,10 @@ TEST(RunConfigTest, ExplicitWorldRegionIsNotTheDefault) {
   }
   // A resumed run loads config.yaml, where every key is written: the default stays a default.
   const std::string yaml = ::testing::TempDir() + "/carbon_region_config.yaml";
-  {
-    std::ofstream(yaml) << LoadRunConfig(Preset(), {}, {}).ToYaml();
-  }
+  { std::ofstream(yaml) << LoadRunConfig(Preset(), {}, {}).ToYaml(); }
   EXPECT_TRUE(energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(yaml, {}, {})))
                   .intensity_is_default);
-  {
-    std::ofstream(yaml) << LoadRunConfig(Preset(), {"carbon.region=world"}, {}).ToYaml();
-  }
+  { std::ofstream(yaml) << LoadRunConfig(Preset(), {"carbon.region=world"}, {}).ToYaml(); }
   EXPECT_FALSE(energy::ComputeCarbon(3.6e6, CarbonOptionsFrom(LoadRunConfig(yaml, {}, {})))
                    .intensity_is_default);
 }
@@ -394,6 +390,11 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
   EXPECT_EQ(LoadRunConfig(zoo_value, {"env_id=CartPole-v1", "n_steps=32"}, std::nullopt)
                 .GetInt("n_steps"),
             32);
+  // A section's unknown key stays an error of the section, even where --set names it too.
+  EXPECT_EQ(message(zoo, {"env_id=CartPole-v1", "n_step=64"})
+                .rfind("n_step (in " + zoo + ", section CartPole-v1): got '32'; unknown key", 0),
+            0u)
+      << message(zoo, {"env_id=CartPole-v1", "n_step=64"});
   EXPECT_EQ(message(zoo, {"env_id=CartPole-v1"})
                 .rfind("n_step (in " + zoo +
                            ", section CartPole-v1): got '32'; unknown key; did you "
@@ -471,7 +472,7 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
       << message({"algo=dqn"});
   EXPECT_NE(message({"batch_size=abc"}).find("batch_size: got 'abc'"), std::string::npos);
   EXPECT_NE(message({"gamma=1.5"}).find("gamma: got '1.5'"), std::string::npos);
-  EXPECT_EQ(message({"batch_size=1024"}), "no error");  // SB3's one minibatch per epoch
+  EXPECT_EQ(message({"batch_size=1024"}), "no error");     // SB3's one minibatch per epoch
   EXPECT_EQ(message({"sde_sample_freq=-3"}), "no error");  // <= 0: once per rollout, as SB3
   EXPECT_NE(message({"algo=a2c"}).find("algo: got 'a2c'; one of: ppo"), std::string::npos);
   EXPECT_NE(message({"env_id=Pong-v5"}).find("env_id: got 'Pong-v5'"), std::string::npos);
