@@ -186,9 +186,9 @@ Runner RegisterBench(CLI::App& app) {
         probe.GetString("env_id"), static_cast<int>(probe.GetInt("n_envs")), env_threads_asked);
     const std::optional<double> stop_threshold = train::RewardThresholdFrom(probe);
     fmt::print(
-        "greenrl bench {}: {} seeds, n_timesteps {} (a run ends with the iteration that reaches "
+        "greenrl bench {}: {} seed{}, n_timesteps {} (a run ends with the iteration that reaches "
         "it{}), preset {} (threads.torch {}, threads.env {}{})\n",
-        args->name, args->seeds, probe.GetInt("n_timesteps"),
+        args->name, args->seeds, args->seeds == 1 ? "" : "s", probe.GetInt("n_timesteps"),
         stop_threshold ? fmt::format(", or earlier at the first periodic eval with a mean reward "
                                      ">= eval.reward_threshold {}",
                                      *stop_threshold)
