@@ -27,12 +27,17 @@ std::string Lower(std::string s) {
 }
 }  // namespace
 
-bool IsAvx512OpenBlasCore(const std::string& core) {
-  const std::string lower = Lower(core);
-  return lower == "skylakex" || lower == "cooperlake" || lower == "sapphirerapids";
-}
-
 namespace {
+
+// Whether `lower` (a lower-case core name) is one of the pre-AVX2 cores OpenBLAS falls back to on
+// a CPU newer than it knows (SuggestOpenBlasCoreType corrects these).
+bool IsGenericFallbackCore(const std::string& lower) {
+  static const char* const kFallbacks[] = {"prescott", "core2",        "penryn",    "dunnington",
+                                           "nehalem",  "sandybridge",  "atom",      "nano",
+                                           "opteron",  "opteron_sse3", "barcelona", "bobcat"};
+  return std::any_of(std::begin(kFallbacks), std::end(kFallbacks),
+                     [&](const char* f) { return lower == f; });
+}
 
 // OpenBLAS's widest x86-64 kernels for `cpu`'s instructions: "Cooperlake", "SkylakeX", "Haswell",
 // or "" (older, or flags unknown).
@@ -49,12 +54,9 @@ std::string WidestCoreFor(const CpuInfo& cpu) {
 // SapphireRapids; 0 for a name not listed here.
 int CoreRank(const std::string& core) {
   const std::string lower = Lower(core);
-  static const char* const kPreAvx2[] = {"prescott",  "core2",        "penryn",      "dunnington",
-                                         "nehalem",   "sandybridge",  "atom",        "nano",
-                                         "opteron",   "opteron_sse3", "barcelona",   "bobcat",
-                                         "bulldozer", "piledriver",   "steamroller", "excavator"};
-  if (std::any_of(std::begin(kPreAvx2), std::end(kPreAvx2),
-                  [&](const char* c) { return lower == c; })) {
+  static const char* const kAmdPreAvx2[] = {"bulldozer", "piledriver", "steamroller", "excavator"};
+  if (IsGenericFallbackCore(lower) || std::any_of(std::begin(kAmdPreAvx2), std::end(kAmdPreAvx2),
+                                                  [&](const char* c) { return lower == c; })) {
     return 1;
   }
   if (lower == "haswell" || lower == "zen") return 2;
@@ -65,6 +67,8 @@ int CoreRank(const std::string& core) {
 }
 
 }  // namespace
+
+bool IsAvx512OpenBlasCore(const std::string& core) { return CoreRank(core) >= 3; }
 
 std::string DescribeBlasFor(const std::string& core, const char* coretype_variable,
                             const char* fallback_variable, const CpuInfo& cpu) {
@@ -86,13 +90,7 @@ std::string DescribeBlasFor(const std::string& core, const char* coretype_variab
 }
 
 std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu) {
-  const std::string lower = Lower(picked);
-  static const char* const kFallbacks[] = {"prescott", "core2",        "penryn",    "dunnington",
-                                           "nehalem",  "sandybridge",  "atom",      "nano",
-                                           "opteron",  "opteron_sse3", "barcelona", "bobcat"};
-  const bool fallback = std::any_of(std::begin(kFallbacks), std::end(kFallbacks),
-                                    [&](const char* f) { return lower == f; });
-  return fallback ? WidestCoreFor(cpu) : "";
+  return IsGenericFallbackCore(Lower(picked)) ? WidestCoreFor(cpu) : "";
 }
 
 std::string DescribeBlas() {
