@@ -282,9 +282,10 @@ TEST(CliTest, MissingOrUnknownCommandIsNamed) {
   const Result bare = RunCommand(std::string(GREENRL_BIN) + " 2>&1");
   EXPECT_EQ(bare.exit_code, 2) << bare.output;
   EXPECT_NE(bare.output.find("Usage: "), std::string::npos) << bare.output;
-  EXPECT_NE(bare.output.find("greenrl: error: command: none given; one of train, eval, bench, "
-                             "meters, envs, launch, report\n"),
-            std::string::npos)
+  EXPECT_NE(
+      bare.output.find("greenrl: error: command: none given; one of train, eval, export, bench, "
+                       "meters, envs, launch, report\n"),
+      std::string::npos)
       << bare.output;
   const Result unknown = RunGreenrl("frobnicate");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
@@ -374,6 +375,24 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 0");
   EXPECT_EQ(r.exit_code, 2);
   r = RunGreenrl("eval --run " + Dir("missing"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
+  // greenrl export: the deterministic policy as a TorchScript module, beside the run by default
+  // (policy_export_test loads it and compares its actions).
+  r = RunGreenrl("export --run " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/policy.torchscript.pt"));
+  for (const char* part :
+       {"greenrl export: ppo on CartPole-v1 from ", "checkpoints/final.pt", "policy.torchscript.pt",
+        "float32 [N, 4] raw observations -> int64 [N] "
+        "actions (argmax)",
+        "torch.jit.load("}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
+  }
+  r = RunGreenrl("export --run " + out + " --out " + out + "/cartpole.pt");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/cartpole.pt"));
+  r = RunGreenrl("export --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
 }
@@ -509,6 +528,13 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
   EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("return         45.30 ± "), std::string::npos) << r.output;
+  // export takes the same checkpoint and its statistics.
+  r = RunGreenrl("export --run " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(the run's VecNormalize statistics inside, frozen)"), std::string::npos)
+      << r.output;
   fs::remove_all(out + "/checkpoints");
   r = RunGreenrl("eval --run " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;

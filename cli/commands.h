@@ -13,6 +13,8 @@ using Runner = std::function<int()>;
 Runner RegisterTrain(CLI::App& app);
 // greenrl eval --run DIR [--episodes N] [--seed N]
 Runner RegisterEval(CLI::App& app);
+// greenrl export --run DIR [--out FILE]
+Runner RegisterExport(CLI::App& app);
 // greenrl meters [--set energy.key=value ...] [--watch N]
 Runner RegisterMeters(CLI::App& app);
 // greenrl envs

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const auto train = greenrl::cli::RegisterTrain(app);
   const auto eval = greenrl::cli::RegisterEval(app);
+  const auto export_policy = greenrl::cli::RegisterExport(app);
   const auto bench = greenrl::cli::RegisterBench(app);
   const auto meters = greenrl::cli::RegisterMeters(app);
   const auto envs = greenrl::cli::RegisterEnvs(app);
@@ -32,15 +33,17 @@ int main(int argc, char** argv) {
     if (app.get_subcommands().empty()) {
       if (argc < 2) {  // bare `greenrl`: the usage, then what is missing
         fmt::print(stderr, "{}", app.help());
-        fmt::print(stderr,
-                   "greenrl: error: command: none given; one of train, eval, bench, meters, "
-                   "envs, launch, report\n");
+        fmt::print(
+            stderr,
+            "greenrl: error: command: none given; one of train, eval, export, bench, meters, "
+            "envs, launch, report\n");
         return 2;
       }
-      fmt::print(stderr,
-                 "greenrl: error: command: got '{}'; expected one of train, eval, bench, meters, "
-                 "envs, launch, report (see `greenrl --help`)\n",
-                 argv[1]);
+      fmt::print(
+          stderr,
+          "greenrl: error: command: got '{}'; expected one of train, eval, export, bench, meters, "
+          "envs, launch, report (see `greenrl --help`)\n",
+          argv[1]);
       return 2;
     }
     // A value CLI11 could not convert ("Could not convert: --seed = abc"): the one-line form
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("train")) return train();
     if (app.got_subcommand("eval")) return eval();
+    if (app.got_subcommand("export")) return export_policy();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("meters")) return meters();
     if (app.got_subcommand("envs")) return envs();

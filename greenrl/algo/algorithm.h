@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/algo/deterministic_policy.h"
 #include "greenrl/core/collectives.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/vec_env.h"
@@ -75,6 +76,16 @@ class Algorithm {
   virtual void ActContinuous(const float* obs, int n, bool deterministic, float* actions) {
     (void)obs, (void)n, (void)deterministic, (void)actions;
     GREENRL_CHECK(false, name() + " acts on Discrete action spaces only (no ActContinuous)");
+  }
+
+  // The policy's mode as plain arrays (deterministic_policy.h), for `greenrl export`: on the
+  // same observations it gives Act's / ActContinuous's deterministic actions up to float32
+  // rounding (export_test). A copy: later updates do not change it.
+  // Errors: greenrl::InternalError from this default (an algorithm that cannot export; PPO,
+  // DQN and SAC override it).
+  virtual DeterministicPolicy ExportDeterministicPolicy() const {
+    GREENRL_CHECK(false, name() + " cannot export its policy");
+    return {};
   }
 
   // Writes the model and optimiser state to `path` atomically (temp file, fsync, rename).

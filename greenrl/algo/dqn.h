@@ -142,6 +142,17 @@ class Dqn final : public Algorithm {
                          const std::function<void(CheckpointReader&)>& extra) override;
   // The online Q network's parameters, float32 [num_params] (fused_mlp.h layout).
   std::vector<float> GetParameters() const override { return q_params_; }
+  // The online Q-network: argmax of its Q-values (the greedy action, epsilon not applied).
+  DeterministicPolicy ExportDeterministicPolicy() const override {
+    DeterministicPolicy p;
+    p.algo = name();
+    p.obs_dim = obs_dim_;
+    p.action_dim = num_actions_;
+    p.layers = DenseLayersFromFlat(q_spec_, q_params_.data());
+    p.activation = q_spec_.activation;
+    p.head = PolicyHead::kArgmax;
+    return p;
+  }
   // Data-parallel: broadcasts the online and target Q parameters from rank 0; then averages the
   // Q gradients over the ranks before each clip and Adam step, and counts env steps over all
   // ranks (n_envs x world_size per vec step), so learning_starts, target_update_interval and the

@@ -206,6 +206,22 @@ class Ppo final : public Algorithm {
   std::vector<float> GetParameters() const override {
     return std::vector<float>(params_.params(), params_.params() + params_.num_params());
   }
+  // The actor MLP: argmax of its logits (Discrete), or its Gaussian mean clipped to the Box.
+  DeterministicPolicy ExportDeterministicPolicy() const override {
+    DeterministicPolicy p;
+    p.algo = name();
+    p.obs_dim = obs_dim_;
+    p.action_dim = num_actions_;
+    const nn::MlpSpec spec = params_.spec().actor_spec();
+    p.layers = DenseLayersFromFlat(spec, params_.params());
+    p.activation = spec.activation;
+    p.head = gaussian_ ? PolicyHead::kClipToBox : PolicyHead::kArgmax;
+    if (gaussian_) {
+      p.low = action_low_;
+      p.high = action_high_;
+    }
+    return p;
+  }
   void SetCollectives(Collectives* collectives) override;
   PpoRolloutView RolloutView() {
     PpoRolloutView v;

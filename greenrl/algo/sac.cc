@@ -255,6 +255,28 @@ class ActorImpl : public torch::nn::Module {
     return out;
   }
 
+  // The layers from obs to the mean, copied: latent_pi's Linears, then mu.
+  std::vector<DenseLayer> MeanLayers() const {
+    std::vector<DenseLayer> layers;
+    torch::Tensor weight;
+    for (const auto& item : named_parameters(/*recurse=*/true)) {
+      const std::string& key = item.key();
+      if (key.rfind("latent_pi.", 0) != 0 && key.rfind("mu.", 0) != 0) continue;
+      const torch::Tensor t = item.value().detach().to(torch::kCPU).contiguous();
+      if (t.dim() == 2) {
+        weight = t;
+        continue;
+      }
+      DenseLayer d;
+      d.out_dim = static_cast<int>(weight.size(0));
+      d.in_dim = static_cast<int>(weight.size(1));
+      d.weight.assign(weight.data_ptr<float>(), weight.data_ptr<float>() + weight.numel());
+      d.bias.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+      layers.push_back(std::move(d));
+    }
+    return layers;
+  }
+
  private:
   bool use_sde_;
   double clip_mean_;
@@ -352,6 +374,20 @@ class Sac final : public Algorithm {
     std::vector<float> v(actor_flat_.data(), actor_flat_.data() + actor_flat_.numel());
     v.insert(v.end(), critic_flat_.data(), critic_flat_.data() + critic_flat_.numel());
     return v;
+  }
+  // The actor's squashed mean tanh(mu(latent)) rescaled to the Box (SB3's deterministic action).
+  DeterministicPolicy ExportDeterministicPolicy() const override {
+    DeterministicPolicy p;
+    p.algo = name();
+    p.obs_dim = obs_dim_;
+    p.action_dim = act_dim_;
+    p.layers = actor_->MeanLayers();
+    p.activation = config_.activation;
+    p.head = PolicyHead::kTanhToBox;
+    p.clip_mean = config_.use_sde ? config_.clip_mean : 0.0;
+    p.low = low_;
+    p.high = high_;
+    return p;
   }
   // Data-parallel: broadcasts actor, critics, targets and log alpha from rank 0; then averages
   // the critic and actor gradients and the entropy coefficient's mean log-prob over the ranks.

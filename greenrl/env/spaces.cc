@@ -1,5 +1,7 @@
 #include "greenrl/env/spaces.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -25,6 +27,29 @@ int64_t EnvSpec::num_actions() const {
   const Discrete* discrete = std::get_if<Discrete>(&action_space);
   GREENRL_CHECK(discrete != nullptr, id + " has a Box action space, not a Discrete one");
   return discrete->n;
+}
+
+namespace {
+// "inf", "-inf" or the shortest round-trip decimal of a float32 bound.
+std::string Bound(float v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+}  // namespace
+
+std::string FormatSpace(const Box& box) {
+  std::string low;
+  std::string high;
+  for (size_t k = 0; k < box.low.size(); ++k) {
+    low += (k ? ", " : "") + Bound(box.low[k]);
+    high += (k ? ", " : "") + Bound(box.high[k]);
+  }
+  return fmt::format("Box([{}], [{}], ({},), float32)", low, high, box.dim());
+}
+
+std::string FormatSpace(const ActionSpace& space) {
+  if (const Discrete* d = std::get_if<Discrete>(&space)) return fmt::format("Discrete({})", d->n);
+  return FormatSpace(std::get<Box>(space));
 }
 
 void CheckSampleable(const std::string& env_id, const ActionSpace& space) {

@@ -57,6 +57,12 @@ struct EnvSpec {
   int64_t num_actions() const;
 };
 
+// Gymnasium's repr of a space with per-component bounds, e.g. "Box([-1.2, -0.07], [0.6, 0.07],
+// (2,), float32)" (bounds as the shortest round-trip decimal of the float32, "inf" / "-inf"), and
+// "Discrete(2)" (`greenrl envs`, the exported policy's action_space).
+std::string FormatSpace(const Box& box);
+std::string FormatSpace(const ActionSpace& space);
+
 // Checks that `space` can be sampled by SampleActionRows: a Discrete space with n >= 1, or a Box
 // with dim() low and dim() high bounds, all finite, low <= high, and a width high - low that is
 // finite in float32.

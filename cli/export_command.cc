@@ -1,0 +1,56 @@
+// greenrl export: writes a trained run's deterministic policy as a TorchScript module that runs
+// without greenrl (train/policy_export.h; README "Using a trained policy").
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "greenrl/train/policy_export.h"
+#include "greenrl/train/trained_agent.h"
+
+namespace greenrl::cli {
+
+namespace {
+struct ExportArgs {
+  std::string run_dir;
+  std::string out;  // default: RUN_DIR/policy.torchscript.pt
+};
+}  // namespace
+
+Runner RegisterExport(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "export",
+      "Write a trained run's deterministic policy as a TorchScript module (torch.jit.load)");
+  cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
+  cmd->add_option("--out", args->out,
+                  "the module's file (default: RUN_DIR/policy.torchscript.pt); written atomically");
+  return [args]() {
+    const train::TrainedAgent agent = train::LoadTrainedAgent(args->run_dir);
+    if (!agent.final_checkpoint) {
+      fmt::print(stderr,
+                 "greenrl export: {} has no checkpoints/final.pt; using its newest resume "
+                 "checkpoint (step {})\n",
+                 args->run_dir, agent.resume_step);
+    }
+    const std::string out =
+        args->out.empty() ? args->run_dir + "/policy.torchscript.pt" : args->out;
+    const std::string env_id = agent.config.GetString("env_id");
+    const algo::DeterministicPolicy policy = agent.algorithm->ExportDeterministicPolicy();
+    train::ExportTorchScriptPolicy(policy, agent.normalizer ? &*agent.normalizer : nullptr,
+                                   {env_id, agent.checkpoint}, out);
+    const bool normalized = agent.normalizer && agent.normalizer->options.norm_obs;
+    fmt::print("greenrl export: {} on {} from {}\n", policy.algo, env_id, agent.checkpoint);
+    fmt::print("  wrote          {}\n", out);
+    fmt::print("  forward(obs)   float32 [N, {}] raw observations{} -> {}\n", policy.obs_dim,
+               normalized ? " (the run's VecNormalize statistics inside, frozen)" : "",
+               policy.head == algo::PolicyHead::kArgmax
+                   ? "int64 [N] actions (argmax)"
+                   : fmt::format("float32 [N, {}] actions in the Box", policy.action_dim));
+    fmt::print(
+        "  Python         policy = torch.jit.load(\"{}\"); action = "
+        "policy(torch.as_tensor(obs)).numpy()\n",
+        out);
+    return 0;
+  };
+}
+
+}  // namespace greenrl::cli
