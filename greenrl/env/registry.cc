@@ -1,6 +1,7 @@
 #include "greenrl/env/registry.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/env/classic/acrobot.h"
@@ -15,34 +16,61 @@
 namespace greenrl::env {
 namespace {
 
-template <typename E>
-std::unique_ptr<BatchedEnv> MakeBatched(int num_envs) {
-  return std::make_unique<BatchedEnvOf<E>>(num_envs);
-}
-
-template <typename E>
-EnvRegistration Register(int min_rows_per_thread) {
-  return EnvRegistration{&E::Spec(), &MakeBatched<E>, min_rows_per_thread};
-}
-
-}  // namespace
-
-const std::vector<EnvRegistration>& RegisteredEnvs() {
-  static const std::vector<EnvRegistration> registry = {
+// The registry itself: the built-in env types, then those RegisterEnv added.
+std::vector<EnvRegistration>& Registry() {
+  static std::vector<EnvRegistration> registry = {
       // CartPole: the struct-of-arrays batch (same results as BatchedEnvOf<CartPole>, faster).
       // min_rows_per_thread (registry.h): the measurements behind each value are in the
       // README's table under "`threads.env` is an upper bound".
       EnvRegistration{&CartPole::Spec(), &CartPoleBatched::Make, 256},
-      Register<Acrobot>(8),
-      Register<MountainCar>(256),
-      Register<MountainCarContinuous>(64),
-      Register<Pendulum>(64),
+      EnvRegistrationOf<Acrobot>(8),
+      EnvRegistrationOf<MountainCar>(256),
+      EnvRegistrationOf<MountainCarContinuous>(64),
+      EnvRegistrationOf<Pendulum>(64),
       // MuJoCo locomotion: one model per VecEnv, built by the task's own factory; a row is tens
       // of microseconds, so every thread with a row pays off.
       EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched, 1},
       EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
   };
   return registry;
+}
+
+}  // namespace
+
+const std::vector<EnvRegistration>& RegisteredEnvs() { return Registry(); }
+
+void RegisterEnv(const EnvRegistration& registration) {
+  if (registration.spec == nullptr || registration.make_batched == nullptr) {
+    throw std::invalid_argument("RegisterEnv: an EnvRegistration needs a spec and make_batched");
+  }
+  const EnvSpec& spec = *registration.spec;
+  const std::string id = spec.id.empty() ? "(empty id)" : spec.id;
+  if (spec.id.empty()) throw std::invalid_argument("RegisterEnv: the spec has an empty id");
+  if (registration.min_rows_per_thread < 1) {
+    throw std::invalid_argument("RegisterEnv: " + id + ": min_rows_per_thread must be >= 1, got " +
+                                std::to_string(registration.min_rows_per_thread));
+  }
+  const Box& obs = spec.observation_space;
+  if (obs.dim() < 1 || obs.low.size() != static_cast<size_t>(obs.dim()) ||
+      obs.high.size() != static_cast<size_t>(obs.dim())) {
+    throw std::invalid_argument("RegisterEnv: " + id +
+                                ": the observation space needs a shape of at least one value "
+                                "and one low and one high bound per value");
+  }
+  if (spec.max_episode_steps < 1) {
+    throw std::invalid_argument("RegisterEnv: " + id +
+                                ": max_episode_steps (the TimeLimit) must be >= 1, got " +
+                                std::to_string(spec.max_episode_steps));
+  }
+  CheckSampleable(id, spec.action_space);  // std::invalid_argument naming the component
+  for (const EnvRegistration& entry : Registry()) {
+    if (entry.spec->id == spec.id) {
+      throw ConfigError(
+          "env_id", spec.id,
+          "an id that is not registered yet (registered: " + RegisteredEnvIdList() + ")");
+    }
+  }
+  Registry().push_back(registration);
 }
 
 std::string RegisteredEnvIdList() {

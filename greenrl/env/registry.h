@@ -1,7 +1,8 @@
 // registry.h: the list of environment ids greenrl can build, and MakeVecEnv.
 //
-// Each entry pairs an env type's static EnvSpec with a factory for its BatchedEnv. Adding an env
-// is one line in registry.cc's table. Used by the trainer
+// Each entry pairs an env type's static EnvSpec with a factory for its BatchedEnv. Adding a
+// built-in env is one line in registry.cc's table; a program of the user's adds its own with
+// RegisterEnv. Used by the trainer
 // (MakeVecEnv) and by `greenrl envs` (RegisteredEnvs).
 #pragma once
 
@@ -28,10 +29,34 @@ struct EnvRegistration {
   int min_rows_per_thread = 1;
 };
 
+// The registration of a single-env class E (batched_env.h lists what E provides; CartPole is the
+// model) stepped through BatchedEnvOf<E>: its own type's spec, and N default-constructed copies.
+template <typename E>
+EnvRegistration EnvRegistrationOf(int min_rows_per_thread = 1) {
+  return EnvRegistration{&E::Spec(),
+                         [](int num_envs) -> std::unique_ptr<BatchedEnv> {
+                           return std::make_unique<BatchedEnvOf<E>>(num_envs);
+                         },
+                         min_rows_per_thread};
+}
+
+// Adds an env type of the user's own to the registry, after the built-in ones: from then on
+// MakeVecEnv, the config's env_id, the trainer, `greenrl envs`, eval and export know its id
+// (README "Your own environment"; examples/custom_env.cc registers one and runs the whole CLI
+// with it). Register every env first thing in main, before anything else reads the registry
+// (the registry is not locked: registering while another thread reads it is a data race).
+// Errors: ConfigError("env_id", id, "an id that is not registered yet ...") for an id already
+// registered; std::invalid_argument for a null spec or make_batched, an empty id,
+// min_rows_per_thread < 1, an observation space without a shape or without one low and one high
+// bound per value, max_episode_steps < 1, or an action space random actions cannot be drawn from
+// (CheckSampleable's message). Nothing is added then.
+void RegisterEnv(const EnvRegistration& registration);
+
 // Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,
 // MountainCarContinuous-v0, Pendulum-v1 (Gymnasium 1.0.0 ids, spaces, TimeLimits and reward
 // thresholds; Pendulum-v1 has no reward threshold), then HalfCheetah-v4 and Hopper-v4 (Gymnasium
-// v4 MuJoCo envs, mujoco/; their models are loaded when a VecEnv is built).
+// v4 MuJoCo envs, mujoco/; their models are loaded when a VecEnv is built), then the ones
+// RegisterEnv added, in the order they were added.
 const std::vector<EnvRegistration>& RegisteredEnvs();
 
 // The registered ids joined by ", " (e.g. "CartPole-v1, Acrobot-v1, ..."), for messages.

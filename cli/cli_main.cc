@@ -1,0 +1,116 @@
+// cli_main.cc: the `greenrl` command line (cli_main.h).
+#include "cli/cli_main.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "cli/commands.h"
+#include "greenrl/core/allocator.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/core/openblas_core.h"
+
+namespace greenrl::cli {
+
+int Main(int argc, char** argv) {
+  // Before any thread starts: OpenBLAS's generic kernels on a CPU it does not know are ~5x slower.
+  greenrl::RestartWithOpenBlasCoreTypeIfNeeded(argv, "greenrl");
+  greenrl::KeepFreedMemory();  // LibTorch paths free and reallocate tensors every step
+  CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
+  app.require_subcommand(1);
+  const auto train = greenrl::cli::RegisterTrain(app);
+  const auto eval = greenrl::cli::RegisterEval(app);
+  const auto export_policy = greenrl::cli::RegisterExport(app);
+  const auto bench = greenrl::cli::RegisterBench(app);
+  const auto meters = greenrl::cli::RegisterMeters(app);
+  const auto envs = greenrl::cli::RegisterEnvs(app);
+  const auto launch = greenrl::cli::RegisterLaunch(app);
+  const auto report = greenrl::cli::RegisterReport(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (app.get_subcommands().empty()) {
+      if (argc < 2) {  // bare `greenrl`: the usage, then what is missing
+        fmt::print(stderr, "{}", app.help());
+        fmt::print(
+            stderr,
+            "greenrl: error: command: none given; one of train, eval, export, bench, meters, "
+            "envs, launch, report\n");
+        return 2;
+      }
+      fmt::print(
+          stderr,
+          "greenrl: error: command: got '{}'; expected one of train, eval, export, bench, meters, "
+          "envs, launch, report (see `greenrl --help`)\n",
+          argv[1]);
+      return 2;
+    }
+    // A value CLI11 could not convert ("Could not convert: --seed = abc"): the one-line form
+    // of every other bad input, with the option's type as what is accepted.
+    const std::string what = e.what(), prefix = "Could not convert: ";
+    const size_t eq = what.find(" = ");
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr && what.rfind(prefix, 0) == 0 &&
+        eq != std::string::npos) {
+      const std::string name = what.substr(prefix.size(), eq - prefix.size());
+      CLI::App* sub = app.get_subcommands().front();
+      const CLI::Option* option = sub->get_option_no_throw(name);
+      const std::string type = option != nullptr ? option->get_type_name() : "";
+      const char* accepted = type == "INT"     ? "an integer"
+                             : type == "UINT"  ? "an integer >= 0"
+                             : type == "FLOAT" ? "a number"
+                                               : "a value of the option's type";
+      fmt::print(stderr, "greenrl: error: {}: got '{}'; {} (see `greenrl {} --help`)\n", name,
+                 what.substr(eq + 3), accepted, sub->get_name());
+      return 2;
+    }
+    // A value outside a CLI::Range check ("--seed: Value 99 not in range 0 to 4294967295"), in
+    // the same form.
+    const std::string value_tag = ": Value ", range_tag = " not in range ", to_tag = " to ";
+    const size_t v_at = what.find(value_tag), r_at = what.find(range_tag);
+    const size_t to_at = r_at == std::string::npos ? r_at : what.find(to_tag, r_at);
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr && v_at != std::string::npos &&
+        r_at != std::string::npos && to_at != std::string::npos && v_at < r_at) {
+      const std::string name = what.substr(0, v_at);
+      const std::string value =
+          what.substr(v_at + value_tag.size(), r_at - v_at - value_tag.size());
+      const std::string low = what.substr(r_at + range_tag.size(), to_at - r_at - range_tag.size());
+      const std::string high = what.substr(to_at + to_tag.size());
+      fmt::print(stderr,
+                 "greenrl: error: {}: got '{}'; an integer in [{}, {}] (see `greenrl {} "
+                 "--help`)\n",
+                 name, value, low, high, app.get_subcommands().front()->get_name());
+      return 2;
+    }
+    // The same one-line form as every other bad input, naming the argument CLI11 refused.
+    // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
+    const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&
+                              what.find("not expected") != std::string::npos;
+    fmt::print(
+        stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`){}\n",
+        e.what(),
+        launch_flags ? "; the command goes after --: greenrl launch --nproc N -- train ..." : "");
+    return 2;
+  }
+  try {
+    if (app.got_subcommand("train")) return train();
+    if (app.got_subcommand("eval")) return eval();
+    if (app.got_subcommand("export")) return export_policy();
+    if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("meters")) return meters();
+    if (app.got_subcommand("envs")) return envs();
+    if (app.got_subcommand("launch")) return launch();
+    if (app.got_subcommand("report")) return report();
+  } catch (const greenrl::ConfigError& e) {
+    fmt::print(stderr, "greenrl: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "greenrl: failed: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}
+
+}  // namespace greenrl::cli

@@ -1,0 +1,130 @@
+// registry_test: env::RegisterEnv, an env type of the user's own added at run time (its own
+// binary: registering changes the process's registry, which vec_env_test lists).
+#include "greenrl/env/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "greenrl/core/errors.h"
+
+namespace greenrl::env {
+namespace {
+
+// A walk to cell 3: action 1 moves right, action 0 stays; reaching cell 3 ends the episode with
+// reward 1 (0 otherwise); TimeLimit 5.
+class Walk {
+ public:
+  using Action = int64_t;
+  static constexpr int kObsDim = 1;
+  using StepResult = env::StepResult<kObsDim>;
+  static const EnvSpec& Spec() {
+    static const EnvSpec spec = [] {
+      EnvSpec s;
+      s.id = "TestWalk-v0";
+      s.observation_space = Box{{0.0f}, {3.0f}, {1}};
+      s.action_space = Discrete{2};
+      s.max_episode_steps = 5;
+      return s;
+    }();
+    return spec;
+  }
+  std::array<float, 1> Reset(uint64_t) { return Reset(); }
+  std::array<float, 1> Reset() {
+    position_ = 0;
+    steps_ = 0;
+    return {0.0f};
+  }
+  StepResult Step(Action action) {
+    if (action != 0 && action != 1) throw std::invalid_argument("TestWalk-v0: bad action");
+    position_ += static_cast<int>(action);
+    ++steps_;
+    StepResult r;
+    r.obs = {static_cast<float>(position_)};
+    r.terminated = position_ == 3;
+    r.reward = r.terminated ? 1.0 : 0.0;
+    r.truncated = !r.terminated && steps_ >= 5;
+    return r;
+  }
+
+ private:
+  int position_ = 0;
+  int steps_ = 0;
+};
+
+// Registered, the env is found by id, listed last, and a VecEnv steps it with same-step autoreset
+// and episode statistics: three steps right end an episode (final_obs 3, obs 0 again, return 1,
+// length 3); staying still five steps truncates one.
+TEST(RegistryTest, RegisterEnvAddsAnEnvThatVecEnvSteps) {
+  const size_t before = RegisteredEnvs().size();
+  RegisterEnv(EnvRegistrationOf<Walk>(4));
+  ASSERT_EQ(RegisteredEnvs().size(), before + 1);
+  EXPECT_EQ(&FindEnvSpec("TestWalk-v0"), &Walk::Spec());
+  const std::string ids = RegisteredEnvIdList();
+  EXPECT_EQ(ids.substr(ids.size() - 13), ", TestWalk-v0") << ids;
+  EXPECT_EQ(EnvThreadsFor("TestWalk-v0", 8, 4), 2);  // 4 rows per thread at least
+
+  auto env = MakeVecEnv("TestWalk-v0", 2, 7, 2);
+  env->Reset();
+  for (int step = 1; step <= 3; ++step) {
+    env->discrete_actions()[0] = 1;
+    env->discrete_actions()[1] = 0;
+    env->Step();
+  }
+  EXPECT_EQ(env->terminated()[0], 1);
+  EXPECT_EQ(env->final_obs()[0], 3.0f);
+  EXPECT_EQ(env->obs()[0], 0.0f);
+  EXPECT_EQ(env->reward()[0], 1.0f);
+  EXPECT_EQ(env->episode_return()[0], 1.0f);
+  EXPECT_EQ(env->episode_length()[0], 3);
+  EXPECT_EQ(env->terminated()[1], 0);
+  for (int step = 4; step <= 5; ++step) env->Step();
+  EXPECT_EQ(env->truncated()[1], 1);
+  EXPECT_EQ(env->episode_length()[1], 5);
+  EXPECT_EQ(env->episode_return()[1], 0.0f);
+}
+
+// A second registration of an id, or a spec that cannot work, is refused by name and adds nothing.
+TEST(RegistryTest, RegisterEnvRefusesTakenIdsAndBadSpecs) {
+  const size_t before = RegisteredEnvs().size();
+  try {
+    RegisterEnv(EnvRegistration{&FindEnvSpec("CartPole-v1"), RegisteredEnvs()[0].make_batched, 1});
+    ADD_FAILURE() << "registered CartPole-v1 twice";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "env_id");
+    EXPECT_NE(std::string(e.what()).find("an id that is not registered yet"), std::string::npos)
+        << e.what();
+  }
+  static EnvSpec no_limit = Walk::Spec();
+  no_limit.id = "NoLimit-v0";
+  no_limit.max_episode_steps = 0;
+  try {
+    RegisterEnv(EnvRegistration{&no_limit, RegisteredEnvs()[0].make_batched, 1});
+    ADD_FAILURE() << "registered a spec without a TimeLimit";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NoLimit-v0: max_episode_steps (the TimeLimit) must be "
+                                         ">= 1, got 0"),
+              std::string::npos)
+        << e.what();
+  }
+  static EnvSpec no_bounds = Walk::Spec();
+  no_bounds.id = "NoBounds-v0";
+  no_bounds.observation_space.low.clear();
+  EXPECT_THROW(RegisterEnv(EnvRegistration{&no_bounds, RegisteredEnvs()[0].make_batched, 1}),
+               std::invalid_argument);
+  static EnvSpec no_actions = Walk::Spec();
+  no_actions.id = "NoActions-v0";
+  no_actions.action_space = Discrete{0};
+  EXPECT_THROW(RegisterEnv(EnvRegistration{&no_actions, RegisteredEnvs()[0].make_batched, 1}),
+               std::invalid_argument);
+  EXPECT_THROW(RegisterEnv(EnvRegistration{nullptr, RegisteredEnvs()[0].make_batched, 1}),
+               std::invalid_argument);
+  EXPECT_THROW(RegisterEnv(EnvRegistrationOf<Walk>(0)), std::invalid_argument);
+  EXPECT_EQ(RegisteredEnvs().size(), before);
+}
+
+}  // namespace
+}  // namespace greenrl::env
