@@ -212,8 +212,9 @@ std::vector<double> NormalizeVecEnv::GetState() const {
   return state;
 }
 
-void NormalizeVecEnv::SetState(const std::vector<double>& state) {
-  const size_t dim = obs_rms_.mean.size();
+RunningMeanStd NormalizeVecEnv::ObsStatsFromState(const std::vector<double>& state,
+                                                  int64_t obs_dim) {
+  const size_t dim = static_cast<size_t>(obs_dim);
   const std::string expected = "normaliser statistics of version 1 for obs_dim " +
                                std::to_string(dim) + " (" + std::to_string(6 + 2 * dim) +
                                " numbers)";
@@ -225,13 +226,20 @@ void NormalizeVecEnv::SetState(const std::vector<double>& state) {
                                                : "");
     throw ConfigError("normalizer_state", got, expected);
   }
-  size_t j = 2;
-  obs_rms_.count = state[j++];
-  for (size_t k = 0; k < dim; ++k) obs_rms_.mean[k] = state[j++];
-  for (size_t k = 0; k < dim; ++k) obs_rms_.var[k] = state[j++];
-  ret_rms_.count = state[j++];
-  ret_rms_.mean[0] = state[j++];
-  ret_rms_.var[0] = state[j++];
+  RunningMeanStd stats(obs_dim);
+  stats.count = state[2];
+  std::copy(state.begin() + 3, state.begin() + 3 + obs_dim, stats.mean.begin());
+  std::copy(state.begin() + 3 + obs_dim, state.begin() + 3 + 2 * obs_dim, stats.var.begin());
+  return stats;
+}
+
+void NormalizeVecEnv::SetState(const std::vector<double>& state) {
+  RunningMeanStd obs = ObsStatsFromState(state, static_cast<int64_t>(obs_rms_.mean.size()));
+  const size_t j = 3 + 2 * obs.mean.size();
+  obs_rms_ = std::move(obs);
+  ret_rms_.count = state[j];
+  ret_rms_.mean[0] = state[j + 1];
+  ret_rms_.var[0] = state[j + 2];
 }
 
 // ---------------------------------------------------------------------------------------------

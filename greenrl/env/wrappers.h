@@ -117,6 +117,10 @@ class NormalizeVecEnv final : public VecEnvWrapper {
   // ...) when the vector has another version, obs_dim or length (nothing changes then).
   void SetState(const std::vector<double>& state);
   static constexpr double kStateVersion = 1.0;
+  // The observation statistics (count, mean, var) in a GetState() vector of an env with obs_dim
+  // values per observation (`greenrl export` reads them). Errors: the ConfigError SetState
+  // raises for a vector of another version, obs_dim or length.
+  static RunningMeanStd ObsStatsFromState(const std::vector<double>& state, int64_t obs_dim);
 
  private:
   void NormalizeRows(const float* src, float* dst) const;

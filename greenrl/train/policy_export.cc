@@ -8,6 +8,7 @@
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/wrappers.h"
 
 namespace greenrl::train {
 
@@ -21,6 +22,14 @@ torch::Tensor DoubleTensor(const std::vector<double>& v) {
   return torch::from_blob(const_cast<double*>(v.data()), {static_cast<int64_t>(v.size())},
                           torch::kFloat64)
       .clone();
+}
+
+// `text` without the characters that would end or escape a TorchScript string literal.
+std::string QuoteSafe(std::string text) {
+  for (char& c : text) {
+    if (c == '"' || c == '\\' || c == '\n') c = '?';
+  }
+  return text;
 }
 
 }  // namespace
@@ -57,19 +66,12 @@ def normalize_obs(self, obs: Tensor) -> Tensor:
     assert obs.size(-1) == {0}, "greenrl policy for {1}: obs must have {0} values in its last dimension"
     x = obs.float()
 )JIT",
-                                 policy.obs_dim, info.env_id);
+                                 policy.obs_dim, QuoteSafe(info.env_id));
   if (normalize) {
-    // NormalizeVecEnv::GetState(): [version, obs_dim, count, mean[dim], var[dim], ret stats...].
-    const std::vector<double>& state = normalizer->state;
-    const size_t dim = static_cast<size_t>(policy.obs_dim);
-    if (state.size() != 6 + 2 * dim || state[1] != static_cast<double>(dim)) {
-      throw ConfigError("normalizer", std::to_string(state.size()) + " numbers",
-                        "normaliser statistics for obs_dim " + std::to_string(dim) + " (" +
-                            std::to_string(6 + 2 * dim) + " numbers)");
-    }
-    m.register_buffer("obs_mean", DoubleTensor({state.begin() + 3, state.begin() + 3 + dim}));
-    m.register_buffer("obs_var",
-                      DoubleTensor({state.begin() + 3 + dim, state.begin() + 3 + 2 * dim}));
+    const env::RunningMeanStd stats =
+        env::NormalizeVecEnv::ObsStatsFromState(normalizer->state, policy.obs_dim);
+    m.register_buffer("obs_mean", DoubleTensor(stats.mean));
+    m.register_buffer("obs_var", DoubleTensor(stats.var));
     m.register_attribute("obs_epsilon", c10::FloatType::get(), normalizer->options.epsilon);
     m.register_attribute("clip_obs", c10::FloatType::get(), normalizer->options.clip_obs);
     code += R"JIT(    z = (x.double() - self.obs_mean) / torch.sqrt(self.obs_var + self.obs_epsilon)

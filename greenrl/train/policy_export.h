@@ -36,7 +36,8 @@ struct PolicyExportInfo {
 // buffers), obs_epsilon and clip_obs (float).
 // normalizer: the run's statistics (NormalizerSnapshot, as `greenrl eval` loads them), or null.
 // Errors: greenrl::ConfigError("env_id", ...) for an unregistered info.env_id;
-// greenrl::ConfigError("normalizer", ...) when the statistics do not fit obs_dim;
+// greenrl::ConfigError("normalizer_state", ...) when the statistics do not fit obs_dim
+// (NormalizeVecEnv::ObsStatsFromState);
 // greenrl::InternalError for a policy whose layers do not chain from obs_dim to its head;
 // std::runtime_error naming the path when it cannot be written.
 void ExportTorchScriptPolicy(const algo::DeterministicPolicy& policy,
