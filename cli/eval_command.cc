@@ -41,10 +41,7 @@ Runner RegisterEval(CLI::App& app) {
     const Config& config = agent.config;
     const std::string env_id = config.GetString("env_id");
     if (!agent.final_checkpoint) {
-      fmt::print(stderr,
-                 "greenrl eval: {} has no checkpoints/final.pt; using its newest resume "
-                 "checkpoint (step {})\n",
-                 args->run_dir, agent.resume_step);
+      fmt::print(stderr, "greenrl eval: {}\n", train::ResumeCheckpointNotice(args->run_dir, agent));
     }
     // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.
     train::EvalResult r;
@@ -62,7 +59,13 @@ Runner RegisterEval(CLI::App& app) {
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
                args->stochastic ? "stochastic" : "deterministic");
     fmt::print("  steps          {}\n", steps);
-    fmt::print("  wall time      {:.2f} s (CPU {:.2f} s)\n", cost.duration_s, cost.cpu_time_s);
+    // Two decimals, or two significant digits below 0.01 s (a short evaluation is milliseconds;
+    // "0.00 s" beside a nonzero energy read as a contradiction).
+    auto seconds = [](double s) {
+      return s >= 0.01 || s == 0.0 ? fmt::format("{:.2f}", s) : fmt::format("{:.2g}", s);
+    };
+    fmt::print("  wall time      {} s (CPU {} s)\n", seconds(cost.duration_s),
+               seconds(cost.cpu_time_s));
     fmt::print("{}{}", report::FormatEnergyLines(cost.domains, cost.meter_reason),
                report::FormatCarbonLines(cost.carbon));
     return 0;

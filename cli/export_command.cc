@@ -26,10 +26,8 @@ Runner RegisterExport(CLI::App& app) {
   return [args]() {
     const train::TrainedAgent agent = train::LoadTrainedAgent(args->run_dir);
     if (!agent.final_checkpoint) {
-      fmt::print(stderr,
-                 "greenrl export: {} has no checkpoints/final.pt; using its newest resume "
-                 "checkpoint (step {})\n",
-                 args->run_dir, agent.resume_step);
+      fmt::print(stderr, "greenrl export: {}\n",
+                 train::ResumeCheckpointNotice(args->run_dir, agent));
     }
     const std::string out =
         args->out.empty() ? args->run_dir + "/policy.torchscript.pt" : args->out;

@@ -10,8 +10,8 @@
 // is then `greenrl` with one more env id.
 //
 //   build/bin/greenrl_example_custom_env envs
-//   build/bin/greenrl_example_custom_env train --env Corridor-v0 --algo ppo \
-//       --set n_timesteps=20000 --out runs/corridor
+//   build/bin/greenrl_example_custom_env train --env Corridor-v0 --algo ppo
+//       --set n_timesteps=20000 --out runs/corridor           (one line)
 //   build/bin/greenrl_example_custom_env eval --run runs/corridor
 //   build/bin/greenrl_example_custom_env export --run runs/corridor
 #include <array>

@@ -687,11 +687,16 @@ const Metrics& Ppo::Update(double progress_remaining) {
       "losses/approx_kl",     "losses/clipfrac",     "losses/explained_variance",
       "losses/grad_norm",     "losses/n_updates",    "losses/epochs",
       "charts/loss_scale",    "losses/skipped_steps"};
-  static_assert(sizeof(values) / sizeof(values[0]) == sizeof(kKeys) / sizeof(kKeys[0]));
+  constexpr size_t kNumKeys = sizeof(kKeys) / sizeof(kKeys[0]);
+  static_assert(sizeof(values) / sizeof(values[0]) == kNumKeys);
   if (metrics_.empty()) {
     for (const char* key : kKeys) metrics_.emplace_back(key, 0.0);
+    // SB3 logs train/clip_range_vf only when value clipping is on; so does this (a run's
+    // clip_range_vf is on or off for all its updates).
+    if (clip_range_vf >= 0.0) metrics_.emplace_back("charts/clip_range_vf", 0.0);
   }
-  for (size_t k = 0; k < metrics_.size(); ++k) metrics_[k].second = values[k];
+  for (size_t k = 0; k < kNumKeys; ++k) metrics_[k].second = values[k];
+  if (metrics_.size() > kNumKeys) metrics_[kNumKeys].second = clip_range_vf;
   return metrics_;
 }
 

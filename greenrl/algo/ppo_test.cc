@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -175,6 +176,30 @@ TEST(PpoTest, ClipRangeVfFusedMatchesAutogradAndBinds) {
   EXPECT_NE(clipped, off) << "a clip of 0.05 binds";
   config.clip_range_vf = Schedule::Constant(1e6);
   EXPECT_EQ(fused_run(config), off) << "a clip that never binds changes nothing";
+}
+
+// SB3 logs train/clip_range_vf when value clipping is on; greenrl logs charts/clip_range_vf then
+// (the schedule's value of this update, as charts/clip_range) and leaves it out when it is off.
+TEST(PpoTest, LogsClipRangeVfOnlyWhenOn) {
+  for (const double clip_range_vf : {0.0, 0.05}) {
+    PpoConfig config = SmallConfig("fused");
+    config.clip_range_vf = Schedule::Constant(clip_range_vf);
+    auto env = env::MakeVecEnv("Pendulum-v1", 4, 11, 1);
+    env->Reset();
+    auto ppo = MakePpo(config, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    const Metrics& metrics = ppo->Update(1.0);
+    const auto it = std::find_if(metrics.begin(), metrics.end(),
+                                 [](const auto& m) { return m.first == "charts/clip_range_vf"; });
+    if (clip_range_vf == 0.0) {
+      EXPECT_EQ(it, metrics.end()) << "off: not logged";
+    } else {
+      ASSERT_NE(it, metrics.end());
+      EXPECT_EQ(it->second, 0.05);
+      EXPECT_EQ(ppo->Update(0.5).back().first, "charts/clip_range_vf") << "the same keys again";
+    }
+  }
 }
 
 // A bounded Box is accepted; an unbounded one is refused (samples are clipped to the bounds).

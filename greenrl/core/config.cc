@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl {
@@ -191,7 +192,7 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
       if (!scalar) throw fail();
       if (!spec.choices.empty() &&
           std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) {
-        throw fail();
+        throw ConfigError(spec.key, text, DidYouMean(text, spec.choices) + Describe(spec) + hint);
       }
       return text;
     }
@@ -219,22 +220,6 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
     }
   }
   throw fail();
-}
-
-// Levenshtein distance, for "did you mean" hints.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string LastSegment(const std::string& key) {

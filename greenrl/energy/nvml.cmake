@@ -8,17 +8,19 @@ target_sources(greenrl_energy PRIVATE
 )
 target_link_libraries(greenrl_energy PRIVATE ${CMAKE_DL_LIBS})
 
-# The fake libnvidia-ml: a shared library the tests dlopen by path (testing/fake_nvml.cc).
-add_library(greenrl_fake_nvml SHARED ${CMAKE_CURRENT_LIST_DIR}/testing/fake_nvml.cc)
-target_include_directories(greenrl_fake_nvml PRIVATE ${PROJECT_SOURCE_DIR})
-set_target_properties(greenrl_fake_nvml PROPERTIES
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+if(GREENRL_BUILD_TESTS)
+  # The fake libnvidia-ml: a shared library the tests dlopen by path (testing/fake_nvml.cc).
+  add_library(greenrl_fake_nvml SHARED ${CMAKE_CURRENT_LIST_DIR}/testing/fake_nvml.cc)
+  target_include_directories(greenrl_fake_nvml PRIVATE ${PROJECT_SOURCE_DIR})
+  set_target_properties(greenrl_fake_nvml PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
 
-target_sources(energy_test PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/integrated_meter_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/nvml_meter_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/power_limit_test.cc
-)
-target_compile_definitions(energy_test PRIVATE
-  GREENRL_FAKE_NVML_PATH="$<TARGET_FILE:greenrl_fake_nvml>")
-add_dependencies(energy_test greenrl_fake_nvml)
+  target_sources(energy_test PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/integrated_meter_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/nvml_meter_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/power_limit_test.cc
+  )
+  target_compile_definitions(energy_test PRIVATE
+    GREENRL_FAKE_NVML_PATH="$<TARGET_FILE:greenrl_fake_nvml>")
+  add_dependencies(energy_test greenrl_fake_nvml)
+endif()

@@ -7,7 +7,9 @@ target_sources(greenrl_energy PRIVATE
 # sources.cc probes NVML with dlopen (no link-time dependency on the driver).
 target_link_libraries(greenrl_energy PRIVATE ${CMAKE_DL_LIBS})
 
-target_sources(energy_test PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/sampler_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/sources_test.cc
-)
+if(GREENRL_BUILD_TESTS)
+  target_sources(energy_test PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/sampler_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sources_test.cc
+  )
+endif()

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/classic/acrobot.h"
 #include "greenrl/env/classic/cartpole.h"
@@ -88,7 +89,9 @@ const EnvRegistration& FindRegistration(const std::string& env_id) {
   for (const EnvRegistration& entry : RegisteredEnvs()) {
     if (entry.spec->id == env_id) return entry;
   }
-  throw ConfigError("env_id", env_id, "one of: " + RegisteredEnvIdList());
+  std::vector<std::string> ids;
+  for (const EnvRegistration& entry : RegisteredEnvs()) ids.push_back(entry.spec->id);
+  throw ConfigError("env_id", env_id, DidYouMean(env_id, ids) + "one of: " + RegisteredEnvIdList());
 }
 
 }  // namespace

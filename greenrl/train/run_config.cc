@@ -15,6 +15,7 @@
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/algo/sac.h"
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
@@ -76,7 +77,7 @@ void AddAlgoKeys(const std::string& id, ConfigSchema* s) {
 ConfigSchema BuildSchema(const std::string& algo) {
   const auto& ids = AlgorithmIds();
   if (std::find(ids.begin(), ids.end(), algo) == ids.end()) {
-    throw ConfigError("algo", algo, "one of: " + JoinIds(ids));
+    throw ConfigError("algo", algo, DidYouMean(algo, ids) + "one of: " + JoinIds(ids));
   }
   ConfigSchema s;
   std::vector<std::string> env_ids;

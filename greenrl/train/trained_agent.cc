@@ -26,9 +26,12 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
                       "a run directory with config.yaml and checkpoints/final.pt or a resume "
                       "checkpoint checkpoints/step_*.pt");
   }
-  TrainedAgent agent{LoadRunConfig(config_path, {}, seed)};
-  agent.checkpoint = checkpoint;
-  agent.final_checkpoint = final_checkpoint;
+  TrainedAgent agent{LoadRunConfig(config_path, {}, seed),
+                     /*algorithm=*/nullptr,
+                     /*normalizer=*/std::nullopt,
+                     checkpoint,
+                     final_checkpoint,
+                     /*resume_step=*/0};
   ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
   agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
   const bool normalize = agent.config.GetBool("normalize");
@@ -48,6 +51,12 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
     agent.normalizer = NormalizerSnapshot{NormalizeOptionsFrom(agent.config), state.normalizer};
   }
   return agent;
+}
+
+std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent) {
+  if (agent.final_checkpoint) return "";
+  return run_dir + " has no checkpoints/final.pt; using its newest resume checkpoint (step " +
+         std::to_string(agent.resume_step) + ")";
 }
 
 }  // namespace greenrl::train

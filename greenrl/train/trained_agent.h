@@ -34,4 +34,10 @@ struct TrainedAgent {
 // LoadRunConfig and LoadNormalizer.
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {});
 
+// What `greenrl eval` and `greenrl export` print on stderr, after "greenrl <command>: ", when
+// LoadTrainedAgent(run_dir) fell back to a resume checkpoint: "<run_dir> has no
+// checkpoints/final.pt; using its newest resume checkpoint (step <resume_step>)"; "" when agent
+// holds final.pt.
+std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent);
+
 }  // namespace greenrl::train

@@ -1,0 +1,50 @@
+#include "greenrl/core/did_you_mean.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace greenrl {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  const std::string key = lower(given);
+  // Under 4 letters one edit is a different word ("tpu", "cpu"): only the case may differ.
+  const size_t limit = given.size() < 4 ? 0 : std::max<size_t>(1, given.size() / 4);
+  size_t best = limit;
+  std::vector<std::string> closest;
+  for (const std::string& candidate : candidates) {
+    const size_t distance = EditDistance(key, lower(candidate));
+    if (distance > limit) continue;
+    if (distance < best) {
+      best = distance;
+      closest.clear();
+    }
+    if (distance == best) closest.push_back(candidate);
+  }
+  if (closest.empty()) return "";
+  if (closest.size() > 3) closest.resize(3);
+  std::string hint = closest.size() == 1 ? "did you mean " : "did you mean one of ";
+  for (size_t k = 0; k < closest.size(); ++k) hint += (k ? ", '" : "'") + closest[k] + "'";
+  return hint + "? ";
+}
+
+}  // namespace greenrl

@@ -1,0 +1,23 @@
+// did_you_mean.h: "did you mean" hints for a mistyped name among known ones (config keys, env
+// ids, algorithm ids, enumerated values), as Gymnasium's gym.make gives for an env id.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace greenrl {
+
+// Levenshtein distance (insertions, deletions and substitutions, each 1) between a and b, case
+// sensitive. O(|a| |b|) time, O(|b|) memory.
+size_t EditDistance(const std::string& a, const std::string& b);
+
+// The hint for `given`, a name that is none of `candidates`: "did you mean 'X'? " for the
+// closest candidate (or "did you mean one of 'X', 'Y'? " for up to three as close, in the order
+// given) when it is close: at most max(1, given.size() / 4) edits apart (0 below 4 letters:
+// "tpu" is not a typo of "cpu"), compared without regard to case (so "cartpole-v1" finds
+// "CartPole-v1", "CartPol-v1" finds it too, and "CPU" finds "cpu"); "" when none is.
+// The trailing space lets callers prefix it to the list of accepted values.
+std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates);
+
+}  // namespace greenrl
