@@ -9,11 +9,15 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "greenrl/core/cpu_info.h"
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
@@ -110,11 +114,15 @@ GemmFloor MeasureGemmFloor(const std::string& precision) {
                       small)};
 }
 
-// The presets folder when --configs is not given: ./configs where it exists (a checkout), else
-// the configs folder of the source tree this binary was built from, so `greenrl bench` works
-// from any directory once build/bin is on PATH.
+// The presets folder when --configs is not given: ./configs where it exists (a checkout); else,
+// for an installed binary (`cmake --install`), the presets installed beside it
+// (<prefix>/share/greenrl/configs); else the configs folder of the source tree this binary was
+// built from, so `greenrl bench` works from any directory once build/bin is on PATH.
 std::string DefaultConfigDir() {
   if (std::filesystem::is_directory("configs")) return "configs";
+  const std::string share = InstalledShareDir();
+  if (!share.empty() && std::filesystem::is_directory(share + "/configs"))
+    return share + "/configs";
   return GREENRL_CONFIGS_SOURCE_DIR;
 }
 
@@ -132,7 +140,8 @@ Runner RegisterBench(CLI::App& app) {
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
   cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
   cmd->add_option("--configs", args->config_dir,
-                  "presets folder (default: ./configs, else the source tree's configs)");
+                  "presets folder (default: ./configs, else an installed greenrl's "
+                  "share/greenrl/configs, else the source tree's)");
   cmd->add_option("--out", args->out,
                   "keep the runs under this folder (default: a temp folder, removed)");
   cmd->add_option("--set", args->sets, "override a preset key: --set key=value (repeatable)");
@@ -140,16 +149,22 @@ Runner RegisterBench(CLI::App& app) {
     namespace fs = std::filesystem;
     const auto it = Benchmarks().find(args->name);
     if (it == Benchmarks().end()) {
-      throw ConfigError("name", args->name, "one of: " + BenchmarkNames());
+      std::vector<std::string> names;
+      for (const auto& [name, bench] : Benchmarks()) names.push_back(name);
+      throw ConfigError("name", args->name,
+                        DidYouMean(args->name, names) + "one of: " + BenchmarkNames());
     }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
     const std::string config_dir = args->config_dir.empty() ? DefaultConfigDir() : args->config_dir;
     const std::string preset = config_dir + "/" + it->second.preset;
     if (!fs::is_regular_file(preset)) {
-      throw ConfigError("--configs", config_dir,
-                        "a presets folder holding " + it->second.preset +
-                            " (default: ./configs, else " + GREENRL_CONFIGS_SOURCE_DIR + ")");
+      throw ConfigError(
+          "--configs", config_dir,
+          "a presets folder holding " + it->second.preset +
+              " (default: ./configs, else <prefix>/share/greenrl/configs of an installed "
+              "greenrl, else " +
+              GREENRL_CONFIGS_SOURCE_DIR + ")");
     }
     if (args->steps && *args->steps < 1) {
       throw ConfigError("--steps", std::to_string(*args->steps), "an integer >= 1 (env steps)");

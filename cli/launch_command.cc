@@ -34,6 +34,7 @@
 
 #include "cli/commands.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 
 namespace greenrl::cli {
 
@@ -71,10 +72,9 @@ int FreePort() {
 }
 
 std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw std::runtime_error("launch: cannot read /proc/self/exe");
-  return std::string(buf, static_cast<size_t>(n));
+  std::string exe = ExecutablePath();
+  if (exe.empty()) throw std::runtime_error("launch: cannot read /proc/self/exe");
+  return exe;
 }
 
 struct Rank {

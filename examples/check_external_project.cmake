@@ -1,35 +1,81 @@
-# ctest's external_project_configures (examples/CMakeLists.txt): configures
-# examples/external_project against this checkout in a fresh build folder, as a user's project
-# that add_subdirectory's greenrl, and checks what it generated: the user's program (my_rl) and
-# greenrl's libraries are targets, greenrl's tests are not. Configuring only (seconds); the build
-# itself (about 7 minutes on 2 cores) is not part of `make test`.
-#   cmake -DGREENRL_DIR=<checkout> -DCHECK_DIR=<scratch folder> -DCXX=<compiler>
-#         -P check_external_project.cmake
+# ctest's checks of examples/external_project, a user's own project (examples/CMakeLists.txt):
+#   MODE=subproject (external_project_configures): configures it against this checkout
+#     (-DGREENRL_DIR, add_subdirectory) in a fresh folder and checks what it generated: the user's
+#     program (my_rl) and greenrl's libraries are targets, greenrl's tests and benchmarks are not.
+#     Configuring only (seconds); building it is greenrl's whole build again (about 7 minutes on
+#     2 cores), not part of `make test`.
+#   MODE=installed (installed_project_builds): installs this build (`cmake --install`) into a
+#     fresh prefix, configures the project against it (find_package(greenrl)), builds my_rl
+#     (one torch-free source, then the link: seconds), and runs `my_rl envs` (Corridor-v0 listed),
+#     the installed `greenrl envs` (the launcher finding greenrl_cli beside it) and the installed
+#     `greenrl bench` from a folder without configs/ (the presets installed beside it).
+#   cmake -DMODE=<mode> -DGREENRL_DIR=<checkout> -DBUILD_DIR=<its build> -DCHECK_DIR=<scratch>
+#         -DCXX=<compiler> -P check_external_project.cmake
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  if(err MATCHES "CMake (Warning|Error)")
+    message(FATAL_ERROR "${what} warned:\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+function(expect_in text want what)
+  string(FIND "${text}" "${want}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${what}: no '${want}' in:\n${text}")
+  endif()
+endfunction()
+
+set(project "${GREENRL_DIR}/examples/external_project")
 file(REMOVE_RECURSE "${CHECK_DIR}")
-execute_process(
-  COMMAND "${CMAKE_COMMAND}" -S "${GREENRL_DIR}/examples/external_project" -B "${CHECK_DIR}"
-          "-DGREENRL_DIR=${GREENRL_DIR}" "-DCMAKE_CXX_COMPILER=${CXX}"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring examples/external_project failed (${rc}):\n${out}\n${err}")
-endif()
-if(err MATCHES "CMake (Warning|Error)")
-  message(FATAL_ERROR "configuring examples/external_project warned:\n${err}")
-endif()
-execute_process(COMMAND "${CMAKE_COMMAND}" --build "${CHECK_DIR}" --target help
-                RESULT_VARIABLE rc OUTPUT_VARIABLE targets)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "listing the targets of examples/external_project failed (${rc})")
-endif()
-foreach(want my_rl greenrl_cli_lib greenrl_train)
-  if(NOT targets MATCHES "\\.\\.\\. ${want}\n")
-    message(FATAL_ERROR "examples/external_project has no target ${want}:\n${targets}")
+if(MODE STREQUAL "subproject")
+  run("configuring examples/external_project with GREENRL_DIR" "${CMAKE_COMMAND}"
+      -S "${project}" -B "${CHECK_DIR}" "-DGREENRL_DIR=${GREENRL_DIR}"
+      "-DCMAKE_CXX_COMPILER=${CXX}")
+  run("listing its targets" "${CMAKE_COMMAND}" --build "${CHECK_DIR}" --target help)
+  foreach(want my_rl greenrl_cli_lib greenrl_train)
+    expect_in("${out}" "... ${want}\n" "examples/external_project's targets")
+  endforeach()
+  foreach(unwanted cli_test greenrl_test_exec greenrl_bench_envs greenrl_example_custom_env)
+    string(FIND "${out}" "... ${unwanted}\n" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "examples/external_project builds greenrl's own ${unwanted}")
+    endif()
+  endforeach()
+elseif(MODE STREQUAL "installed")
+  set(prefix "${CHECK_DIR}/prefix")
+  run("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
+  foreach(file bin/greenrl bin/greenrl_cli include/greenrl/env/registry.h include/cli/cli_main.h
+          share/greenrl/configs/ppo/cartpole.yaml share/greenrl/mujoco/hopper.xml
+          lib/cmake/greenrl/greenrlConfig.cmake)
+    if(NOT EXISTS "${prefix}/${file}")
+      message(FATAL_ERROR "cmake --install wrote no ${file} under ${prefix}")
+    endif()
+  endforeach()
+  run("configuring examples/external_project with find_package(greenrl)" "${CMAKE_COMMAND}"
+      -S "${project}" -B "${CHECK_DIR}/build" "-DCMAKE_PREFIX_PATH=${prefix}"
+      "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
+  run("building my_rl against the installed greenrl" "${CMAKE_COMMAND}" --build
+      "${CHECK_DIR}/build" --target my_rl)
+  run("my_rl envs" "${CHECK_DIR}/build/my_rl" envs)
+  expect_in("${out}" "Corridor-v0" "my_rl envs")
+  run("the installed greenrl envs" "${prefix}/bin/greenrl" envs)
+  expect_in("${out}" "CartPole-v1" "the installed greenrl envs")
+  # From a folder without configs/, an installed greenrl bench takes the presets installed
+  # beside it (not the source tree's, nor CMAKE_INSTALL_PREFIX's).
+  execute_process(COMMAND "${prefix}/bin/greenrl" bench ppo-cartpole --seeds 1 --steps 512
+                  WORKING_DIRECTORY "${CHECK_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the installed greenrl bench failed (${rc}):\n${out}\n${err}")
   endif()
-endforeach()
-foreach(unwanted cli_test greenrl_test_exec greenrl_bench_envs greenrl_example_custom_env)
-  if(targets MATCHES "\\.\\.\\. ${unwanted}\n")
-    message(FATAL_ERROR "examples/external_project builds greenrl's own ${unwanted}")
-  endif()
-endforeach()
-message(STATUS "examples/external_project configures: my_rl and greenrl's libraries, no tests")
+  expect_in("${out}" "preset ${prefix}/share/greenrl/configs/ppo/cartpole.yaml"
+            "the installed greenrl bench")
+else()
+  message(FATAL_ERROR "MODE: got '${MODE}'; subproject or installed")
+endif()
+message(STATUS "examples/external_project (${MODE}): passed")
 file(REMOVE_RECURSE "${CHECK_DIR}")

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "greenrl/core/install_paths.h"
+
 namespace greenrl::env::mujoco {
 
 void ModelDeleter::operator()(mjModel* model) const {
@@ -43,6 +45,8 @@ std::string AssetDir() {
   if (override_dir != nullptr && override_dir[0] != '\0') return override_dir;
   const std::string source_dir = GREENRL_MUJOCO_SOURCE_ASSET_DIR;
   if (HasModels(source_dir)) return source_dir;
+  const std::string share = InstalledShareDir();  // installed beside the program
+  if (!share.empty() && HasModels(share + "/mujoco")) return share + "/mujoco";
   const std::string install_dir = GREENRL_MUJOCO_INSTALL_ASSET_DIR;
   if (HasModels(install_dir)) return install_dir;
   return source_dir;

@@ -46,8 +46,10 @@ DataPtr MakeData(const mjModel& model);
 // Folder holding greenrl's MJCF files (greenrl/env/mujoco/assets), looked up in this order:
 //   1. the environment variable GREENRL_MUJOCO_ASSETS, when set and non-empty (used as given);
 //   2. the source tree this binary was built from (compiled in, so a build tree works as is);
-//   3. the install tree, <prefix>/share/greenrl/mujoco (compiled in; `cmake --install`).
-// The first of 2 and 3 that holds half_cheetah.xml wins; when neither does, 2 is returned and
+//   3. the install tree beside the running program, <dir>/../share/greenrl/mujoco for the
+//      program's directory <dir> (core/install_paths.h; `cmake --install --prefix` anywhere);
+//   4. the install tree compiled in, CMAKE_INSTALL_PREFIX/share/greenrl/mujoco.
+// The first of 2-4 that holds half_cheetah.xml wins; when none does, 2 is returned and
 // LoadModel reports the missing file with its full path.
 std::string AssetDir();
 
