@@ -136,7 +136,7 @@ double Median(std::vector<double> v) {
 Runner RegisterBench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark a preset over several seeds");
-  cmd->add_option("name", args->name, "benchmark: " + BenchmarkNames())->required();
+  cmd->add_option("benchmark", args->name, "one of: " + BenchmarkNames())->required();
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
   cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
   cmd->add_option("--configs", args->config_dir,
@@ -151,7 +151,7 @@ Runner RegisterBench(CLI::App& app) {
     if (it == Benchmarks().end()) {
       std::vector<std::string> names;
       for (const auto& [name, bench] : Benchmarks()) names.push_back(name);
-      throw ConfigError("name", args->name,
+      throw ConfigError("benchmark", args->name,
                         DidYouMean(args->name, names) + "one of: " + BenchmarkNames());
     }
     if (args->seeds < 1)

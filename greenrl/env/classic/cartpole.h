@@ -61,12 +61,14 @@ class CartPole : public ClassicEnvBase<CartPole, 4> {
   // One explicit-Euler step of Gymnasium 1.0.0 CartPoleEnv.step, term by term in its order of
   // operations (see the README of ../shared/testdata/classic_control/ for why the order matters).
   // T is double, or a GCC/Clang vector of doubles stepping several envs at once with the same
-  // IEEE operations per lane (no reassociation, no FMA contraction: -ffp-contract=off).
+  // IEEE operations per lane (no reassociation, no FMA contraction: -ffp-contract=off). Always
+  // inlined: CartPoleBatched's AVX2 clone passes it 32-byte vectors (cartpole_batched.cc).
   // Args: force: +-kForceMag (N); sintheta, costheta: sin and cos of theta (glibc's sincos);
   //   x (m), x_dot (m/s), theta (rad), theta_dot (rad/s): the float64 state, updated in place.
   template <typename T>
-  static inline void EulerStep(const T& force, const T& sintheta, const T& costheta, T& x,
-                               T& x_dot, T& theta, T& theta_dot) {
+  __attribute__((always_inline)) static inline void EulerStep(const T& force, const T& sintheta,
+                                                              const T& costheta, T& x, T& x_dot,
+                                                              T& theta, T& theta_dot) {
     const T temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
     const T thetaacc = (kGravity * sintheta - costheta * temp) /
                        (kLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
@@ -81,8 +83,9 @@ class CartPole : public ClassicEnvBase<CartPole, 4> {
   // Gymnasium's termination test on the state after a step: |x| > 2.4 m or |theta| > 12 degrees
   // (strict), without branches. T as in EulerStep. Returns: for double, an int, 1 when
   // terminated, else 0; for a vector, a vector of 64-bit ints, -1 (all bits) or 0 per lane.
+  // Always inlined, as EulerStep.
   template <typename T>
-  static inline auto OutOfBounds(const T& x, const T& theta) {
+  __attribute__((always_inline)) static inline auto OutOfBounds(const T& x, const T& theta) {
     return (x < -kXThreshold) | (x > kXThreshold) | (theta < -kThetaThresholdRad) |
            (theta > kThetaThresholdRad);
   }

@@ -1,5 +1,8 @@
-// The vectors below never cross a non-inlined call, so GCC's note that passing 32-byte vectors
-// by value has a different ABI with and without AVX does not apply.
+// The vectors below never cross a call: every helper that takes or returns one is
+// always_inline (here and CartPole::EulerStep and OutOfBounds), at -O0 too, so GCC's note that
+// passing 32-byte vectors by value has a different ABI with and without AVX does not apply. (A
+// helper left to the optimiser was called out of line in an unoptimised build, from StepBlock's
+// AVX2 clone with the AVX ABI into a baseline body, and crashed.)
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "greenrl/env/classic/cartpole_batched.h"
@@ -29,7 +32,7 @@ using V16b = uint8_t __attribute__((vector_size(16)));  // uint8 x16, a V4i's by
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ToBytes takes each lane's low byte");
 
 // The low byte of each int32 lane (lanes hold 0 or 1), as four bytes: one byte shuffle.
-uint32_t ToBytes(V4i v) {
+__attribute__((always_inline)) inline uint32_t ToBytes(V4i v) {
   const V16b b = (V16b)v;  // a vector cast keeps the bits
   const V16b packed =
       __builtin_shufflevector(b, b, 0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -39,13 +42,13 @@ uint32_t ToBytes(V4i v) {
 }
 
 template <typename V, typename T>
-V Load(const T* p) {
+__attribute__((always_inline)) inline V Load(const T* p) {
   V v;
   std::memcpy(&v, p, sizeof(V));
   return v;
 }
 template <typename V, typename T>
-void Store(T* p, const V& v) {
+__attribute__((always_inline)) inline void Store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
 }
 
