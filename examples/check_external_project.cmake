@@ -2,7 +2,7 @@
 #   MODE=subproject (external_project_configures): configures it against this checkout
 #     (-DGREENRL_DIR, add_subdirectory) in a fresh folder and checks what it generated: the user's
 #     program (my_rl) and greenrl's libraries are targets, greenrl's tests and benchmarks are not.
-#     Configuring only (seconds); building it is greenrl's whole build again (about 7 minutes on
+#     Configuring only (seconds); building it is greenrl's whole build again (5-7 minutes on
 #     2 cores), not part of `make test`.
 #   MODE=installed (installed_project_builds): installs this build (`cmake --install`) into a
 #     fresh prefix, configures the project against it (find_package(greenrl)), builds my_rl
