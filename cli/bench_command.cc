@@ -151,8 +151,7 @@ Runner RegisterBench(CLI::App& app) {
     if (it == Benchmarks().end()) {
       std::vector<std::string> names;
       for (const auto& [name, bench] : Benchmarks()) names.push_back(name);
-      throw ConfigError("benchmark", args->name,
-                        DidYouMean(args->name, names) + "one of: " + BenchmarkNames());
+      throw ConfigError("benchmark", args->name, OneOfWithHint(args->name, names));
     }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");

@@ -5,12 +5,7 @@
 # inlining keeps off the ABI; an unoptimised build that called one out of line crashed
 # (cartpole_batched.cc), which an optimised suite cannot see.
 #   cmake -DSOURCE_DIR=<checkout> -DCHECK_DIR=<scratch> -DCXX=<compiler> -P check_debug_build.cmake
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/check_run.cmake")
 
 file(REMOVE_RECURSE "${CHECK_DIR}")
 run("configuring a Debug build" "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${CHECK_DIR}"

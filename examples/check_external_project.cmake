@@ -11,16 +11,7 @@
 #     `greenrl bench` from a folder without configs/ (the presets installed beside it).
 #   cmake -DMODE=<mode> -DGREENRL_DIR=<checkout> -DBUILD_DIR=<its build> -DCHECK_DIR=<scratch>
 #         -DCXX=<compiler> -P check_external_project.cmake
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  if(err MATCHES "CMake (Warning|Error)")
-    message(FATAL_ERROR "${what} warned:\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-endfunction()
+include("${GREENRL_DIR}/cmake/check_run.cmake")
 
 function(expect_in text want what)
   string(FIND "${text}" "${want}" at)

@@ -47,4 +47,10 @@ std::string DidYouMean(const std::string& given, const std::vector<std::string>&
   return hint + "? ";
 }
 
+std::string OneOfWithHint(const std::string& given, const std::vector<std::string>& candidates) {
+  std::string text = DidYouMean(given, candidates) + "one of: ";
+  for (size_t k = 0; k < candidates.size(); ++k) text += (k ? ", " : "") + candidates[k];
+  return text;
+}
+
 }  // namespace greenrl

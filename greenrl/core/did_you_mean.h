@@ -20,4 +20,8 @@ size_t EditDistance(const std::string& a, const std::string& b);
 // The trailing space lets callers prefix it to the list of accepted values.
 std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates);
 
+// ConfigError's `accepted` text for a name that is none of `candidates`: DidYouMean's hint, then
+// "one of: a, b, c" (every candidate, in order), e.g. "did you mean 'ppo'? one of: ppo, dqn, sac".
+std::string OneOfWithHint(const std::string& given, const std::vector<std::string>& candidates);
+
 }  // namespace greenrl

@@ -39,6 +39,12 @@ TEST(DidYouMeanTest, ClosestWithinAQuarterOfTheLength) {
             "did you mean one of 'abcx', 'xbcd', 'abcy'? ");
 }
 
+TEST(DidYouMeanTest, OneOfWithHintListsEveryCandidate) {
+  EXPECT_EQ(OneOfWithHint("sacc", {"ppo", "dqn", "sac"}),
+            "did you mean 'sac'? one of: ppo, dqn, sac");
+  EXPECT_EQ(OneOfWithHint("a2c", {"ppo", "dqn", "sac"}), "one of: ppo, dqn, sac");
+}
+
 // A string key with choices names the close one before the list.
 TEST(DidYouMeanTest, ConfigChoicesSuggest) {
   ConfigSchema schema;

@@ -91,7 +91,7 @@ const EnvRegistration& FindRegistration(const std::string& env_id) {
   }
   std::vector<std::string> ids;
   for (const EnvRegistration& entry : RegisteredEnvs()) ids.push_back(entry.spec->id);
-  throw ConfigError("env_id", env_id, DidYouMean(env_id, ids) + "one of: " + RegisteredEnvIdList());
+  throw ConfigError("env_id", env_id, OneOfWithHint(env_id, ids));
 }
 
 }  // namespace

@@ -36,12 +36,6 @@ namespace {
 constexpr const char* kRewardThresholdAccepted =
     "off, env (the env's Gymnasium reward_threshold) or a finite number";
 constexpr const char* kIntensityAccepted = "auto or a finite number >= 0 (g CO2e per kWh)";
-std::string JoinIds(const std::vector<std::string>& ids) {
-  std::string s;
-  for (const auto& id : ids) s += (s.empty() ? "" : ", ") + id;
-  return s;
-}
-
 // The preset file as YAML; nullopt when there is none or it cannot be read (Config::Load
 // reports an unreadable or malformed file with the full message).
 std::optional<YAML::Node> PeekYaml(const std::string& yaml_path) {
@@ -77,7 +71,7 @@ void AddAlgoKeys(const std::string& id, ConfigSchema* s) {
 ConfigSchema BuildSchema(const std::string& algo) {
   const auto& ids = AlgorithmIds();
   if (std::find(ids.begin(), ids.end(), algo) == ids.end()) {
-    throw ConfigError("algo", algo, DidYouMean(algo, ids) + "one of: " + JoinIds(ids));
+    throw ConfigError("algo", algo, OneOfWithHint(algo, ids));
   }
   ConfigSchema s;
   std::vector<std::string> env_ids;
