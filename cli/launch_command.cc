@@ -2,11 +2,11 @@
 // (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), for users without
 // torchrun: `greenrl launch --nproc 2 -- train --config configs/ppo/cartpole.yaml`.
 // Each rank's stdout and stderr lines are forwarded with a "[rank r] " prefix; a greenrl stderr
-// line that another rank already printed word for word (a config error or warning every rank
-// finds alike) is shown once, and a last line counts those not shown. When a rank
-// fails, the launcher names it, lets the others fail on their own for --grace-s (their c10d
-// collectives time out and name the collective), then stops them (SIGTERM, SIGKILL 5 s later)
-// and exits non-zero. SIGINT and SIGTERM to the launcher are forwarded to every rank (as
+// message that another rank already printed word for word (a config error or warning every rank
+// finds alike) is shown once (cli/same_lines.h), and a last line counts the lines not shown.
+// When a rank fails, the launcher names it, lets the others fail on their own for --grace-s
+// (their c10d collectives time out and name the collective), then stops them (SIGTERM, SIGKILL
+// 5 s later) and exits non-zero. SIGINT and SIGTERM to the launcher are forwarded to every rank (as
 // torchrun does): the ranks finish their iteration, write the resume checkpoint and exit
 // 128 + signal; a second signal is forwarded too (the ranks then exit at once); ranks still
 // running --grace-s seconds after the first signal are killed (SIGKILL). The launcher exits
@@ -25,7 +25,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/same_lines.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/install_paths.h"
 
@@ -85,38 +85,17 @@ struct Rank {
   int status = 0;
 };
 
-// greenrl's own stderr lines ("greenrl: error: ...", "greenrl: <warning>") that every rank
-// prints alike, a config error or a preset warning each rank finds on its own, are shown once:
-// under the first rank that printed the text. A rank's repeats of its own line are shown.
-struct SameLines {
-  std::map<std::string, int, std::less<>> first_rank;  // line text -> the rank that printed it
-  int64_t hidden = 0;                                  // lines not shown
-  std::set<int> hidden_from;                           // ranks whose lines were not shown
-
-  // Distinct lines remembered at most: past it, new lines are shown without being remembered
-  // (a run that prints thousands of distinct greenrl lines does not grow the launcher).
-  static constexpr size_t kMaxRemembered = 4096;
-
-  // Whether `rank`'s stderr line `text` is shown (records it when it is the first).
-  bool Show(int rank, std::string_view text) {
-    if (text.rfind("greenrl: ", 0) != 0) return true;
-    const auto it = first_rank.find(text);
-    if (it == first_rank.end()) {
-      if (first_rank.size() < kMaxRemembered) first_rank.emplace(std::string(text), rank);
-      return true;
-    }
-    if (it->second == rank) return true;
-    ++hidden;
-    hidden_from.insert(rank);
-    return false;
-  }
-};
-
-// Forwards complete lines of `buf` (plus the rest at EOF) to `to` with the rank prefix; stderr
-// lines (`same` non-null) another rank printed word for word are counted instead.
+// Forwards complete lines of `buf` (plus the rest at EOF) to `to` with the rank prefix; of
+// stderr lines (`same` non-null), what SameLines::Show keeps.
 void Flush(std::string* buf, int rank, std::FILE* to, bool eof, SameLines* same) {
   auto forward = [&](std::string_view line) {
-    if (same == nullptr || same->Show(rank, line)) fmt::print(to, "[rank {}] {}\n", rank, line);
+    if (same == nullptr) {
+      fmt::print(to, "[rank {}] {}\n", rank, line);
+      return;
+    }
+    for (std::string_view shown : same->Show(rank, line)) {
+      fmt::print(to, "[rank {}] {}\n", rank, shown);
+    }
   };
   size_t start = 0;
   for (size_t nl; (nl = buf->find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -146,7 +125,8 @@ std::string RankList(const std::set<int>& ranks) {
 std::string DescribeStatus(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
   }
   return "ended";
 }
@@ -232,8 +212,10 @@ int RunLaunch(const LaunchArgs& a) {
     std::vector<pollfd> fds;
     std::vector<std::pair<int, bool>> who;  // (rank, is_stderr)
     for (int r = 0; r < a.nproc; ++r) {
-      if (ranks[r].out_fd >= 0) fds.push_back({ranks[r].out_fd, POLLIN, 0}), who.push_back({r, false});
-      if (ranks[r].err_fd >= 0) fds.push_back({ranks[r].err_fd, POLLIN, 0}), who.push_back({r, true});
+      if (ranks[r].out_fd >= 0)
+        fds.push_back({ranks[r].out_fd, POLLIN, 0}), who.push_back({r, false});
+      if (ranks[r].err_fd >= 0)
+        fds.push_back({ranks[r].err_fd, POLLIN, 0}), who.push_back({r, true});
     }
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
     for (size_t i = 0; i < fds.size(); ++i) {
@@ -305,12 +287,12 @@ int RunLaunch(const LaunchArgs& a) {
       ::close(*fd);
     }
   }
-  if (same.hidden > 0) {
+  if (const int64_t hidden = same.hidden(); hidden > 0) {
+    const std::set<int> from = same.hidden_from();
     fmt::print(stderr,
                "greenrl launch: {} line{} from rank{} {} repeated another rank's word for word "
                "(shown once, above)\n",
-               same.hidden, same.hidden == 1 ? "" : "s", same.hidden_from.size() == 1 ? "" : "s",
-               RankList(same.hidden_from));
+               hidden, hidden == 1 ? "" : "s", from.size() == 1 ? "" : "s", RankList(from));
   }
   if (first_failed >= 0) {
     const int st = ranks[first_failed].status;
@@ -326,7 +308,8 @@ Runner RegisterLaunch(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "launch", "Start N local data-parallel ranks of a greenrl command (as torchrun does)");
   cmd->add_option("--nproc", args->nproc, "number of local ranks (processes)")->required();
-  cmd->add_option("--master-port", args->master_port, "rank 0's TCPStore port (default: a free one)");
+  cmd->add_option("--master-port", args->master_port,
+                  "rank 0's TCPStore port (default: a free one)");
   cmd->add_option("--grace-s", args->grace_s,
                   "seconds the other ranks get to stop on their own after one fails, and all "
                   "ranks after a forwarded SIGINT/SIGTERM before SIGKILL");

@@ -7,8 +7,10 @@
 #   MODE=installed (installed_project_builds): installs this build (`cmake --install`) into a
 #     fresh prefix, configures the project against it (find_package(greenrl)), builds my_rl
 #     (one torch-free source, then the link: seconds), and runs `my_rl envs` (Corridor-v0 listed),
-#     the installed `greenrl envs` (the launcher finding greenrl_cli beside it) and the installed
-#     `greenrl bench` from a folder without configs/ (the presets installed beside it).
+#     the installed `greenrl envs` (the launcher finding greenrl_cli beside it), the installed
+#     `greenrl bench` from a folder without configs/ (the presets installed beside it), and a
+#     short Hopper-v4 training from the installed preset and MuJoCo models (and, with the
+#     installed hopper.xml removed, the error naming that installed path).
 #   cmake -DMODE=<mode> -DGREENRL_DIR=<checkout> -DBUILD_DIR=<its build> -DCHECK_DIR=<scratch>
 #         -DCXX=<compiler> -P check_external_project.cmake
 include("${GREENRL_DIR}/cmake/check_run.cmake")
@@ -65,6 +67,22 @@ elseif(MODE STREQUAL "installed")
   endif()
   expect_in("${out}" "preset ${prefix}/share/greenrl/configs/ppo/cartpole.yaml"
             "the installed greenrl bench")
+  # The installed MuJoCo models: a short Hopper-v4 run from the installed preset, then the same
+  # with the installed hopper.xml gone, which must name the installed path (the models beside
+  # the program win over the source tree's, which still holds hopper.xml).
+  set(hopper_run "${prefix}/bin/greenrl" train --config
+      "${prefix}/share/greenrl/configs/ppo/hopper.yaml" --set n_timesteps=512 --set n_epochs=1
+      --quiet)
+  run("the installed greenrl training Hopper-v4" ${hopper_run} --out "${CHECK_DIR}/hopper_run")
+  file(REMOVE "${prefix}/share/greenrl/mujoco/hopper.xml")
+  execute_process(COMMAND ${hopper_run} --out "${CHECK_DIR}/hopper_missing"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "the installed greenrl trained Hopper-v4 without its installed "
+                        "hopper.xml, so it read the models from elsewhere:\n${out}\n${err}")
+  endif()
+  expect_in("${err}" "${prefix}/share/greenrl/mujoco/hopper.xml"
+            "the installed greenrl without its hopper.xml")
 else()
   message(FATAL_ERROR "MODE: got '${MODE}'; subproject or installed")
 endif()

@@ -43,10 +43,13 @@ bool HasModels(const std::string& dir) {
 std::string AssetDir() {
   const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
   if (override_dir != nullptr && override_dir[0] != '\0') return override_dir;
+  // An installed program reads the models installed beside it, even while the source tree it
+  // was built from still exists (and may have changed); a build-tree program has no share dir
+  // beside it and reads the source tree's.
+  const std::string share = InstalledShareDir();
+  if (!share.empty() && HasModels(share + "/mujoco")) return share + "/mujoco";
   const std::string source_dir = GREENRL_MUJOCO_SOURCE_ASSET_DIR;
   if (HasModels(source_dir)) return source_dir;
-  const std::string share = InstalledShareDir();  // installed beside the program
-  if (!share.empty() && HasModels(share + "/mujoco")) return share + "/mujoco";
   const std::string install_dir = GREENRL_MUJOCO_INSTALL_ASSET_DIR;
   if (HasModels(install_dir)) return install_dir;
   return source_dir;

@@ -45,11 +45,13 @@ DataPtr MakeData(const mjModel& model);
 
 // Folder holding greenrl's MJCF files (greenrl/env/mujoco/assets), looked up in this order:
 //   1. the environment variable GREENRL_MUJOCO_ASSETS, when set and non-empty (used as given);
-//   2. the source tree this binary was built from (compiled in, so a build tree works as is);
-//   3. the install tree beside the running program, <dir>/../share/greenrl/mujoco for the
-//      program's directory <dir> (core/install_paths.h; `cmake --install --prefix` anywhere);
+//   2. the install tree beside the running program, <dir>/../share/greenrl/mujoco for the
+//      program's directory <dir> (core/install_paths.h; `cmake --install --prefix` anywhere), so
+//      an installed program reads its own models even while its source tree still exists;
+//   3. the source tree this binary was built from (compiled in, so a build tree, which has no
+//      share/ beside build/bin, works as is);
 //   4. the install tree compiled in, CMAKE_INSTALL_PREFIX/share/greenrl/mujoco.
-// The first of 2-4 that holds half_cheetah.xml wins; when none does, 2 is returned and
+// The first of 2-4 that holds half_cheetah.xml wins; when none does, 3 is returned and
 // LoadModel reports the missing file with its full path.
 std::string AssetDir();
 
