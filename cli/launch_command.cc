@@ -212,10 +212,14 @@ int RunLaunch(const LaunchArgs& a) {
     std::vector<pollfd> fds;
     std::vector<std::pair<int, bool>> who;  // (rank, is_stderr)
     for (int r = 0; r < a.nproc; ++r) {
-      if (ranks[r].out_fd >= 0)
-        fds.push_back({ranks[r].out_fd, POLLIN, 0}), who.push_back({r, false});
-      if (ranks[r].err_fd >= 0)
-        fds.push_back({ranks[r].err_fd, POLLIN, 0}), who.push_back({r, true});
+      if (ranks[r].out_fd >= 0) {
+        fds.push_back({ranks[r].out_fd, POLLIN, 0});
+        who.push_back({r, false});
+      }
+      if (ranks[r].err_fd >= 0) {
+        fds.push_back({ranks[r].err_fd, POLLIN, 0});
+        who.push_back({r, true});
+      }
     }
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
     for (size_t i = 0; i < fds.size(); ++i) {
