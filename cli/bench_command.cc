@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/presets.h"
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
-#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
@@ -112,18 +112,6 @@ GemmFloor MeasureGemmFloor(const std::string& precision) {
   return {std::max(blas, small),
           fmt::format("[256,64]x[64,64], the faster of sgemm {:.1f} and SmallGemm {:.1f}", blas,
                       small)};
-}
-
-// The presets folder when --configs is not given: ./configs where it exists (a checkout); else,
-// for an installed binary (`cmake --install`), the presets installed beside it
-// (<prefix>/share/greenrl/configs); else the configs folder of the source tree this binary was
-// built from, so `greenrl bench` works from any directory once build/bin is on PATH.
-std::string DefaultConfigDir() {
-  if (std::filesystem::is_directory("configs")) return "configs";
-  const std::string share = InstalledShareDir();
-  if (!share.empty() && std::filesystem::is_directory(share + "/configs"))
-    return share + "/configs";
-  return GREENRL_CONFIGS_SOURCE_DIR;
 }
 
 double Median(std::vector<double> v) {

@@ -20,6 +20,8 @@ int Main(int argc, char** argv) {
   greenrl::KeepFreedMemory();  // LibTorch paths free and reallocate tensors every step
   CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("greenrl ") + GREENRL_VERSION,
+                       "print greenrl's version and exit");
   const auto train = greenrl::cli::RegisterTrain(app);
   const auto eval = greenrl::cli::RegisterEval(app);
   const auto export_policy = greenrl::cli::RegisterExport(app);

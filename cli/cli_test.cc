@@ -317,6 +317,36 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
   EXPECT_NE(r.output.find("Hopper-v4, Corridor-v0"), std::string::npos) << r.output;
 }
 
+// README's `--config configs/...` from a folder without configs/: the error names the preset
+// where it exists (for this build-tree binary, the source tree's) and nothing is trained.
+TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
+  const std::string cwd = Dir("config_elsewhere");
+  fs::create_directories(cwd);
+  const Result r = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+                              " train --config configs/ppo/cartpole.yaml 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  EXPECT_NE(r.output.find("greenrl: error: --config: got 'configs/ppo/cartpole.yaml'; an existing, "
+                          "readable YAML file (no such file here; this preset is at " +
+                          preset + ": greenrl train --config " + preset + ")"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(cwd + "/runs")) << "no run directory for refused input";
+  // A path of no preset keeps the plain message.
+  const Result other = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+                                  " train --config configs/ppo/nothing.yaml 2>&1");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("an existing, readable YAML file (no such file)"), std::string::npos)
+      << other.output;
+}
+
+// `greenrl --version`: the project's version, exit code 0.
+TEST(CliTest, VersionFlagPrintsTheVersion) {
+  const Result r = RunGreenrl("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, std::string("greenrl ") + GREENRL_VERSION + "\n");
+}
+
 // No command: the usage and a line saying none was given; an unknown one is named. Exit code 2.
 TEST(CliTest, MissingOrUnknownCommandIsNamed) {
   const Result bare = RunCommand(std::string(GREENRL_BIN) + " 2>&1");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/presets.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
@@ -143,6 +144,13 @@ Runner RegisterTrain(CLI::App& app) {
                             : "a run directory written by `greenrl train` (no such directory)");
     }
     if (resuming) RefuseFixedKeyChanges(args->resume, args->sets);
+    if (const std::string elsewhere = resuming ? "" : PresetElsewhere(args->config_path);
+        !elsewhere.empty()) {
+      // README's "configs/..." from outside a checkout: name the copy that exists.
+      throw ConfigError("--config", args->config_path,
+                        "an existing, readable YAML file (no such file here; this preset is at " +
+                            elsewhere + ": greenrl train --config " + elsewhere + ")");
+    }
     // --algo and --env are --set algo= and env_id= (rl-zoo's flags); both ways at once must
     // agree, so an rl-zoo file's section is never picked by the one the user did not mean.
     std::vector<std::string> sets = args->sets;

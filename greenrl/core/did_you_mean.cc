@@ -32,7 +32,16 @@ std::string DidYouMean(const std::string& given, const std::vector<std::string>&
   size_t best = limit;
   std::vector<std::string> closest;
   for (const std::string& candidate : candidates) {
-    const size_t distance = EditDistance(key, lower(candidate));
+    const std::string name = lower(candidate);
+    // An id given without its version ("CartPole" for "CartPole-v1") is compared with the
+    // candidate's name before "-v<digits>" too.
+    const size_t dash = name.rfind("-v");
+    const bool versioned = dash != std::string::npos && dash + 2 < name.size() &&
+                           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dash) + 2,
+                                       name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const size_t distance =
+        versioned ? std::min(EditDistance(key, name), EditDistance(key, name.substr(0, dash)))
+                  : EditDistance(key, name);
     if (distance > limit) continue;
     if (distance < best) {
       best = distance;

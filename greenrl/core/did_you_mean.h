@@ -16,7 +16,9 @@ size_t EditDistance(const std::string& a, const std::string& b);
 // closest candidate (or "did you mean one of 'X', 'Y'? " for up to three as close, in the order
 // given) when it is close: at most max(1, given.size() / 4) edits apart (0 below 4 letters:
 // "tpu" is not a typo of "cpu"), compared without regard to case (so "cartpole-v1" finds
-// "CartPole-v1", "CartPol-v1" finds it too, and "CPU" finds "cpu"); "" when none is.
+// "CartPole-v1", "CartPol-v1" finds it too, and "CPU" finds "cpu"); a candidate id ending in
+// "-v<digits>" is also compared without that suffix, so "CartPole" and "hopper" find
+// "CartPole-v1" and "Hopper-v4"; "" when none is close.
 // The trailing space lets callers prefix it to the list of accepted values.
 std::string DidYouMean(const std::string& given, const std::vector<std::string>& candidates);
 

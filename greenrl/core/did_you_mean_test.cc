@@ -39,6 +39,18 @@ TEST(DidYouMeanTest, ClosestWithinAQuarterOfTheLength) {
             "did you mean one of 'abcx', 'xbcd', 'abcy'? ");
 }
 
+// An id without its version finds the versioned one; a name merely ending in "-v" is no version.
+TEST(DidYouMeanTest, AnIdWithoutItsVersionFindsIt) {
+  const std::vector<std::string> envs = {"CartPole-v1", "MountainCar-v0",
+                                         "MountainCarContinuous-v0", "Hopper-v4"};
+  EXPECT_EQ(DidYouMean("CartPole", envs), "did you mean 'CartPole-v1'? ");
+  EXPECT_EQ(DidYouMean("hopper", envs), "did you mean 'Hopper-v4'? ");
+  EXPECT_EQ(DidYouMean("cartpol", envs), "did you mean 'CartPole-v1'? ") << "1 edit from the name";
+  EXPECT_EQ(DidYouMean("MountainCar", envs), "did you mean 'MountainCar-v0'? ");
+  EXPECT_EQ(DidYouMean("Mountain", envs), "") << "3 edits from MountainCar, 2 allowed";
+  EXPECT_EQ(DidYouMean("sample", {"sample-v", "other"}), "") << "'-v' without digits";
+}
+
 TEST(DidYouMeanTest, OneOfWithHintListsEveryCandidate) {
   EXPECT_EQ(OneOfWithHint("sacc", {"ppo", "dqn", "sac"}),
             "did you mean 'sac'? one of: ppo, dqn, sac");

@@ -46,7 +46,7 @@ EnvSpec MakeLocomotionSpec(const LocomotionTask& task, float action_low, float a
 }
 
 LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, int num_envs)
-    : task_(task), spec_(spec), model_(LoadModel(AssetPath(task.asset))) {
+    : task_(task), spec_(spec), model_(LoadAsset(task.asset)) {
   GREENRL_CHECK(num_envs >= 1, "LocomotionEnv needs num_envs >= 1");
   const mjModel& m = *model_;
   const std::string where = "mujoco: model '" + task.asset + "' for " + task.id + ": ";
@@ -89,7 +89,7 @@ void LocomotionEnv::ResetRow(Row& row) const {
   for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-s, s);
   for (int k = 0; k < m.nv; ++k) {
     d.qvel[k] = task_.velocity_noise == VelocityNoise::kNormal ? s * row.rng.Normal()
-                                                                : row.rng.Uniform(-s, s);
+                                                               : row.rng.Uniform(-s, s);
   }
   mj_forward(&m, &d);
   row.elapsed_steps = 0;

@@ -18,8 +18,8 @@ void DataDeleter::operator()(mjData* data) const {
 
 ModelPtr LoadModel(const std::string& path) {
   std::array<char, 1000> error{};  // mj_loadXML writes a NUL-terminated message here
-  ModelPtr model(mj_loadXML(path.c_str(), /*vfs=*/nullptr, error.data(),
-                            static_cast<int>(error.size())));
+  ModelPtr model(
+      mj_loadXML(path.c_str(), /*vfs=*/nullptr, error.data(), static_cast<int>(error.size())));
   if (model == nullptr) {
     throw MujocoError("mujoco: cannot load model '" + path + "': " + std::string(error.data()));
   }
@@ -34,9 +34,7 @@ DataPtr MakeData(const mjModel& model) {
 
 namespace {
 
-bool HasModels(const std::string& dir) {
-  return std::ifstream(dir + "/half_cheetah.xml").good();
-}
+bool HasModels(const std::string& dir) { return std::ifstream(dir + "/half_cheetah.xml").good(); }
 
 }  // namespace
 
@@ -56,5 +54,26 @@ std::string AssetDir() {
 }
 
 std::string AssetPath(const std::string& file_name) { return AssetDir() + "/" + file_name; }
+
+ModelPtr LoadAsset(const std::string& file_name) {
+  const std::string path = AssetPath(file_name);
+  if (std::ifstream(path).good()) return LoadModel(path);
+  const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
+  const bool overridden = override_dir != nullptr && override_dir[0] != '\0';
+  std::string searched;
+  if (overridden) {
+    searched = "GREENRL_MUJOCO_ASSETS=" + std::string(override_dir) + " (set, so used alone)";
+  } else {
+    const std::string share = InstalledShareDir();
+    searched = "GREENRL_MUJOCO_ASSETS (unset), ";
+    if (!share.empty()) searched += share + "/mujoco (beside the program), ";
+    searched += std::string(GREENRL_MUJOCO_SOURCE_ASSET_DIR) + " (the source tree), " +
+                GREENRL_MUJOCO_INSTALL_ASSET_DIR + " (the install prefix)";
+  }
+  throw MujocoError("mujoco: no model file '" + path +
+                    "'; greenrl looked for its MuJoCo models in " + searched +
+                    "; set GREENRL_MUJOCO_ASSETS to the folder that holds " + file_name +
+                    " (greenrl/env/mujoco/assets in a checkout)");
+}
 
 }  // namespace greenrl::env::mujoco

@@ -58,4 +58,10 @@ std::string AssetDir();
 // AssetDir() + "/" + file_name.
 std::string AssetPath(const std::string& file_name);
 
+// LoadModel(AssetPath(file_name)), e.g. file_name "hopper.xml".
+// Errors: MujocoError naming the missing path, the folders AssetDir() looked in and
+// GREENRL_MUJOCO_ASSETS when the file does not exist; LoadModel's MujocoError when it does not
+// load.
+ModelPtr LoadAsset(const std::string& file_name);
+
 }  // namespace greenrl::env::mujoco

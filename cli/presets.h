@@ -1,0 +1,22 @@
+// presets.h: where the CLI finds greenrl's YAML presets (configs/) when the user does not say:
+// the checkout's, an installed copy beside the program (`cmake --install`:
+// <prefix>/share/greenrl/configs), or the source tree's this binary was built from. Torch-free.
+#pragma once
+
+#include <string>
+
+namespace greenrl::cli {
+
+// The presets folder `greenrl bench` uses when --configs is not given: ./configs where it
+// exists (a checkout); else, for an installed binary, <prefix>/share/greenrl/configs beside it;
+// else the configs folder of the source tree this binary was built from, so `greenrl bench`
+// works from any directory once build/bin is on PATH.
+std::string DefaultConfigDir();
+
+// For a --config path that does not exist and is written as the README writes presets
+// ("configs/ppo/cartpole.yaml", relative), the same preset where it does exist: in
+// <prefix>/share/greenrl/configs beside an installed program, else in the source tree's
+// configs; "" when the path exists, is not of that form, or neither copy exists.
+std::string PresetElsewhere(const std::string& config_path);
+
+}  // namespace greenrl::cli
