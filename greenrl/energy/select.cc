@@ -20,9 +20,12 @@ std::string JoinDomains(const EnergyMeter& meter) {
   return joined;
 }
 
-std::string EstimatorLabel(double watts_per_core) {
-  return fmt::format("CPU-time estimator (estimate, {} W per core{})", watts_per_core,
-                     watts_per_core == kDefaultWattsPerCore ? ", Green Algorithms default" : "");
+// "CPU-time estimator (estimate, 12 W per core, Green Algorithms default)"; `why`, when given,
+// is added inside the parentheses.
+std::string EstimatorLabel(double watts_per_core, const std::string& why = "") {
+  return fmt::format("CPU-time estimator (estimate, {} W per core{}{})", watts_per_core,
+                     watts_per_core == kDefaultWattsPerCore ? ", Green Algorithms default" : "",
+                     why.empty() ? "" : "; " + why);
 }
 
 }  // namespace
@@ -52,6 +55,7 @@ namespace {
 void SelectGpuMeter(const MeterOptions& options, MeterChoice* choice) {
   if (options.gpu == "off") {
     choice->gpu_reason = "energy.gpu=off: GPUs are not metered";
+    choice->gpu_brief = "GPUs not metered (energy.gpu=off)";
     return;
   }
   NvmlOptions nvml;
@@ -60,10 +64,13 @@ void SelectGpuMeter(const MeterOptions& options, MeterChoice* choice) {
   std::unique_ptr<NvmlMeter> gpu = NvmlMeter::TryCreate(nvml, &why_not);
   if (gpu == nullptr) {
     choice->gpu_reason = "no GPU meter: " + why_not;
+    choice->gpu_brief = "no GPU meter";
     return;
   }
   choice->gpu_reason =
       fmt::format("using NVML ({}) for {}", ToString(gpu->provenance()), JoinDomains(*gpu));
+  choice->gpu_brief =
+      fmt::format("NVML ({}) for {}", ToString(gpu->provenance()), JoinDomains(*gpu));
   choice->gpu_meter = std::move(gpu);
 }
 }  // namespace
@@ -75,6 +82,7 @@ MeterChoice SelectMeter(const MeterOptions& options) {
   if (options.meter == "estimator") {
     choice.meter = std::make_unique<EstimatorMeter>(options.watts_per_core);
     choice.reason = "energy.meter=estimator: using " + EstimatorLabel(options.watts_per_core);
+    choice.brief = EstimatorLabel(options.watts_per_core, "energy.meter=estimator");
     return choice;
   }
   std::string why_not;
@@ -82,6 +90,7 @@ MeterChoice SelectMeter(const MeterOptions& options) {
   if (rapl != nullptr) {
     choice.reason = fmt::format("using RAPL (measured) under {}: {}", options.powercap_root,
                                 JoinDomains(*rapl));
+    choice.brief = "RAPL (measured): " + JoinDomains(*rapl);
     choice.meter = std::move(rapl);
     return choice;
   }
@@ -90,6 +99,7 @@ MeterChoice SelectMeter(const MeterOptions& options) {
                                  ? "energy.meter=rapl requested but RAPL unavailable: "
                                  : "RAPL unavailable: ";
   choice.reason = prefix + why_not + "; using " + EstimatorLabel(options.watts_per_core);
+  choice.brief = EstimatorLabel(options.watts_per_core, "RAPL unavailable");
   return choice;
 }
 

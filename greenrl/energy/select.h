@@ -38,6 +38,12 @@ struct MeterChoice {
   std::string reason;                      // one line for the log and energy.json
   std::unique_ptr<EnergyMeter> gpu_meter;  // NVML, or null when there is none (see gpu_reason)
   std::string gpu_reason;                  // one line: which GPUs are metered, or why none
+  // reason and gpu_reason without the why and the how-to-fix, for a run's closing summary when
+  // the full line was logged at its start: "CPU-time estimator (estimate, 12 W per core, Green
+  // Algorithms default; RAPL unavailable)", "RAPL (measured): cpu:package-0"; "no GPU meter",
+  // "GPUs not metered (energy.gpu=off)", "NVML (measured) for gpu:0".
+  std::string brief;
+  std::string gpu_brief;
 };
 
 // Accepted values of MeterOptions::meter, in documentation order: {"auto", "rapl", "estimator"}.

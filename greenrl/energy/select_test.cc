@@ -23,6 +23,7 @@ TEST(SelectMeterTest, AutoUsesRaplWhenReadable) {
   ASSERT_NE(choice.meter, nullptr);
   EXPECT_EQ(choice.meter->name(), "rapl");
   EXPECT_EQ(choice.reason, "using RAPL (measured) under " + tree.root() + ": cpu:package-0");
+  EXPECT_EQ(choice.brief, "RAPL (measured): cpu:package-0");
 }
 
 TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
@@ -35,6 +36,9 @@ TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
   EXPECT_EQ(choice.reason, "RAPL unavailable: " + empty.root() +
                                " has no intel-rapl zones; using CPU-time estimator (estimate, 12 "
                                "W per core, Green Algorithms default)");
+  EXPECT_EQ(choice.brief,
+            "CPU-time estimator (estimate, 12 W per core, Green Algorithms default; RAPL "
+            "unavailable)");
 }
 
 TEST(SelectMeterTest, RequestedRaplThatCannotBeReadFallsBack) {
@@ -57,6 +61,9 @@ TEST(SelectMeterTest, EstimatorOnRequest) {
   MeterChoice choice = SelectMeter(options);
   EXPECT_EQ(choice.meter->name(), "estimator");
   EXPECT_THAT(choice.reason, StartsWith("energy.meter=estimator"));
+  EXPECT_EQ(choice.brief,
+            "CPU-time estimator (estimate, 12 W per core, Green Algorithms default; "
+            "energy.meter=estimator)");
 }
 
 TEST(SelectMeterTest, InvalidOptionsNameTheirField) {
@@ -90,10 +97,12 @@ TEST(SelectMeterTest, NoNvmlMeansNoGpuMeterAndSaysWhy) {
   MeterChoice choice = SelectMeter(options);
   EXPECT_EQ(choice.gpu_meter, nullptr);
   EXPECT_THAT(choice.gpu_reason, StartsWith("no GPU meter: "));
+  EXPECT_EQ(choice.gpu_brief, "no GPU meter");
   options.gpu = "off";
   choice = SelectMeter(options);
   EXPECT_EQ(choice.gpu_meter, nullptr);
   EXPECT_EQ(choice.gpu_reason, "energy.gpu=off: GPUs are not metered");
+  EXPECT_EQ(choice.gpu_brief, "GPUs not metered (energy.gpu=off)");
   options.gpu = "maybe";
   EXPECT_THROW(SelectMeter(options), ConfigError);
 }

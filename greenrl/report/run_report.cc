@@ -162,7 +162,12 @@ std::string FormatSummary(const RunReport& r) {
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }
-  s += FormatEnergyLines(r.domains, r.meter_reason);
+  s += FormatEnergyLines(
+      r.domains,
+      r.meter_brief.empty()
+          ? r.meter_reason
+          : r.meter_brief +
+                " (why: the run's 'greenrl: energy meter' line on stderr, and energy.json)");
   if (r.budget.enabled) {
     // A state whose rung was passed over (the CPU's reduced precision) is named as such.
     std::string state = r.budget.final_state;

@@ -83,6 +83,9 @@ struct RunReport {
   std::vector<DomainEnergy> domains;  // totals per domain
   std::vector<WindowEnergy> windows;  // per window key
   std::string meter_reason;           // why this meter was chosen
+  // The summary's meter line when meter_reason was already logged at the run's start: the meters
+  // without the why (MeterChoice::brief); "" to print meter_reason there.
+  std::string meter_brief;
   std::vector<std::pair<std::string, std::string>> meter_details;
   energy::CarbonResult carbon;
   BudgetReport budget;

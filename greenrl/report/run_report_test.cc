@@ -63,6 +63,24 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
 }
 
+// The meter line: the full reason, or, when the run logged it at its start, the meters only
+// with a pointer to that line; energy.json keeps the full reason either way.
+TEST(RunReportTest, SummaryMeterLineIsBriefWhenTheReasonWasLogged) {
+  RunReport r = MakeReport();
+  EXPECT_NE(FormatSummary(r).find("  meter          RAPL unavailable; using estimator\n"),
+            std::string::npos);
+  r.meter_brief = "CPU-time estimator (estimate, 12 W per core; RAPL unavailable); no GPU meter";
+  EXPECT_NE(FormatSummary(r).find("  meter          CPU-time estimator (estimate, 12 W per core; "
+                                  "RAPL unavailable); no GPU meter (why: the run's 'greenrl: "
+                                  "energy meter' line on stderr, and energy.json)\n"),
+            std::string::npos)
+      << FormatSummary(r);
+  const std::string path = ::testing::TempDir() + "/energy_brief.json";
+  WriteEnergyJson(path, r);
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in)["meter"]["reason"], "RAPL unavailable; using estimator");
+}
+
 // Returns that round to zero print without a minus sign; others keep theirs.
 TEST(RunReportTest, FixedNoNegativeZero) {
   EXPECT_EQ(FixedNoNegativeZero(-0.004, 2), "0.00");

@@ -355,10 +355,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::vector<double> normalizer_base;  // the merged statistics all ranks share (data-parallel)
   if (normalizer != nullptr) normalizer_base = normalizer->GetState();
 
-  std::string meter_reason;
+  std::string meter_reason, meter_brief;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
-      RunMeters(config, std::move(options.meter_override), &meter_reason);
-  if (options.verbose && writer) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
+      RunMeters(config, std::move(options.meter_override), &meter_reason, &meter_brief);
+  // Logged in full once, here; the closing summary then names the meters only (meter_brief).
+  const bool meter_reason_logged = options.verbose && writer;
+  if (meter_reason_logged) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
   if (options.verbose && writer && algo_id == "ppo") {
     // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.
     const int64_t rollout = config.GetInt("n_steps") * config.GetInt("n_envs");
@@ -1132,6 +1134,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                          job != job_window_j.end() ? job->second : totals.sum.energy_j});
   }
   r.meter_reason = meter_reason;
+  if (meter_reason_logged) r.meter_brief = meter_brief;
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
     for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);
   }

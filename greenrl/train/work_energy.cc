@@ -54,11 +54,12 @@ energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
 }
 
 std::vector<std::unique_ptr<energy::EnergyMeter>> RunMeters(
-    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override,
-    std::string* reason) {
+    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override, std::string* reason,
+    std::string* brief) {
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters;
   if (meter_override) {
     *reason = "meter given by the caller (" + meter_override->name() + ")";
+    if (brief != nullptr) *brief = *reason;
     meters.push_back(std::move(meter_override));
     return meters;
   }
@@ -66,6 +67,7 @@ std::vector<std::unique_ptr<energy::EnergyMeter>> RunMeters(
   meters.push_back(std::move(choice.meter));
   if (choice.gpu_meter) meters.push_back(std::move(choice.gpu_meter));
   *reason = choice.reason + "; " + choice.gpu_reason;
+  if (brief != nullptr) *brief = choice.brief + "; " + choice.gpu_brief;
   return meters;
 }
 

@@ -34,9 +34,12 @@ struct WorkEnergy {
 // The meters a run's energy.* keys choose (energy::SelectMeter: RAPL or the CPU-time estimator,
 // and NVML beside it when it sees a GPU), or meter_override alone when non-null (tests).
 // *reason: one line saying which and why ("meter given by the caller (<name>)" for an override).
+// *brief (when non-null): the same without the why and the how-to-fix (MeterChoice::brief and
+// gpu_brief; an override's is its reason).
 // Errors: greenrl::ConfigError from the energy.* keys (energy::SelectMeter).
 std::vector<std::unique_ptr<energy::EnergyMeter>> RunMeters(
-    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override, std::string* reason);
+    const Config& config, std::unique_ptr<energy::EnergyMeter> meter_override, std::string* reason,
+    std::string* brief = nullptr);
 
 // Runs work() once between two readings of the meters that `config`'s energy.* keys choose
 // (energy.meter, energy.gpu, ...; the CPU-time estimator where no counter is readable, labelled
