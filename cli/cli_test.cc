@@ -414,9 +414,9 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   Result r =
       RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* part :
-       {"steps          512", "steps/s", "update path    fused\n", "eval return",
-        "10 deterministic episodes", "Wh in all", "cpu:process", "estimated", "g CO2e", "world"}) {
+  for (const char* part : {"steps          512", "steps/s", "update path    fused\n", "eval return",
+                           "10 deterministic episodes", "best eval      ", "Wh in all",
+                           "cpu:process", "estimated", "g CO2e", "world"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
   for (const char* file : {"config.yaml", "metrics.csv", "energy.json", "checkpoints/final.pt"}) {
@@ -465,6 +465,14 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("export --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
+  // eval.save_best: this run's only evaluation (the final one) is its best; --best loads it.
+  EXPECT_TRUE(fs::exists(out + "/checkpoints/best.pt"));
+  r = RunGreenrl("eval --run " + out + " --episodes 3 --best");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("from " + out + "/checkpoints/best.pt\n"), std::string::npos) << r.output;
+  r = RunGreenrl("export --run " + out + " --best --out " + out + "/best_policy.pt");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/best_policy.pt"));
 }
 
 // greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount

@@ -11,9 +11,9 @@ using Runner = std::function<int()>;
 
 // greenrl train [--config FILE] [--set key=value ...] [--seed N] [--out DIR] [--quiet]
 Runner RegisterTrain(CLI::App& app);
-// greenrl eval --run DIR [--episodes N] [--seed N]
+// greenrl eval --run DIR [--episodes N] [--seed N] [--stochastic] [--best]
 Runner RegisterEval(CLI::App& app);
-// greenrl export --run DIR [--out FILE]
+// greenrl export --run DIR [--out FILE] [--best]
 Runner RegisterExport(CLI::App& app);
 // greenrl meters [--set energy.key=value ...] [--watch N]
 Runner RegisterMeters(CLI::App& app);

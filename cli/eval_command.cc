@@ -19,12 +19,14 @@ struct EvalArgs {
   int episodes = 10;
   std::optional<int64_t> seed;
   bool stochastic = false;  // sample actions instead of the policy's mode (rl-zoo's --stochastic)
+  bool best = false;        // checkpoints/best.pt (rl-zoo's --load-best)
 };
 }  // namespace
 
 Runner RegisterEval(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a trained run's final checkpoint (else its newest resume checkpoint)");
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Evaluate a trained run's final checkpoint (else its newest resume checkpoint)");
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
   cmd->add_option("--episodes", args->episodes, "deterministic episodes (default 10)");
   cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)")
@@ -33,11 +35,15 @@ Runner RegisterEval(CLI::App& app) {
                 "sample actions from the policy instead of taking its mode (rl-zoo's "
                 "--stochastic; DQN: epsilon-greedy at its last exploration rate, as SB3's "
                 "predict)");
+  cmd->add_flag("--best", args->best,
+                "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
+                "rl-zoo's --load-best)");
   return [args]() {
     if (args->episodes < 1) {
       throw ConfigError("--episodes", std::to_string(args->episodes), "an integer >= 1");
     }
-    const train::TrainedAgent agent = train::LoadTrainedAgent(args->run_dir, args->seed);
+    const train::TrainedAgent agent =
+        train::LoadTrainedAgent(args->run_dir, args->seed, args->best);
     const Config& config = agent.config;
     const std::string env_id = config.GetString("env_id");
     if (!agent.final_checkpoint) {

@@ -2,6 +2,8 @@
 // without greenrl (train/policy_export.h; README "Using a trained policy").
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "cli/commands.h"
 #include "greenrl/train/policy_export.h"
 #include "greenrl/train/trained_agent.h"
@@ -11,7 +13,8 @@ namespace greenrl::cli {
 namespace {
 struct ExportArgs {
   std::string run_dir;
-  std::string out;  // default: RUN_DIR/policy.torchscript.pt
+  std::string out;    // default: RUN_DIR/policy.torchscript.pt
+  bool best = false;  // checkpoints/best.pt instead of the final (or newest) checkpoint
 };
 }  // namespace
 
@@ -23,8 +26,12 @@ Runner RegisterExport(CLI::App& app) {
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
   cmd->add_option("--out", args->out,
                   "the module's file (default: RUN_DIR/policy.torchscript.pt); written atomically");
+  cmd->add_flag("--best", args->best,
+                "export the policy of the run's best evaluation, checkpoints/best.pt "
+                "(eval.save_best)");
   return [args]() {
-    const train::TrainedAgent agent = train::LoadTrainedAgent(args->run_dir);
+    const train::TrainedAgent agent =
+        train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best);
     if (!agent.final_checkpoint) {
       fmt::print(stderr, "greenrl export: {}\n",
                  train::ResumeCheckpointNotice(args->run_dir, agent));

@@ -162,6 +162,11 @@ std::string FormatSummary(const RunReport& r) {
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }
+  if (r.best_eval.global_step >= 0) {
+    s += fmt::format("  best eval      {} at step {} ({})\n",
+                     FixedNoNegativeZero(r.best_eval.mean_reward, 2), r.best_eval.global_step,
+                     r.best_eval.checkpoint);
+  }
   s += FormatEnergyLines(
       r.domains,
       r.meter_brief.empty()
@@ -259,6 +264,11 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
                                    {"eval_mean_reward", r.early_stop.eval_mean_reward},
                                    {"reward_threshold", r.early_stop.reward_threshold}}
           : nlohmann::ordered_json();
+  j["best_eval"] = r.best_eval.global_step >= 0
+                       ? nlohmann::ordered_json{{"global_step", r.best_eval.global_step},
+                                                {"mean_reward", r.best_eval.mean_reward},
+                                                {"checkpoint", r.best_eval.checkpoint}}
+                       : nlohmann::ordered_json();
   j["sampler"] = {
       {"period_s", r.sampler.period_s},
       {"max_safe_period_s", r.sampler.max_safe_period_s},

@@ -57,6 +57,13 @@ struct EarlyStopReport {
   int64_t n_timesteps = 0;        // env steps the run was configured for
 };
 
+// eval.save_best: the evaluation whose policy checkpoints/best.pt holds.
+struct BestEvalReport {
+  int64_t global_step = -1;  // env steps at that evaluation; -1: none (no best.pt)
+  double mean_reward = 0.0;  // its mean reward over its deterministic episodes
+  std::string checkpoint;    // <run_dir>/checkpoints/best.pt
+};
+
 // The sampler thread's part of a run (power.csv).
 struct SamplerReport {
   double period_s = 0.0;           // sampling period, s
@@ -71,13 +78,13 @@ struct RunReport {
   std::string algo, env_id, run_dir;
   std::string update_path;  // Algorithm::UpdatePath(): "fused", "autograd", ...; empty: not shown
   uint64_t seed = 0;
-  int64_t steps = 0;         // env steps, summed over envs
-  double wall_time_s = 0.0;  // training loop wall time (setup excluded)
-  double cpu_time_s = 0.0;   // process CPU seconds over the same span
-  double steps_per_s = 0.0;  // steps / wall_time_s
+  int64_t steps = 0;                  // env steps, summed over envs
+  double wall_time_s = 0.0;           // training loop wall time (setup excluded)
+  double cpu_time_s = 0.0;            // process CPU seconds over the same span
+  double steps_per_s = 0.0;           // steps / wall_time_s
   int64_t env_non_finite_resets = 0;  // training env steps reset after a non-finite state
-  int eval_episodes = 0;     // final deterministic evaluation (0: skipped, see eval_note)
-  std::string eval_note;     // why the final evaluation was skipped, if it was
+  int eval_episodes = 0;              // final deterministic evaluation (0: skipped, see eval_note)
+  std::string eval_note;              // why the final evaluation was skipped, if it was
   double eval_mean_return = 0.0, eval_std_return = 0.0;
   double monitor_duration_s = 0.0;    // span of the energy totals
   std::vector<DomainEnergy> domains;  // totals per domain
@@ -90,6 +97,7 @@ struct RunReport {
   energy::CarbonResult carbon;
   BudgetReport budget;
   EarlyStopReport early_stop;
+  BestEvalReport best_eval;
   SamplerReport sampler;
   std::string power_limit_mode;              // energy.power_limit
   std::vector<std::string> power_limit_log;  // plan, profiles, choice, set/would-set lines

@@ -66,8 +66,7 @@ int64_t StepOf(const std::string& name) {
 }
 }  // namespace
 
-std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir,
-                                                             int rank) {
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir, int rank) {
   std::vector<std::pair<int64_t, std::string>> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(CheckpointDir(run_dir, rank), ec)) {
@@ -155,6 +154,11 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
     state.allreduce_s = a.at("s").get<double>();
   }
   if (j.contains("budget")) state.budget = BudgetSnapshotFrom(j.at("budget"));
+  if (j.contains("best_eval")) {
+    const auto& b = j.at("best_eval");
+    state.best_eval_step = b.at("step").get<int64_t>();
+    state.best_eval_mean_reward = b.at("mean_reward").get<double>();
+  }
   return state;
 }
 }  // namespace
@@ -184,6 +188,9 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["allreduce"] = {
       {"calls", state.allreduce_calls}, {"bytes", state.allreduce_bytes}, {"s", state.allreduce_s}};
   if (state.budget) j["budget"] = BudgetSnapshotJson(*state.budget);
+  if (state.best_eval_step >= 0) {
+    j["best_eval"] = {{"step", state.best_eval_step}, {"mean_reward", state.best_eval_mean_reward}};
+  }
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)

@@ -108,6 +108,15 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   EXPECT_FALSE(fs::exists(split + "/checkpoints/final.pt"));
   EXPECT_EQ(first.resume_checkpoint, CheckpointPath(split, first.report.steps));
   EXPECT_DOUBLE_EQ(testing::TotalJ(split), 10.0);
+  if (config.GetInt("eval.freq") > 0 && config.GetInt("eval.freq") <= first.report.steps) {
+    // An evaluation before the stop: the resume checkpoint carries the best one so far.
+    auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
+    const TrainerState st = LoadResumeCheckpoint(algorithm.get(), first.resume_checkpoint);
+    EXPECT_GE(st.best_eval_step, config.GetInt("eval.freq"));
+    EXPECT_EQ(st.best_eval_step, first.report.best_eval.global_step);
+    EXPECT_EQ(st.best_eval_mean_reward, first.report.best_eval.mean_reward);
+    EXPECT_TRUE(fs::exists(split + "/checkpoints/best.pt"));
+  }
 
   const TrainResult second = RunTraining(config, split, 20.0, /*resume=*/true);
   EXPECT_FALSE(second.interrupted);
@@ -116,6 +125,16 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   EXPECT_DOUBLE_EQ(second.report.total_energy_j(), 30.0);
 
   testing::ExpectBitIdenticalParameters(config, straight, split);
+  // eval.save_best: the best evaluation and its policy are those of the uninterrupted run, an
+  // evaluation before the stop included (the resumed run knows the best mean reward so far).
+  auto best_eval = [](const std::string& dir) {
+    std::ifstream in(dir + "/energy.json");
+    return nlohmann::json::parse(in)["best_eval"];
+  };
+  ASSERT_FALSE(best_eval(straight).is_null());
+  EXPECT_EQ(best_eval(split)["global_step"], best_eval(straight)["global_step"]);
+  EXPECT_EQ(best_eval(split)["mean_reward"], best_eval(straight)["mean_reward"]);
+  testing::ExpectBitIdenticalParameters(config, straight, split, "best.pt");
 
   // metrics.csv: the same global_step sequence (no duplicated rows past the checkpoint) and the
   // same training figures; TensorBoard shows one event per row, from two event files.
@@ -126,10 +145,10 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
 TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
   const Config config =
       LoadRunConfig(Preset("ppo/cartpole.yaml"),
-                    {"n_timesteps=2048", "eval.freq=1024", "eval.episodes=2",
+                    {"n_timesteps=2048", "eval.freq=512", "eval.episodes=2",
                      "eval.final_episodes=2", "checkpoint_freq=512", "checkpoint_keep=2"},
                     3);
-  ExpectResumeIsExact("ppo_cartpole", config, 768);
+  ExpectResumeIsExact("ppo_cartpole", config, 768);  // evaluations at 512 (before), 1024, ...
 }
 
 TEST(ResumeTest, PpoPendulumWithNormalizeResumedRunIsBitIdentical) {

@@ -8,10 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "greenrl/core/config.h"
 #include "greenrl/env/registry.h"
@@ -20,10 +19,12 @@
 
 namespace greenrl::train::testing {
 
-// The parameters in run `dir`'s checkpoints/final.pt, float32 [num_params], for `config`'s model.
-inline std::vector<float> FinalParameters(const Config& config, const std::string& dir) {
+// The parameters in run `dir`'s checkpoints/<checkpoint> (final.pt unless named), float32
+// [num_params], for `config`'s model.
+inline std::vector<float> FinalParameters(const Config& config, const std::string& dir,
+                                          const std::string& checkpoint = "final.pt") {
   auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
-  algorithm->LoadCheckpoint(dir + "/checkpoints/final.pt");
+  algorithm->LoadCheckpoint(dir + "/checkpoints/" + checkpoint);
   return algorithm->GetParameters();
 }
 
@@ -33,11 +34,12 @@ inline double TotalJ(const std::string& dir) {
   return nlohmann::json::parse(in)["total_energy_j"].get<double>();
 }
 
-// Both runs' final parameters are equal bit for bit.
+// Both runs' final parameters (or those of checkpoints/<checkpoint>) are equal bit for bit.
 inline void ExpectBitIdenticalParameters(const Config& config, const std::string& dir_a,
-                                         const std::string& dir_b) {
-  const std::vector<float> pa = FinalParameters(config, dir_a);
-  const std::vector<float> pb = FinalParameters(config, dir_b);
+                                         const std::string& dir_b,
+                                         const std::string& checkpoint = "final.pt") {
+  const std::vector<float> pa = FinalParameters(config, dir_a, checkpoint);
+  const std::vector<float> pb = FinalParameters(config, dir_b, checkpoint);
   ASSERT_EQ(pa.size(), pb.size());
   size_t differ = 0;
   for (size_t k = 0; k < pa.size(); ++k) differ += std::memcmp(&pa[k], &pb[k], sizeof(float)) != 0;

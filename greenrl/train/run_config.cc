@@ -105,6 +105,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
          10000);
   AddKey(&s, "eval.final_episodes", ValueType::kInt, "10",
          "deterministic episodes of the final evaluation", 1, 10000);
+  AddKey(&s, "eval.save_best", ValueType::kBool, "true",
+         "keep the policy of the evaluation with the highest mean reward so far (periodic or "
+         "final) in checkpoints/best.pt, as SB3's EvalCallback does with best_model_save_path "
+         "(rl-zoo's best_model; `greenrl eval --best`)");
   AddKey(&s, "eval.reward_threshold", ValueType::kString, "off",
          "stop training after the first periodic evaluation whose mean reward reaches this (SB3's "
          "StopTrainingOnRewardThreshold): off, env (the env's Gymnasium reward_threshold) or a "

@@ -10,9 +10,32 @@
 
 namespace greenrl::train {
 
-TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed) {
+TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
   namespace fs = std::filesystem;
   const std::string config_path = run_dir + "/config.yaml";
+  if (best) {
+    const std::string best_path = run_dir + "/checkpoints/best.pt";
+    if (!fs::exists(config_path) || !fs::exists(best_path)) {
+      throw ConfigError("--best", run_dir,
+                        "a run directory with config.yaml and checkpoints/best.pt (written at "
+                        "each evaluation that beats the best mean reward so far; eval.save_best: "
+                        "true, the default)");
+    }
+    TrainedAgent agent{LoadRunConfig(config_path, {}, seed),
+                       /*algorithm=*/nullptr,
+                       /*normalizer=*/std::nullopt,
+                       best_path,
+                       /*final_checkpoint=*/true,
+                       /*resume_step=*/0};
+    ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
+    agent.algorithm =
+        MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
+    agent.algorithm->LoadCheckpoint(best_path);
+    if (agent.config.GetBool("normalize")) {
+      agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/best_normalizer.json");
+    }
+    return agent;
+  }
   // The finished run's final.pt; a run stopped by a signal, the energy budget's stop without
   // final.pt, or a crash has only resume checkpoints: the newest of them (rank 0's).
   std::string checkpoint = run_dir + "/checkpoints/final.pt";

@@ -215,6 +215,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int64_t eval_freq = config.GetInt("eval.freq");
   const int eval_episodes = static_cast<int>(config.GetInt("eval.episodes"));
   const int final_episodes = static_cast<int>(config.GetInt("eval.final_episodes"));
+  const bool save_best = config.GetBool("eval.save_best");
   const std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
   // Data-parallel group (world size 1 without a launcher): checked before any work.
   const dist::DistOptions dist_options = DistOptionsFrom(config);
@@ -626,6 +627,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   int64_t skips_seen = algorithm->nonfinite_skips();
   int nonfinite_streak = 0;
   int guard_restores = 0;
+  // eval.save_best: the evaluation whose policy checkpoints/best.pt holds (a resumed run's from
+  // its checkpoint; a numerical-guard restore keeps them, as best.pt stays what it was).
+  int64_t best_eval_step = resumed.best_eval_step;
+  double best_eval_mean = resumed.best_eval_mean_reward;
   auto apply_position = [&](const TrainerState& st) {
     steps = st.steps;
     iteration = st.iteration;
@@ -704,6 +709,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       st.allreduce_s = resumed.allreduce_s + group->stats().allreduce_s;
     }
     if (budget.enabled() || !budget.events().empty()) st.budget = budget.Snapshot();
+    st.best_eval_step = best_eval_step;
+    st.best_eval_mean_reward = best_eval_mean;
     // Data-parallel: every rank saves its own state (envs, generators, replay buffer, energy),
     // rank r > 0 under checkpoints/rank<r>/ (checkpointing.h).
     const std::string path = CheckpointPath(run_dir, steps, rank);
@@ -860,6 +867,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
+      // eval.save_best (SB3's EvalCallback with best_model_save_path): a higher mean reward than
+      // every earlier evaluation's keeps this policy, with its normaliser statistics.
+      if (save_best && std::isfinite(eval.mean_return) &&
+          (best_eval_step < 0 || eval.mean_return > best_eval_mean)) {
+        if (norm) SaveNormalizer(run_dir + "/checkpoints/best_normalizer.json", *norm);
+        algorithm->SaveCheckpoint(run_dir + "/checkpoints/best.pt");
+        best_eval_step = steps;
+        best_eval_mean = eval.mean_return;
+      }
     };
     if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
     // eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a periodic evaluation that
@@ -1134,6 +1150,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
                          job != job_window_j.end() ? job->second : totals.sum.energy_j});
   }
   r.meter_reason = meter_reason;
+  if (best_eval_step >= 0 && writer) {
+    r.best_eval = {best_eval_step, best_eval_mean, run_dir + "/checkpoints/best.pt"};
+  }
   if (meter_reason_logged) r.meter_brief = meter_brief;
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
     for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);

@@ -25,6 +25,7 @@
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/trained_agent.h"
 
 namespace greenrl::train {
 namespace {
@@ -875,6 +876,72 @@ TrainResult TrainQuiet(const Config& config, const std::string& dir) {
   options.verbose = false;
   options.meter_override = ScriptedMeter();
   return Train(config, std::move(options));
+}
+
+// eval.save_best (SB3's EvalCallback with best_model_save_path): checkpoints/best.pt holds the
+// policy of the first evaluation with the highest mean reward, periodic or final; evaluating it
+// again as that evaluation did gives the same mean; energy.json and the summary name it. With
+// eval.save_best false there is no best.pt, and `--best` says so.
+TEST(TrainerTest, BestEvaluationsPolicyIsKeptInBestPt) {
+  auto train = [](const std::string& name, bool save_best) {
+    TrainOptions options;
+    options.out_dir = FreshDir(name);
+    options.verbose = false;
+    options.meter_override = ScriptedMeter();
+    return Train(LoadRunConfig(Preset(),
+                               {"n_timesteps=4096", "eval.freq=512", "eval.episodes=2",
+                                "eval.final_episodes=3",
+                                std::string("eval.save_best=") + (save_best ? "true" : "false")},
+                               7),
+                 std::move(options));
+  };
+  const TrainResult result = train("best_eval", true);
+  const report::RunReport& r = result.report;
+  const std::vector<std::map<std::string, double>> rows = MetricRows(r.run_dir);
+  ASSERT_EQ(rows.size(), 16u);  // 256 steps per iteration; evaluations on rows 1, 3, ..., 15
+  int64_t best_step = -1;
+  double best_mean = 0.0;
+  int best_episodes = 0;
+  for (size_t i = 1; i < rows.size(); i += 2) {
+    const double mean = rows[i].at("eval/mean_reward");
+    if (best_step < 0 || mean > best_mean) {
+      best_step = static_cast<int64_t>(rows[i].at("global_step"));
+      best_mean = mean;
+      best_episodes = i + 1 == rows.size() ? 3 : 2;  // the final evaluation has 3 episodes
+    }
+  }
+  EXPECT_EQ(r.best_eval.global_step, best_step);
+  EXPECT_EQ(r.best_eval.mean_reward, best_mean);
+  EXPECT_EQ(r.best_eval.checkpoint, r.run_dir + "/checkpoints/best.pt");
+  std::ifstream in(r.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["best_eval"]["global_step"], best_step);
+  EXPECT_EQ(j["best_eval"]["mean_reward"].get<double>(), best_mean);
+  EXPECT_NE(
+      report::FormatSummary(r).find(fmt::format("  best eval      {:.2f} at step {} ({})\n",
+                                                best_mean, best_step, r.best_eval.checkpoint)),
+      std::string::npos)
+      << report::FormatSummary(r);
+  TrainedAgent best = LoadTrainedAgent(r.run_dir, std::nullopt, /*best=*/true);
+  EXPECT_EQ(best.checkpoint, r.run_dir + "/checkpoints/best.pt");
+  EXPECT_EQ(EvaluatePolicy(*best.algorithm, "CartPole-v1", best_episodes, 7).mean_return,
+            best_mean);
+
+  const TrainResult without = train("best_eval_off", false);
+  EXPECT_FALSE(fs::exists(without.report.run_dir + "/checkpoints/best.pt"));
+  EXPECT_EQ(without.report.best_eval.global_step, -1);
+  std::ifstream without_in(without.report.run_dir + "/energy.json");
+  EXPECT_TRUE(nlohmann::json::parse(without_in)["best_eval"].is_null());
+  try {
+    LoadTrainedAgent(without.report.run_dir, std::nullopt, /*best=*/true);
+    ADD_FAILURE() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--best: got '" + without.report.run_dir +
+                                         "'; a run directory with config.yaml and "
+                                         "checkpoints/best.pt"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // eval.reward_threshold (SB3's StopTrainingOnRewardThreshold). A reference run whose threshold
