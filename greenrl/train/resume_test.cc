@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
@@ -92,6 +95,19 @@ std::vector<double> CsvSteps(const std::string& dir) {
   return steps;
 }
 
+// monitor.csv's episodes, (r, l) per row (t differs between runs), after its two header lines.
+std::vector<std::pair<std::string, std::string>> MonitorEpisodes(const std::string& dir) {
+  std::ifstream in(dir + "/monitor.csv");
+  std::string line;
+  std::vector<std::pair<std::string, std::string>> episodes;
+  for (int k = 0; std::getline(in, line); ++k) {
+    if (k < 2) continue;
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    episodes.emplace_back(line.substr(0, a), line.substr(a + 1, b - a - 1));
+  }
+  return episodes;
+}
+
 // Uninterrupted run vs. the same run stopped at `stop_after` and resumed: identical parameters,
 // identical metrics rows (training columns), energy 10 J + 20 J.
 void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t stop_after) {
@@ -140,6 +156,9 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   // same training figures; TensorBoard shows one event per row, from two event files.
   testing::ExpectSameLearningColumns(straight, split);
   EXPECT_EQ(TensorBoardSteps(split), CsvSteps(split));
+  // monitor.csv: the same episodes (none for SAC's 999-step MountainCarContinuous episodes),
+  // those past the checkpoint written once.
+  EXPECT_EQ(MonitorEpisodes(split), MonitorEpisodes(straight));
 }
 
 TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {

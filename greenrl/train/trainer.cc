@@ -36,6 +36,7 @@
 #include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
+#include "greenrl/report/monitor_csv.h"
 #include "greenrl/report/tfevents_writer.h"
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/episode_window.h"
@@ -396,6 +397,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // --- The run directory: resolved config first, metrics flushed row by row.
   std::unique_ptr<report::MetricsCsv> metrics_csv;
   std::optional<report::TfEventsWriter> tfevents;  // the same rows for TensorBoard
+  // SB3's Monitor file, one row per finished training episode of this rank (rank 0:
+  // monitor.csv; rank r > 0: rank<r>.monitor.csv, which SB3's load_results reads beside it).
+  std::unique_ptr<report::MonitorCsv> monitor_csv;
+  const std::string monitor_path = run_dir + (rank == 0 ? std::string("/monitor.csv")
+                                                        : fmt::format("/rank{}.monitor.csv", rank));
   if (writer) {
     CreateRunDir(run_dir);
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
@@ -451,6 +457,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   energy::Sampler sampler(monitor, clock, config.GetFloat("energy.sample_period_s"),
                           std::move(sampler_options));
   const double start_unix_s = UnixNowS();
+  if (!options.resume) {  // a resumed run reopens it once its checkpoint is loaded (below)
+    std::error_code ec;
+    if (!writer) fs::create_directories(run_dir, ec);  // rank 0 may not have made it yet
+    monitor_csv = report::MonitorCsv::Create(monitor_path, env_id, start_unix_s);
+  }
   const double t0 = clock.NowS();
   const double cpu0 = ProcessCpuSeconds();
   sampler.Start();
@@ -586,6 +597,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       tfevents.emplace(run_dir);
       tfevents->WriteRestart(resumed.steps + 1);
     }
+    monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS());
     if (options.verbose) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
                  resumed.steps);
@@ -802,6 +814,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
             run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
         if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
       }
+      monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
+      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s);
       algorithm->ScaleLearningRate(0.5);
       ++guard_restores;
       nonfinite_streak = 0;
@@ -920,6 +934,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
       ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
     }
     episodes_total += static_cast<int64_t>(episodes.size());
+    if (monitor_csv != nullptr && !episodes.empty()) {
+      const double now_unix_s = UnixNowS();  // the iteration's end stands for each episode's
+      for (const algo::EpisodeRecord& e : episodes) {
+        monitor_csv->WriteEpisode(e.episode_return, e.episode_length, now_unix_s);
+      }
+      monitor_csv->Flush();
+    }
     log_rows.global_episodes += n_ep;
     log_rows.pending_ep_count += n_ep;
     log_rows.pending_ep_return += ep_return;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -123,6 +124,34 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   }
   EXPECT_FALSE(std::isnan(rows[3][col("eval/mean_reward")]));  // periodic eval at 1024 steps
   EXPECT_TRUE(std::isnan(rows[2][col("eval/mean_reward")]));
+
+  // monitor.csv, SB3's Monitor format: its header, then one row per finished training episode;
+  // CartPole pays 1 per step (r == l); the last 100 rows' mean return is the last metrics row's
+  // rollout/ep_rew_mean, and no episode is longer than the steps run.
+  std::ifstream monitor(dir + "/monitor.csv");
+  std::string line;
+  ASSERT_TRUE(std::getline(monitor, line));
+  EXPECT_EQ(line.rfind("#{\"t_start\": ", 0), 0u) << line;
+  EXPECT_NE(line.find(", \"env_id\": \"CartPole-v1\"}"), std::string::npos) << line;
+  ASSERT_TRUE(std::getline(monitor, line));
+  EXPECT_EQ(line, "r,l,t");
+  std::vector<double> returns;
+  double last_t = 0.0;
+  while (std::getline(monitor, line)) {
+    double r = 0, t = 0;
+    long long l = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lld,%lf", &r, &l, &t), 3) << line;
+    EXPECT_EQ(r, static_cast<double>(l)) << line;
+    EXPECT_LE(l, 500);
+    EXPECT_GE(t, last_t) << line;
+    last_t = t;
+    returns.push_back(r);
+  }
+  ASSERT_GT(returns.size(), 20u);
+  const size_t window = std::min<size_t>(100, returns.size());
+  double sum = 0.0;
+  for (size_t k = returns.size() - window; k < returns.size(); ++k) sum += returns[k];
+  EXPECT_DOUBLE_EQ(sum / static_cast<double>(window), last[col("rollout/ep_rew_mean")]);
 
   // The TensorBoard event file beside it: the file_version event, then one event per metrics.csv
   // row with step = global_step and the same tags and values (float32), CRCs checked.

@@ -1,0 +1,83 @@
+#include "greenrl/report/monitor_csv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "greenrl/core/atomic_file.h"
+
+namespace greenrl::report {
+namespace {
+
+// SB3's header, spaced as Python's json.dumps writes it: a '#' and a JSON object, then the CSV
+// column names.
+std::string Header(const std::string& env_id, double t_start) {
+  return fmt::format("#{{\"t_start\": {}, \"env_id\": {}}}\nr,l,t\n", t_start,
+                     nlohmann::json(env_id).dump());
+}
+
+// Python's round(x, 6) as text: at most 6 decimals, shortest form.
+std::string Round6(double x) { return fmt::format("{}", std::round(x * 1e6) / 1e6); }
+
+std::FILE* OpenOrThrow(const std::string& path, const char* mode) {
+  std::FILE* file = std::fopen(path.c_str(), mode);
+  if (file == nullptr) throw std::runtime_error("cannot open '" + path + "' for writing");
+  return file;
+}
+
+}  // namespace
+
+MonitorCsv::MonitorCsv(const std::string& path, std::FILE* file, double t_start)
+    : path_(path), file_(file), t_start_(t_start) {}
+
+MonitorCsv::~MonitorCsv() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+std::unique_ptr<MonitorCsv> MonitorCsv::Create(const std::string& path, const std::string& env_id,
+                                               double t_start_unix_s) {
+  std::FILE* file = OpenOrThrow(path, "w");  // a new file: nothing to lose, as metrics.csv
+  fmt::print(file, "{}", Header(env_id, t_start_unix_s));
+  std::fflush(file);
+  return std::unique_ptr<MonitorCsv>(new MonitorCsv(path, file, t_start_unix_s));
+}
+
+std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const std::string& env_id,
+                                               int64_t rows, double t_start_unix_s) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Create(path, env_id, t_start_unix_s);
+  std::istringstream in(ReadFile(path));
+  std::string meta, columns, line;
+  double t_start = t_start_unix_s;
+  bool sb3_header = std::getline(in, meta) && std::getline(in, columns) && !meta.empty() &&
+                    meta[0] == '#' && columns == "r,l,t";
+  if (sb3_header) {
+    try {
+      t_start = nlohmann::json::parse(meta.substr(1)).at("t_start").get<double>();
+    } catch (const std::exception&) {
+      sb3_header = false;
+    }
+  }
+  if (!sb3_header) return Create(path, env_id, t_start_unix_s);
+  std::string kept = meta + "\n" + columns + "\n";
+  for (int64_t k = 0; k < rows && std::getline(in, line); ++k) {
+    if (std::count(line.begin(), line.end(), ',') != 2) break;  // a torn last line
+    kept += line + "\n";
+  }
+  WriteFileAtomic(path, kept);
+  return std::unique_ptr<MonitorCsv>(new MonitorCsv(path, OpenOrThrow(path, "a"), t_start));
+}
+
+void MonitorCsv::WriteEpisode(double episode_return, int64_t episode_length, double end_unix_s) {
+  fmt::print(file_, "{},{},{}\n", Round6(episode_return), episode_length,
+             Round6(end_unix_s - t_start_));
+}
+
+void MonitorCsv::Flush() { std::fflush(file_); }
+
+}  // namespace greenrl::report

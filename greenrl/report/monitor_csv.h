@@ -1,0 +1,50 @@
+// monitor_csv.h: SB3's Monitor file (stable_baselines3/common/monitor.py, SB3 2.x): one row per
+// finished training episode, so SB3's `load_results` and `plot_results` and rl-zoo's plotting
+// scripts read a greenrl run as they read an SB3 one. The file is
+//   #{"t_start": <Unix time of the run's start, s>, "env_id": "<env id>"}
+//   r,l,t
+//   <return>,<length>,<seconds since t_start>
+// r and t rounded to 6 decimals as SB3 writes them. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace greenrl::report {
+
+class MonitorCsv {
+ public:
+  // A new file at `path` with SB3's two header lines, flushed.
+  // Errors: std::runtime_error naming the path when it cannot be created.
+  static std::unique_ptr<MonitorCsv> Create(const std::string& path, const std::string& env_id,
+                                            double t_start_unix_s);
+
+  // A resumed run's file: keeps its header (and so its t_start) and its first `rows` episode
+  // rows, the episodes the resume checkpoint counted (later ones are repeated by the resumed
+  // run), rewritten atomically, then appends. A file that is missing or has no SB3 header
+  // (a run before greenrl wrote one) is created anew with t_start_unix_s.
+  // Errors: std::runtime_error naming the path when it cannot be read, rewritten or opened.
+  static std::unique_ptr<MonitorCsv> Resume(const std::string& path, const std::string& env_id,
+                                            int64_t rows, double t_start_unix_s);
+
+  ~MonitorCsv();
+  MonitorCsv(const MonitorCsv&) = delete;
+  MonitorCsv& operator=(const MonitorCsv&) = delete;
+
+  // Appends one episode: its return (undiscounted), length (steps) and end time, Unix s.
+  void WriteEpisode(double episode_return, int64_t episode_length, double end_unix_s);
+  // Flushes the rows written so far to the file (the trainer calls it once per iteration).
+  void Flush();
+
+  double t_start_unix_s() const { return t_start_; }
+
+ private:
+  MonitorCsv(const std::string& path, std::FILE* file, double t_start);
+  std::string path_;
+  std::FILE* file_;
+  double t_start_;
+};
+
+}  // namespace greenrl::report

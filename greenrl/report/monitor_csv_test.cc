@@ -1,0 +1,63 @@
+#include "greenrl/report/monitor_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "greenrl/core/atomic_file.h"
+
+namespace greenrl::report {
+namespace {
+
+std::string Path(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/greenrl_monitor_" + name + ".csv";
+  std::remove(path.c_str());
+  return path;
+}
+
+// SB3's format: '#' + JSON with t_start and env_id, "r,l,t", then one row per episode with r and
+// t rounded to 6 decimals (Python's round(x, 6)), l an integer.
+TEST(MonitorCsvTest, WritesSb3sHeaderAndRows) {
+  const std::string path = Path("create");
+  {
+    auto monitor = MonitorCsv::Create(path, "CartPole-v1", 1700000000.5);
+    monitor->WriteEpisode(22.0, 22, 1700000001.25);
+    monitor->WriteEpisode(-123.4567891, 200, 1700000002.0000004);
+    monitor->Flush();
+    EXPECT_EQ(ReadFile(path),
+              "#{\"t_start\": 1700000000.5, \"env_id\": \"CartPole-v1\"}\nr,l,t\n22,22,0.75\n"
+              "-123.456789,200,1.5\n");
+  }
+}
+
+// Resume keeps the header (its t_start) and the first `rows` episodes, then appends; a torn
+// last line is dropped; a file without SB3's header is started anew.
+TEST(MonitorCsvTest, ResumeKeepsTheCountedEpisodes) {
+  const std::string path = Path("resume");
+  {
+    auto monitor = MonitorCsv::Create(path, "Pendulum-v1", 100.0);
+    monitor->WriteEpisode(-1.0, 200, 101.0);
+    monitor->WriteEpisode(-2.0, 200, 102.0);
+    monitor->WriteEpisode(-3.0, 200, 103.0);
+  }
+  {
+    auto monitor = MonitorCsv::Resume(path, "Pendulum-v1", 2, 999.0);
+    EXPECT_EQ(monitor->t_start_unix_s(), 100.0);
+    monitor->WriteEpisode(-4.0, 200, 110.0);
+  }
+  EXPECT_EQ(ReadFile(path),
+            "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n-2,200,2\n"
+            "-4,200,10\n");
+  WriteFileAtomic(path, "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n-2,2");
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0).reset();
+  EXPECT_EQ(ReadFile(path), "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n");
+  WriteFileAtomic(path, "not a monitor file\n");
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0).reset();
+  EXPECT_EQ(ReadFile(path), "#{\"t_start\": 999, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n");
+}
+
+}  // namespace
+}  // namespace greenrl::report
