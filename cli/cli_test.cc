@@ -470,9 +470,12 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 3 --best");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("from " + out + "/checkpoints/best.pt\n"), std::string::npos) << r.output;
-  r = RunGreenrl("export --run " + out + " --best --out " + out + "/best_policy.pt");
+  r = RunGreenrl("export --run " + out + " --best");  // beside the final one, not over it
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(fs::exists(out + "/best_policy.pt"));
+  EXPECT_NE(r.output.find("  wrote          " + out + "/policy_best.torchscript.pt\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(fs::exists(out + "/policy.torchscript.pt"));
 }
 
 // greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount

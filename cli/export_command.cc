@@ -25,7 +25,8 @@ Runner RegisterExport(CLI::App& app) {
       "Write a trained run's deterministic policy as a TorchScript module (torch.jit.load)");
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
   cmd->add_option("--out", args->out,
-                  "the module's file (default: RUN_DIR/policy.torchscript.pt); written atomically");
+                  "the module's file (default: RUN_DIR/policy.torchscript.pt, with --best "
+                  "RUN_DIR/policy_best.torchscript.pt); written atomically");
   cmd->add_flag("--best", args->best,
                 "export the policy of the run's best evaluation, checkpoints/best.pt "
                 "(eval.save_best)");
@@ -36,8 +37,10 @@ Runner RegisterExport(CLI::App& app) {
       fmt::print(stderr, "greenrl export: {}\n",
                  train::ResumeCheckpointNotice(args->run_dir, agent));
     }
-    const std::string out =
-        args->out.empty() ? args->run_dir + "/policy.torchscript.pt" : args->out;
+    const std::string out = !args->out.empty()
+                                ? args->out
+                                : args->run_dir + (args->best ? "/policy_best.torchscript.pt"
+                                                              : "/policy.torchscript.pt");
     const std::string env_id = agent.config.GetString("env_id");
     const algo::DeterministicPolicy policy = agent.algorithm->ExportDeterministicPolicy();
     train::ExportTorchScriptPolicy(policy, agent.normalizer ? &*agent.normalizer : nullptr,

@@ -154,11 +154,6 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
     state.allreduce_s = a.at("s").get<double>();
   }
   if (j.contains("budget")) state.budget = BudgetSnapshotFrom(j.at("budget"));
-  if (j.contains("best_eval")) {
-    const auto& b = j.at("best_eval");
-    state.best_eval_step = b.at("step").get<int64_t>();
-    state.best_eval_mean_reward = b.at("mean_reward").get<double>();
-  }
   return state;
 }
 }  // namespace
@@ -188,9 +183,6 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["allreduce"] = {
       {"calls", state.allreduce_calls}, {"bytes", state.allreduce_bytes}, {"s", state.allreduce_s}};
   if (state.budget) j["budget"] = BudgetSnapshotJson(*state.budget);
-  if (state.best_eval_step >= 0) {
-    j["best_eval"] = {{"step", state.best_eval_step}, {"mean_reward", state.best_eval_mean_reward}};
-  }
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)

@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -87,10 +86,6 @@ struct TrainerState {
   // The energy budget's ladder and decisions (BudgetController::Snapshot), when the run had a
   // budget or decisions; absent in checkpoints without one (and in those written before it).
   std::optional<energy::BudgetSnapshot> budget;
-  // eval.save_best: the step of the evaluation whose policy checkpoints/best.pt holds and its
-  // mean reward; -1 (and NaN) before any evaluation, and in checkpoints written before it.
-  int64_t best_eval_step = -1;
-  double best_eval_mean_reward = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,

@@ -21,8 +21,10 @@
 #include "greenrl/report/testing/tfrecord_reader.h"
 #include "greenrl/report/tfevents.pb.h"
 #include "greenrl/train/checkpointing.h"
+#include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_compare_testing.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/trained_agent.h"
 #include "greenrl/train/trainer.h"
 
 namespace greenrl::train {
@@ -125,12 +127,12 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   EXPECT_EQ(first.resume_checkpoint, CheckpointPath(split, first.report.steps));
   EXPECT_DOUBLE_EQ(testing::TotalJ(split), 10.0);
   if (config.GetInt("eval.freq") > 0 && config.GetInt("eval.freq") <= first.report.steps) {
-    // An evaluation before the stop: the resume checkpoint carries the best one so far.
-    auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
-    const TrainerState st = LoadResumeCheckpoint(algorithm.get(), first.resume_checkpoint);
-    EXPECT_GE(st.best_eval_step, config.GetInt("eval.freq"));
-    EXPECT_EQ(st.best_eval_step, first.report.best_eval.global_step);
-    EXPECT_EQ(st.best_eval_mean_reward, first.report.best_eval.mean_reward);
+    // An evaluation before the stop: best.json beside best.pt names it for the resumed run.
+    std::ifstream in(split + "/checkpoints/best.json");
+    const auto best = nlohmann::json::parse(in);
+    EXPECT_GE(best["global_step"].get<int64_t>(), config.GetInt("eval.freq"));
+    EXPECT_EQ(best["global_step"].get<int64_t>(), first.report.best_eval.global_step);
+    EXPECT_EQ(best["mean_reward"].get<double>(), first.report.best_eval.mean_reward);
     EXPECT_TRUE(fs::exists(split + "/checkpoints/best.pt"));
   }
 
@@ -208,6 +210,41 @@ TEST(ResumeTest, SacWithGsdeResumedRunIsBitIdentical) {
                                        "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=0"},
                                       17);
   ExpectResumeIsExact("sac_sde", config, 320);
+}
+
+// A run that crashed after an evaluation better than its last checkpoint knew: best.pt holds
+// that later policy, and a resumed run's best_eval must describe best.pt (best.json), whether
+// it stops before re-reaching that evaluation or runs to the end. The crash is made by
+// removing a finished run's final.pt and its checkpoints past step 512.
+TEST(ResumeTest, BestEvalDescribesBestPtAfterACrash) {
+  const Config config =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=2048", "eval.freq=256", "eval.episodes=2",
+                     "eval.final_episodes=2", "checkpoint_freq=512", "checkpoint_keep=10"},
+                    0);  // seed 0: its best evaluation is the one at step 1024
+  const std::string straight = FreshDir("best_straight");
+  const TrainResult a = RunTraining(config, straight, 1.0);
+  const report::BestEvalReport best = a.report.best_eval;
+  ASSERT_GT(best.global_step, 512) << "the test needs the best evaluation past the checkpoint";
+
+  const std::string crashed = FreshDir("best_crashed");
+  fs::copy(straight, crashed, fs::copy_options::recursive);
+  fs::remove(crashed + "/checkpoints/final.pt");
+  for (const auto& [step, path] : ListCheckpoints(crashed)) {
+    if (step > 512) fs::remove(path);
+  }
+  // Resumed from step 512 and stopped again at 768, before the best evaluation comes round.
+  const TrainResult stopped = RunTraining(config, crashed, 1.0, /*resume=*/true, 768);
+  ASSERT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.report.best_eval.global_step, best.global_step);
+  EXPECT_EQ(stopped.report.best_eval.mean_reward, best.mean_reward);
+  TrainedAgent agent = LoadTrainedAgent(crashed, std::nullopt, /*best=*/true);
+  EXPECT_EQ(EvaluatePolicy(*agent.algorithm, "CartPole-v1", 2, 0).mean_return, best.mean_reward);
+  // Resumed to the end: the uninterrupted run's best, and its policy bit for bit.
+  const TrainResult finished = RunTraining(config, crashed, 1.0, /*resume=*/true);
+  EXPECT_EQ(finished.report.best_eval.global_step, best.global_step);
+  EXPECT_EQ(finished.report.best_eval.mean_reward, best.mean_reward);
+  testing::ExpectBitIdenticalParameters(config, straight, crashed, "best.pt");
 }
 
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
