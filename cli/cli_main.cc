@@ -5,10 +5,13 @@
 
 #include <cstdio>
 #include <exception>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "greenrl/core/allocator.h"
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/openblas_core.h"
 
@@ -90,6 +93,24 @@ int Main(int argc, char** argv) {
     // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
     const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&
                               what.find("not expected") != std::string::npos;
+    // A misspelt flag ("The following argument was not expected: --bset"): the command's own
+    // flag it is closest to, as for keys and env ids.
+    if (!launch_flags && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      CLI::App* sub = app.get_subcommands().front();
+      std::vector<std::string> flags;
+      for (const CLI::Option* option : sub->get_options()) {
+        for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+      }
+      std::istringstream extras(what.substr(what.find(": ") + 2));
+      for (std::string extra; extras >> extra;) {
+        if (extra.rfind("--", 0) != 0) continue;
+        const std::string hint = DidYouMean(extra.substr(0, extra.find('=')), flags);
+        if (hint.empty()) continue;
+        fmt::print(stderr, "greenrl: error: {}; {}(see `greenrl {} --help`)\n", what, hint,
+                   sub->get_name());
+        return 2;
+      }
+    }
     fmt::print(
         stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`){}\n",
         e.what(),

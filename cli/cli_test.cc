@@ -340,6 +340,22 @@ TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
       << other.output;
 }
 
+// A misspelt flag: CLI11's message, then the command's flag it is closest to; exit code 2.
+TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
+  Result r = RunGreenrl("eval --run " + Dir("nothing") + " --bset");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("greenrl: error: The following argument was not expected: --bset; did "
+                          "you mean '--best'? (see `greenrl eval --help`)"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --qiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("did you mean '--quiet'?"), std::string::npos) << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --frobnicate");  // nothing close: as before
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.find("did you mean"), std::string::npos) << r.output;
+}
+
 // `greenrl --version`: the project's version, exit code 0.
 TEST(CliTest, VersionFlagPrintsTheVersion) {
   const Result r = RunGreenrl("--version");

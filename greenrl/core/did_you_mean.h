@@ -8,8 +8,9 @@
 
 namespace greenrl {
 
-// Levenshtein distance (insertions, deletions and substitutions, each 1) between a and b, case
-// sensitive. O(|a| |b|) time, O(|b|) memory.
+// Edit distance between a and b with insertions, deletions, substitutions and transpositions of
+// two adjacent letters each costing 1 (the optimal string alignment distance, Damerau's typo
+// classes: "bset" is one edit from "best"), case sensitive. O(|a| |b|) time, O(|b|) memory.
 size_t EditDistance(const std::string& a, const std::string& b);
 
 // The hint for `given`, a name that is none of `candidates`: "did you mean 'X'? " for the

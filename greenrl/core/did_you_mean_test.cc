@@ -17,6 +17,10 @@ TEST(DidYouMeanTest, EditDistanceByHand) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);  // k->s, e->i, +g
   EXPECT_EQ(EditDistance("CartPol-v1", "CartPole-v1"), 1u);
   EXPECT_EQ(EditDistance("ppo", "PPO"), 3u) << "case sensitive";
+  EXPECT_EQ(EditDistance("bset", "best"), 1u) << "adjacent letters swapped";
+  EXPECT_EQ(EditDistance("ab", "ba"), 1u);
+  EXPECT_EQ(EditDistance("ca", "abc"), 3u) << "optimal string alignment: no edit of a swap";
+  EXPECT_EQ(EditDistance("n_setps", "n_steps"), 1u);
 }
 
 TEST(DidYouMeanTest, ClosestWithinAQuarterOfTheLength) {
@@ -29,8 +33,9 @@ TEST(DidYouMeanTest, ClosestWithinAQuarterOfTheLength) {
   EXPECT_EQ(DidYouMean("Hopper-v4", envs), "") << "nothing close";
   // 4 letters: 1 edit at most.
   EXPECT_EQ(DidYouMean("ppoo", {"ppo", "dqn", "sac"}), "did you mean 'ppo'? ");
-  EXPECT_EQ(DidYouMean("fp61", {"fp32", "bf16", "fp16"}), "") << "2 edits from fp16 and fp32";
-  EXPECT_EQ(DidYouMean("bf61", {"fp32", "bf16", "fp16"}), "");
+  EXPECT_EQ(DidYouMean("fp61", {"fp32", "bf16", "fp16"}), "did you mean 'fp16'? ")
+      << "one swap from fp16";
+  EXPECT_EQ(DidYouMean("fx62", {"fp32", "bf16", "fp16"}), "") << "2 edits from fp32, 3 from fp16";
   EXPECT_EQ(DidYouMean("fp31", {"fp32", "bf16", "fp16"}), "did you mean 'fp32'? ");
   EXPECT_EQ(DidYouMean("tpu", {"auto", "cpu", "cuda"}), "") << "3 letters: case only";
   EXPECT_EQ(DidYouMean("CPU", {"auto", "cpu", "cuda"}), "did you mean 'cpu'? ");
