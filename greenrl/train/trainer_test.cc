@@ -907,22 +907,24 @@ TrainResult TrainQuiet(const Config& config, const std::string& dir) {
   return Train(config, std::move(options));
 }
 
+// The preset for 4096 steps with an evaluation of 2 episodes every 512 steps and a final one of
+// 3, seed 7, plus `set`, trained quietly into FreshDir(name).
+TrainResult TrainEvaluatingEvery512(const std::string& name, const std::string& set) {
+  return TrainQuiet(LoadRunConfig(Preset(),
+                                  {"n_timesteps=4096", "eval.freq=512", "eval.episodes=2",
+                                   "eval.final_episodes=3", set},
+                                  7),
+                    FreshDir(name));
+}
+
 // eval.save_best (SB3's EvalCallback with best_model_save_path): checkpoints/best.pt holds the
 // policy of the first evaluation with the highest mean reward, periodic or final; evaluating it
 // again as that evaluation did gives the same mean; energy.json and the summary name it. With
 // eval.save_best false there is no best.pt, and `--best` says so.
 TEST(TrainerTest, BestEvaluationsPolicyIsKeptInBestPt) {
   auto train = [](const std::string& name, bool save_best) {
-    TrainOptions options;
-    options.out_dir = FreshDir(name);
-    options.verbose = false;
-    options.meter_override = ScriptedMeter();
-    return Train(LoadRunConfig(Preset(),
-                               {"n_timesteps=4096", "eval.freq=512", "eval.episodes=2",
-                                "eval.final_episodes=3",
-                                std::string("eval.save_best=") + (save_best ? "true" : "false")},
-                               7),
-                 std::move(options));
+    return TrainEvaluatingEvery512(name,
+                                   save_best ? "eval.save_best=true" : "eval.save_best=false");
   };
   const TrainResult result = train("best_eval", true);
   const report::RunReport& r = result.report;
@@ -982,15 +984,7 @@ TEST(TrainerTest, BestEvaluationsPolicyIsKeptInBestPt) {
 // (not `>`) is what stops it, and the earlier, lower evaluations do not.
 TEST(TrainerTest, RewardThresholdStopsAtTheFirstEvaluationThatReachesIt) {
   auto train = [](const std::string& name, const std::string& threshold) {
-    TrainOptions options;
-    options.out_dir = FreshDir(name);
-    options.verbose = false;
-    options.meter_override = ScriptedMeter();
-    return Train(LoadRunConfig(Preset(),
-                               {"n_timesteps=4096", "eval.freq=512", "eval.episodes=2",
-                                "eval.final_episodes=3", "eval.reward_threshold=" + threshold},
-                               7),
-                 std::move(options));
+    return TrainEvaluatingEvery512(name, "eval.reward_threshold=" + threshold);
   };
   const TrainResult reference = train("reward_threshold_never", "1e9");
   EXPECT_EQ(reference.report.steps, 4096);
