@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <exception>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,21 +92,30 @@ int Main(int argc, char** argv) {
     // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
     const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&
                               what.find("not expected") != std::string::npos;
-    // A misspelt flag ("The following argument was not expected: --bset"): the command's own
-    // flag it is closest to, as for keys and env ids.
-    if (!launch_flags && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // A misspelt flag ("The following argument was not expected: --bset", or, when it left a
+    // required option unset, "--run is required" with the flag among the leftovers): the
+    // command's own flag it is closest to, as for keys and env ids.
+    if (!launch_flags) {
       CLI::App* sub = app.get_subcommands().front();
       std::vector<std::string> flags;
       for (const CLI::Option* option : sub->get_options()) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
       }
-      std::istringstream extras(what.substr(what.find(": ") + 2));
-      for (std::string extra; extras >> extra;) {
+      const bool extras_error = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+      for (const std::string& extra : sub->remaining()) {
         if (extra.rfind("--", 0) != 0) continue;
-        const std::string hint = DidYouMean(extra.substr(0, extra.find('=')), flags);
+        const std::string flag = extra.substr(0, extra.find('='));
+        const std::string hint = DidYouMean(flag, flags);
         if (hint.empty()) continue;
-        fmt::print(stderr, "greenrl: error: {}; {}(see `greenrl {} --help`)\n", what, hint,
-                   sub->get_name());
+        if (extras_error) {
+          fmt::print(stderr, "greenrl: error: {}; {}(see `greenrl {} --help`)\n", what, hint,
+                     sub->get_name());
+        } else {
+          fmt::print(stderr,
+                     "greenrl: error: {}; {} is no flag of `greenrl {}`: {}(see `greenrl {} "
+                     "--help`)\n",
+                     what, flag, sub->get_name(), hint, sub->get_name());
+        }
         return 2;
       }
     }

@@ -348,6 +348,13 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
                           "you mean '--best'? (see `greenrl eval --help`)"),
             std::string::npos)
       << r.output;
+  // The misspelling left --run unset: CLI11's "required" error, and the flag it was meant to be.
+  r = RunGreenrl("eval --bset");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("greenrl: error: --run is required; --bset is no flag of `greenrl "
+                          "eval`: did you mean '--best'? (see `greenrl eval --help`)"),
+            std::string::npos)
+      << r.output;
   r = RunGreenrl("train --config " + Preset() + " --qiet");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("did you mean '--quiet'?"), std::string::npos) << r.output;
