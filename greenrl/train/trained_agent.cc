@@ -13,36 +13,20 @@ namespace greenrl::train {
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
   namespace fs = std::filesystem;
   const std::string config_path = run_dir + "/config.yaml";
-  if (best) {
-    const std::string best_path = run_dir + "/checkpoints/best.pt";
-    if (!fs::exists(config_path) || !fs::exists(best_path)) {
-      throw ConfigError("--best", run_dir,
-                        "a run directory with config.yaml and checkpoints/best.pt (written at "
-                        "each evaluation that beats the best mean reward so far; eval.save_best: "
-                        "true, the default)");
-    }
-    TrainedAgent agent{LoadRunConfig(config_path, {}, seed),
-                       /*algorithm=*/nullptr,
-                       /*normalizer=*/std::nullopt,
-                       best_path,
-                       /*final_checkpoint=*/true,
-                       /*resume_step=*/0};
-    ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
-    agent.algorithm =
-        MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
-    agent.algorithm->LoadCheckpoint(best_path);
-    if (agent.config.GetBool("normalize")) {
-      agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/best_normalizer.json");
-    }
-    return agent;
-  }
-  // The finished run's final.pt; a run stopped by a signal, the energy budget's stop without
-  // final.pt, or a crash has only resume checkpoints: the newest of them (rank 0's).
-  std::string checkpoint = run_dir + "/checkpoints/final.pt";
+  // best.pt (and best_normalizer.json) with --best; else the finished run's final.pt (and
+  // normalizer.json); a run stopped by a signal, the energy budget's stop without final.pt, or a
+  // crash has only resume checkpoints: the newest of them (rank 0's).
+  std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
   const bool final_checkpoint = fs::exists(checkpoint);
-  if (!final_checkpoint) {
+  if (!final_checkpoint && !best) {
     const auto resume_checkpoints = ListCheckpoints(run_dir);
     checkpoint = resume_checkpoints.empty() ? "" : resume_checkpoints.back().second;
+  }
+  if (best && (!fs::exists(config_path) || !final_checkpoint)) {
+    throw ConfigError("--best", run_dir,
+                      "a run directory with config.yaml and checkpoints/best.pt (written at "
+                      "each evaluation that beats the best mean reward so far; eval.save_best: "
+                      "true, the default)");
   }
   if (!fs::exists(config_path) || checkpoint.empty()) {
     throw ConfigError("--run", run_dir,
@@ -60,7 +44,10 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
   const bool normalize = agent.config.GetBool("normalize");
   if (agent.final_checkpoint) {
     agent.algorithm->LoadCheckpoint(agent.checkpoint);
-    if (normalize) agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
+    if (normalize) {
+      agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/" +
+                                        (best ? "best_normalizer.json" : "normalizer.json"));
+    }
     return agent;
   }
   const TrainerState state = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint);

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "greenrl/core/install_paths.h"
 
@@ -36,21 +38,40 @@ namespace {
 
 bool HasModels(const std::string& dir) { return std::ifstream(dir + "/half_cheetah.xml").good(); }
 
+// A folder AssetDir() may take, and how LoadAsset's error names it.
+struct AssetFolder {
+  std::string dir, described;
+};
+
+// The folders AssetDir() looks in, in its order (mujoco_model.h): GREENRL_MUJOCO_ASSETS alone
+// when it is set; else the install tree beside the program (when the program's path is
+// known), the source tree, the install tree compiled in.
+std::vector<AssetFolder> AssetFolders() {
+  const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
+  if (override_dir != nullptr && override_dir[0] != '\0') {
+    return {{override_dir,
+             "GREENRL_MUJOCO_ASSETS=" + std::string(override_dir) + " (set, so used alone)"}};
+  }
+  std::vector<AssetFolder> folders;
+  auto add = [&](const std::string& dir, const std::string& label) {
+    folders.push_back({dir, dir + " (" + label + ")"});
+  };
+  const std::string share = InstalledShareDir();
+  if (!share.empty()) add(share + "/mujoco", "beside the program");
+  add(GREENRL_MUJOCO_SOURCE_ASSET_DIR, "the source tree");
+  add(GREENRL_MUJOCO_INSTALL_ASSET_DIR, "the install prefix");
+  return folders;
+}
+
 }  // namespace
 
 std::string AssetDir() {
-  const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
-  if (override_dir != nullptr && override_dir[0] != '\0') return override_dir;
-  // An installed program reads the models installed beside it, even while the source tree it
-  // was built from still exists (and may have changed); a build-tree program has no share dir
-  // beside it and reads the source tree's.
-  const std::string share = InstalledShareDir();
-  if (!share.empty() && HasModels(share + "/mujoco")) return share + "/mujoco";
-  const std::string source_dir = GREENRL_MUJOCO_SOURCE_ASSET_DIR;
-  if (HasModels(source_dir)) return source_dir;
-  const std::string install_dir = GREENRL_MUJOCO_INSTALL_ASSET_DIR;
-  if (HasModels(install_dir)) return install_dir;
-  return source_dir;
+  const std::vector<AssetFolder> folders = AssetFolders();
+  if (folders.size() == 1) return folders[0].dir;  // GREENRL_MUJOCO_ASSETS, used as given
+  for (const AssetFolder& folder : folders) {
+    if (HasModels(folder.dir)) return folder.dir;
+  }
+  return GREENRL_MUJOCO_SOURCE_ASSET_DIR;
 }
 
 std::string AssetPath(const std::string& file_name) { return AssetDir() + "/" + file_name; }
@@ -58,17 +79,10 @@ std::string AssetPath(const std::string& file_name) { return AssetDir() + "/" + 
 ModelPtr LoadAsset(const std::string& file_name) {
   const std::string path = AssetPath(file_name);
   if (std::ifstream(path).good()) return LoadModel(path);
-  const char* override_dir = std::getenv("GREENRL_MUJOCO_ASSETS");
-  const bool overridden = override_dir != nullptr && override_dir[0] != '\0';
-  std::string searched;
-  if (overridden) {
-    searched = "GREENRL_MUJOCO_ASSETS=" + std::string(override_dir) + " (set, so used alone)";
-  } else {
-    const std::string share = InstalledShareDir();
-    searched = "GREENRL_MUJOCO_ASSETS (unset), ";
-    if (!share.empty()) searched += share + "/mujoco (beside the program), ";
-    searched += std::string(GREENRL_MUJOCO_SOURCE_ASSET_DIR) + " (the source tree), " +
-                GREENRL_MUJOCO_INSTALL_ASSET_DIR + " (the install prefix)";
+  const std::vector<AssetFolder> folders = AssetFolders();
+  std::string searched = folders.size() == 1 ? "" : "GREENRL_MUJOCO_ASSETS (unset)";
+  for (const AssetFolder& folder : folders) {
+    searched += (searched.empty() ? "" : ", ") + folder.described;
   }
   throw MujocoError("mujoco: no model file '" + path +
                     "'; greenrl looked for its MuJoCo models in " + searched +
