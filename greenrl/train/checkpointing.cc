@@ -225,6 +225,62 @@ int CheckpointWorldSize(const std::string& path) {
   return state ? state->world_size : -1;
 }
 
+void SaveBestCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
+                        const BestEval& best) {
+  const std::string dir = run_dir + "/checkpoints";
+  nlohmann::ordered_json j = {{"global_step", best.global_step}, {"mean_reward", best.mean_reward}};
+  const std::string copy = j.dump() + "\n";
+  if (best.normalizer) j["normalizer"] = nlohmann::json::parse(NormalizerJson(*best.normalizer));
+  algorithm.SaveTrainingState(
+      dir + "/best.pt", /*replay_buffer=*/false,
+      [&](algo::CheckpointWriter& w) { w.WriteString("best.eval", j.dump()); });
+  WriteFileAtomic(dir + "/best.json", copy);
+  if (best.normalizer) SaveNormalizer(dir + "/best_normalizer.json", *best.normalizer);
+}
+
+std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir) {
+  const std::string dir = run_dir + "/checkpoints", path = dir + "/best.pt";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  const std::string accepted = "a best.pt written by greenrl train (eval.save_best)";
+  c10::IValue v;
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    if (!archive.try_read("best.eval", v)) v = c10::IValue();
+  } catch (const std::exception& e) {
+    throw ConfigError("checkpoint", path, accepted + " (" + e.what() + ")");
+  }
+  BestEval best;
+  if (v.isString()) {  // one record, written with the policy
+    try {
+      const auto j = nlohmann::json::parse(v.toStringRef());
+      best.global_step = j.at("global_step").get<int64_t>();
+      best.mean_reward = j.at("mean_reward").get<double>();
+      if (j.contains("normalizer")) {
+        best.normalizer = NormalizerFromJson(j.at("normalizer").dump(), path + " (best.eval)");
+      }
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ConfigError("checkpoint", path, accepted + " (entry best.eval: " + e.what() + ")");
+    }
+    return best;
+  }
+  // A best.pt of an earlier build: the files beside it describe it.
+  try {
+    const auto j = nlohmann::json::parse(ReadFile(dir + "/best.json"));
+    best.global_step = j.at("global_step").get<int64_t>();
+    best.mean_reward = j.at("mean_reward").get<double>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (fs::exists(dir + "/best_normalizer.json", ec)) {
+    best.normalizer = LoadNormalizer(dir + "/best_normalizer.json");
+  }
+  return best;
+}
+
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {
   std::istringstream in(ReadFile(path));
   std::string header_line, line, kept;

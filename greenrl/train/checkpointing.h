@@ -27,6 +27,7 @@
 #include "greenrl/core/config.h"
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/monitor.h"
+#include "greenrl/train/evaluate.h"
 
 namespace greenrl::train {
 
@@ -116,6 +117,34 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
 // Errors: ConfigError("checkpoint", path, ...) for a file that is not a resume checkpoint of
 // this algorithm and env.
 TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string& path);
+
+// eval.save_best: the evaluation whose policy <run_dir>/checkpoints/best.pt holds.
+struct BestEval {
+  int64_t global_step = -1;  // env steps at that evaluation
+  double mean_reward = 0.0;  // its mean episode return
+  // Its normaliser statistics, frozen as the evaluation used them (normalize: true).
+  std::optional<NormalizerSnapshot> normalizer;
+};
+
+// Writes <run_dir>/checkpoints/best.pt: `algorithm`'s model (Algorithm::SaveTrainingState
+// without the replay buffer, so LoadCheckpoint reads it) and `best` as the entry "best.eval"
+// (JSON: global_step, mean_reward, normalizer), in one atomic write, so the policy, its
+// statistics and its figures are never from different evaluations, whatever a crash
+// interrupts. Then best.json ({"global_step", "mean_reward"}) and, with a normaliser,
+// best_normalizer.json (SaveNormalizer) beside it, each atomically: copies for people and
+// scripts; ReadBestCheckpoint reads best.pt.
+// Errors: std::runtime_error naming the path when a file cannot be written (an earlier best.pt
+// is then untouched or wholly replaced).
+void SaveBestCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
+                        const BestEval& best);
+
+// What <run_dir>/checkpoints/best.pt records (SaveBestCheckpoint), read without loading the
+// model; nullopt when there is no best.pt. A best.pt without the "best.eval" entry (written by
+// greenrl before 2026-12-05) is described by best.json and best_normalizer.json beside it, as
+// then; nullopt when best.json is missing or does not parse.
+// Errors: ConfigError("checkpoint", path, ...) when best.pt is not a LibTorch archive or its
+// entry does not parse; ConfigError("normalizer", ...) for a malformed best_normalizer.json.
+std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir);
 
 // Resume: rewrites metrics.csv atomically without the rows whose global_step is past `steps`
 // (they belong to iterations the resumed run repeats) and returns its header; an empty file (no

@@ -10,7 +10,7 @@
 
 namespace greenrl::train {
 
-void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot) {
+std::string NormalizerJson(const NormalizerSnapshot& snapshot) {
   nlohmann::json j;
   j["format_version"] = 1;
   j["norm_obs"] = snapshot.options.norm_obs;
@@ -20,16 +20,16 @@ void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot)
   j["gamma"] = snapshot.options.gamma;
   j["epsilon"] = snapshot.options.epsilon;
   j["state"] = snapshot.state;
-  WriteFileAtomic(path, j.dump() + "\n");
+  return j.dump();
 }
 
-NormalizerSnapshot LoadNormalizer(const std::string& path) {
+NormalizerSnapshot NormalizerFromJson(const std::string& text, const std::string& source) {
   const std::string accepted = "a normaliser file written by greenrl train";
   NormalizerSnapshot s;
   try {
-    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    const nlohmann::json j = nlohmann::json::parse(text);
     if (j.at("format_version").get<int>() != 1) {
-      throw ConfigError("normalizer", path, accepted + " of format version 1");
+      throw ConfigError("normalizer", source, accepted + " of format version 1");
     }
     s.options.norm_obs = j.at("norm_obs").get<bool>();
     s.options.norm_reward = j.at("norm_reward").get<bool>();
@@ -41,9 +41,24 @@ NormalizerSnapshot LoadNormalizer(const std::string& path) {
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
-    throw ConfigError("normalizer", path, accepted + " (" + e.what() + ")");
+    throw ConfigError("normalizer", source, accepted + " (" + e.what() + ")");
   }
   return s;
+}
+
+void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot) {
+  WriteFileAtomic(path, NormalizerJson(snapshot) + "\n");
+}
+
+NormalizerSnapshot LoadNormalizer(const std::string& path) {
+  std::string text;
+  try {
+    text = ReadFile(path);
+  } catch (const std::exception& e) {
+    throw ConfigError("normalizer", path,
+                      std::string("a normaliser file written by greenrl train (") + e.what() + ")");
+  }
+  return NormalizerFromJson(text, path);
 }
 
 EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id, int episodes,

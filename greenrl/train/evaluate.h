@@ -30,7 +30,13 @@ struct NormalizerSnapshot {
   env::NormalizeOptions options;
   std::vector<double> state;  // NormalizeVecEnv::GetState()
 };
-// Writes a normaliser snapshot to `path` atomically (JSON: format version, options, state).
+// A normaliser snapshot as one line of JSON (format version, options, state; doubles in their
+// shortest round-trip form), what SaveNormalizer writes and checkpoints/best.pt embeds.
+std::string NormalizerJson(const NormalizerSnapshot& snapshot);
+// Parses NormalizerJson's text; `source` names where it came from in errors.
+// Errors: ConfigError("normalizer", source, ...) for malformed text or another format version.
+NormalizerSnapshot NormalizerFromJson(const std::string& text, const std::string& source);
+// Writes a normaliser snapshot to `path` atomically (NormalizerJson and a newline).
 // Errors: std::runtime_error naming the path when it cannot be written.
 void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot);
 // Reads what SaveNormalizer wrote.

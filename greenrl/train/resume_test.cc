@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
@@ -245,6 +246,69 @@ TEST(ResumeTest, BestEvalDescribesBestPtAfterACrash) {
   EXPECT_EQ(finished.report.best_eval.global_step, best.global_step);
   EXPECT_EQ(finished.report.best_eval.mean_reward, best.mean_reward);
   testing::ExpectBitIdenticalParameters(config, straight, crashed, "best.pt");
+}
+
+// eval.save_best: best.pt records its own evaluation and normaliser statistics in the same
+// atomic write as the policy (SaveBestCheckpoint), so a crash after it and before the copies
+// beside it (best.json, best_normalizer.json) cannot pair the policy with another evaluation's
+// figures or statistics. The crash is made by putting an earlier evaluation's copies back.
+// A best.pt without the record (an earlier build's) is described by the copies, as it was then.
+TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/pendulum.yaml"),
+      {"n_timesteps=4096", "normalize=true", "eval.freq=0", "eval.final_episodes=2"}, 3);
+  const std::string dir = FreshDir("best_record");
+  const TrainResult run = RunTraining(config, dir, 1.0);
+  const std::string ckpt = dir + "/checkpoints";
+  const std::optional<BestEval> best = ReadBestCheckpoint(dir);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->global_step, 4096);
+  EXPECT_EQ(best->global_step, run.report.best_eval.global_step);
+  EXPECT_EQ(best->mean_reward, run.report.best_eval.mean_reward);
+  ASSERT_TRUE(best->normalizer.has_value());
+  // The copies say the same, the statistics bit for bit.
+  const NormalizerSnapshot copy = LoadNormalizer(ckpt + "/best_normalizer.json");
+  EXPECT_EQ(copy.state, best->normalizer->state);
+  EXPECT_EQ(ReadFile(ckpt + "/best.json"), "{\"global_step\":4096,\"mean_reward\":" +
+                                               nlohmann::json(best->mean_reward).dump() + "}\n");
+  TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/true);
+  ASSERT_TRUE(agent.normalizer.has_value());
+  EXPECT_EQ(agent.normalizer->state, best->normalizer->state);
+
+  // A crash right after best.pt: the copies are still an earlier evaluation's.
+  NormalizerSnapshot stale = copy;
+  for (double& x : stale.state) x += 1.0;
+  SaveNormalizer(ckpt + "/best_normalizer.json", stale);
+  WriteFileAtomic(ckpt + "/best.json", R"({"global_step": 0, "mean_reward": -1500.5})");
+  const std::optional<BestEval> after_crash = ReadBestCheckpoint(dir);
+  ASSERT_TRUE(after_crash.has_value());
+  EXPECT_EQ(after_crash->global_step, 4096);
+  EXPECT_EQ(after_crash->mean_reward, best->mean_reward);
+  EXPECT_EQ(after_crash->normalizer->state, best->normalizer->state);
+  EXPECT_EQ(LoadTrainedAgent(dir, std::nullopt, /*best=*/true).normalizer->state,
+            best->normalizer->state);
+
+  // An earlier build's best.pt (the model only): the copies describe it.
+  agent.algorithm->SaveCheckpoint(ckpt + "/best.pt");
+  const std::optional<BestEval> legacy = ReadBestCheckpoint(dir);
+  ASSERT_TRUE(legacy.has_value());
+  EXPECT_EQ(legacy->global_step, 0);
+  EXPECT_EQ(legacy->mean_reward, -1500.5);
+  EXPECT_EQ(legacy->normalizer->state, stale.state);
+
+  // A damaged best.pt is named; no best.pt, no best evaluation.
+  WriteFileAtomic(ckpt + "/best.pt", "not an archive");
+  try {
+    ReadBestCheckpoint(dir);
+    ADD_FAILURE() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint: got '" + ckpt +
+                                         "/best.pt'; a best.pt written by greenrl train"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::remove(ckpt + "/best.pt");
+  EXPECT_FALSE(ReadBestCheckpoint(dir).has_value());
 }
 
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {

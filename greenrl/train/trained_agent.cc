@@ -13,7 +13,7 @@ namespace greenrl::train {
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
   namespace fs = std::filesystem;
   const std::string config_path = run_dir + "/config.yaml";
-  // best.pt (and best_normalizer.json) with --best; else the finished run's final.pt (and
+  // best.pt (with the statistics it records) with --best; else the finished run's final.pt (and
   // normalizer.json); a run stopped by a signal, the energy budget's stop without final.pt, or a
   // crash has only resume checkpoints: the newest of them (rank 0's).
   std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
@@ -42,12 +42,20 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
   ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
   agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
   const bool normalize = agent.config.GetBool("normalize");
+  if (best) {  // the statistics best.pt recorded with the policy
+    const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
+    if (normalize && !(record && record->normalizer)) {
+      throw ConfigError("--best", run_dir,
+                        "a run whose checkpoints/best.pt records the normaliser statistics "
+                        "(normalize: true)");
+    }
+    agent.algorithm->LoadCheckpoint(agent.checkpoint);
+    if (normalize) agent.normalizer = record->normalizer;
+    return agent;
+  }
   if (agent.final_checkpoint) {
     agent.algorithm->LoadCheckpoint(agent.checkpoint);
-    if (normalize) {
-      agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/" +
-                                        (best ? "best_normalizer.json" : "normalizer.json"));
-    }
+    if (normalize) agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
     return agent;
   }
   const TrainerState state = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint);

@@ -29,11 +29,13 @@ struct TrainedAgent {
 // statistics the run trained with (checkpoints/normalizer.json beside final.pt, or those stored in
 // the resume checkpoint). Sets LibTorch's and OpenMP's threads to the run's threads.torch.
 // With `best`: checkpoints/best.pt instead, the policy of the run's evaluation with the highest
-// mean reward (eval.save_best), with checkpoints/best_normalizer.json when normalize: true
-// (rl-zoo's `enjoy.py --load-best`); final_checkpoint is then true.
+// mean reward (eval.save_best), with the normaliser statistics best.pt records when
+// normalize: true (ReadBestCheckpoint; rl-zoo's `enjoy.py --load-best`); final_checkpoint is
+// then true.
 // Errors: ConfigError("--run", run_dir, ...) for a directory without config.yaml or without any
 // checkpoint, or a resume checkpoint without the statistics a normalize: true run needs;
-// ConfigError("--best", run_dir, ...) for a run without checkpoints/best.pt;
+// ConfigError("--best", run_dir, ...) for a run without checkpoints/best.pt, or whose best.pt
+// lacks the statistics a normalize: true run needs; the errors of ReadBestCheckpoint;
 // ConfigError("checkpoint", path, ...) for a checkpoint that does not load; the errors of
 // LoadRunConfig and LoadNormalizer.
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {},

@@ -80,29 +80,6 @@ void RequireNewOrEmptyDir(const std::string& dir) {
 
 namespace {
 
-// checkpoints/best.json: the evaluation whose policy checkpoints/best.pt holds (eval.save_best),
-// written atomically right after it: {"global_step": N, "mean_reward": R}.
-void WriteBestEval(const std::string& run_dir, int64_t step, double mean_reward) {
-  const nlohmann::ordered_json j = {{"global_step", step}, {"mean_reward", mean_reward}};
-  WriteFileAtomic(run_dir + "/checkpoints/best.json", j.dump() + "\n");
-}
-
-// Reads best.json into *step and *mean_reward when it and best.pt exist and it parses; else
-// leaves them as they are (a run without a best evaluation yet).
-void ReadBestEval(const std::string& run_dir, int64_t* step, double* mean_reward) {
-  const std::string path = run_dir + "/checkpoints/best.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec) || !fs::exists(run_dir + "/checkpoints/best.pt", ec)) return;
-  try {
-    const auto j = nlohmann::json::parse(ReadFile(path));
-    const int64_t s = j.at("global_step").get<int64_t>();
-    const double r = j.at("mean_reward").get<double>();
-    *step = s;
-    *mean_reward = r;
-  } catch (const std::exception&) {  // a damaged file: no best evaluation known
-  }
-}
-
 void CreateRunDir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "checkpoints", ec);
@@ -662,14 +639,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
   int64_t skips_seen = algorithm->nonfinite_skips();
   int nonfinite_streak = 0;
   int guard_restores = 0;
-  // eval.save_best: the evaluation whose policy checkpoints/best.pt holds, as best.json beside
-  // it says. A resumed run takes them from best.json, not from its checkpoint: a run that
-  // crashed after a better evaluation than its last checkpoint knew left that policy in
-  // best.pt, and the figures must describe the file. A numerical-guard restore keeps them too.
+  // eval.save_best: the evaluation whose policy checkpoints/best.pt holds, as best.pt itself
+  // records (SaveBestCheckpoint). A resumed run takes them from best.pt, not from its
+  // checkpoint: a run that crashed after a better evaluation than its last checkpoint knew left
+  // that policy in best.pt, and the figures must describe the file. A numerical-guard restore
+  // keeps them too.
   int64_t best_eval_step = -1;
   double best_eval_mean = NAN;
   if (writer && !resumed_path.empty()) {
-    ReadBestEval(run_dir, &best_eval_step, &best_eval_mean);
+    if (const std::optional<BestEval> best = ReadBestCheckpoint(run_dir)) {
+      best_eval_step = best->global_step;
+      best_eval_mean = best->mean_reward;
+    }
   }
   auto apply_position = [&](const TrainerState& st) {
     steps = st.steps;
@@ -911,11 +892,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       // every earlier evaluation's keeps this policy, with its normaliser statistics.
       if (save_best && std::isfinite(eval.mean_return) &&
           (best_eval_step < 0 || eval.mean_return > best_eval_mean)) {
-        if (norm) SaveNormalizer(run_dir + "/checkpoints/best_normalizer.json", *norm);
-        algorithm->SaveCheckpoint(run_dir + "/checkpoints/best.pt");
+        SaveBestCheckpoint(*algorithm, run_dir, {steps, eval.mean_return, norm});
         best_eval_step = steps;
         best_eval_mean = eval.mean_return;
-        WriteBestEval(run_dir, best_eval_step, best_eval_mean);
       }
     };
     if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
