@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "greenrl/core/cpu_info.h"
@@ -499,6 +500,34 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
             std::string::npos)
       << r.output;
   EXPECT_TRUE(fs::exists(out + "/policy.torchscript.pt"));
+  // --trained-agent (and rl-zoo's -i) start a new run from this one's agent; it names the file
+  // and the agent's energy in the summary. With --resume, or not this run's env, it is refused.
+  const std::string more = Dir("train_more");
+  r = RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 --quiet --trained-agent " +
+                 out + " --out " + more);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  trained agent  " + out + "/checkpoints/final.pt (its training used "),
+            std::string::npos)
+      << r.output;
+  std::stringstream config_yaml;
+  config_yaml << std::ifstream(more + "/config.yaml").rdbuf();
+  EXPECT_NE(config_yaml.str().find("trained_agent: " + out + "  #"), std::string::npos);
+  r = RunGreenrl("train --config " + Preset() + " --set n_timesteps=512 -i " + out +
+                 "/checkpoints/best.pt --quiet --out " + Dir("train_more_best"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  trained agent  " + out + "/checkpoints/best.pt ("), std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --resume " + more + " --trained-agent " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--resume excludes --trained-agent"), std::string::npos) << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --quiet --trained-agent " + out +
+                 " --out " + Dir("acrobot"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("trained_agent: got '" + out +
+                          "'; a run of this run's algo and env_id, ppo on Acrobot-v1 (it is a "
+                          "ppo run on CartPole-v1)"),
+            std::string::npos)
+      << r.output;
 }
 
 // greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount

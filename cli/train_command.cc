@@ -51,6 +51,7 @@ struct TrainArgs {
   std::string out;
   bool quiet = false;
   std::string resume;
+  std::string trained_agent;  // --trained-agent: --set trained_agent= (rl-zoo's -i)
 };
 // Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
 // algo, the envs of that id and count, and generators seeded from that seed (the run directory
@@ -75,6 +76,9 @@ void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::st
       {"seed", "a resume continues the saved generators, so seed cannot change"},
       {"algo", "a resume continues the saved agent, so algo cannot change"},
       {"env_id", "a resume continues the saved envs, so env_id cannot change"},
+      {"trained_agent",
+       "trained_agent only sets the agent a new run starts from, which a resume takes from its "
+       "checkpoint, so it cannot change"},
       {"policy_kwargs.log_std_init", std::string("policy_kwargs.log_std_init") + kInitOnly},
       {"policy_kwargs.ortho_init", std::string("policy_kwargs.ortho_init") + kInitOnly}};
   std::map<std::string, std::string> last;  // key -> its last --set value, which is the one used
@@ -129,6 +133,11 @@ Runner RegisterTrain(CLI::App& app) {
       "--resume", args->resume,
       "continue the run in RUN_DIR from its newest checkpoint (its config.yaml; --set may "
       "override keys such as n_timesteps)");
+  cmd->add_option("--trained-agent,-i", args->trained_agent,
+                  "start from a trained agent (--set trained_agent=PATH; rl-zoo's flag): a run "
+                  "directory, or its checkpoints/best.pt or final.pt, of the same algo, env and "
+                  "network; a new run, with fresh step counters and schedules")
+      ->excludes(resume);
   resume->excludes("--config")
       ->excludes("--seed")
       ->excludes("--out")
@@ -156,7 +165,8 @@ Runner RegisterTrain(CLI::App& app) {
     std::vector<std::string> sets = args->sets;
     for (const auto& [flag, key, value] :
          {std::tuple<std::string, std::string, std::string>{"--algo", "algo", args->algo},
-          {"--env", "env_id", args->env_id}}) {
+          {"--env", "env_id", args->env_id},
+          {"--trained-agent", "trained_agent", args->trained_agent}}) {
       if (value.empty()) continue;
       for (const std::string& set : args->sets) {
         if (set.rfind(key + "=", 0) == 0 && set.substr(key.size() + 1) != value) {

@@ -167,6 +167,14 @@ std::string FormatSummary(const RunReport& r) {
                      FixedNoNegativeZero(r.best_eval.mean_reward, 2), r.best_eval.global_step,
                      r.best_eval.checkpoint);
   }
+  if (!r.trained_agent.checkpoint.empty()) {
+    const double wh = r.trained_agent.energy_wh;
+    s += fmt::format("  trained agent  {} ({})\n", r.trained_agent.checkpoint,
+                     std::isfinite(wh)
+                         ? fmt::format("its training used {:.4g} Wh; with this run {:.4g} Wh", wh,
+                                       wh + r.total_energy_j() / kJoulesPerWh)
+                         : std::string("its training's energy unknown: no energy.json in its run"));
+  }
   s += FormatEnergyLines(
       r.domains,
       r.meter_brief.empty()
@@ -269,6 +277,18 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
                                                 {"mean_reward", r.best_eval.mean_reward},
                                                 {"checkpoint", r.best_eval.checkpoint}}
                        : nlohmann::ordered_json();
+  if (r.trained_agent.checkpoint.empty()) {
+    j["trained_agent"] = nlohmann::ordered_json();
+  } else {
+    const double wh = r.trained_agent.energy_wh;
+    auto number_or_null = [](double v) {
+      return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+    };
+    j["trained_agent"] = {
+        {"checkpoint", r.trained_agent.checkpoint},
+        {"energy_wh", number_or_null(wh)},
+        {"energy_wh_with_this_run", number_or_null(wh + r.total_energy_j() / kJoulesPerWh)}};
+  }
   j["sampler"] = {
       {"period_s", r.sampler.period_s},
       {"max_safe_period_s", r.sampler.max_safe_period_s},

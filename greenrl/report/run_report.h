@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -64,6 +65,15 @@ struct BestEvalReport {
   std::string checkpoint;    // <run_dir>/checkpoints/best.pt
 };
 
+// trained_agent (rl-zoo's --trained-agent): the agent this run started from.
+struct TrainedAgentReport {
+  std::string checkpoint;  // the file whose agent was loaded; empty: a new agent
+  // What training that agent cost before this run, Wh: its run's energy.json total_energy_wh
+  // plus that run's own trained_agent.energy_wh (a chain of runs adds up); NaN when unknown
+  // (no readable energy.json there).
+  double energy_wh = std::numeric_limits<double>::quiet_NaN();
+};
+
 // The sampler thread's part of a run (power.csv).
 struct SamplerReport {
   double period_s = 0.0;           // sampling period, s
@@ -98,6 +108,7 @@ struct RunReport {
   BudgetReport budget;
   EarlyStopReport early_stop;
   BestEvalReport best_eval;
+  TrainedAgentReport trained_agent;
   SamplerReport sampler;
   std::string power_limit_mode;              // energy.power_limit
   std::vector<std::string> power_limit_log;  // plan, profiles, choice, set/would-set lines

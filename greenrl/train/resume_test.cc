@@ -311,6 +311,83 @@ TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
   EXPECT_FALSE(ReadBestCheckpoint(dir).has_value());
 }
 
+// trained_agent (rl-zoo's --trained-agent): a new run starts from another run's agent. Its
+// first update starts from the parameters of the run's final.pt (or best.pt) bit for bit, its
+// normaliser statistics go on from the run's (the observation count adds up), and energy.json
+// adds what training the agent cost, along a chain of runs, from exact fake-meter figures.
+// A run of another algo, env or normalize is refused before anything is written.
+TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
+  const std::vector<std::string> sets = {"n_timesteps=4096", "normalize=true", "eval.freq=0",
+                                         "eval.final_episodes=2"};
+  const Config config = LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 5);
+  const std::string parent = FreshDir("agent_parent");
+  RunTraining(config, parent, 3600.0);  // 1 Wh
+  auto with_agent = [&](const std::string& path) {
+    std::vector<std::string> s = sets;
+    s.push_back("trained_agent=" + path);
+    return LoadRunConfig(Preset("ppo/pendulum.yaml"), s, 6);
+  };
+  auto obs_count = [](const std::string& dir) {  // NormalizeVecEnv::GetState()[2]
+    return LoadNormalizer(dir + "/checkpoints/normalizer.json").state.at(2);
+  };
+  // A fresh run of the child's config counts its own observations from the same start.
+  const std::string fresh = FreshDir("agent_fresh");
+  RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 6), fresh, 1.0);
+  const double epsilon = 1e-4;  // RunningMeanStd's initial count (SB3)
+  const std::string child = FreshDir("agent_child");
+  for (const std::string checkpoint : {"best.pt", "final.pt"}) {
+    const std::string path =
+        checkpoint == "final.pt" ? parent : parent + "/checkpoints/" + checkpoint;
+    fs::remove_all(child);
+    std::vector<float> first_update_params;
+    TrainOptions options;
+    options.out_dir = child;
+    options.verbose = false;
+    options.meter_override = FixedMeter(1800.0);  // 0.5 Wh
+    options.before_update = [&](int64_t iteration, algo::Algorithm& algorithm) {
+      if (iteration == 1) first_update_params = algorithm.GetParameters();
+    };
+    const TrainResult run = Train(with_agent(path), std::move(options));
+    EXPECT_EQ(first_update_params, testing::FinalParameters(config, parent, checkpoint));
+    EXPECT_EQ(run.report.trained_agent.checkpoint, parent + "/checkpoints/" + checkpoint);
+    EXPECT_EQ(run.report.trained_agent.energy_wh, 1.0);
+    std::ifstream in(child + "/energy.json");
+    const auto j = nlohmann::json::parse(in)["trained_agent"];
+    EXPECT_EQ(j["checkpoint"], parent + "/checkpoints/" + checkpoint);
+    EXPECT_EQ(j["energy_wh"].get<double>(), 1.0);
+    EXPECT_EQ(j["energy_wh_with_this_run"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(obs_count(child), obs_count(parent) + obs_count(fresh) - epsilon);
+  }
+  // A chain: the grandchild's agent cost the parent's 1 Wh and the child's 0.5 Wh.
+  const std::string grandchild = FreshDir("agent_grandchild");
+  const TrainResult third = RunTraining(with_agent(child), grandchild, 720.0);
+  EXPECT_EQ(third.report.trained_agent.energy_wh, 1.5);
+
+  // Refused before the run directory exists: another algo, another env, normalize off.
+  auto expect_refused = [&](const std::vector<std::string>& more, const std::string& message) {
+    std::vector<std::string> s = {"trained_agent=" + parent};
+    s.insert(s.end(), more.begin(), more.end());
+    const std::string dir = FreshDir("agent_refused");
+    try {
+      RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), s, 5), dir, 1.0);
+      ADD_FAILURE() << "expected ConfigError: " << message;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+    EXPECT_FALSE(fs::exists(dir));
+  };
+  expect_refused({"normalize=true", "env_id=MountainCarContinuous-v0"},
+                 "trained_agent: got '" + parent +
+                     "'; a run of this run's algo and env_id, ppo on MountainCarContinuous-v0 "
+                     "(it is a ppo run on Pendulum-v1)");
+  expect_refused({"normalize=false"},
+                 "normalize: got 'false'; the trained agent's own true (" + parent +
+                     "/config.yaml): its policy was trained on normalised observations");
+  expect_refused({"normalize=true", "normalize_kwargs.clip_obs=5"},
+                 "normalize_kwargs.clip_obs: got '5'; the trained agent's own 10 (" + parent +
+                     "/config.yaml): its policy was trained on observations normalised so");
+}
+
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
   const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
                                       {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",

@@ -93,6 +93,12 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "clip normalised observations to +-clip_obs", 0.0, 1e9, {}, true);
   AddKey(&s, "normalize_kwargs.clip_reward", ValueType::kFloat, "10.0",
          "clip normalised rewards to +-clip_reward", 0.0, 1e9, {}, true);
+  AddKey(&s, "trained_agent", ValueType::kString, "''",
+         "start from a trained agent, as rl-zoo's --trained-agent: a run directory (its final.pt, "
+         "else its newest resume checkpoint) or its checkpoints/best.pt or final.pt, of the same "
+         "algo, env_id and network; its parameters, optimiser state and normaliser statistics "
+         "carry over, while step counters, schedules, exploration and the replay buffer start "
+         "afresh (empty: a new agent; --resume ignores it)");
   AddKey(&s, "threads.env", ValueType::kInt, "1",
          "at most this many threads stepping envs (1: on the training thread); fewer when each "
          "would get too few envs to pay off (README, Threads)",

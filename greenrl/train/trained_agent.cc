@@ -1,6 +1,11 @@
 #include "greenrl/train/trained_agent.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
@@ -10,10 +15,11 @@
 
 namespace greenrl::train {
 
-TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
+TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
+                                     const std::string& field) {
   namespace fs = std::filesystem;
   const std::string config_path = run_dir + "/config.yaml";
-  // best.pt (with the statistics it records) with --best; else the finished run's final.pt (and
+  // best.pt (with the statistics it records) with `best`; else the finished run's final.pt (and
   // normalizer.json); a run stopped by a signal, the energy budget's stop without final.pt, or a
   // crash has only resume checkpoints: the newest of them (rank 0's).
   std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
@@ -23,51 +29,130 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
     checkpoint = resume_checkpoints.empty() ? "" : resume_checkpoints.back().second;
   }
   if (best && (!fs::exists(config_path) || !final_checkpoint)) {
-    throw ConfigError("--best", run_dir,
+    throw ConfigError(field == "--run" ? "--best" : field, run_dir,
                       "a run directory with config.yaml and checkpoints/best.pt (written at "
                       "each evaluation that beats the best mean reward so far; eval.save_best: "
                       "true, the default)");
   }
   if (!fs::exists(config_path) || checkpoint.empty()) {
-    throw ConfigError("--run", run_dir,
+    throw ConfigError(field, run_dir,
                       "a run directory with config.yaml and checkpoints/final.pt or a resume "
                       "checkpoint checkpoints/step_*.pt");
   }
-  TrainedAgent agent{LoadRunConfig(config_path, {}, seed),
-                     /*algorithm=*/nullptr,
-                     /*normalizer=*/std::nullopt,
-                     checkpoint,
-                     final_checkpoint,
-                     /*resume_step=*/0};
-  ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
-  agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
-  const bool normalize = agent.config.GetBool("normalize");
+  TrainedAgentFiles files{LoadRunConfig(config_path, {}, std::nullopt), checkpoint,
+                          final_checkpoint, /*resume_step=*/0, /*normalizer=*/std::nullopt};
+  if (!files.config.GetBool("normalize")) return files;
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
-    if (normalize && !(record && record->normalizer)) {
-      throw ConfigError("--best", run_dir,
+    if (!(record && record->normalizer)) {
+      throw ConfigError(field == "--run" ? "--best" : field, run_dir,
                         "a run whose checkpoints/best.pt records the normaliser statistics "
                         "(normalize: true)");
     }
-    agent.algorithm->LoadCheckpoint(agent.checkpoint);
-    if (normalize) agent.normalizer = record->normalizer;
-    return agent;
-  }
-  if (agent.final_checkpoint) {
-    agent.algorithm->LoadCheckpoint(agent.checkpoint);
-    if (normalize) agent.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
-    return agent;
-  }
-  const TrainerState state = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint);
-  agent.resume_step = state.steps;
-  if (normalize) {
-    if (state.normalizer.empty()) {
-      throw ConfigError("--run", run_dir,
-                        "a run whose newest resume checkpoint (" + agent.checkpoint +
+    files.normalizer = record->normalizer;
+  } else if (files.final_checkpoint) {
+    files.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
+  } else {
+    const std::optional<TrainerState> state = PeekTrainerState(files.checkpoint);
+    if (!state) {
+      throw ConfigError("checkpoint", files.checkpoint,
+                        "a resume checkpoint written by greenrl train");
+    }
+    files.resume_step = state->steps;
+    if (state->normalizer.empty()) {
+      throw ConfigError(field, run_dir,
+                        "a run whose newest resume checkpoint (" + files.checkpoint +
                             ") holds the normaliser statistics (normalize: true)");
     }
-    agent.normalizer = NormalizerSnapshot{NormalizeOptionsFrom(agent.config), state.normalizer};
+    files.normalizer = NormalizerSnapshot{NormalizeOptionsFrom(files.config), state->normalizer};
   }
+  return files;
+}
+
+TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& config) {
+  namespace fs = std::filesystem;
+  const std::string accepted =
+      "a run directory written by greenrl train, or its checkpoints/best.pt or "
+      "checkpoints/final.pt";
+  std::error_code ec;
+  const fs::path p(path);
+  std::string run_dir = path;
+  bool best = false;
+  if (fs::is_regular_file(p, ec)) {
+    const std::string name = p.filename().string();
+    if ((name != "best.pt" && name != "final.pt") || p.parent_path().filename() != "checkpoints") {
+      throw ConfigError("trained_agent", path, accepted);
+    }
+    run_dir = p.parent_path().parent_path().string();
+    if (run_dir.empty()) run_dir = ".";
+    best = name == "best.pt";
+  } else if (!fs::is_directory(p, ec)) {
+    throw ConfigError("trained_agent", path, accepted + " (no such file or directory)");
+  }
+  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "trained_agent");
+  const Config& own = files.config;
+  for (const char* key : {"algo", "env_id"}) {
+    if (own.GetString(key) != config.GetString(key)) {
+      throw ConfigError("trained_agent", path,
+                        "a run of this run's algo and env_id, " + config.GetString("algo") +
+                            " on " + config.GetString("env_id") + " (it is a " +
+                            own.GetString("algo") + " run on " + own.GetString("env_id") + ")");
+    }
+  }
+  auto refuse = [&](const std::string& key, const std::string& value, const std::string& mine,
+                    const std::string& why) {
+    throw ConfigError(key, value,
+                      "the trained agent's own " + mine + " (" + run_dir + "/config.yaml): " + why);
+  };
+  const bool normalize = config.GetBool("normalize");
+  if (normalize != own.GetBool("normalize")) {
+    refuse("normalize", normalize ? "true" : "false", normalize ? "false" : "true",
+           std::string("its policy was trained on ") + (normalize ? "raw" : "normalised") +
+               " observations");
+  }
+  if (normalize) {
+    const env::NormalizeOptions mine = files.normalizer->options,
+                                want = NormalizeOptionsFrom(config);
+    const std::string why = "its policy was trained on observations normalised so";
+    if (want.norm_obs != mine.norm_obs) {
+      refuse("normalize_kwargs.norm_obs", want.norm_obs ? "true" : "false",
+             mine.norm_obs ? "true" : "false", why);
+    }
+    if (want.clip_obs != mine.clip_obs) {
+      refuse("normalize_kwargs.clip_obs", fmt::format("{}", want.clip_obs),
+             fmt::format("{}", mine.clip_obs), why);
+    }
+  }
+  try {  // what the agent's training cost: its run's total, plus what its own start cost
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+    files.energy_wh = j.at("total_energy_wh").get<double>();
+    const auto earlier = j.find("trained_agent");
+    if (earlier != j.end() && earlier->is_object()) {
+      const nlohmann::json& wh = earlier->at("energy_wh");
+      files.energy_wh = wh.is_number() ? files.energy_wh + wh.get<double>() : NAN;
+    }
+  } catch (const std::exception&) {  // no energy.json (a crashed run): unknown
+    files.energy_wh = NAN;
+  }
+  return files;
+}
+
+TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
+  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run");
+  TrainedAgent agent{LoadRunConfig(run_dir + "/config.yaml", {}, seed),
+                     /*algorithm=*/nullptr,
+                     std::move(files.normalizer),
+                     files.checkpoint,
+                     files.final_checkpoint,
+                     /*resume_step=*/0};
+  ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
+  agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
+  if (agent.final_checkpoint) {  // final.pt or best.pt
+    agent.algorithm->LoadCheckpoint(agent.checkpoint);
+    return agent;
+  }
+  // A resume checkpoint: with its counters too (DQN's exploration rate for --stochastic).
+  agent.resume_step = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint).steps;
   return agent;
 }
 

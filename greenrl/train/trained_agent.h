@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,42 @@ struct TrainedAgent {
   bool final_checkpoint = true;
   int64_t resume_step = 0;
 };
+
+// Where a run's trained agent is, found without building the agent: what LoadTrainedAgent loads
+// and what `trained_agent` (TrainOptions; rl-zoo's --trained-agent) starts a new run from.
+struct TrainedAgentFiles {
+  Config config;           // RUN_DIR/config.yaml (the run's own seed)
+  std::string checkpoint;  // checkpoints/final.pt, best.pt, or the newest resume checkpoint
+  // True for final.pt and best.pt; false for the newest resume checkpoint (a run stopped by a
+  // signal, the energy budget or a crash), whose global step is resume_step.
+  bool final_checkpoint = true;
+  int64_t resume_step = 0;  // set for a resume checkpoint of a normalize: true run
+  // The statistics that go with the checkpoint when the run has normalize: true: normalizer.json
+  // beside final.pt, those best.pt records, or those in the resume checkpoint; else nullopt.
+  std::optional<NormalizerSnapshot> normalizer;
+  // ResolveTrainedAgent: what training this agent cost, Wh (report::TrainedAgentReport).
+  double energy_wh = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Finds run_dir's agent as LoadTrainedAgent describes (best: checkpoints/best.pt).
+// Errors: ConfigError(field, run_dir, ...) for a directory without config.yaml or a checkpoint,
+// or without the statistics a normalize: true run needs (with best and field "--run", the field
+// is "--best"); ConfigError("checkpoint", path, ...) for a resume checkpoint that does not read;
+// the errors of LoadRunConfig, LoadNormalizer and ReadBestCheckpoint.
+TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
+                                     const std::string& field);
+
+// The config key `trained_agent` (rl-zoo's --trained-agent): `path` names the agent a new run
+// with `config` starts from: a run directory (its final.pt, else its newest resume
+// checkpoint, as LoadTrainedAgent), or a run's checkpoints/best.pt or checkpoints/final.pt.
+// The run must have config's algo and env_id, and its normalize and the observation half of
+// normalize_kwargs (norm_obs, clip_obs: what the policy saw); the network shape is
+// checked when the checkpoint loads (Algorithm::LoadCheckpoint).
+// energy_wh: the run's energy.json total_energy_wh plus its own trained_agent.energy_wh.
+// Errors: ConfigError("trained_agent", path, ...) for another kind of path, a missing one, or a
+// run of another algo or env; ConfigError(key, value, ...) naming the trained agent's own value
+// for normalize and normalize_kwargs.{norm_obs, clip_obs}; LocateTrainedAgent's.
+TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& config);
 
 // Loads run_dir's config.yaml (with `seed` replacing the run's seed when given) and its
 // checkpoints/final.pt, else its newest resume checkpoint (rank 0's), with the normaliser

@@ -44,6 +44,7 @@
 #include "greenrl/train/power_limit_profiler.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
+#include "greenrl/train/trained_agent.h"
 #include "greenrl/train/work_energy.h"
 
 namespace greenrl::train {
@@ -313,6 +314,24 @@ TrainResult Train(const Config& config, TrainOptions options) {
     RequireNewOrEmptyDir(run_dir);
   }
   // --- end resume
+  // trained_agent (rl-zoo's --trained-agent): a new run starting from another run's agent,
+  // found and checked against this config before any work; a resume ignores it (its checkpoint
+  // holds the agent).
+  std::optional<TrainedAgentFiles> trained_agent;
+  report::TrainedAgentReport trained_agent_report;
+  if (const std::string path = config.GetString("trained_agent"); !path.empty()) {
+    if (!options.resume) {
+      trained_agent = ResolveTrainedAgent(path, config);
+      trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
+    } else {  // only for the report: where the run started from, if it is still there
+      trained_agent_report.checkpoint = path;
+      try {
+        const TrainedAgentFiles files = ResolveTrainedAgent(path, config);
+        trained_agent_report = {files.checkpoint, files.energy_wh};
+      } catch (const std::exception&) {  // moved or deleted since: the path, energy unknown
+      }
+    }
+  }
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
   std::optional<energy::IntensitySeries> intensity_series;
@@ -353,6 +372,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     return NormalizerSnapshot{normalizer->options(), normalizer->GetState()};
   };
   auto algorithm = MakeAlgorithm(rank_config, env->spec());
+  if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
+    algorithm->LoadCheckpoint(trained_agent->checkpoint);
+    if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
+  }
   if (world_size > 1) algorithm->SetCollectives(group);  // broadcasts rank 0's parameters
   std::vector<double> normalizer_base;  // the merged statistics all ranks share (data-parallel)
   if (normalizer != nullptr) normalizer_base = normalizer->GetState();
@@ -1179,6 +1202,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.meter_reason = meter_reason;
   if (best_eval_step >= 0 && writer) {
     r.best_eval = {best_eval_step, best_eval_mean, run_dir + "/checkpoints/best.pt"};
+    r.trained_agent = trained_agent_report;
   }
   if (meter_reason_logged) r.meter_brief = meter_brief;
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
