@@ -30,6 +30,7 @@ int Main(int argc, char** argv) {
   const auto bench = greenrl::cli::RegisterBench(app);
   const auto meters = greenrl::cli::RegisterMeters(app);
   const auto envs = greenrl::cli::RegisterEnvs(app);
+  const auto keys = greenrl::cli::RegisterKeys(app);
   const auto launch = greenrl::cli::RegisterLaunch(app);
   const auto report = greenrl::cli::RegisterReport(app);
   try {
@@ -42,13 +43,13 @@ int Main(int argc, char** argv) {
         fmt::print(
             stderr,
             "greenrl: error: command: none given; one of train, eval, export, bench, meters, "
-            "envs, launch, report\n");
+            "envs, keys, launch, report\n");
         return 2;
       }
       fmt::print(
           stderr,
           "greenrl: error: command: got '{}'; expected one of train, eval, export, bench, meters, "
-          "envs, launch, report (see `greenrl --help`)\n",
+          "envs, keys, launch, report (see `greenrl --help`)\n",
           argv[1]);
       return 2;
     }
@@ -132,6 +133,7 @@ int Main(int argc, char** argv) {
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("meters")) return meters();
     if (app.got_subcommand("envs")) return envs();
+    if (app.got_subcommand("keys")) return keys();
     if (app.got_subcommand("launch")) return launch();
     if (app.got_subcommand("report")) return report();
   } catch (const greenrl::ConfigError& e) {

@@ -6,7 +6,7 @@
 namespace greenrl::cli {
 
 // Runs `greenrl <command> ...` with the process's arguments: train, eval, export, bench,
-// meters, envs, launch, report. Call it from main, once, after any RegisterEnv. First, where
+// meters, envs, keys, launch, report. Call it from main, once, after any RegisterEnv. First, where
 // OpenBLAS fell back to its generic kernels, it re-executes the program with OPENBLAS_CORETYPE
 // set (core/openblas_core.h), so it must run before any other thread starts.
 // Returns: the exit code: 0 success; 1 runtime failure (I/O, internal error); 2 bad input

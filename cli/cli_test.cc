@@ -11,6 +11,8 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/openblas_core.h"
@@ -41,6 +43,12 @@ Result RunCommand(const std::string& cmd) {
 
 Result RunGreenrl(const std::string& args) {
   return RunCommand(std::string(GREENRL_BIN) + " " + args + " 2>&1");
+}
+
+// The command was refused as bad input (exit code 2) with `text` in its output.
+void ExpectRefused(const Result& r, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
 }
 
 std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
@@ -378,7 +386,7 @@ TEST(CliTest, MissingOrUnknownCommandIsNamed) {
   EXPECT_NE(bare.output.find("Usage: "), std::string::npos) << bare.output;
   EXPECT_NE(
       bare.output.find("greenrl: error: command: none given; one of train, eval, export, bench, "
-                       "meters, envs, launch, report\n"),
+                       "meters, envs, keys, launch, report\n"),
       std::string::npos)
       << bare.output;
   const Result unknown = RunGreenrl("frobnicate");
@@ -517,17 +525,42 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("  trained agent  " + out + "/checkpoints/best.pt ("), std::string::npos)
       << r.output;
-  r = RunGreenrl("train --resume " + more + " --trained-agent " + out);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("--resume excludes --trained-agent"), std::string::npos) << r.output;
-  r = RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --quiet --trained-agent " + out +
-                 " --out " + Dir("acrobot"));
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("trained_agent: got '" + out +
-                          "'; a run of this run's algo and env_id, ppo on Acrobot-v1 (it is a "
-                          "ppo run on CartPole-v1)"),
-            std::string::npos)
-      << r.output;
+  ExpectRefused(RunGreenrl("train --resume " + more + " --trained-agent " + out),
+                "--resume excludes --trained-agent");
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --quiet " +
+                           "--trained-agent " + out + " --out " + Dir("acrobot")),
+                "trained_agent: got '" + out +
+                    "'; a run of this run's algo and env_id, ppo on Acrobot-v1 (it is a ppo run "
+                    "on CartPole-v1)");
+}
+
+// greenrl keys: every key of an algorithm with its SB3 default and meaning, as a preset that
+// trains as it stands; an unknown key's error points to it instead of listing every key.
+TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
+  for (const auto& [algo, lines] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"ppo", {"algo: ppo  # ", "n_steps: 2048  # ", "learning_rate: 0.0003  # "}},
+           {"dqn", {"algo: dqn  # ", "buffer_size: 1000000  # ", "learning_rate: 0.0001  # "}},
+           {"sac", {"algo: sac  # ", "env_id: Pendulum-v1  # ", "tau: 0.005  # "}}}) {
+    Result r = RunGreenrl("keys --algo " + algo);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.rfind("# greenrl keys --algo " + algo + ": every key", 0), 0u) << r.output;
+    for (const std::string& line : lines) {
+      EXPECT_NE(r.output.find("\n" + line), std::string::npos) << line << "\n" << r.output;
+    }
+    const std::string dir = Dir("keys_" + algo);
+    fs::create_directories(dir);
+    std::ofstream(dir + "/preset.yaml") << r.output;
+    r = RunGreenrl("train --config " + dir +
+                   "/preset.yaml --set n_timesteps=200 --set "
+                   "eval.final_episodes=1 --quiet --out " +
+                   dir + "/run");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  ExpectRefused(RunGreenrl("keys --algo sca"),
+                "greenrl: error: --algo: got 'sca'; one of: ppo, dqn, sac\n");
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " --set lerning_rate=1"),
+                "greenrl: error: lerning_rate: got '1'; unknown key; did you mean "
+                "'learning_rate'? every key with its default: `greenrl keys --algo ppo`\n");
 }
 
 // greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount

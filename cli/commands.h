@@ -19,6 +19,7 @@ Runner RegisterExport(CLI::App& app);
 Runner RegisterMeters(CLI::App& app);
 // greenrl envs
 Runner RegisterEnvs(CLI::App& app);
+Runner RegisterKeys(CLI::App& app);
 // greenrl launch --nproc N [--master-port P] [--grace-s S] -- train ...
 Runner RegisterLaunch(CLI::App& app);
 // greenrl bench ppo-cartpole|ppo-pendulum|dqn-cartpole|sac-pendulum|sac-mountaincarcontinuous

@@ -279,6 +279,9 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     hint += quoted.size() == 1 ? "did you mean " + quoted[0] + "? "
                                : "did you mean one of " + Join(quoted, ", ") + "? ";
   }
+  if (!schema.key_list_hint().empty()) {
+    return ConfigError(key, value, hint + "every key with its default: " + schema.key_list_hint());
+  }
   return ConfigError(key, value, hint + "known keys: " + Join(known, ", "));
 }
 

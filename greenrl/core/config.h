@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -96,6 +97,12 @@ class ConfigSchema {
   // Returns: the note for `key`, or nullptr when it has none.
   const std::string* UnknownKeyNote(const std::string& key) const;
 
+  // Where every key is listed (e.g. "`greenrl keys --algo ppo`"): the unknown-key error then
+  // ends "every key with its default: <where>" instead of listing them all. Empty (the
+  // default): the error lists the keys.
+  void set_key_list_hint(std::string where) { key_list_hint_ = std::move(where); }
+  const std::string& key_list_hint() const { return key_list_hint_; }
+
   // Declares `key` a shorthand for several keys: a value that is not a map, given at `key` in a
   // YAML file, an override or Set, is assigned to each of `targets` as if given at each (an
   // invalid one is reported under `key`, with the first target's rule); a map at `key` is still
@@ -115,6 +122,7 @@ class ConfigSchema {
   std::vector<KeySpec> keys_;
   std::unordered_map<std::string, size_t> index_;               // key -> position in keys_
   std::unordered_map<std::string, std::string> unknown_notes_;  // AddUnknownKeyNote
+  std::string key_list_hint_;                                   // set_key_list_hint
   std::unordered_map<std::string, std::vector<std::string>> shorthands_;  // AddShorthand
 };
 
@@ -145,7 +153,8 @@ class Config {
   //     2048' (it holds a <kind>)");
   //   the same key twice in the file: (key, value, "one value per key (given twice in <path>)");
   //   an override without '=' or with an empty key: ("--set", text, "key=value");
-  //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ..."), or
+  //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ..."; with
+  //   a key_list_hint, "... every key with its default: <hint>"), or
   //     "did you mean one of 'a', 'b', 'c'?" for ties, or no guess when nothing is close (keys of
   //     one or two letters get none unless they match a key's last segment);
   //   a value of the wrong type or out of range: (key, value, "an integer >= 1"), ("a number in

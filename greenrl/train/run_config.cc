@@ -189,7 +189,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddCheckpointKeys(&s);
   AddAlgoKeys(algo, &s);
   // The other algorithms' own keys, so that one of them names them: "buffer_size: got '100';
-  // unknown key for algo ppo (a key of dqn, sac); known keys: ...".
+  // unknown key for algo ppo (a key of dqn, sac); every key with its default: ...".
   std::map<std::string, std::string> owners;  // key -> "dqn, sac"
   for (const std::string& id : ids) {
     if (id == algo) continue;
@@ -204,6 +204,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& [key, algos] : owners) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
+  s.set_key_list_hint("`greenrl keys --algo " + algo + "`");  // cli/keys_command.cc
   // SB3's gSDE options greenrl does not have (it has full_std=True, use_expln=False, and the
   // actor's last hidden features as gSDE's).
   for (const char* key :

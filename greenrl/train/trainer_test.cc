@@ -261,7 +261,8 @@ TEST(RunConfigTest, LrNamesLearningRate) {
     ADD_FAILURE() << "no error for lr";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("lr: got '0.001'; unknown key (SB3, rl-zoo and greenrl "
-                                          "call it learning_rate); known keys: ",
+                                          "call it learning_rate); every key with its "
+                                          "default: `greenrl keys --algo ppo`",
                                           0),
               0u)
         << e.what();
@@ -493,7 +494,7 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   // A key of another algorithm says so.
   EXPECT_NE(message({"buffer_size=100"})
                 .find("buffer_size: got '100'; unknown key for algo ppo (a key of dqn, sac); "
-                      "known keys: "),
+                      "every key with its default: `greenrl keys --algo ppo`"),
             std::string::npos)
       << message({"buffer_size=100"});
   // The PPO preset's own keys under --set algo=dqn: the first one met is named as PPO's.

@@ -1,0 +1,44 @@
+// greenrl keys: every config key of one algorithm, with its default and what it means, printed
+// as the YAML of a preset (Config::ToYaml of the defaults), so the listing is also a file to
+// start a preset from. The unknown-key error points here (ConfigSchema::key_list_hint).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "greenrl/core/config.h"
+#include "greenrl/core/did_you_mean.h"
+#include "greenrl/core/errors.h"
+#include "greenrl/train/run_config.h"
+
+namespace greenrl::cli {
+
+Runner RegisterKeys(CLI::App& app) {
+  auto algo = std::make_shared<std::string>("ppo");
+  CLI::App* cmd = app.add_subcommand(
+      "keys", "List an algorithm's config keys with their defaults and meaning, as YAML");
+  cmd->add_option("--algo", *algo, "ppo, dqn or sac (default ppo)");
+  return [algo]() {
+    const std::vector<std::string>& ids = train::AlgorithmIds();
+    if (std::find(ids.begin(), ids.end(), *algo) == ids.end()) {
+      throw ConfigError("--algo", *algo, OneOfWithHint(*algo, ids));
+    }
+    // The env of the algorithm's preset, so the listing trains as it stands (SAC has no
+    // Discrete env, CartPole-v1 being the schema's default).
+    const Config config =
+        Config::Load(train::BuildSchema(*algo), "",
+                     {"algo=" + *algo,
+                      std::string("env_id=") + (*algo == "sac" ? "Pendulum-v1" : "CartPole-v1")});
+    std::string yaml = config.ToYaml();
+    yaml.erase(0, yaml.find('\n') + 1);  // ToYaml's "resolved config" line
+    fmt::print(
+        "# greenrl keys --algo {}: every key with its default and meaning (README \"Config "
+        "keys\"); set them in a preset (greenrl train --config FILE) or with --set key=value\n{}",
+        *algo, yaml);
+    return 0;
+  };
+}
+
+}  // namespace greenrl::cli
