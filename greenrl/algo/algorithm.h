@@ -4,13 +4,16 @@
 // Box action spaces through ActContinuous(); EnvSpec::discrete_actions() says which applies.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "greenrl/algo/deterministic_policy.h"
+#include "greenrl/core/clock.h"
 #include "greenrl/core/collectives.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/vec_env.h"
@@ -28,7 +31,26 @@ struct EpisodeRecord {
   // data-parallel ranks, which step in lockstep, it orders the ranks' episodes in time
   // (train/episode_window.h).
   int64_t rollout_step = 0;
+  // When the step that ended it returned, Unix s: SB3 Monitor's t is this minus t_start
+  // (monitor.csv). NaN: not recorded (the trainer then uses the iteration's end).
+  double end_unix_s = std::numeric_limits<double>::quiet_NaN();
 };
+
+// Appends the episodes `env`'s last step ended (its terminated or truncated rows, in row order)
+// with their return and length (the VecEnv's RecordEpisodeStatistics figures), `rollout_step`,
+// and that step's wall-clock time, read once (UnixNowS) when any ended. Allocates only as
+// `episodes` grows.
+inline void AppendFinishedEpisodes(const env::VecEnv& env, int64_t rollout_step,
+                                   std::vector<EpisodeRecord>* episodes) {
+  double now_unix_s = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < env.num_envs(); ++i) {
+    if (env.terminated()[i] || env.truncated()[i]) {
+      if (std::isnan(now_unix_s)) now_unix_s = UnixNowS();
+      episodes->push_back(
+          {env.episode_return()[i], env.episode_length()[i], rollout_step, now_unix_s});
+    }
+  }
+}
 
 // Metrics of one update, keyed by CleanRL's names ("losses/value_loss", "charts/learning_rate").
 using Metrics = std::vector<std::pair<std::string, double>>;

@@ -338,10 +338,8 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       const bool terminated = env.terminated()[i] != 0, truncated = env.truncated()[i] != 0;
       buffer_.AddDiscrete(&last_obs_[row], final_obs + row, env_actions[i], env.reward()[i],
                           terminated, truncated);
-      if (terminated || truncated) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
-      }
     }
+    AppendFinishedEpisodes(env, t, episodes);
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
     // env steps; learning_starts, target updates and epsilon count those (as n_timesteps does).
     const int64_t before = num_timesteps_;

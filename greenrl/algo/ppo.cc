@@ -535,10 +535,8 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
       truncated_[row + i] = env.truncated()[i];
       final_values_[row + i] = 0.0f;
       any_truncated |= env.truncated()[i] && !env.terminated()[i];
-      if (env.terminated()[i] || env.truncated()[i]) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
-      }
     }
+    AppendFinishedEpisodes(env, t, episodes);
     if (any_truncated) {
       const float* final_values = PolicyForward(env.final_obs(), n).second;
       for (int i = 0; i < n; ++i) {

@@ -624,11 +624,7 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
     // next_obs = final_obs: the real last observation where a row ended (truncated included).
     buffer_.Add(step_obs_.data(), step_actions_.data(), env.reward(), env.terminated(),
                 env.truncated(), env.final_obs(), n);
-    for (int i = 0; i < n; ++i) {
-      if (env.terminated()[i] || env.truncated()[i]) {
-        episodes->push_back({env.episode_return()[i], env.episode_length()[i], t});
-      }
-    }
+    AppendFinishedEpisodes(env, t, episodes);
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
     // env steps; learning_starts counts those (n_timesteps counts all ranks' steps too).
     num_timesteps_ += static_cast<int64_t>(n) * (collectives_ ? collectives_->world_size() : 1);

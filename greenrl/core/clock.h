@@ -38,4 +38,8 @@ class FakeClock final : public Clock {
 // (clock_gettime(CLOCK_PROCESS_CPUTIME_ID)). Unit: s.
 double ProcessCpuSeconds();
 
+// Wall-clock seconds since the Unix epoch (std::chrono::system_clock; the vDSO's
+// clock_gettime, tens of nanoseconds). Unit: s.
+double UnixNowS();
+
 }  // namespace greenrl

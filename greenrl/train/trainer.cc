@@ -964,9 +964,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     episodes_total += static_cast<int64_t>(episodes.size());
     if (monitor_csv != nullptr && !episodes.empty()) {
-      const double now_unix_s = UnixNowS();  // the iteration's end stands for each episode's
+      const double now_unix_s = UnixNowS();  // for an episode without its own end time
       for (const algo::EpisodeRecord& e : episodes) {
-        monitor_csv->WriteEpisode(e.episode_return, e.episode_length, now_unix_s);
+        monitor_csv->WriteEpisode(e.episode_return, e.episode_length,
+                                  std::isnan(e.end_unix_s) ? now_unix_s : e.end_unix_s);
       }
       monitor_csv->Flush();
     }

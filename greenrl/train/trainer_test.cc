@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -127,7 +128,9 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
 
   // monitor.csv, SB3's Monitor format: its header, then one row per finished training episode;
   // CartPole pays 1 per step (r == l); the last 100 rows' mean return is the last metrics row's
-  // rollout/ep_rew_mean, and no episode is longer than the steps run.
+  // rollout/ep_rew_mean, and no episode is longer than the steps run. Each row's t is when the
+  // step that ended the episode returned (SB3's Monitor), not its iteration's end: the rows have
+  // more distinct times than the run has iterations (8), and none past the run's wall time.
   std::ifstream monitor(dir + "/monitor.csv");
   std::string line;
   ASSERT_TRUE(std::getline(monitor, line));
@@ -136,6 +139,7 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   ASSERT_TRUE(std::getline(monitor, line));
   EXPECT_EQ(line, "r,l,t");
   std::vector<double> returns;
+  std::set<double> times;
   double last_t = 0.0;
   while (std::getline(monitor, line)) {
     double r = 0, t = 0;
@@ -145,9 +149,12 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
     EXPECT_LE(l, 500);
     EXPECT_GE(t, last_t) << line;
     last_t = t;
+    times.insert(t);
     returns.push_back(r);
   }
   ASSERT_GT(returns.size(), 20u);
+  EXPECT_GT(times.size(), 8u);
+  EXPECT_LE(last_t, r.wall_time_s + 1.0);  // t_start is taken before the loop's clock starts
   const size_t window = std::min<size_t>(100, returns.size());
   double sum = 0.0;
   for (size_t k = returns.size() - window; k < returns.size(); ++k) sum += returns[k];

@@ -25,10 +25,6 @@ std::string SharedNote(energy::Scope scope) {
   return "unknown";
 }
 
-double UnixNowS() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
                                          const energy::Sampler& sampler,
                                          const std::optional<energy::IntensitySeries>& series,

@@ -72,7 +72,4 @@ energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
 // the summary: "no (this process's own CPU time)", "yes (...)", "possibly (...)".
 std::string SharedNote(energy::Scope scope);
 
-// Wall-clock seconds since the Unix epoch (std::chrono::system_clock).
-double UnixNowS();
-
 }  // namespace greenrl::train
