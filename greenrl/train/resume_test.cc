@@ -311,6 +311,23 @@ TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
   EXPECT_FALSE(ReadBestCheckpoint(dir).has_value());
 }
 
+// A damaged best.pt does not stop a resume: the resumed run knows no best evaluation, and its
+// first evaluation writes a new best.pt that reads back.
+TEST(ResumeTest, DamagedBestPtIsReplacedByTheResumedRun) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1536", "eval.freq=256", "eval.episodes=2", "checkpoint_freq=512"}, 0);
+  const std::string dir = FreshDir("best_damaged");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, /*resume=*/false, 768).interrupted);
+  WriteFileAtomic(dir + "/checkpoints/best.pt", "not an archive");
+  const TrainResult resumed = RunTraining(config, dir, 1.0, /*resume=*/true);
+  EXPECT_GT(resumed.report.best_eval.global_step, 512);
+  const std::optional<BestEval> best = ReadBestCheckpoint(dir);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->global_step, resumed.report.best_eval.global_step);
+  EXPECT_EQ(best->mean_reward, resumed.report.best_eval.mean_reward);
+}
+
 // trained_agent (rl-zoo's --trained-agent): a new run starts from another run's agent. Its
 // first update starts from the parameters of the run's final.pt (or best.pt) bit for bit, its
 // normaliser statistics go on from the run's (the observation count adds up), and energy.json
@@ -386,6 +403,21 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
   expect_refused({"normalize=true", "normalize_kwargs.clip_obs=5"},
                  "normalize_kwargs.clip_obs: got '5'; the trained agent's own 10 (" + parent +
                      "/config.yaml): its policy was trained on observations normalised so");
+
+  // A resumed run reports the agent's energy as its first segment found it, even when the
+  // agent's run has used more since.
+  std::vector<std::string> longer = sets;
+  longer.insert(longer.end(), {"n_timesteps=8192", "trained_agent=" + parent});
+  const Config stopped_config = LoadRunConfig(Preset("ppo/pendulum.yaml"), longer, 6);
+  const std::string stopped = FreshDir("agent_stopped");
+  ASSERT_TRUE(RunTraining(stopped_config, stopped, 1.0, /*resume=*/false, 4096).interrupted);
+  nlohmann::json parent_energy = nlohmann::json::parse(ReadFile(parent + "/energy.json"));
+  parent_energy["total_energy_wh"] = 5.0;
+  WriteFileAtomic(parent + "/energy.json", parent_energy.dump());
+  const TrainResult resumed = RunTraining(stopped_config, stopped, 1.0, /*resume=*/true);
+  EXPECT_EQ(resumed.report.steps, 8192);
+  EXPECT_EQ(resumed.report.trained_agent.checkpoint, parent + "/checkpoints/final.pt");
+  EXPECT_EQ(resumed.report.trained_agent.energy_wh, 1.0);
 }
 
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {

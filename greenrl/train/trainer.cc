@@ -323,12 +323,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (!options.resume) {
       trained_agent = ResolveTrainedAgent(path, config);
       trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
-    } else {  // only for the report: where the run started from, if it is still there
+    } else {  // only for the report, as the run's first segment found it (its energy.json),
+              // else as the agent's run stands now (a segment killed before writing it)
       trained_agent_report.checkpoint = path;
       try {
-        const TrainedAgentFiles files = ResolveTrainedAgent(path, config);
-        trained_agent_report = {files.checkpoint, files.energy_wh};
-      } catch (const std::exception&) {  // moved or deleted since: the path, energy unknown
+        const nlohmann::json earlier =
+            nlohmann::json::parse(std::ifstream(run_dir + "/energy.json")).at("trained_agent");
+        const nlohmann::json& wh = earlier.at("energy_wh");
+        trained_agent_report = {earlier.at("checkpoint").get<std::string>(),
+                                wh.is_number() ? wh.get<double>() : NAN};
+      } catch (const std::exception&) {
+        try {
+          const TrainedAgentFiles files = ResolveTrainedAgent(path, config);
+          trained_agent_report = {files.checkpoint, files.energy_wh};
+        } catch (const std::exception&) {  // moved or deleted since: the path, energy unknown
+        }
       }
     }
   }
@@ -670,9 +679,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
   int64_t best_eval_step = -1;
   double best_eval_mean = NAN;
   if (writer && !resumed_path.empty()) {
-    if (const std::optional<BestEval> best = ReadBestCheckpoint(run_dir)) {
-      best_eval_step = best->global_step;
-      best_eval_mean = best->mean_reward;
+    try {
+      if (const std::optional<BestEval> best = ReadBestCheckpoint(run_dir)) {
+        best_eval_step = best->global_step;
+        best_eval_mean = best->mean_reward;
+      }
+    } catch (const ConfigError& e) {  // a damaged best.pt: the next evaluation replaces it
+      if (options.verbose) {
+        fmt::print(stderr,
+                   "greenrl: no best evaluation known: {}; the next evaluation writes a "
+                   "new best.pt\n",
+                   e.what());
+      }
     }
   }
   auto apply_position = [&](const TrainerState& st) {
@@ -1203,8 +1221,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.meter_reason = meter_reason;
   if (best_eval_step >= 0 && writer) {
     r.best_eval = {best_eval_step, best_eval_mean, run_dir + "/checkpoints/best.pt"};
-    r.trained_agent = trained_agent_report;
   }
+  r.trained_agent = trained_agent_report;
   if (meter_reason_logged) r.meter_brief = meter_brief;
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
     for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);
