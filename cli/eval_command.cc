@@ -60,10 +60,10 @@ Runner RegisterEval(CLI::App& app) {
     for (const int64_t length : r.lengths) steps += length;
     fmt::print("greenrl eval: {} on {} from {}\n", config.GetString("algo"), env_id,
                agent.checkpoint);
-    fmt::print("  return         {} ± {} over {} {} episodes\n",
+    fmt::print("  return         {} ± {} over {} {} episode{}\n",
                report::FixedNoNegativeZero(r.mean_return, 2),
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
-               args->stochastic ? "stochastic" : "deterministic");
+               args->stochastic ? "stochastic" : "deterministic", args->episodes == 1 ? "" : "s");
     fmt::print("  steps          {}\n", steps);
     // Two decimals, or two significant digits below 0.01 s (a short evaluation is milliseconds;
     // "0.00 s" beside a nonzero energy read as a contradiction).

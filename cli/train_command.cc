@@ -136,7 +136,7 @@ Runner RegisterTrain(CLI::App& app) {
   cmd->add_option("--trained-agent,-i", args->trained_agent,
                   "start from a trained agent (--set trained_agent=PATH; rl-zoo's flag): a run "
                   "directory, or its checkpoints/best.pt or final.pt, of the same algo, env and "
-                  "network; a new run, with fresh step counters and schedules")
+                  "network; a new run, whose env-step counts and schedules start afresh")
       ->excludes(resume);
   resume->excludes("--config")
       ->excludes("--seed")

@@ -119,6 +119,15 @@ class Algorithm {
   // written for another algorithm, env or network shape.
   virtual void LoadCheckpoint(const std::string& path) = 0;
 
+  // trained_agent (rl-zoo's --trained-agent: SB3's load, then learn with its default
+  // reset_num_timesteps=True), after LoadCheckpoint: the algorithm's own count of env steps
+  // restarts at 0, so what it schedules by it (DQN's epsilon, learning_starts, train_freq and
+  // target-update marks; SAC's learning_starts) starts over as in a new run, while the
+  // parameters, optimiser state and the gradient-step count (losses/n_updates, as SB3's
+  // _n_updates) carry on. This default does nothing: PPO's schedules follow the trainer's
+  // progress_remaining.
+  virtual void ResetNumTimesteps() {}
+
   // --- Resume checkpoints (train/checkpointing.h; README "Checkpoints, resume and signals").
   // SaveTrainingState writes SaveCheckpoint's entries plus everything the next rollouts and
   // updates read: every generator (sampling, shuffling, exploration, replay sampling), counters

@@ -628,6 +628,12 @@ void Dqn::LoadCheckpoint(const std::string& path) {
   ReadModel(r);
 }
 
+void Dqn::ResetNumTimesteps() {
+  num_timesteps_ = 0;
+  exploration_rate_ = LinearEpsilon(config_.exploration_initial_eps, config_.exploration_final_eps,
+                                    config_.exploration_fraction, 1.0);
+}
+
 void Dqn::SaveTrainingState(const std::string& path, bool replay_buffer,
                             const std::function<void(CheckpointWriter&)>& extra) const {
   CheckpointWriter w("dqn", spec_.id, kCheckpointFormatVersion);

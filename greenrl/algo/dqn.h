@@ -132,6 +132,8 @@ class Dqn final : public Algorithm {
   // from it would refill the buffer.
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  // num_timesteps to 0 and epsilon to exploration_initial_eps (Algorithm::ResetNumTimesteps).
+  void ResetNumTimesteps() override;
   // Resume: SaveCheckpoint's entries plus the exploration and sampling generators, the guard's
   // counters and, with replay_buffer, the replay buffer (ReplayBuffer::Save gives its size).
   // Without it the resumed run starts from an empty buffer (updates sample from the

@@ -362,6 +362,7 @@ class Sac final : public Algorithm {
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  void ResetNumTimesteps() override { num_timesteps_ = 0; }  // learning_starts counts again
   // Resume: SaveCheckpoint's entries plus the three generators, the guard's counters and, with
   // replay_buffer, the replay buffer (ReplayBuffer::Save gives its size; without it the resumed
   // run starts from an empty buffer).

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -64,8 +65,11 @@ constexpr char kKnownKeys[] =
     "known keys: env_id, n_timesteps, n_steps, gamma, learning_rate, normalize, device, "
     "policy_kwargs.net_arch, carbon.pue, carbon.region, carbon.intensity_g_per_kwh";
 
+// The process id keeps tests that ctest runs side by side (-j2) off each other's files: two of
+// them once wrote "twice.yaml" with different contents at the same moment.
 std::string WriteTempFile(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + "greenrl_config_test_" + name;
+  const std::string path =
+      ::testing::TempDir() + "greenrl_config_test_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << content;
   return path;
 }

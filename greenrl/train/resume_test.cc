@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/algo/dqn.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
@@ -400,6 +401,11 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
   expect_refused({"normalize=false"},
                  "normalize: got 'false'; the trained agent's own true (" + parent +
                      "/config.yaml): its policy was trained on normalised observations");
+  expect_refused({"normalize=true", "policy_kwargs.net_arch=[32]"},
+                 "trained_agent: got '" + parent +
+                     "'; an agent this run's network can take (checkpoint: got '" + parent +
+                     "/checkpoints/final.pt'; a PPO checkpoint written by greenrl train for "
+                     "net_arch.pi [32] (it was written for [64,64]))");
   expect_refused({"normalize=true", "normalize_kwargs.clip_obs=5"},
                  "normalize_kwargs.clip_obs: got '5'; the trained agent's own 10 (" + parent +
                      "/config.yaml): its policy was trained on observations normalised so");
@@ -418,6 +424,60 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
   EXPECT_EQ(resumed.report.steps, 8192);
   EXPECT_EQ(resumed.report.trained_agent.checkpoint, parent + "/checkpoints/final.pt");
   EXPECT_EQ(resumed.report.trained_agent.energy_wh, 1.0);
+}
+
+// trained_agent for the off-policy algorithms restarts their own step count, as rl-zoo's learn
+// (reset_num_timesteps=True) does: DQN's epsilon after the first rollout is a fresh run's, and
+// no gradient step comes before learning_starts (DQN's n_updates stays the agent's own; SAC's
+// parameters are still the agent's after its first Update, which learning_starts makes a no-op).
+TEST(ResumeTest, TrainedAgentRestartsOffPolicySchedules) {
+  auto run = [](const std::string& preset, const std::vector<std::string>& sets,
+                const std::string& name, int64_t iteration) {
+    TrainOptions options;
+    options.out_dir = FreshDir(name);
+    options.verbose = false;
+    options.meter_override = FixedMeter(1.0);
+    struct Seen {
+      double epsilon = -1.0;
+      int64_t n_updates = -1;
+      std::vector<float> params;
+    } seen;
+    options.before_update = [&](int64_t it, algo::Algorithm& algorithm) {
+      if (it != iteration) return;
+      if (const auto* dqn = dynamic_cast<const algo::Dqn*>(&algorithm)) {
+        seen.epsilon = dqn->exploration_rate();
+        seen.n_updates = dqn->n_updates();
+      }
+      seen.params = algorithm.GetParameters();
+    };
+    Train(LoadRunConfig(Preset(preset), sets, 2), std::move(options));
+    return seen;
+  };
+  const std::vector<std::string> dqn = {"n_timesteps=1536", "exploration_fraction=0.5",
+                                        "eval.final_episodes=1"};
+  const std::string parent = FreshDir("dqn_parent");
+  run("dqn/cartpole.yaml", dqn, "dqn_parent", 6);  // train_freq 256: iteration 6 ends at 1536
+  auto with_agent = [](std::vector<std::string> sets, const std::string& path) {
+    sets.push_back("trained_agent=" + path);
+    return sets;
+  };
+  const auto fresh = run("dqn/cartpole.yaml", dqn, "dqn_fresh", 1);
+  const auto child = run("dqn/cartpole.yaml", with_agent(dqn, parent), "dqn_child", 1);
+  EXPECT_EQ(child.epsilon, fresh.epsilon);
+  // 256 of 1536 steps: 1 - (256 / 1536) / 0.5 * (1 - 0.04); the agent's own count would give 0.04
+  EXPECT_DOUBLE_EQ(child.epsilon, 0.68);
+  const Config dqn_config = LoadRunConfig(Preset("dqn/cartpole.yaml"), dqn, 2);
+  auto agent = MakeAlgorithm(dqn_config, env::FindEnvSpec("CartPole-v1"));
+  agent->LoadCheckpoint(parent + "/checkpoints/final.pt");
+  EXPECT_GT(dynamic_cast<const algo::Dqn&>(*agent).n_updates(), 0);
+  EXPECT_EQ(child.n_updates, dynamic_cast<const algo::Dqn&>(*agent).n_updates());
+
+  const std::vector<std::string> sac = {"n_timesteps=300", "eval.final_episodes=1"};
+  const std::string sac_parent = FreshDir("sac_parent");
+  run("sac/pendulum.yaml", sac, "sac_parent", 0);
+  const auto sac_child = run("sac/pendulum.yaml", with_agent(sac, sac_parent), "sac_child", 2);
+  const Config sac_config = LoadRunConfig(Preset("sac/pendulum.yaml"), sac, 2);
+  EXPECT_EQ(sac_child.params, testing::FinalParameters(sac_config, sac_parent));
 }
 
 TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {

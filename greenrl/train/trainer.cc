@@ -319,7 +319,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // holds the agent).
   std::optional<TrainedAgentFiles> trained_agent;
   report::TrainedAgentReport trained_agent_report;
-  if (const std::string path = config.GetString("trained_agent"); !path.empty()) {
+  // config.yaml keeps it as an absolute path, so a --resume from another folder finds it.
+  Config saved_config = config;
+  if (const std::string given = config.GetString("trained_agent"); !given.empty()) {
+    const std::string path = fs::absolute(given).string();
+    saved_config.Set("trained_agent", path);
     if (!options.resume) {
       trained_agent = ResolveTrainedAgent(path, config);
       trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
@@ -382,7 +386,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   };
   auto algorithm = MakeAlgorithm(rank_config, env->spec());
   if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
-    algorithm->LoadCheckpoint(trained_agent->checkpoint);
+    try {
+      algorithm->LoadCheckpoint(trained_agent->checkpoint);
+    } catch (const ConfigError& e) {  // another network shape or kind: named by the key
+      throw ConfigError("trained_agent", config.GetString("trained_agent"),
+                        std::string("an agent this run's network can take (") + e.what() + ")");
+    }
+    algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
   }
   if (world_size > 1) algorithm->SetCollectives(group);  // broadcasts rank 0's parameters
@@ -439,7 +449,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing.
     if (!options.resume) {
-      WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+      WriteFileAtomic(run_dir + "/config.yaml", saved_config.ToYaml());
       metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
       tfevents.emplace(run_dir);
     }
@@ -637,7 +647,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // The resolved config of this segment (--set overrides such as a larger n_timesteps
     // included), so a later plain --resume continues with it; written only once the checkpoint
     // has loaded, so a refused resume leaves the file as it was.
-    if (writer) WriteFileAtomic(run_dir + "/config.yaml", config.ToYaml());
+    if (writer) WriteFileAtomic(run_dir + "/config.yaml", saved_config.ToYaml());
   }
   // --- end resume
 
