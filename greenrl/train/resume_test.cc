@@ -403,12 +403,12 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
                      "/config.yaml): its policy was trained on normalised observations");
   expect_refused({"normalize=true", "policy_kwargs.net_arch=[32]"},
                  "trained_agent: got '" + parent +
-                     "'; an agent this run's network can take (checkpoint: got '" + parent +
-                     "/checkpoints/final.pt'; a PPO checkpoint written by greenrl train for "
-                     "net_arch.pi [32] (it was written for [64,64]))");
+                     "'; an agent this run's network can take; its checkpoint " + parent +
+                     "/checkpoints/final.pt does not fit, needing a PPO checkpoint written by "
+                     "greenrl train for net_arch.pi [32] (it was written for [64,64])");
   expect_refused({"normalize=true", "normalize_kwargs.clip_obs=5"},
                  "normalize_kwargs.clip_obs: got '5'; the trained agent's own 10 (" + parent +
-                     "/config.yaml): its policy was trained on observations normalised so");
+                     "/config.yaml): its policy saw observations normalised with that value");
 
   // A resumed run reports the agent's energy as its first segment found it, even when the
   // agent's run has used more since.

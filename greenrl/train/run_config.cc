@@ -96,9 +96,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "trained_agent", ValueType::kString, "''",
          "start from a trained agent, as rl-zoo's --trained-agent: a run directory (its final.pt, "
          "else its newest resume checkpoint) or its checkpoints/best.pt or final.pt, of the same "
-         "algo, env_id and network; its parameters, optimiser state, gradient-step count and "
+         "algo, env_id and network; its parameters, optimiser state, update counts and "
          "normaliser statistics carry over, while env-step counts, schedules, exploration and "
-         "the replay buffer start afresh (empty: a new agent; --resume ignores it)");
+         "the replay buffer start afresh (empty: a new agent; a --resume keeps the run's own)");
   AddKey(&s, "threads.env", ValueType::kInt, "1",
          "at most this many threads stepping envs (1: on the training thread); fewer when each "
          "would get too few envs to pay off (README, Threads)",

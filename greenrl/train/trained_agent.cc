@@ -113,7 +113,7 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
   if (normalize) {
     const env::NormalizeOptions mine = files.normalizer->options,
                                 want = NormalizeOptionsFrom(config);
-    const std::string why = "its policy was trained on observations normalised so";
+    const std::string why = "its policy saw observations normalised with that value";
     if (want.norm_obs != mine.norm_obs) {
       refuse("normalize_kwargs.norm_obs", want.norm_obs ? "true" : "false",
              mine.norm_obs ? "true" : "false", why);

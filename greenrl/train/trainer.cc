@@ -389,8 +389,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
     try {
       algorithm->LoadCheckpoint(trained_agent->checkpoint);
     } catch (const ConfigError& e) {  // another network shape or kind: named by the key
+      // The checkpoint's own message without its "checkpoint: got '<path>'; " head.
+      std::string why = e.what();
+      const size_t head = why.find("'; ");
+      if (why.rfind("checkpoint: got '", 0) == 0 && head != std::string::npos) {
+        why = why.substr(head + 3);
+      }
       throw ConfigError("trained_agent", config.GetString("trained_agent"),
-                        std::string("an agent this run's network can take (") + e.what() + ")");
+                        "an agent this run's network can take; its checkpoint " +
+                            trained_agent->checkpoint + " does not fit, needing " + why);
     }
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
