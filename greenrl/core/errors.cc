@@ -4,7 +4,9 @@ namespace greenrl {
 
 ConfigError::ConfigError(const std::string& field, const std::string& value,
                          const std::string& accepted)
-    : std::runtime_error(field + ": got '" + value + "'; " + accepted), field_(field) {}
+    : std::runtime_error(field + ": got '" + value + "'; " + accepted),
+      field_(field),
+      accepted_(accepted) {}
 
 ConfigError::ConfigError(const std::string& message) : std::runtime_error(message) {}
 
@@ -16,6 +18,7 @@ ConfigError ConfigError::WithSource(const std::string& source) const {
   }
   ConfigError out(field_ + " (in " + source + ")" + text.substr(field_.size()));
   out.field_ = field_;
+  out.accepted_ = accepted_;
   return out;
 }
 

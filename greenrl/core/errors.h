@@ -22,6 +22,9 @@ class ConfigError : public std::runtime_error {
   explicit ConfigError(const std::string& message);
 
   const std::string& field() const { return field_; }
+  // What would have been accepted (the constructor's `accepted`); empty for the message-only
+  // form.
+  const std::string& accepted() const { return accepted_; }
 
   // The same error with its field named as found in `source` (the preset file it came from):
   // "<field> (in <source>): got '<value>'; <accepted>". Returned unchanged when it has no field
@@ -30,6 +33,7 @@ class ConfigError : public std::runtime_error {
 
  private:
   std::string field_;
+  std::string accepted_;
 };
 
 // A broken invariant inside greenrl: a bug, never a user error.

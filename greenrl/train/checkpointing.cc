@@ -208,13 +208,26 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
   return state;
 }
 
+namespace {
+
+// The string entry `key` of the LibTorch archive at `path`, read without loading the model;
+// nullopt when the archive has no such string entry.
+// Errors: LibTorch's (c10::Error, a std::exception) for a file that is not an archive.
+std::optional<std::string> ReadStringEntry(const std::string& path, const std::string& key) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  c10::IValue v;
+  if (!archive.try_read(key, v) || !v.isString()) return std::nullopt;
+  return v.toStringRef();
+}
+
+}  // namespace
+
 std::optional<TrainerState> PeekTrainerState(const std::string& path) {
   try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    c10::IValue v;
-    if (!archive.try_read("trainer.state", v) || !v.isString()) return std::nullopt;
-    return TrainerStateFrom(nlohmann::json::parse(v.toStringRef()));
+    const std::optional<std::string> text = ReadStringEntry(path, "trainer.state");
+    if (!text) return std::nullopt;
+    return TrainerStateFrom(nlohmann::json::parse(*text));
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -243,18 +256,16 @@ std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
   const std::string accepted = "a best.pt written by greenrl train (eval.save_best)";
-  c10::IValue v;
+  std::optional<std::string> record;
   try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    if (!archive.try_read("best.eval", v)) v = c10::IValue();
+    record = ReadStringEntry(path, "best.eval");
   } catch (const std::exception& e) {
     throw ConfigError("checkpoint", path, accepted + " (" + e.what() + ")");
   }
   BestEval best;
-  if (v.isString()) {  // one record, written with the policy
+  if (record) {  // one record, written with the policy
     try {
-      const auto j = nlohmann::json::parse(v.toStringRef());
+      const auto j = nlohmann::json::parse(*record);
       best.global_step = j.at("global_step").get<int64_t>();
       best.mean_reward = j.at("mean_reward").get<double>();
       if (j.contains("normalizer")) {

@@ -14,6 +14,19 @@
 #include "greenrl/train/trainer.h"
 
 namespace greenrl::train {
+namespace {
+
+// A run's energy.json `trained_agent` object (energy_wh NaN where it is null); nullopt when the
+// run did not start from a trained agent. Errors: nlohmann's for a malformed object.
+std::optional<report::TrainedAgentReport> RecordedTrainedAgent(const nlohmann::json& energy) {
+  const auto it = energy.find("trained_agent");
+  if (it == energy.end() || !it->is_object()) return std::nullopt;
+  const nlohmann::json& wh = it->at("energy_wh");
+  return report::TrainedAgentReport{it->at("checkpoint").get<std::string>(),
+                                    wh.is_number() ? wh.get<double>() : NAN};
+}
+
+}  // namespace
 
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                                      const std::string& field) {
@@ -126,15 +139,28 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
   try {  // what the agent's training cost: its run's total, plus what its own start cost
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     files.energy_wh = j.at("total_energy_wh").get<double>();
-    const auto earlier = j.find("trained_agent");
-    if (earlier != j.end() && earlier->is_object()) {
-      const nlohmann::json& wh = earlier->at("energy_wh");
-      files.energy_wh = wh.is_number() ? files.energy_wh + wh.get<double>() : NAN;
-    }
+    if (const auto earlier = RecordedTrainedAgent(j)) files.energy_wh += earlier->energy_wh;
   } catch (const std::exception&) {  // no energy.json (a crashed run): unknown
     files.energy_wh = NAN;
   }
   return files;
+}
+
+report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
+                                                    const std::string& run_dir,
+                                                    const Config& config) {
+  try {
+    const std::optional<report::TrainedAgentReport> recorded =
+        RecordedTrainedAgent(nlohmann::json::parse(std::ifstream(run_dir + "/energy.json")));
+    if (recorded) return *recorded;
+  } catch (const std::exception&) {  // no energy.json yet: the first segment was killed
+  }
+  try {
+    const TrainedAgentFiles files = ResolveTrainedAgent(path, config);
+    return {files.checkpoint, files.energy_wh};
+  } catch (const std::exception&) {  // moved or deleted since: the path, energy unknown
+    return {path, NAN};
+  }
 }
 
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {

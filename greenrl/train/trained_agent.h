@@ -10,6 +10,7 @@
 
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/config.h"
+#include "greenrl/report/run_report.h"
 #include "greenrl/train/evaluate.h"
 
 namespace greenrl::train {
@@ -60,6 +61,14 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
 // run of another algo or env; ConfigError(key, value, ...) naming the trained agent's own value
 // for normalize and normalize_kwargs.{norm_obs, clip_obs}; LocateTrainedAgent's.
 TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& config);
+
+// The report's trained_agent for a resumed run whose config has trained_agent `path`: as its
+// first segment recorded it in run_dir/energy.json (so later training of the agent's run does
+// not change it), else as ResolveTrainedAgent finds the agent now (a first segment killed before
+// writing energy.json), else `path` with the energy unknown. No errors.
+report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
+                                                    const std::string& run_dir,
+                                                    const Config& config);
 
 // Loads run_dir's config.yaml (with `seed` replacing the run's seed when given) and its
 // checkpoints/final.pt, else its newest resume checkpoint (rank 0's), with the normaliser

@@ -327,22 +327,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (!options.resume) {
       trained_agent = ResolveTrainedAgent(path, config);
       trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
-    } else {  // only for the report, as the run's first segment found it (its energy.json),
-              // else as the agent's run stands now (a segment killed before writing it)
-      trained_agent_report.checkpoint = path;
-      try {
-        const nlohmann::json earlier =
-            nlohmann::json::parse(std::ifstream(run_dir + "/energy.json")).at("trained_agent");
-        const nlohmann::json& wh = earlier.at("energy_wh");
-        trained_agent_report = {earlier.at("checkpoint").get<std::string>(),
-                                wh.is_number() ? wh.get<double>() : NAN};
-      } catch (const std::exception&) {
-        try {
-          const TrainedAgentFiles files = ResolveTrainedAgent(path, config);
-          trained_agent_report = {files.checkpoint, files.energy_wh};
-        } catch (const std::exception&) {  // moved or deleted since: the path, energy unknown
-        }
-      }
+    } else {  // only for the report
+      trained_agent_report = TrainedAgentOfResumedRun(path, run_dir, config);
     }
   }
   const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
@@ -389,15 +375,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     try {
       algorithm->LoadCheckpoint(trained_agent->checkpoint);
     } catch (const ConfigError& e) {  // another network shape or kind: named by the key
-      // The checkpoint's own message without its "checkpoint: got '<path>'; " head.
-      std::string why = e.what();
-      const size_t head = why.find("'; ");
-      if (why.rfind("checkpoint: got '", 0) == 0 && head != std::string::npos) {
-        why = why.substr(head + 3);
-      }
       throw ConfigError("trained_agent", config.GetString("trained_agent"),
                         "an agent this run's network can take; its checkpoint " +
-                            trained_agent->checkpoint + " does not fit, needing " + why);
+                            trained_agent->checkpoint + " does not fit, needing " +
+                            (e.accepted().empty() ? std::string(e.what()) : e.accepted()));
     }
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
