@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/zoo_flags.h"
 #include "greenrl/core/allocator.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
@@ -98,6 +99,14 @@ int Main(int argc, char** argv) {
     // command's own flag it is closest to, as for keys and env ids.
     if (!launch_flags) {
       CLI::App* sub = app.get_subcommands().front();
+      // rl-zoo's flags (train.py's -n, -params, ...; enjoy.py's --load-best, ...), spelt as
+      // greenrl takes them, with the values given.
+      if (const std::string zoo = ZooFlagsHint(sub->get_name(), sub->remaining()); !zoo.empty()) {
+        const bool extras_only = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+        fmt::print(stderr, "greenrl: error: {}{} (see `greenrl {} --help`)\n",
+                   extras_only ? "" : what + "; ", zoo, sub->get_name());
+        return 2;
+      }
       std::vector<std::string> flags;
       for (const CLI::Option* option : sub->get_options()) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);

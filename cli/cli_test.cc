@@ -370,6 +370,16 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   r = RunGreenrl("train --config " + Preset() + " --frobnicate");  // nothing close: as before
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(r.output.find("did you mean"), std::string::npos) << r.output;
+  // rl-zoo's flags (zoo_flags_test has the table): greenrl's spelling, with the values given.
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " -n 5000 -params gamma:0.9 --out " +
+                           Dir("zoo_flags")),
+                "greenrl: error: rl-zoo's flags, which `greenrl train` spells otherwise: -n 5000 "
+                "-> --set n_timesteps=5000; -params gamma:0.9 -> --set gamma=0.9 (see `greenrl "
+                "train --help`)\n");
+  EXPECT_FALSE(fs::exists(Dir("zoo_flags")));
+  ExpectRefused(RunGreenrl("eval --load-best"),
+                "greenrl: error: --run is required; rl-zoo's flag, which `greenrl eval` spells "
+                "otherwise: --load-best -> --best (see `greenrl eval --help`)\n");
 }
 
 // `greenrl --version`: the project's version, exit code 0.
@@ -818,6 +828,66 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string saved((std::istreambuf_iterator<char>(after)),
                           std::istreambuf_iterator<char>());
   EXPECT_NE(saved.find("n_timesteps: 1024 "), std::string::npos) << saved;
+}
+
+// Every file under `dir` with its size and last write time.
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    files.push_back(entry.path().string() + " " + std::to_string(entry.file_size()) + " " +
+                    std::to_string(entry.last_write_time().time_since_epoch().count()));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// `train --dry-run`: a run's checks (the run directory, trained_agent's checkpoint in the agent,
+// a resume's checkpoint), the resolved config on stdout as a preset, and nothing written.
+TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
+  const std::string parent = Dir("dry_parent"), out = Dir("dry_new");
+  Result r = RunGreenrl("train --config " + Preset() +
+                        " --set n_timesteps=512 --set checkpoint_freq=256 --quiet --out " + parent);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::remove(parent + "/checkpoints/final.pt");  // unfinished: a resume continues it
+  const std::vector<std::string> before = Listing(parent);
+  const std::string bin = std::string(GREENRL_BIN) + " train ";
+  r = RunCommand(bin + "--config " + Preset() + " --out " + out + " --dry-run 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nn_steps: 32  # "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ntrained_agent: \"\"  # "), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  const std::string printed = ::testing::TempDir() + "/greenrl_cli_dry.yaml";
+  std::ofstream(printed) << r.output;
+  const Result again =
+      RunCommand(bin + "--config " + printed + " --out " + out + " --dry-run 2>/dev/null");
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.output, r.output);  // what it prints is a preset of the same run
+  r = RunGreenrl("train --config " + Preset() + " --out " + out + " --dry-run --quiet");
+  EXPECT_NE(r.output.find("greenrl: dry run: every check a run makes before writing passed, and "
+                          "nothing was written; without --dry-run this trains ppo on "
+                          "CartPole-v1 to 100000 env steps in " +
+                          out + "\n"),
+            std::string::npos)
+      << r.output;
+  // Refused as the run would be, before anything is written.
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " --out " + parent + " --dry-run"),
+                "--out: got '" + parent + "'; a new or empty directory");
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " -i " + parent +
+                           " --set policy_kwargs.net_arch=[32,32] --dry-run --out " + out),
+                "does not fit");
+  ExpectRefused(RunGreenrl("train --resume " + parent +
+                           " --set n_timesteps=1024 --set policy_kwargs.net_arch=[32,32] "
+                           "--dry-run"),
+                "checkpoint");
+  r = RunCommand(bin + "--resume " + parent + " --set n_timesteps=1024 --dry-run 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nn_timesteps: 1024  # "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("this continues ppo on CartPole-v1 to 1024 env steps in " + parent),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(Listing(parent), before);
 }
 
 TEST(CliTest, BadConfigFilesExit2AndWriteNothing) {

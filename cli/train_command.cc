@@ -52,6 +52,7 @@ struct TrainArgs {
   bool quiet = false;
   std::string resume;
   std::string trained_agent;  // --trained-agent: --set trained_agent= (rl-zoo's -i)
+  bool dry_run = false;       // check everything, print the resolved config, write nothing
 };
 // Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
 // algo, the envs of that id and count, and generators seeded from that seed (the run directory
@@ -129,6 +130,9 @@ Runner RegisterTrain(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
   cmd->add_option("--out", args->out, "run directory (default runs/<env>_<algo>_s<seed>_<time>)");
   cmd->add_flag("--quiet", args->quiet, "no progress line, log lines or warnings");
+  cmd->add_flag("--dry-run", args->dry_run,
+                "check the config and its inputs as a run would, print the resolved config "
+                "(config.yaml, itself a preset) and write nothing");
   CLI::Option* resume = cmd->add_option(
       "--resume", args->resume,
       "continue the run in RUN_DIR from its newest checkpoint (its config.yaml; --set may "
@@ -185,9 +189,26 @@ Runner RegisterTrain(CLI::App& app) {
     options.handle_signals = true;
     options.verbose = !args->quiet;
     options.progress = !args->quiet && ::isatty(STDERR_FILENO);
+    options.dry_run = args->dry_run;
     // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
     train::StopSignalScope signals;
     const train::TrainResult result = train::Train(config, std::move(options));
+    if (result.dry_run) {
+      if (result.rank != 0) return 0;
+      fmt::print("{}", result.config_yaml);
+      std::fflush(stdout);
+      const std::string where = resuming || !args->out.empty()
+                                    ? result.run_dir
+                                    : fmt::format("a new runs/{}_{}_s{}_<UTC time at its start>",
+                                                  config.GetString("env_id"),
+                                                  config.GetString("algo"), config.GetInt("seed"));
+      fmt::print(stderr,
+                 "greenrl: dry run: every check a run makes before writing passed, and nothing "
+                 "was written; without --dry-run this {} {} on {} to {} env steps in {}\n",
+                 resuming ? "continues" : "trains", config.GetString("algo"),
+                 config.GetString("env_id"), config.GetInt("n_timesteps"), where);
+      return 0;
+    }
     if (result.rank == 0) fmt::print("{}", report::FormatSummary(result.report));
     std::fflush(stdout);
     if (result.interrupted) {

@@ -192,6 +192,13 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
             "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(OverrideError("n_steps=~"),
             "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
+  // A free-text key says how its empty string is written, and that form is taken.
+  EXPECT_EQ(OverrideError("carbon.region="),
+            "carbon.region: got ''; a string (an empty value, null or ~ is no value for any key; "
+            "an empty string is quoted: '' in a file, --set 'carbon.region=\"\"')");
+  const Config quoted =
+      Config::Load(TestSchema(), "", {"env_id=CartPole-v1", "carbon.region=\"\""});
+  EXPECT_EQ(quoted.GetString("carbon.region"), "");
   EXPECT_EQ(OverrideError("gamma=abc"), "gamma: got 'abc'; a number in [0, 1]");
   EXPECT_EQ(OverrideError("normalize=yes"), "normalize: got 'yes'; true or false");
   EXPECT_EQ(OverrideError("normalize=1"), "normalize: got '1'; true or false");

@@ -339,7 +339,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
-  if (group == nullptr && world_size > 1) {
+  if (group == nullptr && world_size > 1 && !options.dry_run) {
     owned_group = dist::ProcessGroup::Connect(dist_env, dist_options);
     group = owned_group.get();
   }
@@ -383,7 +383,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
   }
-  if (world_size > 1) algorithm->SetCollectives(group);  // broadcasts rank 0's parameters
+  if (world_size > 1 && !options.dry_run) {
+    algorithm->SetCollectives(group);  // broadcasts rank 0's parameters
+  }
   std::vector<double> normalizer_base;  // the merged statistics all ranks share (data-parallel)
   if (normalizer != nullptr) normalizer_base = normalizer->GetState();
 
@@ -421,6 +423,38 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
+  }
+  // A single process's resume: the newest of its checkpoints that loads into the agent (the
+  // ranks of a data-parallel run agree on one below). Errors: the oldest checkpoint's
+  // ConfigError when none loads; ConfigError "n_timesteps" when the one loaded is at or past it.
+  auto load_newest_checkpoint = [&](TrainerState* state, std::string* path) {
+    for (auto it = resume_from.rbegin(); it != resume_from.rend() && path->empty(); ++it) {
+      try {
+        *state = LoadResumeCheckpoint(algorithm.get(), it->second);
+        *path = it->second;
+      } catch (const ConfigError& e) {
+        if (std::next(it) == resume_from.rend()) throw;
+        if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
+      }
+    }
+    if (!path->empty() && state->steps >= total_steps) {  // an older checkpoint was loaded
+      throw ConfigError("n_timesteps", std::to_string(total_steps),
+                        fmt::format("more than the step of the checkpoint resumed, {} ({})",
+                                    state->steps, *path));
+    }
+  };
+  if (options.dry_run) {  // every check a run makes before its first write has passed
+    if (options.resume && world_size == 1) {  // the checkpoint it would continue loads
+      TrainerState state;
+      std::string path;
+      load_newest_checkpoint(&state, &path);
+    }
+    TrainResult result;
+    result.rank = rank;
+    result.dry_run = true;
+    result.config_yaml = saved_config.ToYaml();
+    result.run_dir = run_dir;
+    return result;
   }
   const Clock& clock = options.clock != nullptr ? *options.clock : SteadyClock::Instance();
 
@@ -575,21 +609,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       below = agreed;
     }
   }
-  for (auto it = resume_from.rbegin();
-       world_size == 1 && it != resume_from.rend() && resumed_path.empty(); ++it) {
-    try {
-      resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
-      resumed_path = it->second;
-    } catch (const ConfigError& e) {
-      if (std::next(it) == resume_from.rend()) throw;
-      if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
-    }
-  }
-  if (!resumed_path.empty() && resumed.steps >= total_steps) {  // an older checkpoint was used
-    throw ConfigError("n_timesteps", std::to_string(total_steps),
-                      fmt::format("more than the step of the checkpoint resumed, {} ({})",
-                                  resumed.steps, resumed_path));
-  }
+  if (options.resume && world_size == 1) load_newest_checkpoint(&resumed, &resumed_path);
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
   auto restore_env = [&](const TrainerState& st) {

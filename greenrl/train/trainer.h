@@ -44,6 +44,12 @@ struct TrainOptions {
   int64_t stop_after_steps = 0;
   // Tests: called before each Update with the iteration number (1-based), e.g. to inject NaN.
   std::function<void(int64_t iteration, algo::Algorithm& algorithm)> before_update;
+  // `greenrl train --dry-run`: make every check a run makes before its first write (the config's
+  // values, --out or --resume's run directory, trained_agent's checkpoint loaded into the agent
+  // it would train, the carbon inputs, the meters chosen) and print the same warnings, then
+  // return without writing anything, training or connecting to other ranks
+  // (TrainResult::dry_run). Errors: the same as a run's before its run directory exists.
+  bool dry_run = false;
 };
 
 // Output of a finished run.
@@ -62,6 +68,11 @@ struct TrainResult {
   std::string resume_checkpoint;
   // Times the numerical guard restored the last checkpoint (guard.on_repeat: restore).
   int guard_restores = 0;
+  // TrainOptions::dry_run: the checks passed and nothing was written; config_yaml is the
+  // config.yaml the run would write (every key, resolved, with its doc) and run_dir the run
+  // directory it would write to (report is empty).
+  bool dry_run = false;
+  std::string config_yaml, run_dir;
 };
 
 // Data-parallel (world size > 1, ../shared/DESIGN.md "Scaling out", DD-PPO): every rank steps its
