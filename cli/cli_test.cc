@@ -183,6 +183,11 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   std::ifstream saved(out + "/config.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
   EXPECT_NE(yaml.find("activation_fn: nn.ReLU"), std::string::npos) << yaml;
+  // A run refused by its own checks says only why (the warning comes once they have passed).
+  const Result refused =
+      RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --out " + out);
+  ExpectRefused(refused, "a new or empty directory");
+  EXPECT_EQ(refused.output.find("a preset tuned for"), std::string::npos) << refused.output;
   const Result same =
       RunGreenrl("train --config " + Preset() + " --env CartPole-v1 --set n_timesteps=256 --out " +
                  Dir("same_env"));

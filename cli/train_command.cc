@@ -24,22 +24,23 @@ namespace {
 
 // A greenrl preset names the env its hyperparameters were tuned for (its env_id, as rl-zoo's
 // sections do); training another env with it (--env, --set env_id=) is allowed, and said on
-// stderr. rl-zoo files, whose sections are picked by env, and unreadable files say nothing.
-void WarnIfPresetTunedForAnotherEnv(const std::string& preset, const Config& config) {
-  if (preset.empty()) return;
+// stderr: the line to say, or "" for the preset's own env, an rl-zoo file (whose sections are
+// picked by env) or an unreadable file.
+std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& config) {
+  if (preset.empty()) return "";
   std::string tuned_for;
   try {
     const YAML::Node env_id = YAML::LoadFile(preset)["env_id"];
     if (env_id && env_id.IsScalar()) tuned_for = env_id.Scalar();
   } catch (const YAML::Exception&) {
-    return;
+    return "";
   }
   const std::string& env_id = config.GetString("env_id");
-  if (tuned_for.empty() || tuned_for == env_id) return;
-  fmt::print(stderr,
-             "greenrl: training {} with {}, a preset tuned for {}: its hyperparameters may not "
-             "suit {} (rl-zoo's hyperparams/<algo>.yml has a section per env)\n",
-             env_id, preset, tuned_for, env_id);
+  if (tuned_for.empty() || tuned_for == env_id) return "";
+  return fmt::format(
+      "training {} with {}, a preset tuned for {}: its hyperparameters may not suit {} (rl-zoo's "
+      "hyperparams/<algo>.yml has a section per env)",
+      env_id, preset, tuned_for, env_id);
 }
 
 struct TrainArgs {
@@ -182,8 +183,12 @@ Runner RegisterTrain(CLI::App& app) {
     }
     const Config config = train::LoadRunConfig(
         resuming ? args->resume + "/config.yaml" : args->config_path, sets, args->seed);
-    if (!resuming && !args->quiet) WarnIfPresetTunedForAnotherEnv(args->config_path, config);
     train::TrainOptions options;
+    if (const std::string tuned =
+            resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
+        !tuned.empty()) {
+      options.warnings.push_back(tuned);  // said once the run's own checks have passed
+    }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;
     options.handle_signals = true;

@@ -395,6 +395,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // Logged in full once, here; the closing summary then names the meters only (meter_brief).
   const bool meter_reason_logged = options.verbose && writer;
   if (meter_reason_logged) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
+  if (options.verbose && writer) {
+    for (const std::string& warning : options.warnings)
+      fmt::print(stderr, "greenrl: {}\n", warning);
+  }
   if (options.verbose && writer && algo_id == "ppo") {
     // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.
     const int64_t rollout = config.GetInt("n_steps") * config.GetInt("n_envs");

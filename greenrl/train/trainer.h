@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/clock.h"
@@ -24,6 +25,9 @@ struct TrainOptions {
   bool progress = false;
   // Log lines (meter choice, warnings) on stderr.
   bool verbose = true;
+  // The caller's warnings (the CLI's: a preset tuned for another env), printed as "greenrl: W"
+  // on stderr with the run's own, once every check has passed (verbose, rank 0 only).
+  std::vector<std::string> warnings;
   // Tests: a meter to use instead of energy.meter's choice (e.g. a FakeMeter).
   std::unique_ptr<energy::EnergyMeter> meter_override;
   // Tests: the clock of the loop, windows, sampler and budget (default: SteadyClock).
