@@ -193,6 +193,18 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                  Dir("same_env"));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_EQ(same.output.find("a preset tuned for"), std::string::npos) << same.output;
+  // No --config: SB3's defaults, and the tuned preset named where greenrl has one.
+  const Result bare = RunGreenrl("train --env Pendulum-v1 --algo sac --dry-run");
+  EXPECT_EQ(bare.exit_code, 0) << bare.output;
+  EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes SB3's default; `--config " +
+                             std::string(GREENRL_SOURCE_DIR) +
+                             "/configs/sac/pendulum.yaml` gives rl-zoo's tuned hyperparameters "
+                             "for sac on Pendulum-v1\n"),
+            std::string::npos)
+      << bare.output;
+  const Result none = RunGreenrl("train --env Acrobot-v1 --algo ppo --dry-run");
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;
 }
 
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a

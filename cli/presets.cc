@@ -1,5 +1,8 @@
 #include "cli/presets.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -37,6 +40,27 @@ std::string PresetElsewhere(const std::string& config_path) {
   const std::string rest = config_path.substr(prefix.size());
   for (const std::string& dir : PresetFolders()) {
     if (fs::is_regular_file(dir + "/" + rest, ec)) return dir + "/" + rest;
+  }
+  return "";
+}
+
+std::string TunedPreset(const std::string& algo, const std::string& env_id) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(DefaultConfigDir()) / algo;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".yaml" || it->path().extension() == ".yml") {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    try {
+      const YAML::Node id = YAML::LoadFile(file.string())["env_id"];
+      if (id && id.IsScalar() && id.Scalar() == env_id) return file.string();
+    } catch (const YAML::Exception&) {  // not a preset: passed over
+    }
   }
   return "";
 }

@@ -19,4 +19,10 @@ std::string DefaultConfigDir();
 // configs; "" when the path exists, is not of that form, or neither copy exists.
 std::string PresetElsewhere(const std::string& config_path);
 
+// greenrl's tuned preset for `algo` on `env_id`: the first, by name, of the YAML files in
+// DefaultConfigDir()/<algo>/ whose env_id is `env_id` (configs/ppo/cartpole.yaml for ppo on
+// CartPole-v1); "" when there is none. Files that do not read as YAML are passed over.
+// Errors: none.
+std::string TunedPreset(const std::string& algo, const std::string& env_id);
+
 }  // namespace greenrl::cli
