@@ -13,6 +13,7 @@
 #include "greenrl/env/classic/pendulum.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/walker2d.h"
 
 namespace greenrl::env {
 namespace {
@@ -32,6 +33,7 @@ std::vector<EnvRegistration>& Registry() {
       // of microseconds, so every thread with a row pays off.
       EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched, 1},
       EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
+      EnvRegistration{&mujoco::Walker2d::Spec(), &mujoco::Walker2d::MakeBatched, 1},
   };
   return registry;
 }

@@ -1,5 +1,5 @@
-// mujoco_presets_test.cc: the MuJoCo presets (configs/{ppo,sac}/{halfcheetah,hopper}.yaml) hold
-// rl-baselines3-zoo's values and each trains end to end for a few thousand steps.
+// mujoco_presets_test.cc: the MuJoCo presets (configs/{ppo,sac}/{halfcheetah,hopper,walker2d}.yaml)
+// hold rl-baselines3-zoo's values and each trains end to end for a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,7 +28,7 @@ std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
   return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
 }
 
-// Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3).
+// Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -60,10 +60,30 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(h.GetFloat("gae_lambda"), 0.99);
   EXPECT_EQ(h.GetSchedule("learning_rate"), Schedule::Constant(9.80828e-05));
   EXPECT_EQ(h.GetFloat("vf_coef"), 0.835671);
+
+  const Config w = LoadRunConfig(ConfigPath("ppo/walker2d.yaml"), {}, std::nullopt);
+  EXPECT_EQ(w.GetString("env_id"), "Walker2d-v4");
+  EXPECT_TRUE(w.GetBool("normalize"));
+  EXPECT_EQ(w.GetInt("n_envs"), 1);
+  EXPECT_EQ(w.GetInt("n_steps"), 512);
+  EXPECT_EQ(w.GetInt("batch_size"), 32);
+  EXPECT_EQ(w.GetInt("n_epochs"), 20);
+  EXPECT_EQ(w.GetSchedule("learning_rate"), Schedule::Constant(5.05041e-05));
+  EXPECT_EQ(w.GetSchedule("clip_range"), Schedule::Constant(0.1));
+  EXPECT_EQ(w.GetFloat("gamma"), 0.99);
+  EXPECT_EQ(w.GetFloat("gae_lambda"), 0.95);
+  EXPECT_EQ(w.GetFloat("ent_coef"), 0.000585045);
+  EXPECT_EQ(w.GetFloat("vf_coef"), 0.871923);
+  EXPECT_EQ(w.GetFloat("max_grad_norm"), 1.0);
+  // No policy_kwargs in rl-zoo's section: SB3's MlpPolicy.
+  EXPECT_EQ(w.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(w.GetString("policy_kwargs.activation_fn"), "tanh");
+  EXPECT_TRUE(w.GetBool("policy_kwargs.ortho_init"));
+  EXPECT_EQ(w.GetInt("n_timesteps"), 1000000);
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
-  for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml"}) {
+  for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml"}) {
     const Config c = LoadRunConfig(ConfigPath(rel), {}, std::nullopt);
     EXPECT_EQ(c.GetString("algo"), "sac") << rel;
     EXPECT_EQ(c.GetInt("learning_starts"), 10000) << rel;
@@ -86,6 +106,8 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"ppo/hopper.yaml", {"n_timesteps=1024", "n_epochs=2"}},
       {"sac/halfcheetah.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
       {"sac/hopper.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+      {"ppo/walker2d.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"sac/walker2d.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

@@ -396,8 +396,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const bool meter_reason_logged = options.verbose && writer;
   if (meter_reason_logged) fmt::print(stderr, "greenrl: energy meter: {}\n", meter_reason);
   if (options.verbose && writer) {
-    for (const std::string& warning : options.warnings)
+    for (const std::string& warning : options.warnings) {
       fmt::print(stderr, "greenrl: {}\n", warning);
+    }
   }
   if (options.verbose && writer && algo_id == "ppo") {
     // SB3 warns of the same: every epoch is then one (truncated) minibatch of the rollout.
@@ -428,9 +429,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
   }
+  // A resume's checkpoint (an older one when the newest does not load) must leave steps to train.
+  // Errors: ConfigError "n_timesteps" when it is at or past n_timesteps.
+  auto require_steps_left = [&](const TrainerState& state, const std::string& path) {
+    if (!path.empty() && state.steps >= total_steps) {
+      throw ConfigError(
+          "n_timesteps", std::to_string(total_steps),
+          fmt::format("more than the step of the checkpoint resumed, {} ({})", state.steps, path));
+    }
+  };
   // A single process's resume: the newest of its checkpoints that loads into the agent (the
   // ranks of a data-parallel run agree on one below). Errors: the oldest checkpoint's
-  // ConfigError when none loads; ConfigError "n_timesteps" when the one loaded is at or past it.
+  // ConfigError when none loads; require_steps_left's.
   auto load_newest_checkpoint = [&](TrainerState* state, std::string* path) {
     for (auto it = resume_from.rbegin(); it != resume_from.rend() && path->empty(); ++it) {
       try {
@@ -441,11 +451,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
       }
     }
-    if (!path->empty() && state->steps >= total_steps) {  // an older checkpoint was loaded
-      throw ConfigError("n_timesteps", std::to_string(total_steps),
-                        fmt::format("more than the step of the checkpoint resumed, {} ({})",
-                                    state->steps, *path));
-    }
+    require_steps_left(*state, *path);
   };
   if (options.dry_run) {  // every check a run makes before its first write has passed
     if (options.resume && world_size == 1) {  // the checkpoint it would continue loads
@@ -614,6 +620,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
   if (options.resume && world_size == 1) load_newest_checkpoint(&resumed, &resumed_path);
+  require_steps_left(resumed, resumed_path);  // the ranks' agreed checkpoint too
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
   auto restore_env = [&](const TrainerState& st) {

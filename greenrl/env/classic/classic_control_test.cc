@@ -302,6 +302,7 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       // The MuJoCo envs follow (Gymnasium's v4 registrations; mujoco/mujoco_test.cc tests them).
       {"HalfCheetah-v4", 17, false, 6, 1000, 4800.0},
       {"Hopper-v4", 11, false, 3, 1000, 3800.0},
+      {"Walker2d-v4", 17, false, 6, 1000, std::nullopt},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

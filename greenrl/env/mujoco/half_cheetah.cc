@@ -22,13 +22,4 @@ const LocomotionTask& HalfCheetah::Task() {
   return task;
 }
 
-const EnvSpec& HalfCheetah::Spec() {
-  static const EnvSpec spec = MakeLocomotionSpec(Task(), -1.0f, 1.0f);  // motor ctrlrange "-1 1"
-  return spec;
-}
-
-std::unique_ptr<BatchedEnv> HalfCheetah::MakeBatched(int num_envs) {
-  return std::make_unique<LocomotionEnv>(Task(), Spec(), num_envs);
-}
-
 }  // namespace greenrl::env::mujoco

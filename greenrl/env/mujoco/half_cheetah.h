@@ -7,15 +7,13 @@
 // ffoot), qvel[0:9]]. Reset: qpos0 + U(-0.1, 0.1), qvel 0.1 N(0, 1). Action Box [-1, 1]^6.
 #pragma once
 
-#include <memory>
-
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env::mujoco {
 
-struct HalfCheetah {
+struct HalfCheetah : LocomotionEnvOf<HalfCheetah> {
   static constexpr int kObsDim = 17;
   static constexpr int kActDim = 6;
 
@@ -23,11 +21,9 @@ struct HalfCheetah {
   // ctrl_cost_weight 0.1, reset_noise_scale 0.1, exclude_current_positions_from_observation True),
   // MujocoEnv frame_skip 5.
   static const LocomotionTask& Task();
-  // id "HalfCheetah-v4"; obs Box float32 [17] unbounded; action Box float32 [6] in [-1, 1] (the
-  // actuators' ctrlrange); max_episode_steps 1000; reward_threshold 4800.
-  static const EnvSpec& Spec();
-  // num_envs rows sharing one loaded model. Errors: MujocoError (see LocomotionEnv).
-  static std::unique_ptr<BatchedEnv> MakeBatched(int num_envs);
+  // Spec() (LocomotionEnvOf): id "HalfCheetah-v4"; obs Box float32 [17] unbounded; action Box
+  // float32 [6] in [-1, 1] (the actuators' ctrlrange); max_episode_steps 1000; reward_threshold
+  // 4800.
 };
 
 }  // namespace greenrl::env::mujoco

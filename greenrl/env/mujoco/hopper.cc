@@ -32,13 +32,4 @@ const LocomotionTask& Hopper::Task() {
   return task;
 }
 
-const EnvSpec& Hopper::Spec() {
-  static const EnvSpec spec = MakeLocomotionSpec(Task(), -1.0f, 1.0f);  // motor ctrlrange "-1 1"
-  return spec;
-}
-
-std::unique_ptr<BatchedEnv> Hopper::MakeBatched(int num_envs) {
-  return std::make_unique<LocomotionEnv>(Task(), Spec(), num_envs);
-}
-
 }  // namespace greenrl::env::mujoco

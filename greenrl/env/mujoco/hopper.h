@@ -11,15 +11,13 @@
 // Reset: qpos0 + U(-0.005, 0.005), qvel U(-0.005, 0.005). Action Box [-1, 1]^3.
 #pragma once
 
-#include <memory>
-
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/spaces.h"
 
 namespace greenrl::env::mujoco {
 
-struct Hopper {
+struct Hopper : LocomotionEnvOf<Hopper> {
   static constexpr int kObsDim = 11;
   static constexpr int kActDim = 3;
 
@@ -28,11 +26,8 @@ struct Hopper {
   // healthy_z_range (0.7, inf), healthy_angle_range (-0.2, 0.2), reset_noise_scale 5e-3), obs
   // qvel clipped to [-10, 10] (_get_obs), MujocoEnv frame_skip 4.
   static const LocomotionTask& Task();
-  // id "Hopper-v4"; obs Box float32 [11] unbounded; action Box float32 [3] in [-1, 1];
-  // max_episode_steps 1000; reward_threshold 3800.
-  static const EnvSpec& Spec();
-  // num_envs rows sharing one loaded model. Errors: MujocoError (see LocomotionEnv).
-  static std::unique_ptr<BatchedEnv> MakeBatched(int num_envs);
+  // Spec() (LocomotionEnvOf): id "Hopper-v4"; obs Box float32 [11] unbounded; action Box float32
+  // [3] in [-1, 1]; max_episode_steps 1000; reward_threshold 3800.
 };
 
 }  // namespace greenrl::env::mujoco

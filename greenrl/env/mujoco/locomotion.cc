@@ -105,7 +105,7 @@ void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
 
 bool LocomotionEnv::Healthy(const mjData& data) const {
   // HopperEnv.is_healthy: state_vector()[2:] = [qpos[2:], qvel], z = qpos[1], angle = qpos[2],
-  // every comparison strict.
+  // every comparison strict (Walker2dEnv.is_healthy: z and angle, its state range infinite).
   const mjModel& m = *model_;
   const LocomotionTask& t = task_;
   for (int k = 2; k < m.nq; ++k) {

@@ -1,8 +1,9 @@
-// locomotion.h: Gymnasium v4's planar MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4) as one
-// batched env driven by a table of task constants.
+// locomotion.h: Gymnasium v4's planar MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4,
+// Walker2d-v4) as one batched env driven by a table of task constants.
 //
-// Both tasks share Gymnasium's MujocoEnv step (gymnasium/envs/mujoco/{half_cheetah,hopper}_v4.py,
-// Gymnasium 0.29 / 1.0, which keep the v4 classes unchanged):
+// The tasks share Gymnasium's MujocoEnv step
+// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d}_v4.py, Gymnasium 0.29 / 1.0, which keep
+// the v4 classes unchanged):
 //   x_before = qpos[0]; ctrl = action; mj_step x frame_skip; x_after = qpos[0]
 //   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
 //            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
@@ -18,13 +19,15 @@
 //
 // Numerical faults (../shared/STYLE.md, "Errors"): when a step leaves a non-finite qpos/qvel or
 // MuJoCo flags an unstable state (its mjWARN_BADQPOS/BADQVEL/BADQACC warnings, after which MuJoCo
-// itself resets the data) or dropped contacts (mjWARN_CONTACTFULL/CNSTRFULL), the row's episode is ended as truncated with reward 0, final_obs is
-// the last finite observation (the one before the faulty step), the row is reset from its own
-// Rng, the fault is counted (non_finite_resets()), and the run goes on.
+// itself resets the data) or dropped contacts (mjWARN_CONTACTFULL/CNSTRFULL), the row's episode is
+// ended as truncated with reward 0, final_obs is the last finite observation (the one before the
+// faulty step), the row is reset from its own Rng, the fault is counted (non_finite_resets()), and
+// the run goes on.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +42,7 @@ namespace greenrl::env::mujoco {
 // How the reset noise is added to qvel (Gymnasium's reset_model).
 enum class VelocityNoise {
   kNormal,   // qvel = qvel0 + reset_noise_scale * N(0, 1)   (HalfCheetah-v4)
-  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper-v4)
+  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper, Walker2d)
 };
 
 // Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
@@ -55,9 +58,10 @@ struct LocomotionTask {
   double reset_noise_scale = 0.1;      // qpos noise U(-s, s); qvel noise per velocity_noise
   VelocityNoise velocity_noise = VelocityNoise::kNormal;
   double qvel_clip = std::numeric_limits<double>::infinity();  // observation clips qvel to +-this
-  // Health (Hopper): the step is unhealthy unless every entry of [qpos[2:], qvel] lies strictly
-  // inside healthy_state_range, qpos[1] (z) strictly inside healthy_z_range and qpos[2] (angle)
-  // strictly inside healthy_angle_range; unhealthy steps terminate. Off when has_health is false.
+  // Health (Hopper, Walker2d): the step is unhealthy unless every entry of [qpos[2:], qvel] lies
+  // strictly inside healthy_state_range (Walker2d: (-inf, inf), no bound), qpos[1] (z) strictly
+  // inside healthy_z_range and qpos[2] (angle) strictly inside healthy_angle_range; unhealthy
+  // steps terminate. Off when has_health is false.
   bool has_health = false;
   double healthy_reward = 0.0;  // added on every step (Gymnasium: also on the terminating one)
   double healthy_state_min = -100.0, healthy_state_max = 100.0;
@@ -118,6 +122,23 @@ class LocomotionEnv final : public BatchedEnv {
   ModelPtr model_;
   double dt_ = 0.0;
   std::vector<Row> rows_;
+};
+
+// Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
+// LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). Every Gymnasium v4 task's
+// motors take ctrlrange [-1, 1], which is the action Box (LocomotionEnv checks it on the model).
+template <typename Derived>
+struct LocomotionEnvOf {
+  // The task's static spec: id, obs Box float32 [obs_dim] unbounded, action Box float32
+  // [act_dim] in [-1, 1], TimeLimit and reward threshold from Derived::Task().
+  static const EnvSpec& Spec() {
+    static const EnvSpec spec = MakeLocomotionSpec(Derived::Task(), -1.0f, 1.0f);
+    return spec;
+  }
+  // num_envs rows sharing one loaded model. Errors: MujocoError (see LocomotionEnv).
+  static std::unique_ptr<BatchedEnv> MakeBatched(int num_envs) {
+    return std::make_unique<LocomotionEnv>(Derived::Task(), Spec(), num_envs);
+  }
 };
 
 }  // namespace greenrl::env::mujoco

@@ -1,9 +1,10 @@
-// mujoco_test.cc: HalfCheetah-v4 and Hopper-v4 on libmujoco: the model's physical constants
-// against Gymnasium's published values, loader errors, spaces and reset bounds, determinism per
-// seed across thread counts, the reward identity, Hopper's termination rule, the 1000-step
-// TimeLimit, and recovery from a deliberately non-finite state.
+// mujoco_test.cc: HalfCheetah-v4, Hopper-v4 and Walker2d-v4 on libmujoco: the model's physical
+// constants against Gymnasium's published values, loader errors, spaces and reset bounds,
+// determinism per seed across thread counts, the reward identity, Hopper's and Walker2d's
+// termination rules, the 1000-step TimeLimit, and recovery from a deliberately non-finite state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/walker2d.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
 
@@ -169,6 +171,93 @@ TEST(MujocoModelTest, HopperPhysicalConstantsMatchGymnasium) {
   EXPECT_DOUBLE_EQ(m.geom_friction[3 * mj_name2id(&m, mjOBJ_GEOM, "thigh_geom")], 0.9);
 }
 
+// Mass of a capsule of radius r and half-length h at density 1000 kg/m^3, as MuJoCo >= 2.1
+// computes it (inertiafromgeom): a cylinder plus two full hemispheres.
+double CapsuleMass(double r, double h) {
+  return 1000.0 * (kPi * r * r * 2.0 * h + 4.0 / 3.0 * kPi * r * r * r);
+}
+
+// Walker2d-v4's model: Gymnasium's walker2d.xml (masses from its capsules; joint ranges,
+// damping, armature, gears, friction, timestep), walker2d_v4.py's frame_skip 4.
+TEST(MujocoModelTest, Walker2dPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("walker2d.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 9);
+  EXPECT_EQ(m.nv, 9);
+  EXPECT_EQ(m.nu, 6);
+  EXPECT_EQ(m.nbody, 8);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.002);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
+  struct Body {
+    const char* name;
+    double radius, half_length, mass;  // mass: the published figure to 5 decimals
+  };
+  const Body bodies[] = {{"torso", 0.05, 0.2, 3.66519},        {"thigh", 0.05, 0.225, 4.05789},
+                         {"leg", 0.04, 0.25, 2.78136},         {"foot", 0.06, 0.1, 3.16673},
+                         {"thigh_left", 0.05, 0.225, 4.05789}, {"leg_left", 0.04, 0.25, 2.78136},
+                         {"foot_left", 0.06, 0.1, 3.16673}};
+  double total = 0.0;
+  for (const Body& b : bodies) {
+    const int id = BodyId(m, b.name);
+    ASSERT_GE(id, 0) << b.name;
+    EXPECT_NEAR(m.body_mass[id], CapsuleMass(b.radius, b.half_length), 1e-9) << b.name;
+    EXPECT_NEAR(m.body_mass[id], b.mass, 5e-6) << b.name;
+    total += m.body_mass[id];
+  }
+  EXPECT_NEAR(total, 23.67714, 1e-5);
+  EXPECT_DOUBLE_EQ(m.qpos0[1], 1.25);  // rootz ref: the torso starts 1.25 m up
+  struct Joint {
+    const char* name;
+    double low_deg, high_deg;
+  };
+  // In Walker2d-v4's action order.
+  const Joint joints[] = {{"thigh_joint", -150, 0},    {"leg_joint", -150, 0},
+                          {"foot_joint", -45, 45},     {"thigh_left_joint", -150, 0},
+                          {"leg_left_joint", -150, 0}, {"foot_left_joint", -45, 45}};
+  for (int a = 0; a < 6; ++a) {
+    const int id = JointId(m, joints[a].name);
+    ASSERT_GE(id, 0) << joints[a].name;
+    const int dof = m.jnt_dofadr[id];
+    EXPECT_TRUE(m.jnt_limited[id]) << joints[a].name;
+    EXPECT_NEAR(m.jnt_range[2 * id], joints[a].low_deg * kPi / 180.0, 1e-12);
+    EXPECT_NEAR(m.jnt_range[2 * id + 1], joints[a].high_deg * kPi / 180.0, 1e-12);
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], 0.1) << joints[a].name;
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], 0.01) << joints[a].name;
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], 0.0);
+    EXPECT_EQ(m.actuator_trnid[2 * a], id) << "actuator " << a;
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], 100.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 1.0);
+  }
+  for (const char* root : {"rootx", "rootz", "rooty"}) {
+    const int dof = m.jnt_dofadr[JointId(m, root)];
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], 0.0) << root;
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], 0.0) << root;
+  }
+  // Sliding friction 0.9 on every limb but the left foot's 1.9 (v4), the floor 0.7; only the
+  // floor has conaffinity, so limbs touch the floor and never each other.
+  for (int g = 0; g < m.ngeom; ++g) {
+    const std::string name = mj_id2name(&m, mjOBJ_GEOM, g);
+    const double sliding = name == "floor" ? 0.7 : name == "foot_left_geom" ? 1.9 : 0.9;
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g], sliding) << name;
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g + 1], 0.1) << name;
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g + 2], 0.1) << name;
+    EXPECT_EQ(m.geom_conaffinity[g], name == "floor" ? 1 : 0) << name;
+    EXPECT_EQ(m.geom_contype[g], 1) << name;
+    EXPECT_EQ(m.geom_condim[g], 3) << name;
+  }
+  // Foot capsules lie along x, from the ankle 0.2 m forward (global (0, 0.1) to (0.2, 0.1)).
+  mjData* d = mj_makeData(&m);
+  mj_forward(&m, d);
+  const int foot = mj_name2id(&m, mjOBJ_GEOM, "foot_geom");
+  EXPECT_NEAR(d->geom_xpos[3 * foot + 0], 0.1, 1e-12);
+  EXPECT_NEAR(d->geom_xpos[3 * foot + 2], 0.1, 1e-12);
+  const int thigh = mj_name2id(&m, mjOBJ_GEOM, "thigh_left_geom");
+  EXPECT_NEAR(d->geom_xpos[3 * thigh + 2], 0.825, 1e-12);  // from 1.05 down to 0.6
+  mj_deleteData(d);
+}
+
 TEST(MujocoModelTest, LoaderErrorsCarryMujocosMessage) {
   try {
     LoadModel("/nonexistent/greenrl/model.xml");
@@ -228,7 +317,12 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_EQ(hopper.act_dim(), 3);
   EXPECT_EQ(hopper.max_episode_steps, 1000);
   EXPECT_EQ(hopper.reward_threshold, 3800.0);
-  for (const EnvSpec* spec : {&cheetah, &hopper}) {
+  const EnvSpec& walker = FindEnvSpec("Walker2d-v4");
+  EXPECT_EQ(walker.obs_dim(), 17);
+  EXPECT_EQ(walker.act_dim(), 6);
+  EXPECT_EQ(walker.max_episode_steps, 1000);
+  EXPECT_FALSE(walker.reward_threshold.has_value());  // Gymnasium registers none
+  for (const EnvSpec* spec : {&cheetah, &hopper, &walker}) {
     const Box& action = std::get<Box>(spec->action_space);
     for (int64_t k = 0; k < spec->act_dim(); ++k) {
       EXPECT_EQ(action.low[k], -1.0f);
@@ -242,6 +336,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(cheetah_env.env->dt(), 0.05);
   Harness hopper_env = Make<Hopper>(1, 0, 1);
   EXPECT_DOUBLE_EQ(hopper_env.env->dt(), 0.008);
+  Harness walker_env = Make<Walker2d>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(walker_env.env->dt(), 0.008);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -260,6 +356,12 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
   for (int i = 0; i < 64; ++i) {
     EXPECT_NEAR(obs[i * 11 + 0], 1.25f, 0.005f + 1e-6f);  // z = qpos0 1.25 + U(-0.005, 0.005)
     for (int k = 1; k < 11; ++k) EXPECT_LE(std::abs(obs[i * 11 + k]), 0.005f) << k;
+  }
+  Harness walker = Make<Walker2d>(64, 7, 1);
+  obs = walker.vec->obs();
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_NEAR(obs[i * 17 + 0], 1.25f, 0.005f + 1e-6f);  // z = qpos0 1.25 + U(-0.005, 0.005)
+    for (int k = 1; k < 17; ++k) EXPECT_LE(std::abs(obs[i * 17 + k]), 0.005f) << k;
   }
 }
 
@@ -309,6 +411,9 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> hop = Trajectory<Hopper>(5, 3, 1, 300);
   EXPECT_EQ(hop, Trajectory<Hopper>(5, 3, 2, 300));
   EXPECT_NE(hop, Trajectory<Hopper>(5, 4, 2, 300));
+  const std::vector<float> walk = Trajectory<Walker2d>(5, 3, 1, 300);
+  EXPECT_EQ(walk, Trajectory<Walker2d>(5, 3, 2, 300));
+  EXPECT_NE(walk, Trajectory<Walker2d>(5, 4, 2, 300));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,39 +450,109 @@ bool HopperHealthy(const mjData& d) {
   return 0.7 < d.qpos[1] && -0.2 < d.qpos[2] && d.qpos[2] < 0.2;
 }
 
-TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
-  Harness h = Make<Hopper>(1, 21, 1);
+// Steps row 0 of a Hopper or Walker2d env for `steps` random-action steps and checks each one
+// against an independently stepped copy of its state (4 mj_step calls of the action): terminated
+// exactly when `healthy` says not, reward = dx/dt + healthy_reward 1 (on the terminating step
+// too) - 1e-3 |a|^2 (dt = 0.008 s), final_obs = [qpos[1:], clip(qvel, -10, 10)], and an autoreset
+// to the start pose after a termination. Returns the terminations; *max_abs_qvel is the largest
+// |qvel| seen (to show the clip was exercised).
+template <typename Task>
+int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps,
+                           bool (*healthy)(const mjData&), double* max_abs_qvel) {
+  Harness h = Make<Task>(1, env_seed, 1);
   const mjModel& m = h.env->model();
-  DataPtr shadow = MakeData(m);  // steps the same state independently, to judge health
-  Rng rng(22);
+  DataPtr shadow = MakeData(m);
+  Rng rng(action_seed);
   int terminations = 0;
-  for (int t = 0; t < 2000; ++t) {
+  *max_abs_qvel = 0.0;
+  for (int t = 0; t < steps; ++t) {
     RandomActions(*h.vec, rng);
     const float* a = h.vec->continuous_actions();
     mj_copyData(shadow.get(), &m, &h.env->data(0));
     double ctrl_sq = 0.0;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < m.nu; ++k) {
       shadow->ctrl[k] = a[k];
       ctrl_sq += static_cast<double>(a[k]) * a[k];
     }
     const double x_before = shadow->qpos[0];
     for (int k = 0; k < 4; ++k) mj_step(&m, shadow.get());
-    const bool healthy = HopperHealthy(*shadow);
+    const bool is_healthy = healthy(*shadow);
     h.vec->Step();
-    ASSERT_EQ(h.vec->terminated()[0], healthy ? 0 : 1) << "step " << t;
-    // reward = dx/dt + healthy_reward 1 (on the terminating step too) - 1e-3 |a|^2.
+    EXPECT_EQ(h.vec->terminated()[0], is_healthy ? 0 : 1) << "step " << t;
     const double expected = (shadow->qpos[0] - x_before) / 0.008 + 1.0 - 1e-3 * ctrl_sq;
-    ASSERT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
-    // final_obs is the stepped state: z, angle, joints, then clipped velocities.
-    ASSERT_EQ(h.vec->final_obs()[0], static_cast<float>(shadow->qpos[1]));
-    ASSERT_EQ(h.vec->final_obs()[1], static_cast<float>(shadow->qpos[2]));
-    if (!healthy) {
+    EXPECT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+    for (int k = 1; k < m.nq; ++k) {
+      EXPECT_EQ(h.vec->final_obs()[k - 1], static_cast<float>(shadow->qpos[k])) << "step " << t;
+    }
+    for (int k = 0; k < m.nv; ++k) {
+      *max_abs_qvel = std::max(*max_abs_qvel, std::abs(shadow->qvel[k]));
+      EXPECT_EQ(h.vec->final_obs()[m.nq - 1 + k],
+                static_cast<float>(std::clamp(shadow->qvel[k], -10.0, 10.0)))
+          << "step " << t;
+    }
+    if (!is_healthy) {
       ++terminations;
       EXPECT_GT(h.vec->episode_length()[0], 0);
       EXPECT_NEAR(h.vec->obs()[0], 1.25f, 0.0051f);  // autoreset to the start pose
     }
+    if (::testing::Test::HasFailure()) break;  // one step's report is enough
   }
-  EXPECT_GE(terminations, 5);  // random actions topple it many times
+  return terminations;
+}
+
+TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
+  double max_abs_qvel = 0.0;
+  EXPECT_GE(StepAgainstShadowState<Hopper>(21, 22, 2000, &HopperHealthy, &max_abs_qvel), 5);
+}
+
+// Walker2dEnv.is_healthy on a float64 state: z and angle only.
+bool Walker2dHealthy(const mjData& d) {
+  return 0.8 < d.qpos[1] && d.qpos[1] < 2.0 && -1.0 < d.qpos[2] && d.qpos[2] < 1.0;
+}
+
+TEST(LocomotionTest, Walker2dTerminatesExactlyWhenItLeavesTheHealthyRange) {
+  double max_abs_qvel = 0.0;
+  EXPECT_GE(StepAgainstShadowState<Walker2d>(31, 32, 3000, &Walker2dHealthy, &max_abs_qvel), 5);
+  EXPECT_GT(max_abs_qvel, 10.0);  // the clip was exercised
+}
+
+// Walker2d's angle bound is 1 rad and it has no state bound: a tilt Hopper would end on (0.5 rad)
+// or a joint speed beyond Hopper's 100 goes on; a tilt past 1 rad, z below 0.8 m or above 2 m
+// ends it.
+TEST(LocomotionTest, Walker2dTiltedOrLoweredBeyondTheRangeTerminatesAtOnce) {
+  Harness h = Make<Walker2d>(5, 5, 1);
+  h.env->data(0).qpos[2] = 1.2;    // angle outside (-1, 1)
+  h.env->data(1).qpos[1] = 0.3;    // z far below 0.8 (inside the floor: contacts push it up)
+  h.env->data(2).qpos[2] = 0.5;    // inside Walker2d's angle range, outside Hopper's
+  h.env->data(3).qvel[0] = 150.0;  // forward at 150 m/s, past Hopper's state bound
+  h.env->data(4).qpos[1] = 2.1;    // z above 2.0 m (in the air: nothing pushes it down fast)
+  for (int i = 0; i < 5; ++i) mj_forward(&h.env->model(), &h.env->data(i));
+  for (int k = 0; k < 30; ++k) h.vec->continuous_actions()[k] = 0.0f;
+  h.vec->Step();
+  EXPECT_EQ(h.vec->terminated()[0], 1);
+  EXPECT_EQ(h.vec->terminated()[1], 1);
+  EXPECT_EQ(h.vec->terminated()[2], 0);
+  EXPECT_EQ(h.vec->terminated()[3], 0);
+  EXPECT_EQ(h.vec->terminated()[4], 1);
+  EXPECT_EQ(h.env->non_finite_resets(), 0);
+}
+
+// Knees bent and ankles pushing (actions 0.5, 0.5, -0.5 on both legs, found by a search over
+// constant actions) lower the walker upright: it ends by height, at z <= 0.8 m (Hopper's bound
+// would be 0.7) with the torso's angle inside (-1, 1).
+TEST(LocomotionTest, Walker2dSinkingUprightEndsBelow08Metres) {
+  Harness h = Make<Walker2d>(1, 0, 1);
+  const float crouch[6] = {0.5f, 0.5f, -0.5f, 0.5f, 0.5f, -0.5f};
+  int t = 0;
+  for (; t < 300 && h.vec->terminated()[0] == 0; ++t) {
+    std::copy(crouch, crouch + 6, h.vec->continuous_actions());
+    h.vec->Step();
+  }
+  ASSERT_EQ(h.vec->terminated()[0], 1) << "still standing after " << t << " steps";
+  const float z = h.vec->final_obs()[0], angle = h.vec->final_obs()[1];
+  EXPECT_LE(z, 0.8f);
+  EXPECT_GT(z, 0.75f);  // it ended on crossing 0.8 m, not lower
+  EXPECT_LT(std::abs(angle), 1.0f);
 }
 
 TEST(LocomotionTest, HopperTiltedOrLoweredBeyondTheRangeTerminatesAtOnce) {
