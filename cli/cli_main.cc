@@ -99,17 +99,31 @@ int Main(int argc, char** argv) {
     // command's own flag it is closest to, as for keys and env ids.
     if (!launch_flags) {
       CLI::App* sub = app.get_subcommands().front();
-      // rl-zoo's flags (train.py's -n, -params, ...; enjoy.py's --load-best, ...), spelt as
-      // greenrl takes them, with the values given.
-      if (const std::string zoo = ZooFlagsHint(sub->get_name(), sub->remaining()); !zoo.empty()) {
-        const bool extras_only = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
-        fmt::print(stderr, "greenrl: error: {}{} (see `greenrl {} --help`)\n",
-                   extras_only ? "" : what + "; ", zoo, sub->get_name());
-        return 2;
-      }
       std::vector<std::string> flags;
       for (const CLI::Option* option : sub->get_options()) {
         for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+      }
+      // rl-zoo's flags (train.py's -n, -params, ...; enjoy.py's --load-best, ...), spelt as
+      // greenrl takes them, with the values given; any other unknown flag beside them is named
+      // too, with the command's own flag it is closest to.
+      const CLI::Option* algo_option = sub->get_option_no_throw("--algo");
+      const ZooFlags zoo = ZooFlagsHint(sub->get_name(), sub->remaining(),
+                                        algo_option != nullptr && algo_option->count() > 0
+                                            ? algo_option->as<std::string>()
+                                            : std::string());
+      if (!zoo.hint.empty()) {
+        std::string also;
+        for (const std::string& other : zoo.others) {
+          if (other.empty() || other[0] != '-') continue;  // a value of some flag
+          const std::string flag = other.substr(0, other.find('='));
+          std::string hint = DidYouMean(flag, flags);  // "did you mean '--x'? " or ""
+          if (!hint.empty()) hint = ": " + hint.substr(0, hint.size() - 1);
+          also += "; " + flag + " is no flag of `greenrl " + sub->get_name() + "`" + hint;
+        }
+        const bool extras_only = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+        fmt::print(stderr, "greenrl: error: {}{}{} (see `greenrl {} --help`)\n",
+                   extras_only ? "" : what + "; ", zoo.hint, also, sub->get_name());
+        return 2;
       }
       const bool extras_error = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
       for (const std::string& extra : sub->remaining()) {

@@ -400,6 +400,10 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
                 "-> --set n_timesteps=5000; -params gamma:0.9 -> --set gamma=0.9 (see `greenrl "
                 "train --help`)\n");
   EXPECT_FALSE(fs::exists(Dir("zoo_flags")));
+  // A misspelt greenrl flag beside them is named in the same line.
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " -n 5000 --dry-rn"),
+                "-n 5000 -> --set n_timesteps=5000; --dry-rn is no flag of `greenrl train`: did "
+                "you mean '--dry-run'? (see `greenrl train --help`)\n");
   ExpectRefused(RunGreenrl("eval --load-best"),
                 "greenrl: error: --run is required; rl-zoo's flag, which `greenrl eval` spells "
                 "otherwise: --load-best -> --best (see `greenrl eval --help`)\n");
@@ -899,10 +903,12 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   ExpectRefused(RunGreenrl("train --config " + Preset() + " -i " + parent +
                            " --set policy_kwargs.net_arch=[32,32] --dry-run --out " + out),
                 "does not fit");
-  ExpectRefused(RunGreenrl("train --resume " + parent +
-                           " --set n_timesteps=1024 --set policy_kwargs.net_arch=[32,32] "
-                           "--dry-run"),
-                "checkpoint");
+  const Result other_net = RunGreenrl("train --resume " + parent +
+                                      " --set n_timesteps=1024 --set "
+                                      "policy_kwargs.net_arch=[32,32] --dry-run");
+  ExpectRefused(other_net, "for net_arch.pi [32,32] (it was written for [64,64])");
+  EXPECT_EQ(other_net.output.find("energy meter"), std::string::npos)  // only why
+      << other_net.output;
   r = RunCommand(bin + "--resume " + parent + " --set n_timesteps=1024 --dry-run 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\nn_timesteps: 1024  # "), std::string::npos) << r.output;

@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "greenrl/core/errors.h"
+#include "greenrl/train/zoo_hyperparams.h"
+
 namespace greenrl::cli {
 
 namespace {
@@ -16,54 +19,92 @@ struct ZooFlag {
   // greenrl's spelling, "{}" standing for the value given (else `placeholder`), or, when it does
   // not start with '-', why greenrl needs nothing in its place.
   const char* greenrl;
-  const char* placeholder;
+  const char* placeholder = "";
+  // greenrl's spelling for a negative value (rl-zoo's -1 sentinels) and for 0; null: as above.
+  const char* if_negative = nullptr;
+  const char* if_zero = nullptr;
 };
 
-// rl_zoo3/train.py and rl_zoo3/enjoy.py (rl-baselines3-zoo 2.x), the flags users carry over;
-// the ones greenrl spells alike (--algo, --env, --seed, -i, --stochastic) are not listed.
-constexpr ZooFlag kZooFlags[] = {
-    {"train", "-n|--n-timesteps", Values::kOne, "--set n_timesteps={}", "N"},
+constexpr const char* kNoSearch = "nothing: greenrl has no hyperparameter search";
+constexpr const char* kNoWandb =
+    "nothing: greenrl has no Weights & Biases tracking (TensorBoard event files are in the run "
+    "directory)";
+constexpr const char* kRunConfig =
+    "nothing: eval takes the run's config.yaml (device, threads.torch)";
+
+// rl_zoo3/train.py and rl_zoo3/enjoy.py (rl-baselines3-zoo 2.x), every flag; the ones greenrl
+// spells alike (--algo, --env and --seed of train, -i, eval's --stochastic and --seed) are not
+// listed.
+const ZooFlag kZooFlags[] = {
+    {"train", "-n|--n-timesteps", Values::kOne, "--set n_timesteps={}", "N",
+     "nothing: n_timesteps stays the preset's"},
     {"train", "-params|--hyperparams", Values::kMany, "--set {}", "key=value"},
     {"train", "-conf|--conf-file", Values::kOne, "--config {}", "FILE"},
     {"train", "-f|--log-folder", Values::kOne,
      "--out DIR (one run's own new or empty directory; default "
-     "runs/<env>_<algo>_s<seed>_<time>)",
-     ""},
-    {"train", "--eval-freq", Values::kOne, "--set eval.freq={}", "N"},
+     "runs/<env>_<algo>_s<seed>_<time>)"},
+    {"train", "--eval-freq", Values::kOne, "--set eval.freq={}", "N",
+     "--set eval.freq=0 (no periodic evaluation; the final one still runs)"},
     {"train", "--eval-episodes", Values::kOne, "--set eval.episodes={}", "N"},
-    {"train", "--save-freq", Values::kOne, "--set checkpoint_freq={}", "N"},
+    {"train", "--n-eval-envs|--vec-env", Values::kOne,
+     "nothing: evaluation steps every episode in its own env, all at once, and training envs "
+     "are native, stepped by threads.env threads (no subprocesses)"},
+    {"train", "--save-freq", Values::kOne, "--set checkpoint_freq={}", "N",
+     "--set checkpoint_freq=0 (no periodic resume checkpoint)"},
     {"train", "--save-replay-buffer", Values::kNone,
-     "--set checkpoint_replay_buffer=true (the default)", ""},
-    {"train", "--num-threads", Values::kOne, "--set threads.torch={}", "N"},
-    {"train", "--log-interval", Values::kOne, "--set log_interval={}", "N"},
+     "--set checkpoint_replay_buffer=true (the default)"},
+    {"train", "--num-threads", Values::kOne, "--set threads.torch={}", "N",
+     "nothing: threads.torch stays 1 (greenrl sizes every thread pool itself)"},
+    {"train", "--log-interval", Values::kOne, "--set log_interval={}", "N",
+     "nothing: log_interval stays the algorithm's"},
     {"train", "--device", Values::kOne, "--set device={}", "cpu|cuda|auto"},
-    {"train", "--vec-env", Values::kOne,
-     "--set threads.env=N (native envs stepped by a thread pool, no subprocesses)", ""},
-    {"train", "--verbose", Values::kOne, "--quiet for 0; nothing for 1", ""},
+    {"train", "--verbose", Values::kOne, "nothing: log lines are on unless --quiet", "", nullptr,
+     "--quiet"},
     {"train", "-tb|--tensorboard-log", Values::kOne,
-     "nothing: TensorBoard event files are always written into the run directory", ""},
+     "nothing: TensorBoard event files are always written into the run directory"},
     {"train", "-P|--progress", Values::kNone,
-     "nothing: the progress line shows whenever stderr is a terminal", ""},
-    {"train", "-uuid|--uuid", Values::kNone, "nothing: every run has its own directory", ""},
+     "nothing: the progress line shows whenever stderr is a terminal"},
+    {"train", "-uuid|--uuid", Values::kNone, "nothing: every run has its own directory"},
     {"train", "--env-kwargs|--eval-env-kwargs", Values::kMany,
-     "nothing: greenrl's registered envs take no constructor arguments", ""},
-    {"train", "-optimize|--optimize-hyperparameters", Values::kNone,
-     "nothing: greenrl has no hyperparameter search", ""},
-    {"train", "--track", Values::kNone,
-     "nothing: greenrl has no Weights & Biases tracking (TensorBoard event files are in the "
-     "run directory)",
-     ""},
-    {"eval", "--load-best", Values::kNone, "--best", ""},
+     "nothing: greenrl's registered envs take no constructor arguments"},
+    {"train", "--gym-packages", Values::kMany,
+     "nothing: envs are registered in C++ (README, \"Your own environment\")"},
+    {"train", "--truncate-last-trajectory", Values::kOne,
+     "nothing: it concerns HER's replay buffer, which greenrl does not have"},
+    {"train", "-optimize|--optimize-hyperparameters|--no-optim-plots", Values::kNone, kNoSearch},
+    {"train",
+     "--n-trials|--max-total-trials|--n-jobs|--sampler|--pruner|--n-startup-trials|"
+     "--n-evaluations|--storage|--study-name|--trial-id|--optimization-log-path",
+     Values::kOne, kNoSearch},
+    {"train", "--track", Values::kNone, kNoWandb},
+    {"train", "--wandb-project-name|--wandb-entity|--wandb-group", Values::kOne, kNoWandb},
+    {"train", "-tags|--wandb-tags", Values::kMany, kNoWandb},
+    {"eval", "--load-best", Values::kNone, "--best"},
     {"eval", "-f|--folder|--exp-id", Values::kOne,
-     "--run RUN_DIR (one run's directory, written by greenrl train)", ""},
-    {"eval", "-n|--n-timesteps", Values::kOne, "--episodes N (greenrl eval counts whole episodes)",
-     ""},
-    {"eval", "--env|--algo", Values::kOne, "nothing: --run's config.yaml names both", ""},
+     "--run RUN_DIR (one run's directory, written by greenrl train)"},
+    {"eval", "-n|--n-timesteps", Values::kOne,
+     "--episodes N (greenrl eval counts whole episodes, not steps)"},
+    {"eval", "--env|--algo", Values::kOne, "nothing: --run's config.yaml names both"},
     {"eval", "--deterministic", Values::kNone,
-     "nothing: eval takes the policy's mode unless --stochastic", ""},
-    {"eval", "--no-render", Values::kNone, "nothing: greenrl eval does not render", ""},
-    {"eval", "--load-last-checkpoint|--load-checkpoint", Values::kOne,
-     "nothing: --run of an unfinished run evaluates its newest resume checkpoint", ""},
+     "nothing: eval takes the policy's mode unless --stochastic"},
+    {"eval", "--no-render", Values::kNone, "nothing: greenrl eval does not render"},
+    {"eval", "--load-last-checkpoint", Values::kNone,
+     "nothing: --run of an unfinished run evaluates its newest resume checkpoint"},
+    {"eval", "--load-checkpoint", Values::kOne,
+     "nothing: --run evaluates final.pt, else the newest resume checkpoint (--best: best.pt)"},
+    {"eval", "--num-threads|--device", Values::kOne, kRunConfig},
+    {"eval", "--n-envs", Values::kOne,
+     "nothing: eval steps every episode in its own env, all at once"},
+    {"eval", "--norm-reward", Values::kNone,
+     "nothing: eval reports the env's own rewards (VecNormalize's statistics frozen)"},
+    {"eval", "-P|--progress|--custom-objects", Values::kNone,
+     "nothing: eval prints its result when it is done"},
+    {"eval", "--reward-log", Values::kOne, "nothing: eval prints the mean return and its spread"},
+    {"eval", "--verbose", Values::kOne, "nothing: eval prints its result when it is done"},
+    {"eval", "--env-kwargs", Values::kMany,
+     "nothing: greenrl's registered envs take no constructor arguments"},
+    {"eval", "--gym-packages", Values::kMany,
+     "nothing: envs are registered in C++ (README, \"Your own environment\")"},
 };
 
 bool HasName(const ZooFlag& flag, std::string_view name) {
@@ -76,13 +117,15 @@ bool HasName(const ZooFlag& flag, std::string_view name) {
   return false;
 }
 
-// A value on rl-zoo's command line: anything but a flag (a negative number is a value).
-bool IsValue(const std::string& arg) {
-  if (arg.empty() || arg[0] != '-') return true;
+// A number, as rl-zoo's argparse reads int and float values.
+bool IsNumber(const std::string& arg) {
   char* end = nullptr;
   std::strtod(arg.c_str(), &end);
-  return end != nullptr && *end == '\0' && end != arg.c_str();
+  return !arg.empty() && end != nullptr && *end == '\0';
 }
+
+// A value on rl-zoo's command line: anything but a flag (a negative number is a value).
+bool IsValue(const std::string& arg) { return arg.empty() || arg[0] != '-' || IsNumber(arg); }
 
 // "{}" in `text` replaced by `value`.
 std::string Fill(std::string text, const std::string& value) {
@@ -91,44 +134,86 @@ std::string Fill(std::string text, const std::string& value) {
   return text;
 }
 
+// `arg` as a POSIX shell word: as it is when it holds only characters no shell splits or
+// expands, else single-quoted.
+std::string ShellWord(const std::string& arg) {
+  bool plain = !arg.empty();
+  for (const char c : arg) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      std::string_view("_-.,:=/+@%").find(c) != std::string_view::npos;
+    plain = plain && safe;
+  }
+  if (plain) return arg;
+  std::string quoted = "'";
+  for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// rl-zoo's -params key:value (StoreDict: the value evaluated as Python) as greenrl overrides:
+// policy_kwargs and normalize as an rl-zoo file's (zoo_hyperparams.h), the rest key=value.
+std::vector<std::string> ParamsAsSets(const std::string& item, const std::string& algo) {
+  const size_t colon = item.find(':');
+  if (colon == std::string::npos) return {item};
+  const std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+  try {
+    if (key == "policy_kwargs") return train::ZooPolicyKwargs(algo.empty() ? "ppo" : algo, value);
+    if (key == "normalize") return train::ZooNormalize(value);
+  } catch (const ConfigError&) {  // shown as given: greenrl's own check names what is wrong
+  }
+  return {key + "=" + value};
+}
+
 }  // namespace
 
-std::string ZooFlagsHint(const std::string& command, const std::vector<std::string>& args) {
-  std::string hints;
+ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>& args,
+                      const std::string& algo) {
+  ZooFlags found;
   int count = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
-    const ZooFlag* found = nullptr;
-    for (const ZooFlag& flag : kZooFlags) {
-      if (command == flag.command && HasName(flag, name)) found = &flag;
+    const ZooFlag* flag = nullptr;
+    for (const ZooFlag& candidate : kZooFlags) {
+      if (command == candidate.command && HasName(candidate, name)) flag = &candidate;
     }
-    if (found == nullptr) continue;
+    if (flag == nullptr) {
+      found.others.push_back(args[i]);
+      continue;
+    }
     std::vector<std::string> values;
     if (eq != std::string::npos) values.push_back(args[i].substr(eq + 1));
-    while (found->values != Values::kNone && i + 1 < args.size() && IsValue(args[i + 1]) &&
-           (values.empty() || found->values == Values::kMany)) {
+    while (flag->values != Values::kNone && i + 1 < args.size() && IsValue(args[i + 1]) &&
+           (values.empty() || flag->values == Values::kMany)) {
       values.push_back(args[++i]);
     }
     std::string given = name, greenrl;
-    for (const std::string& value : values) given += " " + value;
-    if (found->greenrl[0] != '-') {
-      greenrl = found->greenrl;
-    } else if (found->values == Values::kMany) {  // -params key:value ... -> --set key=value ...
-      for (std::string value : values) {
-        const size_t colon = value.find(':');
-        if (colon != std::string::npos) value[colon] = '=';
-        greenrl += (greenrl.empty() ? "" : " ") + Fill(found->greenrl, value);
+    for (const std::string& value : values) given += " " + ShellWord(value);
+    const std::string first = values.empty() ? "" : values.front();
+    if (flag->if_negative != nullptr && IsNumber(first) &&
+        std::strtod(first.c_str(), nullptr) < 0) {
+      greenrl = flag->if_negative;
+    } else if (flag->if_zero != nullptr && IsNumber(first) &&
+               std::strtod(first.c_str(), nullptr) == 0) {
+      greenrl = flag->if_zero;
+    } else if (flag->greenrl[0] != '-') {
+      greenrl = flag->greenrl;
+    } else if (flag->values == Values::kMany) {  // -params key:value ... -> --set key=value ...
+      for (const std::string& value : values) {
+        for (const std::string& set : ParamsAsSets(value, algo)) {
+          greenrl += (greenrl.empty() ? "--set " : " --set ") + ShellWord(set);
+        }
       }
-      if (values.empty()) greenrl = Fill(found->greenrl, found->placeholder);
+      if (values.empty()) greenrl = Fill(flag->greenrl, flag->placeholder);
     } else {
-      greenrl = Fill(found->greenrl, values.empty() ? found->placeholder : values.front());
+      greenrl = Fill(flag->greenrl, values.empty() ? flag->placeholder : ShellWord(first));
     }
-    hints += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;
+    found.hint += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;
   }
-  if (count == 0) return "";
-  return std::string("rl-zoo's flag") + (count == 1 ? "" : "s") + ", which `greenrl " + command +
-         "` spells otherwise: " + hints;
+  if (count > 0) {
+    found.hint = std::string("rl-zoo's flag") + (count == 1 ? "" : "s") + ", which `greenrl " +
+                 command + "` spells otherwise: " + found.hint;
+  }
+  return found;
 }
 
 }  // namespace greenrl::cli

@@ -7,13 +7,28 @@
 
 namespace greenrl::cli {
 
+// What ZooFlagsHint found.
+struct ZooFlags {
+  // "rl-zoo's flags, which `greenrl train` spells otherwise: -n 5 -> --set n_timesteps=5; ...",
+  // or "" when no argument is an rl-zoo flag.
+  std::string hint;
+  // The arguments that are neither such a flag nor one of its values, in order (a misspelt
+  // greenrl flag given beside rl-zoo's, for the caller to report too).
+  std::vector<std::string> others;
+};
+
 // The rl-zoo flags among `args` (the arguments `greenrl <command>` did not take, in the order
-// given; `-flag=value` and `-flag value ...` forms) with greenrl's spelling of each, values
-// carried over: for command "train" and args {"-n", "5", "-params", "gamma:0.9"},
-// "rl-zoo's flags, which `greenrl train` spells otherwise: -n 5 -> --set n_timesteps=5; -params
-// gamma:0.9 -> --set gamma=0.9". Flags greenrl has no use for say why ("-tb logs -> nothing:
-// ..."). Commands: "train" (rl-zoo's train.py; flags of rl_zoo3 2.x) and "eval" (enjoy.py).
-// Returns "" when no argument is such a flag or the command has none. Errors: none.
-std::string ZooFlagsHint(const std::string& command, const std::vector<std::string>& args);
+// given; `-flag=value` and `-flag value ...` forms) with greenrl's spelling of each, the values
+// given carried over where greenrl's key takes the same value: for command "train" and args
+// {"-n", "5", "-params", "gamma:0.9"}, "rl-zoo's flags, which `greenrl train` spells otherwise:
+// -n 5 -> --set n_timesteps=5; -params gamma:0.9 -> --set gamma=0.9". rl-zoo's -1 sentinels
+// (--eval-freq -1: no evaluation) get greenrl's own (eval.freq=0); -params' policy_kwargs and
+// normalize values become greenrl's keys as an rl-zoo file's would (zoo_hyperparams.h, for
+// `algo`, "" for ppo); a --set whose value a shell would split or expand is single-quoted. Flags
+// greenrl has no use for say why ("-tb logs -> nothing: ..."). Commands: "train" (rl-zoo's
+// train.py; flags of rl_zoo3 2.x) and "eval" (enjoy.py); any other command finds none.
+// Errors: none (a value greenrl cannot translate is shown as given).
+ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>& args,
+                      const std::string& algo = "");
 
 }  // namespace greenrl::cli

@@ -1,4 +1,5 @@
-// rl-zoo's flags translated to greenrl's: values carried over, forms with '=' and several values.
+// rl-zoo's flags translated to greenrl's: values carried over, -1 sentinels, -params' Python
+// values, shell quoting, forms with '=' and several values, and the arguments left for others.
 #include "cli/zoo_flags.h"
 
 #include <gtest/gtest.h>
@@ -9,36 +10,76 @@
 namespace greenrl::cli {
 namespace {
 
+std::string Hint(const std::string& command, const std::vector<std::string>& args,
+                 const std::string& algo = "") {
+  return ZooFlagsHint(command, args, algo).hint;
+}
+
 TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
-  EXPECT_EQ(ZooFlagsHint("train", {"-n", "5000", "-params", "n_steps:64", "gamma:0.9",
-                                   "--eval-freq=-1", "--num-threads", "2"}),
+  EXPECT_EQ(Hint("train", {"-n", "5000", "-params", "n_steps:64", "gamma:0.9", "--eval-freq=2000",
+                           "--num-threads", "2"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: -n 5000 -> --set "
             "n_timesteps=5000; -params n_steps:64 gamma:0.9 -> --set n_steps=64 --set gamma=0.9; "
-            "--eval-freq -1 -> --set eval.freq=-1; --num-threads 2 -> --set threads.torch=2");
-  EXPECT_EQ(ZooFlagsHint("train", {"--hyperparams", "learning_rate:lin_1e-3"}),
+            "--eval-freq 2000 -> --set eval.freq=2000; --num-threads 2 -> --set threads.torch=2");
+  EXPECT_EQ(Hint("train", {"--hyperparams", "learning_rate:lin_1e-3"}),
             "rl-zoo's flag, which `greenrl train` spells otherwise: --hyperparams "
             "learning_rate:lin_1e-3 -> --set learning_rate=lin_1e-3");
   // Without its value, the placeholder; a flag greenrl needs nothing for says why.
-  EXPECT_EQ(ZooFlagsHint("train", {"--save-freq", "-P"}),
+  EXPECT_EQ(Hint("train", {"--save-freq", "-P"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: --save-freq -> --set "
             "checkpoint_freq=N; -P -> nothing: the progress line shows whenever stderr is a "
             "terminal");
-  EXPECT_EQ(ZooFlagsHint("train", {"-tb", "logs/tb", "-f", "logs"}),
+  EXPECT_EQ(Hint("train", {"-tb", "logs/tb", "-f", "logs"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: -tb logs/tb -> nothing: "
             "TensorBoard event files are always written into the run directory; -f logs -> "
             "--out DIR (one run's own new or empty directory; default "
             "runs/<env>_<algo>_s<seed>_<time>)");
 }
 
+// rl-zoo's -1 means "off" or "keep": greenrl's own spelling of that, never a value it refuses.
+TEST(ZooFlagsTest, MinusOneSentinelsBecomeGreenrlsOwn) {
+  EXPECT_EQ(Hint("train", {"--eval-freq", "-1", "--save-freq=-1", "-n", "-1", "--verbose", "0",
+                           "--verbose=2"}),
+            "rl-zoo's flags, which `greenrl train` spells otherwise: --eval-freq -1 -> --set "
+            "eval.freq=0 (no periodic evaluation; the final one still runs); --save-freq -1 -> "
+            "--set checkpoint_freq=0 (no periodic resume checkpoint); -n -1 -> nothing: "
+            "n_timesteps stays the preset's; --verbose 0 -> --quiet; --verbose 2 -> nothing: log "
+            "lines are on unless --quiet");
+}
+
+// -params' values are Python: policy_kwargs and normalize become greenrl's keys (for the algo
+// given), and a --set a shell would split is quoted.
+TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
+  EXPECT_EQ(
+      Hint("train", {"-params", "policy_kwargs:dict(net_arch=[64, 64], ortho_init=False)",
+                     "normalize:{'norm_obs': True, 'norm_reward': False}"}),
+      "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
+      "'policy_kwargs:dict(net_arch=[64, 64], ortho_init=False)' 'normalize:{'\\''norm_obs'\\'': "
+      "True, '\\''norm_reward'\\'': False}' -> --set 'policy_kwargs.net_arch.pi=[64, 64]' --set "
+      "'policy_kwargs.net_arch.vf=[64, 64]' --set policy_kwargs.ortho_init=false --set "
+      "normalize=true --set normalize_kwargs.norm_obs=true --set "
+      "normalize_kwargs.norm_reward=false");
+  EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:dict(net_arch=[32])"}, "sac"),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
+            "'policy_kwargs:dict(net_arch=[32])' -> --set 'policy_kwargs.net_arch=[32]'");
+  // What greenrl cannot read stays as given, for its own check to name.
+  EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:foo(1)"}),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
+            "'policy_kwargs:foo(1)' -> --set 'policy_kwargs=foo(1)'");
+}
+
 TEST(ZooFlagsTest, EvalFlagsAndOtherArgumentsAreLeftAlone) {
-  EXPECT_EQ(ZooFlagsHint("eval", {"--load-best", "-f", "logs", "--no-render"}),
+  EXPECT_EQ(Hint("eval", {"--load-best", "-f", "logs", "--no-render"}),
             "rl-zoo's flags, which `greenrl eval` spells otherwise: --load-best -> --best; -f "
             "logs -> --run RUN_DIR (one run's directory, written by greenrl train); --no-render "
             "-> nothing: greenrl eval does not render");
-  EXPECT_EQ(ZooFlagsHint("train", {"--bset", "x"}), "");           // a misspelling, not rl-zoo's
-  EXPECT_EQ(ZooFlagsHint("train", {"--load-best"}), "");           // enjoy.py's, not train.py's
-  EXPECT_EQ(ZooFlagsHint("report", {"-n", "5"}), "");              // no rl-zoo counterpart
-  EXPECT_EQ(ZooFlagsHint("train", {"5", "--n-timesteps-x"}), "");  // whole names only
+  EXPECT_EQ(Hint("train", {"--bset", "x"}), "");           // a misspelling, not rl-zoo's
+  EXPECT_EQ(Hint("train", {"--load-best"}), "");           // enjoy.py's, not train.py's
+  EXPECT_EQ(Hint("report", {"-n", "5"}), "");              // no rl-zoo counterpart
+  EXPECT_EQ(Hint("train", {"5", "--n-timesteps-x"}), "");  // whole names only
+  // The arguments that are no rl-zoo flag or value, for the caller to report beside the hint.
+  const ZooFlags mixed = ZooFlagsHint("train", {"-n", "5000", "--dry-rn", "--sed=3", "x"});
+  EXPECT_EQ(mixed.others, (std::vector<std::string>{"--dry-rn", "--sed=3", "x"}));
 }
 
 }  // namespace

@@ -153,14 +153,18 @@ std::optional<int64_t> ParseInt(const std::string& text) {
 // ConfigError(spec.key, text, "a finite number...").
 Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
   if (node.IsNull()) {  // `--set key=`, `key:`, `key: null`, `key: ~`
-    // A free-text key's empty string is YAML's quoted one.
-    const std::string empty_string =
-        spec.type == ValueType::kString && spec.choices.empty() && spec.accepted.empty()
-            ? "; an empty string is quoted: '' in a file, --set '" + spec.key + "=\"\"'"
-            : "";
+    // A key whose default is the empty string ('' for none, e.g. carbon.region) takes it again
+    // as YAML's quoted empty string.
+    if (spec.type == ValueType::kString && spec.default_yaml &&
+        YAML::Load(*spec.default_yaml).Scalar().empty()) {
+      throw ConfigError(spec.key, "",
+                        "a value, or its default, the empty string, written quoted: '' in a "
+                        "file, --set '" +
+                            spec.key +
+                            "=\"\"' (an empty value, null or ~ is no value for any key)");
+    }
     throw ConfigError(spec.key, "",
-                      Describe(spec) + " (an empty value, null or ~ is no value for any key" +
-                          empty_string + ")");
+                      Describe(spec) + " (an empty value, null or ~ is no value for any key)");
   }
   const std::string text = NodeText(node);
   // rl-zoo's Python dict(...) strings are read from its hyperparameter files

@@ -192,13 +192,21 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
             "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(OverrideError("n_steps=~"),
             "n_steps: got ''; an integer >= 1 (an empty value, null or ~ is no value for any key)");
-  // A free-text key says how its empty string is written, and that form is taken.
-  EXPECT_EQ(OverrideError("carbon.region="),
-            "carbon.region: got ''; a string (an empty value, null or ~ is no value for any key; "
-            "an empty string is quoted: '' in a file, --set 'carbon.region=\"\"')");
-  const Config quoted =
-      Config::Load(TestSchema(), "", {"env_id=CartPole-v1", "carbon.region=\"\""});
-  EXPECT_EQ(quoted.GetString("carbon.region"), "");
+  // A key whose default is the empty string says how that is written, and that form is taken;
+  // another string key does not offer it.
+  ConfigSchema schema = TestSchema();
+  schema.Add(Spec("note", ValueType::kString, "''", "free text, empty by default"));
+  try {
+    Config::Load(schema, "", {"env_id=CartPole-v1", "note="});
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "note: got ''; a value, or its default, the empty string, written quoted: '' in "
+                 "a file, --set 'note=\"\"' (an empty value, null or ~ is no value for any key)");
+  }
+  EXPECT_EQ(Config::Load(schema, "", {"env_id=CartPole-v1", "note=\"\""}).GetString("note"), "");
+  EXPECT_EQ(OverrideError("carbon.region="),  // its default is "world"
+            "carbon.region: got ''; a string (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(OverrideError("gamma=abc"), "gamma: got 'abc'; a number in [0, 1]");
   EXPECT_EQ(OverrideError("normalize=yes"), "normalize: got 'yes'; true or false");
   EXPECT_EQ(OverrideError("normalize=1"), "normalize: got '1'; true or false");

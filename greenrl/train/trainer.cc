@@ -389,6 +389,37 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::vector<double> normalizer_base;  // the merged statistics all ranks share (data-parallel)
   if (normalizer != nullptr) normalizer_base = normalizer->GetState();
 
+  // A resume's checkpoint (an older one when the newest does not load) must leave steps to train.
+  // Errors: ConfigError "n_timesteps" when it is at or past n_timesteps.
+  auto require_steps_left = [&](const TrainerState& state, const std::string& path) {
+    if (!path.empty() && state.steps >= total_steps) {
+      throw ConfigError(
+          "n_timesteps", std::to_string(total_steps),
+          fmt::format("more than the step of the checkpoint resumed, {} ({})", state.steps, path));
+    }
+  };
+  // A single process's resume: the newest of its checkpoints that loads into the agent (the
+  // ranks of a data-parallel run agree on one below). Errors: the oldest checkpoint's
+  // ConfigError when none loads; require_steps_left's.
+  auto load_newest_checkpoint = [&](TrainerState* state, std::string* path) {
+    for (auto it = resume_from.rbegin(); it != resume_from.rend() && path->empty(); ++it) {
+      try {
+        *state = LoadResumeCheckpoint(algorithm.get(), it->second);
+        *path = it->second;
+      } catch (const ConfigError& e) {
+        if (std::next(it) == resume_from.rend()) throw;
+        if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
+      }
+    }
+    require_steps_left(*state, *path);
+  };
+  // --- resume (checkpointing.h): a single process loads the newest checkpoint that loads now,
+  // before anything is logged, so a checkpoint this config cannot take (another network) is
+  // refused first; the ranks of a data-parallel run agree on one below, once connected.
+  TrainerState resumed;  // the totals of earlier segments (zero for a new run)
+  std::string resumed_path;
+  if (options.resume && world_size == 1) load_newest_checkpoint(&resumed, &resumed_path);
+
   std::string meter_reason, meter_brief;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
       RunMeters(config, std::move(options.meter_override), &meter_reason, &meter_brief);
@@ -429,36 +460,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
   }
-  // A resume's checkpoint (an older one when the newest does not load) must leave steps to train.
-  // Errors: ConfigError "n_timesteps" when it is at or past n_timesteps.
-  auto require_steps_left = [&](const TrainerState& state, const std::string& path) {
-    if (!path.empty() && state.steps >= total_steps) {
-      throw ConfigError(
-          "n_timesteps", std::to_string(total_steps),
-          fmt::format("more than the step of the checkpoint resumed, {} ({})", state.steps, path));
-    }
-  };
-  // A single process's resume: the newest of its checkpoints that loads into the agent (the
-  // ranks of a data-parallel run agree on one below). Errors: the oldest checkpoint's
-  // ConfigError when none loads; require_steps_left's.
-  auto load_newest_checkpoint = [&](TrainerState* state, std::string* path) {
-    for (auto it = resume_from.rbegin(); it != resume_from.rend() && path->empty(); ++it) {
-      try {
-        *state = LoadResumeCheckpoint(algorithm.get(), it->second);
-        *path = it->second;
-      } catch (const ConfigError& e) {
-        if (std::next(it) == resume_from.rend()) throw;
-        if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
-      }
-    }
-    require_steps_left(*state, *path);
-  };
   if (options.dry_run) {  // every check a run makes before its first write has passed
-    if (options.resume && world_size == 1) {  // the checkpoint it would continue loads
-      TrainerState state;
-      std::string path;
-      load_newest_checkpoint(&state, &path);
-    }
     TrainResult result;
     result.rank = rank;
     result.dry_run = true;
@@ -572,9 +574,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   env->Reset();
 
-  // --- resume (checkpointing.h): the newest checkpoint that loads; the trainer's position.
-  TrainerState resumed;  // the totals of earlier segments (zero for a new run)
-  std::string resumed_path;
+  // --- resume (checkpointing.h), data-parallel: the newest checkpoint every rank loads.
   if (options.resume && world_size > 1) {
     // Data-parallel: the ranks agree on the newest global step whose checkpoint every rank has
     // and loads (a rank killed mid-run may lack the newest one), each loading its own file.
@@ -619,7 +619,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
       below = agreed;
     }
   }
-  if (options.resume && world_size == 1) load_newest_checkpoint(&resumed, &resumed_path);
   require_steps_left(resumed, resumed_path);  // the ranks' agreed checkpoint too
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
