@@ -398,27 +398,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
           fmt::format("more than the step of the checkpoint resumed, {} ({})", state.steps, path));
     }
   };
-  // A single process's resume: the newest of its checkpoints that loads into the agent (the
-  // ranks of a data-parallel run agree on one below). Errors: the oldest checkpoint's
-  // ConfigError when none loads; require_steps_left's.
-  auto load_newest_checkpoint = [&](TrainerState* state, std::string* path) {
-    for (auto it = resume_from.rbegin(); it != resume_from.rend() && path->empty(); ++it) {
-      try {
-        *state = LoadResumeCheckpoint(algorithm.get(), it->second);
-        *path = it->second;
-      } catch (const ConfigError& e) {
-        if (std::next(it) == resume_from.rend()) throw;
-        if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
-      }
-    }
-    require_steps_left(*state, *path);
-  };
-  // --- resume (checkpointing.h): a single process loads the newest checkpoint that loads now,
-  // before anything is logged, so a checkpoint this config cannot take (another network) is
-  // refused first; the ranks of a data-parallel run agree on one below, once connected.
+  // --- resume (checkpointing.h): a single process loads the newest of its checkpoints that
+  // loads into the agent now, before anything is logged, so a checkpoint this config cannot take
+  // (another network) is refused with only why; the ranks of a data-parallel run agree on one
+  // below, once connected. When none loads, the oldest one's ConfigError.
   TrainerState resumed;  // the totals of earlier segments (zero for a new run)
   std::string resumed_path;
-  if (options.resume && world_size == 1) load_newest_checkpoint(&resumed, &resumed_path);
+  for (auto it = resume_from.rbegin();
+       world_size == 1 && it != resume_from.rend() && resumed_path.empty(); ++it) {
+    try {
+      resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
+      resumed_path = it->second;
+    } catch (const ConfigError& e) {
+      if (std::next(it) == resume_from.rend()) throw;
+      if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
+    }
+  }
+  require_steps_left(resumed, resumed_path);
 
   std::string meter_reason, meter_brief;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
@@ -619,7 +615,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       below = agreed;
     }
   }
-  require_steps_left(resumed, resumed_path);  // the ranks' agreed checkpoint too
+  if (world_size > 1) require_steps_left(resumed, resumed_path);  // the ranks' agreed one
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
   auto restore_env = [&](const TrainerState& st) {
