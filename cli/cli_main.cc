@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/presets.h"
 #include "cli/zoo_flags.h"
 #include "greenrl/core/allocator.h"
 #include "greenrl/core/did_you_mean.h"
@@ -16,6 +17,21 @@
 #include "greenrl/core/openblas_core.h"
 
 namespace greenrl::cli {
+
+namespace {
+
+// The algorithm a command line names before its config is loaded: --algo, else the --config
+// file's (AlgoOfConfigFile); "" when neither says (a default ppo run) or the command has no
+// such flags.
+std::string AlgoGiven(const CLI::App& sub) {
+  const CLI::Option* algo = sub.get_option_no_throw("--algo");
+  if (algo != nullptr && algo->count() > 0) return algo->as<std::string>();
+  const CLI::Option* config = sub.get_option_no_throw("--config");
+  if (config != nullptr && config->count() > 0) return AlgoOfConfigFile(config->as<std::string>());
+  return "";
+}
+
+}  // namespace
 
 int Main(int argc, char** argv) {
   // Before any thread starts: OpenBLAS's generic kernels on a CPU it does not know are ~5x slower.
@@ -84,10 +100,21 @@ int Main(int argc, char** argv) {
           what.substr(v_at + value_tag.size(), r_at - v_at - value_tag.size());
       const std::string low = what.substr(r_at + range_tag.size(), to_at - r_at - range_tag.size());
       const std::string high = what.substr(to_at + to_tag.size());
-      fmt::print(stderr,
-                 "greenrl: error: {}: got '{}'; an integer in [{}, {}] (see `greenrl {} "
-                 "--help`)\n",
-                 name, value, low, high, app.get_subcommands().front()->get_name());
+      // rl-zoo's --seed -1 (a random seed), and its other flags in the same command, which
+      // CLI11 stopped before reading.
+      CLI::App* sub = app.get_subcommands().front();
+      const std::string random_seed =
+          name == "--seed" && value.rfind('-', 0) == 0
+              ? " (rl-zoo's --seed -1 draws a random seed; here give any N, or leave --seed out "
+                "for the preset's seed, default 0)"
+              : "";
+      std::vector<std::string> rest;
+      for (int i = 2; i < argc; ++i) rest.push_back(argv[i]);
+      const std::string zoo = ZooFlagsHint(sub->get_name(), rest, AlgoGiven(*sub)).hint;
+      fmt::print(
+          stderr,
+          "greenrl: error: {}: got '{}'; an integer in [{}, {}]{}{} (see `greenrl {} --help`)\n",
+          name, value, low, high, random_seed, zoo.empty() ? "" : "; " + zoo, sub->get_name());
       return 2;
     }
     // The same one-line form as every other bad input, naming the argument CLI11 refused.
@@ -106,11 +133,7 @@ int Main(int argc, char** argv) {
       // rl-zoo's flags (train.py's -n, -params, ...; enjoy.py's --load-best, ...), spelt as
       // greenrl takes them, with the values given; any other unknown flag beside them is named
       // too, with the command's own flag it is closest to.
-      const CLI::Option* algo_option = sub->get_option_no_throw("--algo");
-      const ZooFlags zoo = ZooFlagsHint(sub->get_name(), sub->remaining(),
-                                        algo_option != nullptr && algo_option->count() > 0
-                                            ? algo_option->as<std::string>()
-                                            : std::string());
+      const ZooFlags zoo = ZooFlagsHint(sub->get_name(), sub->remaining(), AlgoGiven(*sub));
       if (!zoo.hint.empty()) {
         std::string also;
         for (const std::string& other : zoo.others) {

@@ -204,7 +204,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_EQ(bare.exit_code, 0) << bare.output;
   EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes SB3's default; `--config " +
                              std::string(GREENRL_SOURCE_DIR) +
-                             "/configs/sac/pendulum.yaml` gives rl-zoo's tuned hyperparameters "
+                             "/configs/sac/pendulum.yaml` gives rl-zoo's hyperparameters "
                              "for sac on Pendulum-v1\n"),
             std::string::npos)
       << bare.output;
@@ -400,6 +400,22 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
                 "-> --set n_timesteps=5000; -params gamma:0.9 -> --set gamma=0.9 (see `greenrl "
                 "train --help`)\n");
   EXPECT_FALSE(fs::exists(Dir("zoo_flags")));
+  // The algorithm is the --config file's (a preset's algo key, an rl-zoo file's name), so
+  // policy_kwargs get that algorithm's keys.
+  for (const std::string& config :
+       {std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml",
+        std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/sac.yml --env "
+                                          "Pendulum-v1"}) {
+    ExpectRefused(
+        RunGreenrl("train --config " + config + " -params 'policy_kwargs:dict(net_arch=[64, 64])'"),
+        "-> --set 'policy_kwargs.net_arch=[64, 64]' (see");
+  }
+  // rl-zoo's --seed -1 (random), refused by --seed's own range, with the other flags' spellings.
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " --eval-freq -1 --seed -1"),
+                "--seed: got '-1'; an integer in [0, 4294967295] (rl-zoo's --seed -1 draws a "
+                "random seed; here give any N, or leave --seed out for the preset's seed, default "
+                "0); rl-zoo's flag, which `greenrl train` spells otherwise: --eval-freq -1 -> "
+                "--set eval.freq=0");
   // A misspelt greenrl flag beside them is named in the same line.
   ExpectRefused(RunGreenrl("train --config " + Preset() + " -n 5000 --dry-rn"),
                 "-n 5000 -> --set n_timesteps=5000; --dry-rn is no flag of `greenrl train`: did "

@@ -44,6 +44,17 @@ std::string PresetElsewhere(const std::string& config_path) {
   return "";
 }
 
+std::string AlgoOfConfigFile(const std::string& config_path) {
+  if (config_path.empty()) return "";
+  try {
+    const YAML::Node algo = YAML::LoadFile(config_path)["algo"];
+    if (algo && algo.IsScalar()) return algo.Scalar();
+  } catch (const YAML::Exception&) {  // unreadable: the file's name may still say
+  }
+  const std::string stem = std::filesystem::path(config_path).stem().string();
+  return stem == "ppo" || stem == "dqn" || stem == "sac" ? stem : "";
+}
+
 std::string TunedPreset(const std::string& algo, const std::string& env_id) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(DefaultConfigDir()) / algo;

@@ -189,16 +189,16 @@ Runner RegisterTrain(CLI::App& app) {
         !tuned.empty()) {
       options.warnings.push_back(tuned);  // said once the run's own checks have passed
     }
-    // No --config: SB3's defaults for every key, where rl-zoo would train its tuned values.
+    // No --config: SB3's defaults for every key, where rl-zoo would train its file's values.
     if (const std::string preset =
             resuming || !args->config_path.empty()
                 ? ""
                 : TunedPreset(config.GetString("algo"), config.GetString("env_id"));
         !preset.empty()) {
-      options.warnings.push_back(fmt::format(
-          "no --config, so every key takes SB3's default; `--config {}` gives rl-zoo's tuned "
-          "hyperparameters for {} on {}",
-          preset, config.GetString("algo"), config.GetString("env_id")));
+      options.warnings.push_back(
+          fmt::format("no --config, so every key takes SB3's default; `--config {}` gives rl-zoo's "
+                      "hyperparameters for {} on {}",
+                      preset, config.GetString("algo"), config.GetString("env_id")));
     }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;

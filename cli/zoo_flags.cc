@@ -20,9 +20,11 @@ struct ZooFlag {
   // not start with '-', why greenrl needs nothing in its place.
   const char* greenrl;
   const char* placeholder = "";
-  // greenrl's spelling for a negative value (rl-zoo's -1 sentinels) and for 0; null: as above.
+  // greenrl's spelling for a negative value (rl-zoo's -1 sentinels), for 0, and for an algo
+  // other than PPO; null: as above.
   const char* if_negative = nullptr;
   const char* if_zero = nullptr;
+  const char* if_not_ppo = nullptr;
 };
 
 constexpr const char* kNoSearch = "nothing: greenrl has no hyperparameter search";
@@ -57,7 +59,8 @@ const ZooFlag kZooFlags[] = {
      "nothing: threads.torch stays 1 (greenrl sizes every thread pool itself)"},
     {"train", "--log-interval", Values::kOne, "--set log_interval={}", "N",
      "nothing: log_interval stays the algorithm's"},
-    {"train", "--device", Values::kOne, "--set device={}", "cpu|cuda|auto"},
+    {"train", "--device", Values::kOne, "--set device={}", "cpu|cuda|auto", nullptr, nullptr,
+     "nothing: greenrl's DQN and SAC run on the CPU (device is a PPO key)"},
     {"train", "--verbose", Values::kOne, "nothing: log lines are on unless --quiet", "", nullptr,
      "--quiet"},
     {"train", "-tb|--tensorboard-log", Values::kOne,
@@ -189,8 +192,10 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     std::string given = name, greenrl;
     for (const std::string& value : values) given += " " + ShellWord(value);
     const std::string first = values.empty() ? "" : values.front();
-    if (flag->if_negative != nullptr && IsNumber(first) &&
-        std::strtod(first.c_str(), nullptr) < 0) {
+    if (flag->if_not_ppo != nullptr && !algo.empty() && algo != "ppo") {
+      greenrl = flag->if_not_ppo;
+    } else if (flag->if_negative != nullptr && IsNumber(first) &&
+               std::strtod(first.c_str(), nullptr) < 0) {
       greenrl = flag->if_negative;
     } else if (flag->if_zero != nullptr && IsNumber(first) &&
                std::strtod(first.c_str(), nullptr) == 0) {

@@ -62,6 +62,13 @@ TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
   EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:dict(net_arch=[32])"}, "sac"),
             "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
             "'policy_kwargs:dict(net_arch=[32])' -> --set 'policy_kwargs.net_arch=[32]'");
+  // --device is a PPO key: for DQN and SAC, nothing in its place.
+  EXPECT_EQ(Hint("train", {"--device", "cpu"}, "sac"),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: --device cpu -> nothing: "
+            "greenrl's DQN and SAC run on the CPU (device is a PPO key)");
+  EXPECT_EQ(Hint("train", {"--device", "cuda"}, "ppo"),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: --device cuda -> --set "
+            "device=cuda");
   // What greenrl cannot read stays as given, for its own check to name.
   EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:foo(1)"}),
             "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
