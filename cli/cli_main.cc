@@ -154,15 +154,10 @@ int Main(int argc, char** argv) {
         const std::string flag = extra.substr(0, extra.find('='));
         const std::string hint = DidYouMean(flag, flags);
         if (hint.empty()) continue;
-        if (extras_error) {
-          fmt::print(stderr, "greenrl: error: {}; {}(see `greenrl {} --help`)\n", what, hint,
-                     sub->get_name());
-        } else {
-          fmt::print(stderr,
-                     "greenrl: error: {}; {} is no flag of `greenrl {}`: {}(see `greenrl {} "
-                     "--help`)\n",
-                     what, flag, sub->get_name(), hint, sub->get_name());
-        }
+        // CLI11's "not expected" list (reversed, with values) adds nothing to the flag's name.
+        fmt::print(stderr,
+                   "greenrl: error: {}{} is no flag of `greenrl {}`: {}(see `greenrl {} --help`)\n",
+                   extras_error ? "" : what + "; ", flag, sub->get_name(), hint, sub->get_name());
         return 2;
       }
     }

@@ -372,12 +372,17 @@ TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
       << other.output;
 }
 
-// A misspelt flag: CLI11's message, then the command's flag it is closest to; exit code 2.
+// A misspelt flag: named, with the command's flag it is closest to; exit code 2.
 TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   Result r = RunGreenrl("eval --run " + Dir("nothing") + " --bset");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("greenrl: error: The following argument was not expected: --bset; did "
-                          "you mean '--best'? (see `greenrl eval --help`)"),
+  EXPECT_NE(r.output.find("greenrl: error: --bset is no flag of `greenrl eval`: did you mean "
+                          "'--best'? (see `greenrl eval --help`)"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --sed 3");  // not "... expected: 3 --sed"
+  EXPECT_NE(r.output.find("greenrl: error: --sed is no flag of `greenrl train`: did you mean one "
+                          "of '--set', '--seed'? (see `greenrl train --help`)\n"),
             std::string::npos)
       << r.output;
   // The misspelling left --run unset: CLI11's "required" error, and the flag it was meant to be.
