@@ -170,6 +170,18 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
                           "run"),
             std::string::npos)
       << r.output;
+  // DQN and SAC: a run too short to pass learning_starts never updates.
+  const std::string sac = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/walker2d.yaml";
+  const Result short_sac =
+      RunGreenrl("train --config " + sac + " --set n_timesteps=5000 --dry-run");
+  EXPECT_NE(short_sac.output.find("greenrl: learning_starts 10000 is not below n_timesteps 5000: "
+                                  "the run ends before its updates start (warm-up actions only, "
+                                  "no gradient step)\n"),
+            std::string::npos)
+      << short_sac.output;
+  const Result long_sac =
+      RunGreenrl("train --config " + sac + " --set n_timesteps=20000 --dry-run");
+  EXPECT_EQ(long_sac.output.find("is not below n_timesteps"), std::string::npos) << long_sac.output;
 }
 
 // A preset trained on another env (--env) says the preset was tuned for its own; SB3's class

@@ -200,6 +200,12 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
     }
     case ValueType::kString: {
       if (!scalar) throw fail();
+      // A free-text key whose default is not empty (a path, a library name) has no use for the
+      // empty string ('' in YAML); a key whose default is '' takes it (the null branch above).
+      if (text.empty() && spec.choices.empty() && spec.accepted.empty() && spec.default_yaml &&
+          !YAML::Load(*spec.default_yaml).Scalar().empty()) {
+        throw ConfigError(spec.key, "", "a non-empty string (default " + *spec.default_yaml + ")");
+      }
       if (!spec.choices.empty() &&
           std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) {
         throw ConfigError(spec.key, text, DidYouMean(text, spec.choices) + Describe(spec) + hint);

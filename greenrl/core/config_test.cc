@@ -205,6 +205,8 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
                  "a file, --set 'note=\"\"' (an empty value, null or ~ is no value for any key)");
   }
   EXPECT_EQ(Config::Load(schema, "", {"env_id=CartPole-v1", "note=\"\""}).GetString("note"), "");
+  EXPECT_EQ(OverrideError("carbon.region=\"\""),  // a quoted '' where the default is not ''
+            "carbon.region: got ''; a non-empty string (default world)");
   EXPECT_EQ(OverrideError("carbon.region="),  // its default is "world"
             "carbon.region: got ''; a string (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(OverrideError("gamma=abc"), "gamma: got 'abc'; a number in [0, 1]");

@@ -452,6 +452,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
                "n_timesteps {} (eval.freq {}): it cannot stop this run\n",
                config.GetInt("n_timesteps"), config.GetInt("eval.freq"));
   }
+  // DQN and SAC update only once num_timesteps passes learning_starts (SB3's rule), which a
+  // short run never reaches (the MuJoCo presets' 10000 against a quick --set n_timesteps).
+  if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
+      config.GetInt("learning_starts") >= total_steps) {
+    fmt::print(stderr,
+               "greenrl: learning_starts {} is not below n_timesteps {}: the run ends before its "
+               "updates start (warm-up actions only, no gradient step)\n",
+               config.GetInt("learning_starts"), total_steps);
+  }
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
