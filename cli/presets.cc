@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "greenrl/core/errors.h"
 #include "greenrl/core/install_paths.h"
+#include "greenrl/train/zoo_hyperparams.h"
 
 namespace greenrl::cli {
 namespace {
@@ -51,8 +53,11 @@ std::string AlgoOfConfigFile(const std::string& config_path) {
     if (algo && algo.IsScalar()) return algo.Scalar();
   } catch (const YAML::Exception&) {  // unreadable: the file's name may still say
   }
-  const std::string stem = std::filesystem::path(config_path).stem().string();
-  return stem == "ppo" || stem == "dqn" || stem == "sac" ? stem : "";
+  try {
+    return train::AlgoOfFileName(config_path);
+  } catch (const ConfigError&) {  // another rl-zoo algorithm's file: loading it says so
+    return "";
+  }
 }
 
 std::string TunedPreset(const std::string& algo, const std::string& env_id) {

@@ -26,8 +26,9 @@ std::string PresetElsewhere(const std::string& config_path);
 std::string TunedPreset(const std::string& algo, const std::string& env_id);
 
 // The algorithm a --config file trains, as far as the file says: a greenrl preset's top-level
-// `algo`, else an rl-zoo file's name (ppo.yml, dqn.yml, sac.yml); "" when neither (an unreadable
-// file, another name). For messages given before the config is loaded. Errors: none.
+// `algo`, else an rl-zoo file's name (train::AlgoOfFileName: ppo.yml, dqn.yml, sac.yml); "" when
+// neither (an unreadable file, another name). For messages given before the config is loaded.
+// Errors: none.
 std::string AlgoOfConfigFile(const std::string& config_path);
 
 }  // namespace greenrl::cli

@@ -147,6 +147,12 @@ std::optional<int64_t> ParseInt(const std::string& text) {
   return static_cast<int64_t>(*number);
 }
 
+// Whether a key's default is the empty string ('' in YAML): such a key takes it back when given
+// quoted, and its empty value's error says how.
+bool DefaultIsEmptyString(const KeySpec& spec) {
+  return spec.default_yaml && YAML::Load(*spec.default_yaml).Scalar().empty();
+}
+
 // Parses and validates one value against its declaration.
 // Errors: ConfigError(spec.key, NodeText(node), Describe(spec)); for a null node (no value)
 // ConfigError(spec.key, "", Describe(spec) + " (an empty value ...)"); for a non-finite float
@@ -155,8 +161,7 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
   if (node.IsNull()) {  // `--set key=`, `key:`, `key: null`, `key: ~`
     // A key whose default is the empty string ('' for none, e.g. carbon.region) takes it again
     // as YAML's quoted empty string.
-    if (spec.type == ValueType::kString && spec.default_yaml &&
-        YAML::Load(*spec.default_yaml).Scalar().empty()) {
+    if (spec.type == ValueType::kString && DefaultIsEmptyString(spec)) {
       throw ConfigError(spec.key, "",
                         "a value, or its default, the empty string, written quoted: '' in a "
                         "file, --set '" +
@@ -203,7 +208,7 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
       // A free-text key whose default is not empty (a path, a library name) has no use for the
       // empty string ('' in YAML); a key whose default is '' takes it (the null branch above).
       if (text.empty() && spec.choices.empty() && spec.accepted.empty() && spec.default_yaml &&
-          !YAML::Load(*spec.default_yaml).Scalar().empty()) {
+          !DefaultIsEmptyString(spec)) {
         throw ConfigError(spec.key, "", "a non-empty string (default " + *spec.default_yaml + ")");
       }
       if (!spec.choices.empty() &&

@@ -266,27 +266,6 @@ std::vector<std::string> NetArch(const std::string& algo, const std::string& tex
   return {"policy_kwargs.net_arch=" + Yaml(*pi)};
 }
 
-// The algorithm named by a file name: ppo.yml -> "ppo"; "" for a name that is not an
-// algorithm's.
-// Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).
-std::string AlgoOfFileName(const std::string& path) {
-  const std::filesystem::path p(path);
-  const std::string ext = p.extension().string(), stem = p.stem().string();
-  if (ext != ".yml" && ext != ".yaml") return "";
-  if (stem == "ppo" || stem == "dqn" || stem == "sac") return stem;
-  // rl-zoo's other hyperparameter files (rl_zoo3/hyperparams/*.yml).
-  for (const char* other : {"a2c", "ars", "cem", "cmaes", "crossq", "ddpg", "her", "iqn",
-                            "ppo_lstm", "qrdqn", "reinforce", "sac_sbx", "td3", "tqc", "trpo"}) {
-    if (stem == other) {
-      throw ConfigError("algo", stem,
-                        "ppo, dqn or sac: the rl-zoo file " + path + " is for " + stem +
-                            ", which greenrl does not have (--algo picks one of those for its "
-                            "values)");
-    }
-  }
-  return "";
-}
-
 // Whether `key` reads as a Gymnasium env id with a version ("CartPole-v1",
 // "ALE/Pong-v5"), as rl-zoo's section keys do.
 bool LooksLikeEnvId(const std::string& key) {
@@ -316,6 +295,24 @@ std::string NodeYaml(const YAML::Node& node) {
 }
 
 }  // namespace
+
+std::string AlgoOfFileName(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string ext = p.extension().string(), stem = p.stem().string();
+  if (ext != ".yml" && ext != ".yaml") return "";
+  if (stem == "ppo" || stem == "dqn" || stem == "sac") return stem;
+  // rl-zoo's other hyperparameter files (rl_zoo3/hyperparams/*.yml).
+  for (const char* other : {"a2c", "ars", "cem", "cmaes", "crossq", "ddpg", "her", "iqn",
+                            "ppo_lstm", "qrdqn", "reinforce", "sac_sbx", "td3", "tqc", "trpo"}) {
+    if (stem == other) {
+      throw ConfigError("algo", stem,
+                        "ppo, dqn or sac: the rl-zoo file " + path + " is for " + stem +
+                            ", which greenrl does not have (--algo picks one of those for its "
+                            "values)");
+    }
+  }
+  return "";
+}
 
 namespace {
 // policy_kwargs read as a literal (from Python text or YAML), as greenrl overrides.

@@ -72,4 +72,9 @@ std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::str
 // Errors: ConfigError("normalize", text, ...) for any other text.
 std::vector<std::string> ZooNormalize(const std::string& text);
 
+// The algorithm an rl-zoo hyperparameter file's name names: ppo.yml (or .yaml) -> "ppo", and so
+// for dqn and sac; "" for a name that is not an algorithm's.
+// Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).
+std::string AlgoOfFileName(const std::string& path);
+
 }  // namespace greenrl::train
