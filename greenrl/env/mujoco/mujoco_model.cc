@@ -1,8 +1,11 @@
 #include "greenrl/env/mujoco/mujoco_model.h"
 
 #include <array>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,7 +21,36 @@ void DataDeleter::operator()(mjData* data) const {
   if (data != nullptr) mj_deleteData(data);
 }
 
+namespace {
+
+std::atomic<int64_t> warning_count{0};
+
+// mju_user_warning: one fprintf per line (glibc locks the stream, so lines from rows stepping on
+// different threads do not interleave).
+void PrintWarning(const char* message) {
+  const int64_t n = warning_count.fetch_add(1);
+  if (n < kMaxPrintedWarnings) {
+    std::fprintf(stderr, "greenrl: MuJoCo warning: %s\n", message);
+  } else if (n == kMaxPrintedWarnings) {
+    std::fprintf(stderr,
+                 "greenrl: further MuJoCo warnings are not printed (an env row that hits one is "
+                 "reset; the run summary counts them as env faults)\n");
+  }
+}
+
+}  // namespace
+
+void InstallWarningHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (mju_user_warning == nullptr) mju_user_warning = PrintWarning;
+  });
+}
+
+int64_t WarningCount() { return warning_count.load(); }
+
 ModelPtr LoadModel(const std::string& path) {
+  InstallWarningHandler();
   std::array<char, 1000> error{};  // mj_loadXML writes a NUL-terminated message here
   ModelPtr model(
       mj_loadXML(path.c_str(), /*vfs=*/nullptr, error.data(), static_cast<int>(error.size())));

@@ -8,6 +8,7 @@
 
 #include <mujoco/mujoco.h>
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -33,11 +34,27 @@ class MujocoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses and compiles the MJCF file at `path` (mj_loadXML).
+// Parses and compiles the MJCF file at `path` (mj_loadXML), after InstallWarningHandler().
 // Returns: the compiled model (never null).
 // Errors: MujocoError("mujoco: cannot load model '<path>': <MuJoCo's message>") when the file is
 //   missing, unreadable or invalid.
 ModelPtr LoadModel(const std::string& path);
+
+// Routes MuJoCo's warnings (mju_warning: an unstable simulation, a full contact or stack arena)
+// to stderr as "greenrl: MuJoCo warning: <MuJoCo's message>" lines, the first
+// kMaxPrintedWarnings of them and then one line saying that further ones are not printed.
+// Without it MuJoCo 2.2.2 prints "WARNING: ..." on stdout (where `greenrl train --dry-run` and
+// `greenrl envs` write their output) and appends to MUJOCO_LOG.TXT in the current directory. The
+// envs handle each warning themselves (locomotion.h: the row is reset and counted, and the run
+// summary's "env faults" line gives the count), so the lines are for information. Installed once
+// per process and only where mju_user_warning is still null, so a program embedding greenrl
+// keeps a handler of its own. Thread-safe (rows step on several threads). Never throws.
+void InstallWarningHandler();
+inline constexpr int kMaxPrintedWarnings = 5;
+
+// MuJoCo warnings the handler of InstallWarningHandler() received in this process, printed or
+// not. Thread-safe.
+int64_t WarningCount();
 
 // Allocates the state for `model` (mj_makeData), in its default configuration (qpos = qpos0,
 // qvel = 0). Errors: MujocoError when MuJoCo cannot allocate it.

@@ -3,6 +3,7 @@
 // determinism per seed across thread counts, the reward identity, Hopper's and Walker2d's
 // termination rules, the 1000-step TimeLimit, and recovery from a deliberately non-finite state.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -613,6 +614,50 @@ TEST(LocomotionTest, NonFiniteStateIsCountedThatRowResetAndTheRunGoesOn) {
   }
   EXPECT_EQ(faulty.env->non_finite_resets(), 1);
   EXPECT_EQ(faulty.vec->non_finite_resets(), 1);
+}
+
+// MuJoCo's own warning on a fault goes to stderr under greenrl's name: nothing on stdout and no
+// MUJOCO_LOG.TXT in the current directory (MuJoCo 2.2.2's default handler writes both).
+TEST(LocomotionTest, MujocoWarningsGoToStderrOnlyAndStopAfterAFew) {
+  char dir_template[] = "/tmp/greenrl_mujoco_warning_XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  ASSERT_NE(dir, nullptr);
+  char old_cwd[4096];
+  ASSERT_NE(::getcwd(old_cwd, sizeof(old_cwd)), nullptr);
+  ASSERT_EQ(::chdir(dir), 0);
+
+  Harness h = Make<HalfCheetah>(2, 8, 1);
+  const int64_t before = WarningCount();
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  h.env->data(0).qvel[3] = std::numeric_limits<double>::quiet_NaN();
+  h.vec->Step();
+  for (int k = 0; k < kMaxPrintedWarnings + 2; ++k) mju_warning("greenrl test warning");
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::string err = testing::internal::GetCapturedStderr();
+  const bool log_written = std::ifstream(std::string(dir) + "/MUJOCO_LOG.TXT").good();
+  ASSERT_EQ(::chdir(old_cwd), 0);
+  std::remove((std::string(dir) + "/MUJOCO_LOG.TXT").c_str());
+  ::rmdir(dir);
+
+  EXPECT_EQ(h.env->non_finite_resets(), 1);
+  EXPECT_EQ(WarningCount(), before + 1 + kMaxPrintedWarnings + 2);
+  EXPECT_EQ(out, "");
+  EXPECT_FALSE(log_written);
+  // Lines printed: the first kMaxPrintedWarnings of the process, then one "further" line.
+  std::string expected;
+  for (int64_t n = before; n < before + 1 + kMaxPrintedWarnings + 2; ++n) {
+    if (n < kMaxPrintedWarnings) {
+      expected += n == before ? "greenrl: MuJoCo warning: Nan, Inf or huge value in QVEL at DOF 3. "
+                                "The simulation is unstable. Time = 0.0000.\n"
+                              : "greenrl: MuJoCo warning: greenrl test warning\n";
+    } else if (n == kMaxPrintedWarnings) {
+      expected +=
+          "greenrl: further MuJoCo warnings are not printed (an env row that hits one is reset; "
+          "the run summary counts them as env faults)\n";
+    }
+  }
+  EXPECT_EQ(err, expected);
 }
 
 }  // namespace
