@@ -11,6 +11,7 @@
 #include "greenrl/env/classic/mountain_car.h"
 #include "greenrl/env/classic/mountain_car_continuous.h"
 #include "greenrl/env/classic/pendulum.h"
+#include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/walker2d.h"
@@ -34,6 +35,7 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched, 1},
       EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
       EnvRegistration{&mujoco::Walker2d::Spec(), &mujoco::Walker2d::MakeBatched, 1},
+      EnvRegistration{&mujoco::Ant::Spec(), &mujoco::Ant::MakeBatched, 1},
   };
   return registry;
 }

@@ -1,5 +1,6 @@
-// mujoco_presets_test.cc: the MuJoCo presets (configs/{ppo,sac}/{halfcheetah,hopper,walker2d}.yaml)
-// hold rl-baselines3-zoo's values and each trains end to end for a few thousand steps.
+// mujoco_presets_test.cc: the MuJoCo presets
+// (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant}.yaml) hold rl-baselines3-zoo's values and
+// each trains end to end for a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,7 +29,8 @@ std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
   return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
 }
 
-// Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3).
+// Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
+// Ant-v3).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -80,10 +82,30 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(w.GetString("policy_kwargs.activation_fn"), "tanh");
   EXPECT_TRUE(w.GetBool("policy_kwargs.ortho_init"));
   EXPECT_EQ(w.GetInt("n_timesteps"), 1000000);
+
+  // Ant-v3's section is the mujoco-defaults anchor: normalize, 1e6 steps, SB3's PPO otherwise.
+  const Config a = LoadRunConfig(ConfigPath("ppo/ant.yaml"), {}, std::nullopt);
+  EXPECT_EQ(a.GetString("env_id"), "Ant-v4");
+  EXPECT_TRUE(a.GetBool("normalize"));
+  EXPECT_EQ(a.GetInt("n_timesteps"), 1000000);
+  EXPECT_EQ(a.GetInt("n_envs"), 1);
+  EXPECT_EQ(a.GetInt("n_steps"), 2048);
+  EXPECT_EQ(a.GetInt("batch_size"), 64);
+  EXPECT_EQ(a.GetInt("n_epochs"), 10);
+  EXPECT_EQ(a.GetSchedule("learning_rate"), Schedule::Constant(3e-4));
+  EXPECT_EQ(a.GetSchedule("clip_range"), Schedule::Constant(0.2));
+  EXPECT_EQ(a.GetFloat("gamma"), 0.99);
+  EXPECT_EQ(a.GetFloat("gae_lambda"), 0.95);
+  EXPECT_EQ(a.GetFloat("ent_coef"), 0.0);
+  EXPECT_EQ(a.GetFloat("vf_coef"), 0.5);
+  EXPECT_EQ(a.GetFloat("max_grad_norm"), 0.5);
+  EXPECT_EQ(a.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(a.GetString("policy_kwargs.activation_fn"), "tanh");
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
-  for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml"}) {
+  for (const char* rel :
+       {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml", "sac/ant.yaml"}) {
     const Config c = LoadRunConfig(ConfigPath(rel), {}, std::nullopt);
     EXPECT_EQ(c.GetString("algo"), "sac") << rel;
     EXPECT_EQ(c.GetInt("learning_starts"), 10000) << rel;
@@ -108,6 +130,8 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"sac/hopper.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
       {"ppo/walker2d.yaml", {"n_timesteps=1024", "n_epochs=2"}},
       {"sac/walker2d.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+      {"ppo/ant.yaml", {"n_timesteps=1024", "n_steps=512", "n_epochs=2"}},
+      {"sac/ant.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

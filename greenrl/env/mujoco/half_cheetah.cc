@@ -14,7 +14,7 @@ const LocomotionTask& HalfCheetah::Task() {
     t.ctrl_cost_weight = 0.1;
     t.reset_noise_scale = 0.1;
     t.velocity_noise = VelocityNoise::kNormal;  // init_qvel + scale * standard_normal(nv)
-    t.has_health = false;                      // terminated is always False
+    t.health = Health::kNone;                   // terminated is always False
     t.max_episode_steps = 1000;                // gymnasium/envs/__init__.py registration
     t.reward_threshold = 4800.0;
     return t;

@@ -17,7 +17,7 @@ const LocomotionTask& Hopper::Task() {
     t.reset_noise_scale = 5e-3;
     t.velocity_noise = VelocityNoise::kUniform;  // init_qvel + uniform(-scale, scale, nv)
     t.qvel_clip = 10.0;                          // np.clip(qvel, -10, 10) in _get_obs
-    t.has_health = true;                         // terminate_when_unhealthy=True
+    t.health = Health::kPlanar;                  // terminate_when_unhealthy=True
     t.healthy_reward = 1.0;
     t.healthy_state_min = -100.0;
     t.healthy_state_max = 100.0;

@@ -50,9 +50,15 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   GREENRL_CHECK(num_envs >= 1, "LocomotionEnv needs num_envs >= 1");
   const mjModel& m = *model_;
   const std::string where = "mujoco: model '" + task.asset + "' for " + task.id + ": ";
-  if (m.nq - 1 + m.nv != task.obs_dim) {
-    throw MujocoError(where + "nq - 1 + nv = " + std::to_string(m.nq - 1 + m.nv) +
-                      ", expected obs_dim " + std::to_string(task.obs_dim));
+  const int observed = m.nq - task.excluded_qpos + m.nv;
+  if (observed != task.obs_dim) {
+    throw MujocoError(where + "nq - " + std::to_string(task.excluded_qpos) +
+                      " + nv = " + std::to_string(observed) + ", expected obs_dim " +
+                      std::to_string(task.obs_dim));
+  }
+  if (!task.x_body.empty()) {
+    x_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.x_body.c_str());
+    if (x_body_id_ < 0) throw MujocoError(where + "no body named '" + task.x_body + "'");
   }
   if (m.nu != task.act_dim) {
     throw MujocoError(where + "nu = " + std::to_string(m.nu) + ", expected act_dim " +
@@ -98,16 +104,25 @@ void LocomotionEnv::ResetRow(Row& row) const {
 
 void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
   const mjModel& m = *model_;
-  for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
+  for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   const double c = task_.qvel_clip;
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
 }
 
+double LocomotionEnv::XPosition(const mjData& data) const {
+  return x_body_id_ < 0 ? data.qpos[0] : data.xpos[3 * x_body_id_];
+}
+
 bool LocomotionEnv::Healthy(const mjData& data) const {
+  const LocomotionTask& t = task_;
+  if (t.health == Health::kNone) return true;
+  if (t.health == Health::kHeight) {
+    // AntEnv.is_healthy: min_z <= state[2] <= max_z, both bounds closed.
+    return t.healthy_z_min <= data.qpos[2] && data.qpos[2] <= t.healthy_z_max;
+  }
   // HopperEnv.is_healthy: state_vector()[2:] = [qpos[2:], qvel], z = qpos[1], angle = qpos[2],
   // every comparison strict (Walker2dEnv.is_healthy: z and angle, its state range infinite).
   const mjModel& m = *model_;
-  const LocomotionTask& t = task_;
   for (int k = 2; k < m.nq; ++k) {
     if (!(t.healthy_state_min < data.qpos[k] && data.qpos[k] < t.healthy_state_max)) return false;
   }
@@ -152,7 +167,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
     GREENRL_CHECK(row.has_reset, "LocomotionEnv::StepRows called before ResetRows");
 
     // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps.
-    const double x_before = d.qpos[0];
+    const double x_before = XPosition(d);
     double ctrl_sq = 0.0;
     for (int a = 0; a < act_dim; ++a) {
       d.ctrl[a] = static_cast<double>(action[a]);
@@ -171,10 +186,10 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       buffers.truncated[i] = 1;
       row.non_finite_resets += 1;
     } else {
-      const double x_velocity = (d.qpos[0] - x_before) / dt_;
+      const double x_velocity = (XPosition(d) - x_before) / dt_;
       const double reward = task_.forward_reward_weight * x_velocity + task_.healthy_reward -
                             task_.ctrl_cost_weight * ctrl_sq;
-      const bool terminated = task_.has_health && !Healthy(d);
+      const bool terminated = !Healthy(d);
       const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
       WriteObs(d, final_obs);
       buffers.reward[i] = static_cast<float>(reward);

@@ -1,16 +1,18 @@
-// locomotion.h: Gymnasium v4's planar MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4,
-// Walker2d-v4) as one batched env driven by a table of task constants.
+// locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
+// Ant-v4) as one batched env driven by a table of task constants.
 //
 // The tasks share Gymnasium's MujocoEnv step
-// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d}_v4.py, Gymnasium 0.29 / 1.0, which keep
-// the v4 classes unchanged):
-//   x_before = qpos[0]; ctrl = action; mj_step x frame_skip; x_after = qpos[0]
+// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant}_v4.py, Gymnasium 0.29 / 1.0, which
+// keep the v4 classes unchanged):
+//   x_before = x; ctrl = action; mj_step x frame_skip; x_after = x
 //   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
 //            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
-//   obs = [qpos[1:], clip(qvel, -qvel_clip, qvel_clip)]   (root x excluded)
-// with the TimeLimit of gymnasium.make (1000 steps, truncated). Actions are not clipped by the
-// env (as in Gymnasium): MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses
-// the action as given.
+//   obs = [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]
+// where x is qpos[0] for the planar tasks (the root slide joint) and, for Ant-v4, the torso's
+// mjData.xpos x (Gymnasium's get_body_com("torso")[0]), and the first excluded_qpos entries of
+// qpos (the root x; Ant: x and y) are left out of obs. The TimeLimit is gymnasium.make's (1000
+// steps, truncated). Actions are not clipped by the env (as in Gymnasium): MuJoCo clamps ctrl to
+// the actuators' ctrlrange, and the control cost uses the action as given.
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -45,24 +47,37 @@ enum class VelocityNoise {
   kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper, Walker2d)
 };
 
+// When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
+enum class Health {
+  kNone,    // never (HalfCheetah-v4)
+  kPlanar,  // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
+  kHeight,  // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
+};
+
 // Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
 // registration's TimeLimit. Units: SI (m, s, rad); rewards per env step.
 struct LocomotionTask {
   std::string id;                      // registered id, e.g. "HalfCheetah-v4"
   std::string asset;                   // MJCF file name in AssetDir(), e.g. "half_cheetah.xml"
   int frame_skip = 5;                  // mj_step calls per env step
-  int obs_dim = 0;                     // nq - 1 + nv (root x excluded)
+  int obs_dim = 0;                     // nq - excluded_qpos + nv
+  int excluded_qpos = 1;               // leading qpos entries not observed: root x (Ant: x, y)
+  // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
+  // what MuJoCo's last mj_step computed (at its last RK4 stage), as Gymnasium reads it.
+  std::string x_body;
   int act_dim = 0;                     // nu, actuators
   double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
   double ctrl_cost_weight = 0.1;       // weight of sum(action^2)
   double reset_noise_scale = 0.1;      // qpos noise U(-s, s); qvel noise per velocity_noise
   VelocityNoise velocity_noise = VelocityNoise::kNormal;
   double qvel_clip = std::numeric_limits<double>::infinity();  // observation clips qvel to +-this
-  // Health (Hopper, Walker2d): the step is unhealthy unless every entry of [qpos[2:], qvel] lies
-  // strictly inside healthy_state_range (Walker2d: (-inf, inf), no bound), qpos[1] (z) strictly
-  // inside healthy_z_range and qpos[2] (angle) strictly inside healthy_angle_range; unhealthy
-  // steps terminate. Off when has_health is false.
-  bool has_health = false;
+  // Health (unhealthy steps terminate). kPlanar (Hopper, Walker2d): the step is unhealthy unless
+  // every entry of [qpos[2:], qvel] lies strictly inside healthy_state_range (Walker2d: (-inf,
+  // inf), no bound), qpos[1] (z) strictly inside healthy_z_range and qpos[2] (angle) strictly
+  // inside healthy_angle_range. kHeight (Ant): unless healthy_z_min <= qpos[2] <= healthy_z_max.
+  // (Gymnasium also calls a non-finite state unhealthy; here such a step is a numerical fault,
+  // below, before health is asked.)
+  Health health = Health::kNone;
   double healthy_reward = 0.0;  // added on every step (Gymnasium: also on the terminating one)
   double healthy_state_min = -100.0, healthy_state_max = 100.0;
   double healthy_z_min = 0.7, healthy_z_max = std::numeric_limits<double>::infinity();
@@ -116,11 +131,13 @@ class LocomotionEnv final : public BatchedEnv {
   void ResetRow(Row& row) const;                    // noise from row.rng, then mj_forward
   void WriteObs(const mjData& data, float* dst) const;  // float32 [obs_dim]
   bool Healthy(const mjData& data) const;
+  double XPosition(const mjData& data) const;  // m: qpos[0], or xpos x of body x_body_id_
 
   const LocomotionTask& task_;
   const EnvSpec& spec_;
   ModelPtr model_;
   double dt_ = 0.0;
+  int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
   std::vector<Row> rows_;
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "greenrl/core/rng.h"
+#include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/locomotion.h"
@@ -259,6 +260,109 @@ TEST(MujocoModelTest, Walker2dPhysicalConstantsMatchGymnasium) {
   mj_deleteData(d);
 }
 
+// Ant-v4's model: Gymnasium's ant.xml (a free-joint sphere torso and four legs of capsules at
+// density 5 kg/m^3; hinge ranges, damping, armature, gear 150, friction, margin, timestep 0.01 s
+// with RK4), ant_v4.py's frame_skip 5.
+TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("ant.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 15);  // free joint 7 (x, y, z, quaternion) + 8 hinges
+  EXPECT_EQ(m.nv, 14);
+  EXPECT_EQ(m.nu, 8);
+  EXPECT_EQ(m.nbody, 14);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
+  // qpos0: the torso 0.75 m up, upright (quaternion 1, 0, 0, 0), every hinge at 0.
+  const double qpos0[15] = {0, 0, 0.75, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = 0; k < 15; ++k) EXPECT_EQ(m.qpos0[k], qpos0[k]) << k;
+  // Masses at density 5: the sphere 5 (4/3 pi 0.25^3); capsules of radius 0.08 (a cylinder
+  // plus two full hemispheres) 0.2 sqrt(2) m long (hip segments) and 0.4 sqrt(2) m (shins).
+  const double sphere = 5.0 * 4.0 / 3.0 * kPi * 0.25 * 0.25 * 0.25;
+  const double hemis = 5.0 * 4.0 / 3.0 * kPi * 0.08 * 0.08 * 0.08;
+  const double short_capsule = 5.0 * kPi * 0.08 * 0.08 * 0.2 * std::sqrt(2.0) + hemis;
+  const double long_capsule = 5.0 * kPi * 0.08 * 0.08 * 0.4 * std::sqrt(2.0) + hemis;
+  EXPECT_NEAR(m.body_mass[BodyId(m, "torso")], sphere, 1e-12);
+  EXPECT_NEAR(sphere, 0.32725, 5e-6);
+  EXPECT_NEAR(short_capsule, 0.03916, 5e-6);
+  EXPECT_NEAR(long_capsule, 0.06759, 5e-6);
+  for (const char* leg : {"front_left_leg", "front_right_leg", "back_leg", "right_back_leg"}) {
+    const int upper = BodyId(m, leg);
+    ASSERT_GE(upper, 0) << leg;
+    EXPECT_NEAR(m.body_mass[upper], short_capsule, 1e-12) << leg;
+    EXPECT_NEAR(m.body_mass[upper + 1], short_capsule, 1e-12) << leg;  // aux_i
+    EXPECT_NEAR(m.body_mass[upper + 2], long_capsule, 1e-12) << leg;   // the shin
+  }
+  double total = 0.0;
+  for (int b = 0; b < m.nbody; ++b) total += m.body_mass[b];
+  EXPECT_NEAR(total, sphere + 4 * (2 * short_capsule + long_capsule), 1e-12);
+  EXPECT_NEAR(total, 0.91088, 5e-6);
+  // The free root: no damping, armature or limit.
+  const int root = JointId(m, "root");
+  ASSERT_GE(root, 0);
+  EXPECT_EQ(m.jnt_type[root], mjJNT_FREE);
+  EXPECT_FALSE(m.jnt_limited[root]);
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(m.dof_damping[k], 0.0) << k;
+    EXPECT_EQ(m.dof_armature[k], 0.0) << k;
+  }
+  struct Joint {
+    const char* name;
+    double low_deg, high_deg;
+    double axis_x, axis_y;  // the hinge axis's direction in its body (normalised by MuJoCo)
+  };
+  // In Ant-v4's action order.
+  const Joint joints[] = {{"hip_4", -30, 30, 0, 0}, {"ankle_4", 30, 70, 1, 1},
+                          {"hip_1", -30, 30, 0, 0}, {"ankle_1", 30, 70, -1, 1},
+                          {"hip_2", -30, 30, 0, 0}, {"ankle_2", -70, -30, 1, 1},
+                          {"hip_3", -30, 30, 0, 0}, {"ankle_3", -70, -30, -1, 1}};
+  for (int a = 0; a < 8; ++a) {
+    const Joint& j = joints[a];
+    const int id = JointId(m, j.name);
+    ASSERT_GE(id, 0) << j.name;
+    const int dof = m.jnt_dofadr[id];
+    EXPECT_TRUE(m.jnt_limited[id]) << j.name;
+    EXPECT_NEAR(m.jnt_range[2 * id], j.low_deg * kPi / 180.0, 1e-12) << j.name;
+    EXPECT_NEAR(m.jnt_range[2 * id + 1], j.high_deg * kPi / 180.0, 1e-12) << j.name;
+    const bool hip = j.axis_x == 0.0;
+    const double s = hip ? 0.0 : std::sqrt(0.5);
+    EXPECT_NEAR(m.jnt_axis[3 * id + 0], j.axis_x * s, 1e-12) << j.name;
+    EXPECT_NEAR(m.jnt_axis[3 * id + 1], j.axis_y * s, 1e-12) << j.name;
+    EXPECT_NEAR(m.jnt_axis[3 * id + 2], hip ? 1.0 : 0.0, 1e-12) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], 1.0) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], 1.0) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], 0.0) << j.name;
+    EXPECT_EQ(m.actuator_trnid[2 * a], id) << "actuator " << a;
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], 150.0) << j.name;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 1.0);
+  }
+  // Friction (1, 0.5, 0.5) and margin 0.01 m everywhere, the floor included; only the floor has
+  // conaffinity, so the legs touch the floor and never each other or the torso.
+  for (int g = 0; g < m.ngeom; ++g) {
+    const std::string name = mj_id2name(&m, mjOBJ_GEOM, g);
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g], 1.0) << name;
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g + 1], 0.5) << name;
+    EXPECT_DOUBLE_EQ(m.geom_friction[3 * g + 2], 0.5) << name;
+    EXPECT_DOUBLE_EQ(m.geom_margin[g], 0.01) << name;
+    EXPECT_EQ(m.geom_conaffinity[g], name == "floor" ? 1 : 0) << name;
+    EXPECT_EQ(m.geom_contype[g], 1) << name;
+    EXPECT_EQ(m.geom_condim[g], 3) << name;
+  }
+  // The legs point along the diagonals: the front left foot's tip at (0.8, 0.8) m from the torso
+  // centre when every hinge is at 0 (0.2 + 0.2 + 0.4 along x and y).
+  mjData* d = mj_makeData(&m);
+  mj_forward(&m, d);
+  const int shin = mj_name2id(&m, mjOBJ_GEOM, "left_ankle_geom");
+  EXPECT_NEAR(d->geom_xpos[3 * shin + 0], 0.6, 1e-12);  // the shin capsule's centre
+  EXPECT_NEAR(d->geom_xpos[3 * shin + 1], 0.6, 1e-12);
+  EXPECT_NEAR(d->geom_xpos[3 * shin + 2], 0.75, 1e-12);
+  const int back_shin = mj_name2id(&m, mjOBJ_GEOM, "third_ankle_geom");
+  EXPECT_NEAR(d->geom_xpos[3 * back_shin + 0], -0.6, 1e-12);
+  EXPECT_NEAR(d->geom_xpos[3 * back_shin + 1], -0.6, 1e-12);
+  mj_deleteData(d);
+}
+
 TEST(MujocoModelTest, LoaderErrorsCarryMujocosMessage) {
   try {
     LoadModel("/nonexistent/greenrl/model.xml");
@@ -323,7 +427,12 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_EQ(walker.act_dim(), 6);
   EXPECT_EQ(walker.max_episode_steps, 1000);
   EXPECT_FALSE(walker.reward_threshold.has_value());  // Gymnasium registers none
-  for (const EnvSpec* spec : {&cheetah, &hopper, &walker}) {
+  const EnvSpec& ant = FindEnvSpec("Ant-v4");
+  EXPECT_EQ(ant.obs_dim(), 27);
+  EXPECT_EQ(ant.act_dim(), 8);
+  EXPECT_EQ(ant.max_episode_steps, 1000);
+  EXPECT_EQ(ant.reward_threshold, 6000.0);
+  for (const EnvSpec* spec : {&cheetah, &hopper, &walker, &ant}) {
     const Box& action = std::get<Box>(spec->action_space);
     for (int64_t k = 0; k < spec->act_dim(); ++k) {
       EXPECT_EQ(action.low[k], -1.0f);
@@ -339,6 +448,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(hopper_env.env->dt(), 0.008);
   Harness walker_env = Make<Walker2d>(1, 0, 1);
   EXPECT_DOUBLE_EQ(walker_env.env->dt(), 0.008);
+  Harness ant_env = Make<Ant>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(ant_env.env->dt(), 0.05);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -364,6 +475,26 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
     EXPECT_NEAR(obs[i * 17 + 0], 1.25f, 0.005f + 1e-6f);  // z = qpos0 1.25 + U(-0.005, 0.005)
     for (int k = 1; k < 17; ++k) EXPECT_LE(std::abs(obs[i * 17 + k]), 0.005f) << k;
   }
+  // Ant: every qpos entry (the quaternion's too) qpos0 + U(-0.1, 0.1); qvel 0.1 N(0, 1).
+  Harness ant = Make<Ant>(64, 7, 1);
+  obs = ant.vec->obs();
+  vel_sq = 0.0;
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_NEAR(obs[i * 27 + 0], 0.75f, 0.1f + 1e-6f);  // z
+    // The quaternion (w, x, y, z) = (1, 0, 0, 0) + U(-0.1, 0.1) each, then unit length:
+    // set_state's mj_forward normalises qpos's quaternions in place (mj_kinematics), so
+    // |x|, |y|, |z| <= 0.1 / 0.9 and w >= 0.98.
+    const float* q = obs + i * 27 + 1;
+    EXPECT_NEAR(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], 1.0f, 1e-6f);
+    EXPECT_GT(q[0], 0.98f);
+    for (int k = 1; k < 4; ++k) EXPECT_LE(std::abs(q[k]), 0.1f / 0.9f) << k;
+    for (int k = 5; k < 13; ++k) EXPECT_LE(std::abs(obs[i * 27 + k]), 0.1f) << k;  // hinges
+    for (int k = 13; k < 27; ++k) vel_sq += obs[i * 27 + k] * obs[i * 27 + k];
+  }
+  EXPECT_NEAR(std::sqrt(vel_sq / (64 * 14)), 0.1, 0.01);
+  // The torso's x and y are qpos[0:2], left out of obs; the rows start apart.
+  EXPECT_NE(ant.env->data(0).qpos[0], ant.env->data(1).qpos[0]);
+  EXPECT_LE(std::abs(ant.env->data(0).qpos[1]), 0.1);
 }
 
 TEST(LocomotionTest, HalfCheetahTruncatesAfter1000StepsAndNeverTerminates) {
@@ -415,6 +546,9 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> walk = Trajectory<Walker2d>(5, 3, 1, 300);
   EXPECT_EQ(walk, Trajectory<Walker2d>(5, 3, 2, 300));
   EXPECT_NE(walk, Trajectory<Walker2d>(5, 4, 2, 300));
+  const std::vector<float> ant = Trajectory<Ant>(5, 3, 1, 300);
+  EXPECT_EQ(ant, Trajectory<Ant>(5, 3, 2, 300));
+  EXPECT_NE(ant, Trajectory<Ant>(5, 4, 2, 300));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -451,21 +585,37 @@ bool HopperHealthy(const mjData& d) {
   return 0.7 < d.qpos[1] && -0.2 < d.qpos[2] && d.qpos[2] < 0.2;
 }
 
-// Steps row 0 of a Hopper or Walker2d env for `steps` random-action steps and checks each one
-// against an independently stepped copy of its state (4 mj_step calls of the action): terminated
-// exactly when `healthy` says not, reward = dx/dt + healthy_reward 1 (on the terminating step
-// too) - 1e-3 |a|^2 (dt = 0.008 s), final_obs = [qpos[1:], clip(qvel, -10, 10)], and an autoreset
-// to the start pose after a termination. Returns the terminations; *max_abs_qvel is the largest
-// |qvel| seen (to show the clip was exercised).
+// What a task's step must do, written out from Gymnasium's *_v4.py for StepAgainstShadowState.
+struct StepRule {
+  int frame_skip;                  // mj_step calls per env step
+  double dt;                       // s, frame_skip x timestep
+  double ctrl_cost_weight;         // healthy_reward is 1 for every task checked this way
+  int excluded_qpos;               // leading qpos entries not observed
+  double qvel_clip;                // obs clips qvel to +-this
+  const char* x_body;              // nullptr: x = qpos[0]; else this body's xpos x
+  bool (*healthy)(const mjData&);  // the task's is_healthy on a float64 state
+  float start_z, start_z_noise;    // obs[0] after a reset: qpos0's height +- the noise scale
+};
+
+// Steps row 0 of an env with a health rule for `steps` random-action steps and checks each one
+// against an independently stepped copy of its state (frame_skip mj_step calls of the action):
+// terminated exactly when rule.healthy says not, reward = dx/dt + healthy_reward 1 (on the
+// terminating step too) - ctrl_cost_weight |a|^2, final_obs = [qpos[excluded_qpos:],
+// clip(qvel)], and an autoreset to the start pose after a termination. Returns the terminations;
+// *max_abs_qvel is the largest |qvel| seen (to show a clip was exercised) and *max_x_gap the
+// largest |reward difference| had x been read from qpos[0] instead of rule.x_body's xpos.
 template <typename Task>
-int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps,
-                           bool (*healthy)(const mjData&), double* max_abs_qvel) {
+int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, const StepRule& rule,
+                           double* max_abs_qvel, double* max_x_gap) {
   Harness h = Make<Task>(1, env_seed, 1);
   const mjModel& m = h.env->model();
   DataPtr shadow = MakeData(m);
+  const int body = rule.x_body == nullptr ? -1 : BodyId(m, rule.x_body);
+  auto x_of = [&](const mjData& d) { return body < 0 ? d.qpos[0] : d.xpos[3 * body]; };
   Rng rng(action_seed);
   int terminations = 0;
   *max_abs_qvel = 0.0;
+  *max_x_gap = 0.0;
   for (int t = 0; t < steps; ++t) {
     RandomActions(*h.vec, rng);
     const float* a = h.vec->continuous_actions();
@@ -475,35 +625,49 @@ int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps,
       shadow->ctrl[k] = a[k];
       ctrl_sq += static_cast<double>(a[k]) * a[k];
     }
-    const double x_before = shadow->qpos[0];
-    for (int k = 0; k < 4; ++k) mj_step(&m, shadow.get());
-    const bool is_healthy = healthy(*shadow);
+    const double x_before = x_of(*shadow), qpos_x_before = shadow->qpos[0];
+    for (int k = 0; k < rule.frame_skip; ++k) mj_step(&m, shadow.get());
+    const bool is_healthy = rule.healthy(*shadow);
     h.vec->Step();
     EXPECT_EQ(h.vec->terminated()[0], is_healthy ? 0 : 1) << "step " << t;
-    const double expected = (shadow->qpos[0] - x_before) / 0.008 + 1.0 - 1e-3 * ctrl_sq;
+    const double expected =
+        (x_of(*shadow) - x_before) / rule.dt + 1.0 - rule.ctrl_cost_weight * ctrl_sq;
     EXPECT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
-    for (int k = 1; k < m.nq; ++k) {
-      EXPECT_EQ(h.vec->final_obs()[k - 1], static_cast<float>(shadow->qpos[k])) << "step " << t;
+    *max_x_gap = std::max(*max_x_gap, std::abs((shadow->qpos[0] - qpos_x_before) / rule.dt -
+                                               (x_of(*shadow) - x_before) / rule.dt));
+    const int qpos_obs = m.nq - rule.excluded_qpos;
+    for (int k = rule.excluded_qpos; k < m.nq; ++k) {
+      EXPECT_EQ(h.vec->final_obs()[k - rule.excluded_qpos], static_cast<float>(shadow->qpos[k]))
+          << "step " << t;
     }
     for (int k = 0; k < m.nv; ++k) {
       *max_abs_qvel = std::max(*max_abs_qvel, std::abs(shadow->qvel[k]));
-      EXPECT_EQ(h.vec->final_obs()[m.nq - 1 + k],
-                static_cast<float>(std::clamp(shadow->qvel[k], -10.0, 10.0)))
+      EXPECT_EQ(h.vec->final_obs()[qpos_obs + k],
+                static_cast<float>(std::clamp(shadow->qvel[k], -rule.qvel_clip, rule.qvel_clip)))
           << "step " << t;
     }
     if (!is_healthy) {
       ++terminations;
       EXPECT_GT(h.vec->episode_length()[0], 0);
-      EXPECT_NEAR(h.vec->obs()[0], 1.25f, 0.0051f);  // autoreset to the start pose
+      EXPECT_NEAR(h.vec->obs()[0], rule.start_z, rule.start_z_noise * 1.001f);  // autoreset
     }
     if (::testing::Test::HasFailure()) break;  // one step's report is enough
   }
   return terminations;
 }
 
+// Hopper-v4 and Walker2d-v4: frame_skip 4, dt 0.008 s, ctrl cost 1e-3, root x excluded, qvel
+// clipped to 10, start height 1.25 m (+- 0.005).
+StepRule PlanarRule(bool (*healthy)(const mjData&)) {
+  return {4, 0.008, 1e-3, 1, 10.0, nullptr, healthy, 1.25f, 0.005f};
+}
+
 TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
   double max_abs_qvel = 0.0;
-  EXPECT_GE(StepAgainstShadowState<Hopper>(21, 22, 2000, &HopperHealthy, &max_abs_qvel), 5);
+  double max_x_gap = 0.0;
+  EXPECT_GE(StepAgainstShadowState<Hopper>(21, 22, 2000, PlanarRule(&HopperHealthy), &max_abs_qvel,
+                                           &max_x_gap),
+            5);
 }
 
 // Walker2dEnv.is_healthy on a float64 state: z and angle only.
@@ -513,7 +677,10 @@ bool Walker2dHealthy(const mjData& d) {
 
 TEST(LocomotionTest, Walker2dTerminatesExactlyWhenItLeavesTheHealthyRange) {
   double max_abs_qvel = 0.0;
-  EXPECT_GE(StepAgainstShadowState<Walker2d>(31, 32, 3000, &Walker2dHealthy, &max_abs_qvel), 5);
+  double max_x_gap = 0.0;
+  EXPECT_GE(StepAgainstShadowState<Walker2d>(31, 32, 3000, PlanarRule(&Walker2dHealthy),
+                                             &max_abs_qvel, &max_x_gap),
+            5);
   EXPECT_GT(max_abs_qvel, 10.0);  // the clip was exercised
 }
 
@@ -554,6 +721,44 @@ TEST(LocomotionTest, Walker2dSinkingUprightEndsBelow08Metres) {
   EXPECT_LE(z, 0.8f);
   EXPECT_GT(z, 0.75f);  // it ended on crossing 0.8 m, not lower
   EXPECT_LT(std::abs(angle), 1.0f);
+}
+
+// AntEnv.is_healthy on a float64 state (finite states only reach it): z in the closed [0.2, 1].
+bool AntHealthy(const mjData& d) { return 0.2 <= d.qpos[2] && d.qpos[2] <= 1.0; }
+
+// Ant-v4: frame_skip 5, dt 0.05 s, ctrl cost 0.5, x and y excluded, qvel not clipped, x from the
+// torso's xpos (get_body_com), start height 0.75 m (+- 0.1).
+TEST(LocomotionTest, AntStepsTerminatesAndRewardsAsGymnasium) {
+  const StepRule rule{5,       0.05,        0.5,   2,   std::numeric_limits<double>::infinity(),
+                      "torso", &AntHealthy, 0.75f, 0.1f};
+  double max_abs_qvel = 0.0, max_x_gap = 0.0;
+  // Random actions make the light ant (0.91 kg, 150 N m motors) hop above 1 m now and then.
+  EXPECT_GE(StepAgainstShadowState<Ant>(41, 42, 2000, rule, &max_abs_qvel, &max_x_gap), 5);
+  EXPECT_GT(max_abs_qvel, 10.0);  // no clip, unlike Hopper's and Walker2d's obs
+  // The torso's xpos lags qpos[0] (MuJoCo computes it at the last RK4 stage): reading qpos[0]
+  // would give rewards this test tells apart.
+  EXPECT_GT(max_x_gap, 1e-3);
+}
+
+// Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
+// no counterpart); above 1 m or below 0.2 m it ends.
+TEST(LocomotionTest, AntEndsByHeightOnly) {
+  Harness h = Make<Ant>(4, 5, 1);
+  h.env->data(0).qpos[2] = 1.2;  // in the air, above 1 m
+  h.env->data(1).qpos[2] = 0.6;  // upside down: quaternion (0, 1, 0, 0), a half turn about x
+  h.env->data(1).qpos[3] = 0.0;
+  h.env->data(1).qpos[4] = 1.0;
+  h.env->data(1).qpos[5] = 0.0;
+  h.env->data(1).qpos[6] = 0.0;
+  h.env->data(2).qpos[2] = -2.0;  // buried: the floor's contact lifts it to 0.146 m in a step
+  for (int i = 0; i < 4; ++i) mj_forward(&h.env->model(), &h.env->data(i));
+  for (int k = 0; k < 32; ++k) h.vec->continuous_actions()[k] = 0.0f;
+  h.vec->Step();
+  EXPECT_EQ(h.vec->terminated()[0], 1);
+  EXPECT_EQ(h.vec->terminated()[1], 0);
+  EXPECT_EQ(h.vec->terminated()[2], 1);
+  EXPECT_EQ(h.vec->terminated()[3], 0);
+  EXPECT_EQ(h.env->non_finite_resets(), 0);
 }
 
 TEST(LocomotionTest, HopperTiltedOrLoweredBeyondTheRangeTerminatesAtOnce) {
