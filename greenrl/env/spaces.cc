@@ -35,16 +35,24 @@ std::string Bound(float v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{}", v);
 }
+
+// One side of a Box as Gymnasium's Box.__repr__ writes it (spaces/box.py, _short_repr): the
+// common value alone when every component is the same, as NumPy prints a float32 scalar ("-1.0",
+// "inf"); otherwise the list "[a, b, ...]".
+std::string Bounds(const std::vector<float>& v) {
+  if (!v.empty() && std::all_of(v.begin(), v.end(), [&](float x) { return x == v[0]; })) {
+    std::string scalar = Bound(v[0]);
+    if (scalar.find_first_of(".ein") == std::string::npos) scalar += ".0";  // NumPy's "1.0"
+    return scalar;
+  }
+  std::string list;
+  for (size_t k = 0; k < v.size(); ++k) list += (k ? ", " : "") + Bound(v[k]);
+  return "[" + list + "]";
+}
 }  // namespace
 
 std::string FormatSpace(const Box& box) {
-  std::string low;
-  std::string high;
-  for (size_t k = 0; k < box.low.size(); ++k) {
-    low += (k ? ", " : "") + Bound(box.low[k]);
-    high += (k ? ", " : "") + Bound(box.high[k]);
-  }
-  return fmt::format("Box([{}], [{}], ({},), float32)", low, high, box.dim());
+  return fmt::format("Box({}, {}, ({},), float32)", Bounds(box.low), Bounds(box.high), box.dim());
 }
 
 std::string FormatSpace(const ActionSpace& space) {

@@ -57,9 +57,12 @@ struct EnvSpec {
   int64_t num_actions() const;
 };
 
-// Gymnasium's repr of a space with per-component bounds, e.g. "Box([-1.2, -0.07], [0.6, 0.07],
-// (2,), float32)" (bounds as the shortest round-trip decimal of the float32, "inf" / "-inf"), and
-// "Discrete(2)" (`greenrl envs`, the exported policy's action_space).
+// Gymnasium's repr of a space (`greenrl envs`, the exported policy's observation_space and
+// action_space): "Discrete(2)"; a Box side whose components are all equal as the one value, as
+// Gymnasium's Box.__repr__ does ("Box(-1.0, 1.0, (6,), float32)", "Box(-inf, inf, (17,),
+// float32)"), other sides as a list of per-component bounds ("Box([-1.2, -0.07], [0.6, 0.07],
+// (2,), float32)", where NumPy would print "[-1.2  -0.07]"). Bounds are the shortest round-trip
+// decimal of the float32, "inf" or "-inf".
 std::string FormatSpace(const Box& box);
 std::string FormatSpace(const ActionSpace& space);
 

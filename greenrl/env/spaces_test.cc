@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +39,21 @@ void ExpectSplitsAgree(const ActionSpace& space, uint64_t key, int n, std::vecto
 
 // Discrete(2): 64 rows per SplitMix64 output, lowest bit first, and any split of the rows gives
 // the same actions.
+// Gymnasium's Box.__repr__ (spaces/box.py): a side whose components are all equal prints as
+// that value ("-1.0", as NumPy prints a float32), any other as the list of bounds.
+TEST(FormatSpaceTest, EqualBoundsPrintAsOneValueAsGymnasium) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(FormatSpace(Box{{-1.0f, -1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}, {3}}),
+            "Box(-1.0, 1.0, (3,), float32)");
+  EXPECT_EQ(FormatSpace(Box{{-kInf, -kInf}, {kInf, kInf}, {2}}), "Box(-inf, inf, (2,), float32)");
+  EXPECT_EQ(FormatSpace(Box{{-0.5f}, {100000.0f}, {1}}), "Box(-0.5, 100000.0, (1,), float32)");
+  EXPECT_EQ(FormatSpace(Box{{0.0f, 0.0f}, {0.6f, 0.07f}, {2}}),
+            "Box(0.0, [0.6, 0.07], (2,), float32)");
+  EXPECT_EQ(FormatSpace(Box{{-1.2f, -0.07f}, {0.6f, 0.07f}, {2}}),
+            "Box([-1.2, -0.07], [0.6, 0.07], (2,), float32)");
+  EXPECT_EQ(FormatSpace(ActionSpace{Discrete{3}}), "Discrete(3)");
+}
+
 TEST(SampleActionRowsTest, DiscreteTwoTakesOneBitPerRow) {
   const ActionSpace space = Discrete{2};
   const int n = 200;
