@@ -14,6 +14,7 @@
 #include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/mujoco_model.h"
 #include "greenrl/env/mujoco/walker2d.h"
 
 namespace greenrl::env {
@@ -77,6 +78,10 @@ void RegisterEnv(const EnvRegistration& registration) {
   }
   Registry().push_back(registration);
 }
+
+void SetSimulatorWarningsPrinted(bool printed) { mujoco::SetWarningsPrinted(printed); }
+
+bool SimulatorWarningsPrinted() { return mujoco::WarningsPrinted(); }
 
 std::string RegisteredEnvIdList() {
   std::string ids;

@@ -59,6 +59,13 @@ void RegisterEnv(const EnvRegistration& registration);
 // VecEnv is built), then the ones RegisterEnv added, in the order they were added.
 const std::vector<EnvRegistration>& RegisteredEnvs();
 
+// Whether the simulators' own warnings (MuJoCo's: an unstable state, a full contact arena;
+// mujoco/mujoco_model.h) are printed on stderr; true at start. Train turns them off for a run
+// without verbose output (`train --quiet`) and on ranks other than 0, as its other warnings, and
+// restores the setting when it returns. Thread-safe.
+void SetSimulatorWarningsPrinted(bool printed);
+bool SimulatorWarningsPrinted();
+
 // The registered ids joined by ", " (e.g. "CartPole-v1, Acrobot-v1, ..."), for messages.
 std::string RegisteredEnvIdList();
 

@@ -11,6 +11,7 @@
 
 #include "greenrl/core/schedule.h"
 #include "greenrl/energy/estimator_meter.h"
+#include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
@@ -22,11 +23,6 @@ namespace fs = std::filesystem;
 
 std::string ConfigPath(const std::string& rel) {
   return std::string(GREENRL_SOURCE_DIR) + "/configs/" + rel;
-}
-
-std::unique_ptr<energy::EnergyMeter> ScriptedMeter() {
-  auto cpu_s = std::make_shared<double>(0.0);
-  return std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
 }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
@@ -116,7 +112,8 @@ TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
 }
 
 // About a thousand steps of each preset (fewer epochs, smaller SAC batches, to stay within
-// seconds): the run finishes, evaluates, and reports finite figures. SAC starts learning at 1000
+// seconds): the run finishes, evaluates, and reports finite figures; run without verbose output
+// (`--quiet`), it prints no MuJoCo warning. SAC starts learning at 1000
 // steps here (the preset's 10000 would leave the run without updates).
 TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
   struct Case {
@@ -143,8 +140,18 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
                       std::to_string(&c - cases);
     fs::remove_all(options.out_dir);
     options.verbose = false;
-    options.meter_override = ScriptedMeter();
+    // The meter is read throughout the run: it records whether MuJoCo's warnings were printed.
+    auto cpu_s = std::make_shared<double>(0.0);
+    auto warnings_printed = std::make_shared<int>(0);
+    options.meter_override = std::make_unique<energy::EstimatorMeter>(12.0, [=] {
+      *warnings_printed += env::SimulatorWarningsPrinted() ? 1 : 0;
+      return *cpu_s += 0.25;
+    });
+    const int printed_before_train = *warnings_printed;  // the meter reads once when made
     const TrainResult result = Train(config, std::move(options));
+    EXPECT_EQ(*warnings_printed, printed_before_train)
+        << c.rel << ": a quiet run prints no MuJoCo warning";
+    EXPECT_TRUE(env::SimulatorWarningsPrinted()) << c.rel << ": restored when Train returns";
     const report::RunReport& r = result.report;
     EXPECT_GE(r.steps, config.GetInt("n_timesteps")) << c.rel;
     EXPECT_EQ(r.eval_episodes, 1) << c.rel;

@@ -229,6 +229,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int world_size = group != nullptr ? group->world_size() : dist_env.world_size;
   const int rank = group != nullptr ? group->rank() : dist_env.rank;
   const bool writer = rank == 0;  // rank 0 alone writes the run dir, evaluates, checkpoints
+  // MuJoCo's own warnings follow the run's: rank 0's alone, none under --quiet; restored on return.
+  struct SimulatorWarnings {
+    const bool before = env::SimulatorWarningsPrinted();
+    ~SimulatorWarnings() { env::SetSimulatorWarningsPrinted(before); }
+  } restore_simulator_warnings;
+  env::SetSimulatorWarningsPrinted(options.verbose && writer);
   // --- resume (checkpointing.h): the run dir must hold an unfinished run with a checkpoint.
   const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
   const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);

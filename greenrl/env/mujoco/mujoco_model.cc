@@ -24,10 +24,15 @@ void DataDeleter::operator()(mjData* data) const {
 namespace {
 
 std::atomic<int64_t> warning_count{0};
+std::atomic<bool> warnings_printed{true};
 
 // mju_user_warning: one fprintf per line (glibc locks the stream, so lines from rows stepping on
 // different threads do not interleave).
 void PrintWarning(const char* message) {
+  if (!warnings_printed.load()) {
+    warning_count.fetch_add(1);
+    return;
+  }
   const int64_t n = warning_count.fetch_add(1);
   if (n < kMaxPrintedWarnings) {
     std::fprintf(stderr, "greenrl: MuJoCo warning: %s\n", message);
@@ -48,6 +53,10 @@ void InstallWarningHandler() {
 }
 
 int64_t WarningCount() { return warning_count.load(); }
+
+void SetWarningsPrinted(bool printed) { warnings_printed.store(printed); }
+
+bool WarningsPrinted() { return warnings_printed.load(); }
 
 ModelPtr LoadModel(const std::string& path) {
   InstallWarningHandler();

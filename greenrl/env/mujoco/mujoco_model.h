@@ -52,6 +52,12 @@ ModelPtr LoadModel(const std::string& path);
 void InstallWarningHandler();
 inline constexpr int kMaxPrintedWarnings = 5;
 
+// Whether the handler prints (true at start); off, it only counts. The trainer turns it off for
+// a quiet run and on ranks other than 0 (env/registry.h, SetSimulatorWarningsPrinted).
+// Thread-safe.
+void SetWarningsPrinted(bool printed);
+bool WarningsPrinted();
+
 // MuJoCo warnings the handler of InstallWarningHandler() received in this process, printed or
 // not. Thread-safe.
 int64_t WarningCount();

@@ -863,6 +863,14 @@ TEST(LocomotionTest, MujocoWarningsGoToStderrOnlyAndStopAfterAFew) {
     }
   }
   EXPECT_EQ(err, expected);
+
+  // Turned off (a quiet run), the handler counts and prints nothing.
+  SetWarningsPrinted(false);
+  testing::internal::CaptureStderr();
+  mju_warning("greenrl quiet warning");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(WarningCount(), before + 1 + kMaxPrintedWarnings + 3);
+  SetWarningsPrinted(true);
 }
 
 }  // namespace
