@@ -143,8 +143,10 @@ std::string FormatSummary(const RunReport& r) {
   s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
   if (!r.update_path.empty()) s += fmt::format("  update path    {}\n", r.update_path);
   if (r.env_non_finite_resets > 0) {
-    s += fmt::format("  env faults     {} steps hit a non-finite state; those envs were reset\n",
-                     r.env_non_finite_resets);
+    s += fmt::format(
+        "  env faults     {} steps hit a simulator fault (a non-finite or unstable state, an "
+        "engine error); those envs were reset\n",
+        r.env_non_finite_resets);
   }
   if (r.early_stop.stopped) {
     // Both in full (fmt's shortest round-trip form): a 2-decimal mean could read as below a

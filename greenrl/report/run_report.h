@@ -92,7 +92,7 @@ struct RunReport {
   double wall_time_s = 0.0;           // training loop wall time (setup excluded)
   double cpu_time_s = 0.0;            // process CPU seconds over the same span
   double steps_per_s = 0.0;           // steps / wall_time_s
-  int64_t env_non_finite_resets = 0;  // training env steps reset after a non-finite state
+  int64_t env_non_finite_resets = 0;  // training env steps reset after a simulator fault
   int eval_episodes = 0;              // final deterministic evaluation (0: skipped, see eval_note)
   std::string eval_note;              // why the final evaluation was skipped, if it was
   double eval_mean_return = 0.0, eval_std_return = 0.0;

@@ -61,6 +61,18 @@ TEST(RunReportTest, SummaryNamesEverything) {
       << s;
   EXPECT_NE(s.find("0.1680 g CO2e"), std::string::npos) << s;
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
+  EXPECT_EQ(s.find("env faults"), std::string::npos) << s;  // none: no line
+}
+
+// Env faults (a MuJoCo step with a non-finite or unstable state or an engine error): one line
+// with their count, and energy.json's env_non_finite_resets.
+TEST(RunReportTest, EnvFaultsLineCountsThem) {
+  RunReport r = MakeReport();
+  r.env_non_finite_resets = 3;
+  EXPECT_NE(FormatSummary(r).find("  env faults     3 steps hit a simulator fault (a non-finite or "
+                                  "unstable state, an engine error); those envs were reset\n"),
+            std::string::npos)
+      << FormatSummary(r);
 }
 
 // The meter line: the full reason, or, when the run logged it at its start, the meters only

@@ -173,11 +173,21 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       d.ctrl[a] = static_cast<double>(action[a]);
       ctrl_sq += d.ctrl[a] * d.ctrl[a];
     }
-    for (int k = 0; k < task_.frame_skip; ++k) mj_step(&m, &d);
+    // A MuJoCo error (mujoco_model.h, InstallHandlers: it throws) leaves d mid-computation:
+    // a fault like the others.
+    bool engine_error = false;
+    try {
+      for (int k = 0; k < task_.frame_skip; ++k) mj_step(&m, &d);
+    } catch (const MujocoError& e) {
+      engine_error = true;
+      const std::string what = e.what();  // "mujoco: <MuJoCo's message>"
+      ReportMessage("error", what.substr(what.find(": ") + 2) + " (that env row is reset)");
+    }
     row.elapsed_steps += 1;
     row.running_length += 1;
 
-    const bool fault = UnstableWarning(d) || !AllFinite(d.qpos, m.nq) || !AllFinite(d.qvel, m.nv);
+    const bool fault =
+        engine_error || UnstableWarning(d) || !AllFinite(d.qpos, m.nq) || !AllFinite(d.qvel, m.nv);
     if (fault) {
       // obs still holds the last finite observation (the one this step started from).
       std::memcpy(final_obs, obs, sizeof(float) * obs_dim);

@@ -21,10 +21,11 @@
 //
 // Numerical faults (../shared/STYLE.md, "Errors"): when a step leaves a non-finite qpos/qvel or
 // MuJoCo flags an unstable state (its mjWARN_BADQPOS/BADQVEL/BADQACC warnings, after which MuJoCo
-// itself resets the data) or dropped contacts (mjWARN_CONTACTFULL/CNSTRFULL), the row's episode is
-// ended as truncated with reward 0, final_obs is the last finite observation (the one before the
-// faulty step), the row is reset from its own Rng, the fault is counted (non_finite_resets()), and
-// the run goes on.
+// itself resets the data) or dropped contacts (mjWARN_CONTACTFULL/CNSTRFULL), or MuJoCo raises an
+// error inside mj_step (e.g. "Stack overflow"; thrown as MujocoError, reported on stderr as
+// "greenrl: MuJoCo error: ..."), the row's episode is ended as truncated with reward 0, final_obs
+// is the last finite observation (the one before the faulty step), the row is reset from its own
+// Rng, the fault is counted (non_finite_resets()), and the run goes on.
 #pragma once
 
 #include <cstdint>

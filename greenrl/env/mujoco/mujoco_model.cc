@@ -26,16 +26,24 @@ namespace {
 std::atomic<int64_t> warning_count{0};
 std::atomic<bool> warnings_printed{true};
 
-// mju_user_warning: one fprintf per line (glibc locks the stream, so lines from rows stepping on
-// different threads do not interleave).
-void PrintWarning(const char* message) {
-  if (!warnings_printed.load()) {
-    warning_count.fetch_add(1);
-    return;
-  }
+// mju_user_warning.
+void PrintWarning(const char* message) { ReportMessage("warning", message); }
+
+// mju_user_error: MuJoCo calls it from deep inside mj_step and friends and must not continue
+// after it returns, so it throws.
+[[noreturn]] void ThrowError(const char* message) {
+  throw MujocoError("mujoco: " + std::string(message));
+}
+
+}  // namespace
+
+void ReportMessage(const char* kind, const std::string& message) {
+  // One fprintf per line: glibc locks the stream, so lines from rows stepping on different
+  // threads do not interleave.
   const int64_t n = warning_count.fetch_add(1);
+  if (!warnings_printed.load()) return;
   if (n < kMaxPrintedWarnings) {
-    std::fprintf(stderr, "greenrl: MuJoCo warning: %s\n", message);
+    std::fprintf(stderr, "greenrl: MuJoCo %s: %s\n", kind, message.c_str());
   } else if (n == kMaxPrintedWarnings) {
     std::fprintf(stderr,
                  "greenrl: further MuJoCo warnings are not printed (an env row that hits one is "
@@ -43,12 +51,11 @@ void PrintWarning(const char* message) {
   }
 }
 
-}  // namespace
-
-void InstallWarningHandler() {
+void InstallHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (mju_user_warning == nullptr) mju_user_warning = PrintWarning;
+    if (mju_user_error == nullptr) mju_user_error = ThrowError;
   });
 }
 
@@ -59,7 +66,7 @@ void SetWarningsPrinted(bool printed) { warnings_printed.store(printed); }
 bool WarningsPrinted() { return warnings_printed.load(); }
 
 ModelPtr LoadModel(const std::string& path) {
-  InstallWarningHandler();
+  InstallHandlers();
   std::array<char, 1000> error{};  // mj_loadXML writes a NUL-terminated message here
   ModelPtr model(
       mj_loadXML(path.c_str(), /*vfs=*/nullptr, error.data(), static_cast<int>(error.size())));
@@ -70,6 +77,7 @@ ModelPtr LoadModel(const std::string& path) {
 }
 
 DataPtr MakeData(const mjModel& model) {
+  InstallHandlers();
   DataPtr data(mj_makeData(&model));
   if (data == nullptr) throw MujocoError("mujoco: mj_makeData failed (out of memory?)");
   return data;

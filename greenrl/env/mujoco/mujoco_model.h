@@ -34,22 +34,29 @@ class MujocoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses and compiles the MJCF file at `path` (mj_loadXML), after InstallWarningHandler().
+// Parses and compiles the MJCF file at `path` (mj_loadXML), after InstallHandlers().
 // Returns: the compiled model (never null).
 // Errors: MujocoError("mujoco: cannot load model '<path>': <MuJoCo's message>") when the file is
 //   missing, unreadable or invalid.
 ModelPtr LoadModel(const std::string& path);
 
-// Routes MuJoCo's warnings (mju_warning: an unstable simulation, a full contact or stack arena)
-// to stderr as "greenrl: MuJoCo warning: <MuJoCo's message>" lines, the first
-// kMaxPrintedWarnings of them and then one line saying that further ones are not printed.
-// Without it MuJoCo 2.2.2 prints "WARNING: ..." on stdout (where `greenrl train --dry-run` and
-// `greenrl envs` write their output) and appends to MUJOCO_LOG.TXT in the current directory. The
-// envs handle each warning themselves (locomotion.h: the row is reset and counted, and the run
-// summary's "env faults" line gives the count), so the lines are for information. Installed once
-// per process and only where mju_user_warning is still null, so a program embedding greenrl
-// keeps a handler of its own. Thread-safe (rows step on several threads). Never throws.
-void InstallWarningHandler();
+// Installs greenrl's handlers of MuJoCo's warnings and errors, once per process, each only where
+// mju_user_warning / mju_user_error is still null (a program embedding greenrl keeps its own).
+//  - Warnings (mju_warning: an unstable simulation, a full contact or constraint list) go to
+//    stderr as "greenrl: MuJoCo warning: <MuJoCo's message>" lines, the first
+//    kMaxPrintedWarnings of them and then one line saying that further ones are not printed.
+//    MuJoCo 2.2.2's default prints "WARNING: ..." on stdout (where `greenrl train --dry-run` and
+//    `greenrl envs` write their output) and appends to MUJOCO_LOG.TXT in the current directory.
+//    The envs handle each warning themselves (locomotion.h: the row is reset and counted, and the
+//    run summary's "env faults" line gives the count), so the lines are for information.
+//  - Errors (mju_error: "Stack overflow", a singular Hessian, "Could not allocate mjData stack")
+//    throw MujocoError("mujoco: <MuJoCo's message>"), unwinding through MuJoCo's frames (its
+//    library has unwind tables; the mjData is left mid-computation: reset it before use).
+//    MuJoCo 2.2.2's default prints "ERROR: ... Press Enter to exit ..." on stdout, waits for a
+//    key and exits the process: a training run in a terminal would hang, and stop without its
+//    final checkpoint.
+// Thread-safe (rows step on several threads).
+void InstallHandlers();
 inline constexpr int kMaxPrintedWarnings = 5;
 
 // Whether the handler prints (true at start); off, it only counts. The trainer turns it off for
@@ -58,12 +65,17 @@ inline constexpr int kMaxPrintedWarnings = 5;
 void SetWarningsPrinted(bool printed);
 bool WarningsPrinted();
 
-// MuJoCo warnings the handler of InstallWarningHandler() received in this process, printed or
-// not. Thread-safe.
+// Prints "greenrl: MuJoCo <kind>: <message>" on stderr as the warning handler does (same cap,
+// same switch; counted in WarningCount()). kind: "warning", or "error" for an engine error an env
+// handled. Thread-safe; never throws.
+void ReportMessage(const char* kind, const std::string& message);
+
+// MuJoCo warnings the handler of InstallHandlers() received in this process (and ReportMessage
+// calls), printed or not. Thread-safe.
 int64_t WarningCount();
 
 // Allocates the state for `model` (mj_makeData), in its default configuration (qpos = qpos0,
-// qvel = 0). Errors: MujocoError when MuJoCo cannot allocate it.
+// qvel = 0), after InstallHandlers(). Errors: MujocoError when MuJoCo cannot allocate it.
 DataPtr MakeData(const mjModel& model);
 
 // Folder holding greenrl's MJCF files (greenrl/env/mujoco/assets), looked up in this order:

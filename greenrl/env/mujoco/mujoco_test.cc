@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -361,6 +363,45 @@ TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
   EXPECT_NEAR(d->geom_xpos[3 * back_shin + 0], -0.6, 1e-12);
   EXPECT_NEAR(d->geom_xpos[3 * back_shin + 1], -0.6, 1e-12);
   mj_deleteData(d);
+}
+
+// hopper.xml with its stack cut to `nstack` mjtNum, written as <dir>/hopper.xml. The real file
+// has 50000; with 270 (measured 2026-12-05: loading needs 256 or more, a reset 60) the model
+// loads and resets, and the first step with a foot contact overflows.
+void WriteHopperWithStack(const std::string& dir, int nstack) {
+  std::ifstream in(AssetPath("hopper.xml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string size = "nstack=\"50000\"";
+  ASSERT_NE(text.find(size), std::string::npos);
+  text.replace(text.find(size), size.size(), "nstack=\"" + std::to_string(nstack) + "\"");
+  std::ofstream(dir + "/hopper.xml") << text;
+}
+
+// A MuJoCo error (here "Stack overflow", raised deep inside mj_step) throws MujocoError through
+// MuJoCo's frames, where MuJoCo 2.2.2's default handler would print, wait for Enter and exit.
+TEST(MujocoModelTest, EngineErrorsThrowMujocoErrorInsteadOfExiting) {
+  const std::string dir = ::testing::TempDir() + "/greenrl_small_stack";
+  std::filesystem::create_directories(dir);
+  WriteHopperWithStack(dir, 270);
+  ModelPtr model = LoadModel(dir + "/hopper.xml");
+  DataPtr data = MakeData(*model);
+  mj_forward(model.get(), data.get());
+  Rng rng(1);
+  std::string error;
+  int steps = 0;
+  for (; steps < 4000 && error.empty(); ++steps) {
+    for (int a = 0; a < model->nu; ++a) data->ctrl[a] = rng.Uniform(-1.0, 1.0);
+    try {
+      mj_step(model.get(), data.get());
+    } catch (const MujocoError& e) {
+      error = e.what();
+    }
+  }
+  EXPECT_EQ(error, "mujoco: Stack overflow") << "after " << steps << " mj_steps";
+  // The data is usable again after a reset.
+  mj_resetData(model.get(), data.get());
+  EXPECT_NO_THROW(mj_forward(model.get(), data.get()));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MujocoModelTest, LoaderErrorsCarryMujocosMessage) {
@@ -819,6 +860,38 @@ TEST(LocomotionTest, NonFiniteStateIsCountedThatRowResetAndTheRunGoesOn) {
   }
   EXPECT_EQ(faulty.env->non_finite_resets(), 1);
   EXPECT_EQ(faulty.vec->non_finite_resets(), 1);
+}
+
+// An engine error in a step is a fault like a non-finite state: counted, that row reset, the
+// run goes on, and the message goes to stderr as "greenrl: MuJoCo error: ...".
+TEST(LocomotionTest, EngineErrorInAStepIsCountedThatRowResetAndTheRunGoesOn) {
+  const std::string dir = ::testing::TempDir() + "/greenrl_small_stack_env";
+  std::filesystem::create_directories(dir);
+  WriteHopperWithStack(dir, 270);
+  ::setenv("GREENRL_MUJOCO_ASSETS", dir.c_str(), /*overwrite=*/1);
+  Harness h = Make<Hopper>(2, 1, 1);
+  ::unsetenv("GREENRL_MUJOCO_ASSETS");
+  const int64_t before = WarningCount();
+  testing::internal::CaptureStderr();
+  Rng rng(2);
+  int faults_seen = 0;
+  for (int t = 0; t < 1000; ++t) {
+    RandomActions(*h.vec, rng);
+    h.vec->Step();
+    for (int i = 0; i < 2; ++i) {
+      for (int k = 0; k < 11; ++k) ASSERT_TRUE(std::isfinite(h.vec->obs()[i * 11 + k]));
+    }
+    faults_seen += h.vec->truncated()[0] + h.vec->truncated()[1];
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_GE(h.env->non_finite_resets(), 1);
+  EXPECT_EQ(faults_seen, h.env->non_finite_resets());  // no row reached its 1000-step limit
+  EXPECT_EQ(WarningCount(), before + h.env->non_finite_resets());
+  if (before < kMaxPrintedWarnings) {
+    EXPECT_EQ(err.rfind("greenrl: MuJoCo error: Stack overflow (that env row is reset)\n", 0), 0u)
+        << err;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // MuJoCo's own warning on a fault goes to stderr under greenrl's name: nothing on stdout and no
