@@ -161,6 +161,19 @@ int Main(int argc, char** argv) {
         return 2;
       }
     }
+    // `greenrl eval runs/x` (`greenrl report` takes its run directory without a flag): the
+    // directory goes after --run.
+    if (!launch_flags && what.find("--run is required") != std::string::npos) {
+      CLI::App* sub = app.get_subcommands().front();
+      for (const std::string& extra : sub->remaining()) {
+        if (extra.empty() || extra[0] == '-') continue;
+        fmt::print(stderr,
+                   "greenrl: error: --run is required: the run directory goes after it, "
+                   "`greenrl {} --run {}` (see `greenrl {} --help`)\n",
+                   sub->get_name(), extra, sub->get_name());
+        return 2;
+      }
+    }
     fmt::print(
         stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`){}\n",
         e.what(),

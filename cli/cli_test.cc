@@ -232,6 +232,12 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                              "for sac on Pendulum-v1\n"),
             std::string::npos)
       << bare.output;
+  const Result set = RunGreenrl("train --env Ant-v4 --set n_timesteps=100 --dry-run");
+  EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes SB3's "
+                            "default; `--config " +
+                            std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml` gives"),
+            std::string::npos)
+      << set.output;
   const Result none = RunGreenrl("train --env Acrobot-v1 --algo ppo --dry-run");
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;
@@ -414,6 +420,38 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("greenrl: error: --run is required; --bset is no flag of `greenrl "
                           "eval`: did you mean '--best'? (see `greenrl eval --help`)"),
+            std::string::npos)
+      << r.output;
+  // The run directory without --run (`greenrl report` takes it so), or a checkpoint in it.
+  r = RunGreenrl("eval " + Dir("no_flag_run"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("greenrl: error: --run is required: the run directory goes after it, "
+                          "`greenrl eval --run " +
+                          Dir("no_flag_run") + "` (see `greenrl eval --help`)\n"),
+            std::string::npos)
+      << r.output;
+  const std::string ckpt_run = Dir("ckpt_run");  // Dir() empties it: once
+  fs::create_directories(ckpt_run + "/checkpoints");
+  std::ofstream(ckpt_run + "/checkpoints/best.pt") << "x";
+  r = RunGreenrl("export --run " + ckpt_run + "/checkpoints/best.pt");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("; a run directory, not a checkpoint in it: --run " + ckpt_run +
+                          " --best (without --best: final.pt, or an unfinished run's newest "
+                          "resume checkpoint)\n"),
+            std::string::npos)
+      << r.output;
+  // A preset's near name, and a key of rl-zoo's under a --set.
+  r = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yml");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("an existing, readable YAML file (no such file; did you mean '" +
+                          std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml'?)\n"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --set env_kwargs.use_contact_forces=true");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("env_kwargs.use_contact_forces: got 'true'; unknown key (rl-zoo's, for "
+                          "Python wrappers, callbacks, replay buffers or action noise, which "
+                          "greenrl does not have)"),
             std::string::npos)
       << r.output;
   r = RunGreenrl("train --config " + Preset() + " --qiet");

@@ -196,9 +196,10 @@ Runner RegisterTrain(CLI::App& app) {
                 : TunedPreset(config.GetString("algo"), config.GetString("env_id"));
         !preset.empty()) {
       options.warnings.push_back(
-          fmt::format("no --config, so every key takes SB3's default; `--config {}` gives rl-zoo's "
-                      "hyperparameters for {} on {}",
-                      preset, config.GetString("algo"), config.GetString("env_id")));
+          fmt::format("no --config, so every key{} takes SB3's default; `--config {}` gives "
+                      "rl-zoo's hyperparameters for {} on {}",
+                      args->sets.empty() ? "" : " not given by --set", preset,
+                      config.GetString("algo"), config.GetString("env_id")));
     }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;

@@ -347,6 +347,24 @@ YAML::Node LoadYamlFile(const std::string& path) {
   std::string problem;
   if (!fs::exists(status)) {
     problem = "no such file";
+    // A near name beside it (ant.yml for ant.yaml, cartpol.yaml): the closest YAML file there.
+    const fs::path wanted(path);
+    const fs::path dir = wanted.has_parent_path() ? wanted.parent_path() : fs::path(".");
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext == ".yaml" || ext == ".yml") names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    std::string hint = DidYouMean(wanted.filename().string(), names);  // "did you mean 'x'? "
+    for (const std::string& name : names) {  // each file named as the user would type it
+      const std::string quoted = "'" + name + "'";
+      if (const size_t at = hint.find(quoted);
+          at != std::string::npos && wanted.has_parent_path()) {
+        hint.replace(at, quoted.size(), "'" + (dir / name).string() + "'");
+      }
+    }
+    if (!hint.empty()) problem += "; " + hint.substr(0, hint.size() - 1);
   } else if (fs::is_directory(status)) {
     problem = "it is a directory";
   }
@@ -504,8 +522,11 @@ void ConfigSchema::AddUnknownKeyNote(const std::string& key, std::string note) {
 }
 
 const std::string* ConfigSchema::UnknownKeyNote(const std::string& key) const {
-  const auto it = unknown_notes_.find(key);
-  return it == unknown_notes_.end() ? nullptr : &it->second;
+  // The key's own note, else its nearest parent's (env_kwargs.x: env_kwargs's).
+  for (std::string k = key;; k = k.substr(0, k.rfind('.'))) {
+    if (const auto it = unknown_notes_.find(k); it != unknown_notes_.end()) return &it->second;
+    if (k.find('.') == std::string::npos) return nullptr;
+  }
 }
 
 void ConfigSchema::AddShorthand(const std::string& key, std::vector<std::string> targets) {

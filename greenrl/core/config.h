@@ -94,7 +94,8 @@ class ConfigSchema {
   // "for algo ppo (a key of dqn, sac)"): the unknown-key error then reads "unknown key <note>; ",
   // without a did-you-mean guess.
   void AddUnknownKeyNote(const std::string& key, std::string note);
-  // Returns: the note for `key`, or nullptr when it has none.
+  // Returns: the note for `key`, else for its nearest parent key that has one (the note of
+  // "env_kwargs" answers "env_kwargs.use_contact_forces"), or nullptr when none has.
   const std::string* UnknownKeyNote(const std::string& key) const;
 
   // Where every key is listed (e.g. "`greenrl keys --algo ppo`"): the unknown-key error then

@@ -31,6 +31,19 @@ std::optional<report::TrainedAgentReport> RecordedTrainedAgent(const nlohmann::j
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                                      const std::string& field) {
   namespace fs = std::filesystem;
+  // A checkpoint's path where the run directory goes (train's trained_agent takes one): name the
+  // flags that pick it.
+  std::error_code ec;
+  if (const fs::path given(run_dir); field == "--run" && fs::is_regular_file(given, ec) &&
+                                     given.parent_path().filename() == "checkpoints") {
+    const std::string run = given.parent_path().parent_path().string();
+    throw ConfigError("--run", run_dir,
+                      "a run directory, not a checkpoint in it: --run " +
+                          (run.empty() ? "." : run) +
+                          (given.filename() == "best.pt" ? " --best" : "") +
+                          " (without --best: final.pt, or an unfinished run's newest resume "
+                          "checkpoint)");
+  }
   const std::string config_path = run_dir + "/config.yaml";
   // best.pt (with the statistics it records) with `best`; else the finished run's final.pt (and
   // normalizer.json); a run stopped by a signal, the energy budget's stop without final.pt, or a

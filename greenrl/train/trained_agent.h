@@ -43,10 +43,12 @@ struct TrainedAgentFiles {
 };
 
 // Finds run_dir's agent as LoadTrainedAgent describes (best: checkpoints/best.pt).
-// Errors: ConfigError(field, run_dir, ...) for a directory without config.yaml or a checkpoint,
-// or without the statistics a normalize: true run needs (with best and field "--run", the field
-// is "--best"); ConfigError("checkpoint", path, ...) for a resume checkpoint that does not read;
-// the errors of LoadRunConfig, LoadNormalizer and ReadBestCheckpoint.
+// Errors: ConfigError("--run", path, "a run directory, not a checkpoint in it: --run <run dir>
+// [--best] ...") when field is "--run" and run_dir is a file in a checkpoints/ folder;
+// ConfigError(field, run_dir, ...) for a directory without config.yaml or a checkpoint, or without
+// the statistics a normalize: true run needs (with best and field "--run", the field is "--best");
+// ConfigError("checkpoint", path, ...) for a resume checkpoint that does not read; the errors of
+// LoadRunConfig, LoadNormalizer and ReadBestCheckpoint.
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                                      const std::string& field);
 

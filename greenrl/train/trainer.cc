@@ -357,9 +357,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int env_threads = env::EnvThreadsFor(env_id, n_envs, env_threads_asked);
   if (env_threads < env_threads_asked && options.verbose && writer) {
     fmt::print(stderr,
-               "greenrl: threads.env {}: stepping {} {} envs on {} thread{} (fewer rows "
+               "greenrl: threads.env {}: stepping {} {} env{} on {} thread{} (fewer rows "
                "per thread would cost more in hand-offs than they save)\n",
-               env_threads_asked, n_envs, env_id, env_threads, env_threads == 1 ? "" : "s");
+               env_threads_asked, n_envs, env_id, n_envs == 1 ? "" : "s", env_threads,
+               env_threads == 1 ? "" : "s");
   }
   std::unique_ptr<env::VecEnv> env =
       env::MakeVecEnv(env_id, n_envs, RankSeed(seed, rank), env_threads);
