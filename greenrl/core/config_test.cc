@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -271,9 +272,24 @@ TEST(ConfigTest, FileErrorsNameThePath) {
   EXPECT_THAT(LoadError(bad_indent, {}),
               StartsWith("--config: got '" + bad_indent + "'; valid YAML: error at line 3"));
 
-  const std::string missing = ::testing::TempDir() + "greenrl_config_test_does_not_exist.yaml";
+  // In a folder of its own: a near YAML name beside a missing file would be suggested (below).
+  const std::string folder = ::testing::TempDir() + "greenrl_config_test_missing";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  const std::string missing = folder + "/does_not_exist.yaml";
   EXPECT_EQ(LoadError(missing, {}),
             "--config: got '" + missing + "'; an existing, readable YAML file (no such file)");
+  std::ofstream(folder + "/cartpole.yaml") << "algo: ppo\n";
+  std::ofstream(folder + "/pendulum.yml") << "algo: ppo\n";
+  EXPECT_EQ(LoadError(folder + "/cartpole.yml", {}),
+            "--config: got '" + folder +
+                "/cartpole.yml'; an existing, readable YAML file (no such " +
+                "file; did you mean '" + folder + "/cartpole.yaml'?)");
+  EXPECT_EQ(LoadError(folder + "/pendulm.yml", {}),
+            "--config: got '" + folder +
+                "/pendulm.yml'; an existing, readable YAML file (no such " +
+                "file; did you mean '" + folder + "/pendulum.yml'?)");
+  std::filesystem::remove_all(folder);
   EXPECT_EQ(LoadError(::testing::TempDir(), {}),
             "--config: got '" + ::testing::TempDir() +
                 "'; an existing, readable YAML file (it is a directory)");
