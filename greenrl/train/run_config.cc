@@ -220,14 +220,22 @@ ConfigSchema BuildSchema(const std::string& algo) {
                       "(VecNormalize's gamma is the algorithm's gamma in greenrl, as rl-zoo "
                       "passes it)");
   // rl-zoo's keys for Python objects greenrl does not have (rl_zoo3/exp_manager.py).
-  for (const char* key : {"env_wrapper", "frame_stack", "callback", "vec_env_wrapper", "env_kwargs",
-                          "replay_buffer_class", "replay_buffer_kwargs", "noise_type", "noise_std",
-                          "monitor_kwargs"}) {
+  for (const char* key :
+       {"env_wrapper", "frame_stack", "callback", "vec_env_wrapper", "replay_buffer_class",
+        "replay_buffer_kwargs", "noise_type", "noise_std", "monitor_kwargs"}) {
     if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr) {
       s.AddUnknownKeyNote(key,
                           "(rl-zoo's, for Python wrappers, callbacks, replay buffers or "
                           "action noise, which greenrl does not have)");
     }
+  }
+  // rl-zoo's gym.make arguments: greenrl's envs are the registered ids with Gymnasium's defaults.
+  if (s.Find("env_kwargs") == nullptr && s.UnknownKeyNote("env_kwargs") == nullptr) {
+    s.AddUnknownKeyNote("env_kwargs",
+                        "(rl-zoo's arguments to the env's constructor; greenrl's envs have none: "
+                        "each registered id runs with its Gymnasium defaults, e.g. Ant-v4 with "
+                        "use_contact_forces=False, as `greenrl envs` and README's \"MuJoCo "
+                        "locomotion\" describe)");
   }
   // SB3 constructor arguments greenrl has no key for, each with what it does instead.
   for (const auto& [key, note] : std::initializer_list<std::pair<const char*, const char*>>{
