@@ -365,6 +365,14 @@ TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
   mj_deleteData(d);
 }
 
+// An empty folder under the test's temp dir (any earlier content removed).
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 // hopper.xml with its stack cut to `nstack` mjtNum, written as <dir>/hopper.xml. The real file
 // has 50000; with 270 (measured 2026-12-05: loading needs 256 or more, a reset 60) the model
 // loads and resets, and the first step with a foot contact overflows.
@@ -380,8 +388,7 @@ void WriteHopperWithStack(const std::string& dir, int nstack) {
 // A MuJoCo error (here "Stack overflow", raised deep inside mj_step) throws MujocoError through
 // MuJoCo's frames, where MuJoCo 2.2.2's default handler would print, wait for Enter and exit.
 TEST(MujocoModelTest, EngineErrorsThrowMujocoErrorInsteadOfExiting) {
-  const std::string dir = ::testing::TempDir() + "/greenrl_small_stack";
-  std::filesystem::create_directories(dir);
+  const std::string dir = FreshDir("greenrl_small_stack");
   WriteHopperWithStack(dir, 270);
   ModelPtr model = LoadModel(dir + "/hopper.xml");
   DataPtr data = MakeData(*model);
@@ -865,8 +872,7 @@ TEST(LocomotionTest, NonFiniteStateIsCountedThatRowResetAndTheRunGoesOn) {
 // An engine error in a step is a fault like a non-finite state: counted, that row reset, the
 // run goes on, and the message goes to stderr as "greenrl: MuJoCo error: ...".
 TEST(LocomotionTest, EngineErrorInAStepIsCountedThatRowResetAndTheRunGoesOn) {
-  const std::string dir = ::testing::TempDir() + "/greenrl_small_stack_env";
-  std::filesystem::create_directories(dir);
+  const std::string dir = FreshDir("greenrl_small_stack_env");
   WriteHopperWithStack(dir, 270);
   ::setenv("GREENRL_MUJOCO_ASSETS", dir.c_str(), /*overwrite=*/1);
   Harness h = Make<Hopper>(2, 1, 1);
@@ -897,12 +903,10 @@ TEST(LocomotionTest, EngineErrorInAStepIsCountedThatRowResetAndTheRunGoesOn) {
 // MuJoCo's own warning on a fault goes to stderr under greenrl's name: nothing on stdout and no
 // MUJOCO_LOG.TXT in the current directory (MuJoCo 2.2.2's default handler writes both).
 TEST(LocomotionTest, MujocoWarningsGoToStderrOnlyAndStopAfterAFew) {
-  char dir_template[] = "/tmp/greenrl_mujoco_warning_XXXXXX";
-  const char* dir = ::mkdtemp(dir_template);
-  ASSERT_NE(dir, nullptr);
+  const std::string dir = FreshDir("greenrl_mujoco_warning");
   char old_cwd[4096];
   ASSERT_NE(::getcwd(old_cwd, sizeof(old_cwd)), nullptr);
-  ASSERT_EQ(::chdir(dir), 0);
+  ASSERT_EQ(::chdir(dir.c_str()), 0);
 
   Harness h = Make<HalfCheetah>(2, 8, 1);
   const int64_t before = WarningCount();
@@ -913,10 +917,9 @@ TEST(LocomotionTest, MujocoWarningsGoToStderrOnlyAndStopAfterAFew) {
   for (int k = 0; k < kMaxPrintedWarnings + 2; ++k) mju_warning("greenrl test warning");
   const std::string out = testing::internal::GetCapturedStdout();
   const std::string err = testing::internal::GetCapturedStderr();
-  const bool log_written = std::ifstream(std::string(dir) + "/MUJOCO_LOG.TXT").good();
+  const bool log_written = std::ifstream(dir + "/MUJOCO_LOG.TXT").good();
   ASSERT_EQ(::chdir(old_cwd), 0);
-  std::remove((std::string(dir) + "/MUJOCO_LOG.TXT").c_str());
-  ::rmdir(dir);
+  std::filesystem::remove_all(dir);
 
   EXPECT_EQ(h.env->non_finite_resets(), 1);
   EXPECT_EQ(WarningCount(), before + 1 + kMaxPrintedWarnings + 2);
