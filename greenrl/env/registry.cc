@@ -15,6 +15,7 @@
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
 
 namespace greenrl::env {
@@ -37,6 +38,7 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
       EnvRegistration{&mujoco::Walker2d::Spec(), &mujoco::Walker2d::MakeBatched, 1},
       EnvRegistration{&mujoco::Ant::Spec(), &mujoco::Ant::MakeBatched, 1},
+      EnvRegistration{&mujoco::Swimmer::Spec(), &mujoco::Swimmer::MakeBatched, 1},
   };
   return registry;
 }

@@ -1,6 +1,6 @@
 // mujoco_presets_test.cc: the MuJoCo presets
-// (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant}.yaml) hold rl-baselines3-zoo's values and
-// each trains end to end for a few thousand steps.
+// (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml) hold rl-baselines3-zoo's
+// values and each trains end to end for a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +26,7 @@ std::string ConfigPath(const std::string& rel) {
 }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
-// Ant-v3).
+// Ant-v3; Swimmer-v4 at 208b6fd).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -97,17 +97,40 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(a.GetFloat("max_grad_norm"), 0.5);
   EXPECT_EQ(a.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(a.GetString("policy_kwargs.activation_fn"), "tanh");
+
+  // Swimmer-v4 ("tuned"): the anchor plus gamma, n_envs, n_steps, batch_size, learning_rate and
+  // gae_lambda; SB3's PPO otherwise.
+  const Config s = LoadRunConfig(ConfigPath("ppo/swimmer.yaml"), {}, std::nullopt);
+  EXPECT_EQ(s.GetString("env_id"), "Swimmer-v4");
+  EXPECT_TRUE(s.GetBool("normalize"));
+  EXPECT_EQ(s.GetInt("n_timesteps"), 1000000);
+  EXPECT_EQ(s.GetFloat("gamma"), 0.9999);
+  EXPECT_EQ(s.GetInt("n_envs"), 4);
+  EXPECT_EQ(s.GetInt("n_steps"), 1024);
+  EXPECT_EQ(s.GetInt("batch_size"), 256);
+  EXPECT_EQ(s.GetSchedule("learning_rate"), Schedule::Constant(6e-4));
+  EXPECT_EQ(s.GetFloat("gae_lambda"), 0.98);
+  EXPECT_EQ(s.GetInt("n_epochs"), 10);
+  EXPECT_EQ(s.GetSchedule("clip_range"), Schedule::Constant(0.2));
+  EXPECT_EQ(s.GetFloat("ent_coef"), 0.0);
+  EXPECT_EQ(s.GetFloat("vf_coef"), 0.5);
+  EXPECT_EQ(s.GetFloat("max_grad_norm"), 0.5);
+  EXPECT_EQ(s.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(s.GetString("policy_kwargs.activation_fn"), "tanh");
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
-  for (const char* rel :
-       {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml", "sac/ant.yaml"}) {
+  for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml",
+                          "sac/ant.yaml", "sac/swimmer.yaml"}) {
     const Config c = LoadRunConfig(ConfigPath(rel), {}, std::nullopt);
     EXPECT_EQ(c.GetString("algo"), "sac") << rel;
     EXPECT_EQ(c.GetInt("learning_starts"), 10000) << rel;
     EXPECT_EQ(c.GetInt("n_timesteps"), 1000000) << rel;
     EXPECT_EQ(c.GetInt("batch_size"), 256) << rel;
     EXPECT_EQ(c.GetInt("buffer_size"), 1000000) << rel;
+    // rl-zoo's Swimmer-v3 section adds gamma 0.9999 to the anchor.
+    const std::string name = rel;
+    EXPECT_EQ(c.GetFloat("gamma"), name == "sac/swimmer.yaml" ? 0.9999 : 0.99) << rel;
   }
 }
 
@@ -129,6 +152,8 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"sac/walker2d.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
       {"ppo/ant.yaml", {"n_timesteps=1024", "n_steps=512", "n_epochs=2"}},
       {"sac/ant.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+      {"ppo/swimmer.yaml", {"n_timesteps=1024", "n_steps=256", "n_epochs=2"}},
+      {"sac/swimmer.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

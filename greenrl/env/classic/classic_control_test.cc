@@ -304,6 +304,7 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"Hopper-v4", 11, false, 3, 1000, 3800.0},
       {"Walker2d-v4", 17, false, 6, 1000, std::nullopt},
       {"Ant-v4", 27, false, 8, 1000, 6000.0},
+      {"Swimmer-v4", 8, false, 2, 1000, 360.0},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -1,18 +1,18 @@
 // locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4) as one batched env driven by a table of task constants.
+// Ant-v4, Swimmer-v4) as one batched env driven by a table of task constants.
 //
 // The tasks share Gymnasium's MujocoEnv step
-// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant}_v4.py, Gymnasium 0.29 / 1.0, which
-// keep the v4 classes unchanged):
+// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer}_v4.py, Gymnasium 0.29 / 1.0,
+// which keep the v4 classes unchanged):
 //   x_before = x; ctrl = action; mj_step x frame_skip; x_after = x
 //   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
 //            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
 //   obs = [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]
-// where x is qpos[0] for the planar tasks (the root slide joint) and, for Ant-v4, the torso's
-// mjData.xpos x (Gymnasium's get_body_com("torso")[0]), and the first excluded_qpos entries of
-// qpos (the root x; Ant: x and y) are left out of obs. The TimeLimit is gymnasium.make's (1000
-// steps, truncated). Actions are not clipped by the env (as in Gymnasium): MuJoCo clamps ctrl to
-// the actuators' ctrlrange, and the control cost uses the action as given.
+// where x is qpos[0] for the planar tasks and Swimmer (the root x slide) and, for Ant-v4, the
+// torso's mjData.xpos x (Gymnasium's get_body_com("torso")[0]), and the first excluded_qpos
+// entries of qpos (the root x; Ant and Swimmer: x and y) are left out of obs. The TimeLimit is
+// gymnasium.make's (1000 steps, truncated). Actions are not clipped by the env (as in Gymnasium):
+// MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -45,12 +45,13 @@ namespace greenrl::env::mujoco {
 // How the reset noise is added to qvel (Gymnasium's reset_model).
 enum class VelocityNoise {
   kNormal,   // qvel = qvel0 + reset_noise_scale * N(0, 1)   (HalfCheetah-v4)
-  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper, Walker2d)
+  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper, Walker2d,
+             // Swimmer)
 };
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
 enum class Health {
-  kNone,    // never (HalfCheetah-v4)
+  kNone,    // never (HalfCheetah-v4, Swimmer-v4)
   kPlanar,  // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
   kHeight,  // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
 };
@@ -62,7 +63,7 @@ struct LocomotionTask {
   std::string asset;                   // MJCF file name in AssetDir(), e.g. "half_cheetah.xml"
   int frame_skip = 5;                  // mj_step calls per env step
   int obs_dim = 0;                     // nq - excluded_qpos + nv
-  int excluded_qpos = 1;               // leading qpos entries not observed: root x (Ant: x, y)
+  int excluded_qpos = 1;  // leading qpos entries not observed: root x (Ant, Swimmer: x, y)
   // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
   // what MuJoCo's last mj_step computed (at its last RK4 stage), as Gymnasium reads it.
   std::string x_body;

@@ -1,7 +1,8 @@
-// mujoco_test.cc: HalfCheetah-v4, Hopper-v4 and Walker2d-v4 on libmujoco: the model's physical
-// constants against Gymnasium's published values, loader errors, spaces and reset bounds,
-// determinism per seed across thread counts, the reward identity, Hopper's and Walker2d's
-// termination rules, the 1000-step TimeLimit, and recovery from a deliberately non-finite state.
+// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4 and Swimmer-v4 on libmujoco: the
+// models' physical constants against Gymnasium's published values, loader errors, spaces and
+// reset bounds, determinism per seed across thread counts, the reward identity, each task's
+// termination rule, the 1000-step TimeLimit, Swimmer's fluid, and recovery from numerical faults
+// and engine errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/vec_env.h"
@@ -365,6 +367,72 @@ TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
   mj_deleteData(d);
 }
 
+// Swimmer-v4's model: Gymnasium's swimmer.xml (three capsules of radius 0.1 m and length 1 m at
+// density 1000 kg/m^3; slides x, y and a hinge at the front, two rotors limited to +-100 degrees,
+// armature 0.1 everywhere, gear 150; a fluid of density 4000 and viscosity 0.1; timestep 0.01 s
+// with RK4), swimmer_v4.py's frame_skip 4.
+TEST(MujocoModelTest, SwimmerPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("swimmer.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 5);
+  EXPECT_EQ(m.nv, 5);
+  EXPECT_EQ(m.nu, 2);
+  EXPECT_EQ(m.nbody, 4);  // the world, torso, mid, back
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  EXPECT_DOUBLE_EQ(m.opt.density, 4000.0);
+  EXPECT_DOUBLE_EQ(m.opt.viscosity, 0.1);
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(m.qpos0[k], 0.0) << k;
+  // Each link: 1000 (pi 0.1^2 1 + 4/3 pi 0.1^3) = 35.6047 kg.
+  EXPECT_NEAR(CapsuleMass(0.1, 0.5), 35.6047, 5e-5);
+  for (const char* body : {"torso", "mid", "back"}) {
+    EXPECT_NEAR(m.body_mass[BodyId(m, body)], CapsuleMass(0.1, 0.5), 1e-10) << body;
+  }
+  // Links 1 m apart along -x: mid's frame 0.5 m behind the torso's, back's 1 m behind mid's.
+  EXPECT_DOUBLE_EQ(m.body_pos[3 * BodyId(m, "mid")], 0.5);
+  EXPECT_DOUBLE_EQ(m.body_pos[3 * BodyId(m, "back")], -1.0);
+  struct Joint {
+    const char* name;
+    int type;
+    int axis;  // 0 x, 1 y, 2 z
+    bool limited;
+  };
+  // In qpos order.
+  const Joint joints[] = {{"slider1", mjJNT_SLIDE, 0, false},
+                          {"slider2", mjJNT_SLIDE, 1, false},
+                          {"free_body_rot", mjJNT_HINGE, 2, false},
+                          {"motor1_rot", mjJNT_HINGE, 2, true},
+                          {"motor2_rot", mjJNT_HINGE, 2, true}};
+  for (int k = 0; k < 5; ++k) {
+    const Joint& j = joints[k];
+    const int id = JointId(m, j.name);
+    ASSERT_EQ(id, k) << j.name;
+    EXPECT_EQ(m.jnt_type[id], j.type) << j.name;
+    EXPECT_EQ(m.jnt_qposadr[id], k) << j.name;
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(m.jnt_axis[3 * id + c], c == j.axis ? 1.0 : 0.0);
+    EXPECT_EQ(m.jnt_limited[id], j.limited) << j.name;
+    if (j.limited) {
+      EXPECT_NEAR(m.jnt_range[2 * id], -100.0 * kPi / 180.0, 1e-12) << j.name;
+      EXPECT_NEAR(m.jnt_range[2 * id + 1], 100.0 * kPi / 180.0, 1e-12) << j.name;
+    }
+    EXPECT_DOUBLE_EQ(m.dof_armature[k], 0.1) << j.name;
+    EXPECT_EQ(m.dof_damping[k], 0.0) << j.name;
+    EXPECT_EQ(m.jnt_stiffness[id], 0.0) << j.name;
+  }
+  for (int a = 0; a < 2; ++a) {
+    EXPECT_EQ(m.actuator_trnid[2 * a], 3 + a);  // motor1_rot, motor2_rot
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], 150.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 1.0);
+  }
+  // No geom can collide (contype and conaffinity 0 on all four, the floor included).
+  ASSERT_EQ(m.ngeom, 4);
+  for (int g = 0; g < m.ngeom; ++g) {
+    EXPECT_EQ(m.geom_contype[g], 0) << g;
+    EXPECT_EQ(m.geom_conaffinity[g], 0) << g;
+  }
+}
+
 // An empty folder under the test's temp dir (any earlier content removed).
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -480,7 +548,12 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_EQ(ant.act_dim(), 8);
   EXPECT_EQ(ant.max_episode_steps, 1000);
   EXPECT_EQ(ant.reward_threshold, 6000.0);
-  for (const EnvSpec* spec : {&cheetah, &hopper, &walker, &ant}) {
+  const EnvSpec& swimmer = FindEnvSpec("Swimmer-v4");
+  EXPECT_EQ(swimmer.obs_dim(), 8);
+  EXPECT_EQ(swimmer.act_dim(), 2);
+  EXPECT_EQ(swimmer.max_episode_steps, 1000);
+  EXPECT_EQ(swimmer.reward_threshold, 360.0);
+  for (const EnvSpec* spec : {&cheetah, &hopper, &walker, &ant, &swimmer}) {
     const Box& action = std::get<Box>(spec->action_space);
     for (int64_t k = 0; k < spec->act_dim(); ++k) {
       EXPECT_EQ(action.low[k], -1.0f);
@@ -498,6 +571,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(walker_env.env->dt(), 0.008);
   Harness ant_env = Make<Ant>(1, 0, 1);
   EXPECT_DOUBLE_EQ(ant_env.env->dt(), 0.05);
+  Harness swimmer_env = Make<Swimmer>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(swimmer_env.env->dt(), 0.04);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -543,10 +618,27 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
   // The torso's x and y are qpos[0:2], left out of obs; the rows start apart.
   EXPECT_NE(ant.env->data(0).qpos[0], ant.env->data(1).qpos[0]);
   EXPECT_LE(std::abs(ant.env->data(0).qpos[1]), 0.1);
+  // Swimmer: all 5 qpos and all 5 qvel entries U(-0.1, 0.1) around 0; obs = qpos[2:5], qvel.
+  Harness swimmer = Make<Swimmer>(64, 7, 1);
+  obs = swimmer.vec->obs();
+  double abs_sum = 0.0;
+  for (int i = 0; i < 64; ++i) {
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_LE(std::abs(obs[i * 8 + k]), 0.1f) << k;
+      abs_sum += std::abs(obs[i * 8 + k]);
+    }
+    EXPECT_LE(std::abs(swimmer.env->data(i).qpos[0]), 0.1);
+    EXPECT_LE(std::abs(swimmer.env->data(i).qpos[1]), 0.1);
+  }
+  // Uniform, not 0.1 N(0, 1): E|U(-0.1, 0.1)| = 0.05 (|0.1 N(0, 1)| would average 0.080).
+  EXPECT_NEAR(abs_sum / (64 * 8), 0.05, 0.005);
 }
 
-TEST(LocomotionTest, HalfCheetahTruncatesAfter1000StepsAndNeverTerminates) {
-  Harness h = Make<HalfCheetah>(2, 1, 1);
+// Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
+// the 1000th truncates both rows.
+template <typename Task>
+void ExpectTruncationAfter1000StepsOnly() {
+  Harness h = Make<Task>(2, 1, 1);
   Rng rng(5);
   for (int t = 1; t <= 1000; ++t) {
     RandomActions(*h.vec, rng);
@@ -559,6 +651,11 @@ TEST(LocomotionTest, HalfCheetahTruncatesAfter1000StepsAndNeverTerminates) {
   EXPECT_EQ(h.vec->episode_length()[0], 1000);
   EXPECT_EQ(h.vec->episode_length()[1], 1000);
   EXPECT_EQ(h.env->non_finite_resets(), 0);
+}
+
+TEST(LocomotionTest, HalfCheetahAndSwimmerTruncateAfter1000StepsAndNeverTerminate) {
+  ExpectTruncationAfter1000StepsOnly<HalfCheetah>();
+  ExpectTruncationAfter1000StepsOnly<Swimmer>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -597,6 +694,9 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> ant = Trajectory<Ant>(5, 3, 1, 300);
   EXPECT_EQ(ant, Trajectory<Ant>(5, 3, 2, 300));
   EXPECT_NE(ant, Trajectory<Ant>(5, 4, 2, 300));
+  const std::vector<float> swim = Trajectory<Swimmer>(5, 3, 1, 300);
+  EXPECT_EQ(swim, Trajectory<Swimmer>(5, 3, 2, 300));
+  EXPECT_NE(swim, Trajectory<Swimmer>(5, 4, 2, 300));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -637,17 +737,18 @@ bool HopperHealthy(const mjData& d) {
 struct StepRule {
   int frame_skip;                  // mj_step calls per env step
   double dt;                       // s, frame_skip x timestep
-  double ctrl_cost_weight;         // healthy_reward is 1 for every task checked this way
+  double ctrl_cost_weight;         // weight of |a|^2
+  double healthy_reward;           // added on every step
   int excluded_qpos;               // leading qpos entries not observed
   double qvel_clip;                // obs clips qvel to +-this
   const char* x_body;              // nullptr: x = qpos[0]; else this body's xpos x
-  bool (*healthy)(const mjData&);  // the task's is_healthy on a float64 state
+  bool (*healthy)(const mjData&);  // the task's is_healthy on a float64 state; nullptr: always
   float start_z, start_z_noise;    // obs[0] after a reset: qpos0's height +- the noise scale
 };
 
 // Steps row 0 of an env with a health rule for `steps` random-action steps and checks each one
 // against an independently stepped copy of its state (frame_skip mj_step calls of the action):
-// terminated exactly when rule.healthy says not, reward = dx/dt + healthy_reward 1 (on the
+// terminated exactly when rule.healthy says not, reward = dx/dt + healthy_reward (on the
 // terminating step too) - ctrl_cost_weight |a|^2, final_obs = [qpos[excluded_qpos:],
 // clip(qvel)], and an autoreset to the start pose after a termination. Returns the terminations;
 // *max_abs_qvel is the largest |qvel| seen (to show a clip was exercised) and *max_x_gap the
@@ -675,11 +776,11 @@ int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, c
     }
     const double x_before = x_of(*shadow), qpos_x_before = shadow->qpos[0];
     for (int k = 0; k < rule.frame_skip; ++k) mj_step(&m, shadow.get());
-    const bool is_healthy = rule.healthy(*shadow);
+    const bool is_healthy = rule.healthy == nullptr || rule.healthy(*shadow);
     h.vec->Step();
     EXPECT_EQ(h.vec->terminated()[0], is_healthy ? 0 : 1) << "step " << t;
-    const double expected =
-        (x_of(*shadow) - x_before) / rule.dt + 1.0 - rule.ctrl_cost_weight * ctrl_sq;
+    const double expected = (x_of(*shadow) - x_before) / rule.dt + rule.healthy_reward -
+                            rule.ctrl_cost_weight * ctrl_sq;
     EXPECT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
     *max_x_gap = std::max(*max_x_gap, std::abs((shadow->qpos[0] - qpos_x_before) / rule.dt -
                                                (x_of(*shadow) - x_before) / rule.dt));
@@ -707,7 +808,7 @@ int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, c
 // Hopper-v4 and Walker2d-v4: frame_skip 4, dt 0.008 s, ctrl cost 1e-3, root x excluded, qvel
 // clipped to 10, start height 1.25 m (+- 0.005).
 StepRule PlanarRule(bool (*healthy)(const mjData&)) {
-  return {4, 0.008, 1e-3, 1, 10.0, nullptr, healthy, 1.25f, 0.005f};
+  return {4, 0.008, 1e-3, 1.0, 1, 10.0, nullptr, healthy, 1.25f, 0.005f};
 }
 
 TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
@@ -777,7 +878,7 @@ bool AntHealthy(const mjData& d) { return 0.2 <= d.qpos[2] && d.qpos[2] <= 1.0; 
 // Ant-v4: frame_skip 5, dt 0.05 s, ctrl cost 0.5, x and y excluded, qvel not clipped, x from the
 // torso's xpos (get_body_com), start height 0.75 m (+- 0.1).
 TEST(LocomotionTest, AntStepsTerminatesAndRewardsAsGymnasium) {
-  const StepRule rule{5,       0.05,        0.5,   2,   std::numeric_limits<double>::infinity(),
+  const StepRule rule{5,       0.05,        0.5,   1.0, 2, std::numeric_limits<double>::infinity(),
                       "torso", &AntHealthy, 0.75f, 0.1f};
   double max_abs_qvel = 0.0, max_x_gap = 0.0;
   // Random actions make the light ant (0.91 kg, 150 N m motors) hop above 1 m now and then.
@@ -786,6 +887,52 @@ TEST(LocomotionTest, AntStepsTerminatesAndRewardsAsGymnasium) {
   // The torso's xpos lags qpos[0] (MuJoCo computes it at the last RK4 stage): reading qpos[0]
   // would give rewards this test tells apart.
   EXPECT_GT(max_x_gap, 1e-3);
+}
+
+// Swimmer-v4: frame_skip 4, dt 0.04 s, ctrl cost 1e-4, no healthy reward, x and y excluded,
+// qvel not clipped, x = qpos[0], never terminated (1100 steps: past the TimeLimit's autoreset).
+TEST(LocomotionTest, SwimmerStepsAndRewardsAsGymnasium) {
+  const StepRule rule{4,       0.04,    1e-4, 0.0, 2, std::numeric_limits<double>::infinity(),
+                      nullptr, nullptr, 0.0f, 0.1f};
+  double max_abs_qvel = 0.0, max_x_gap = 0.0;
+  EXPECT_EQ(StepAgainstShadowState<Swimmer>(51, 52, 1100, rule, &max_abs_qvel, &max_x_gap), 0);
+  EXPECT_GT(max_abs_qvel, 1.0);  // the rotors spin under random torques
+}
+
+// The fluid (density 4000, viscosity 0.1) is the swimmer's only external force: a coasting
+// swimmer (1 m/s along x, no torque, 1 s) slows to 0.375 m/s in it and keeps 1 m/s exactly with
+// density and viscosity set to 0; a travelling wave of torques (a = sin(wt), sin(wt + 1.5),
+// w = 2 pi rad/s, 1000 env steps) carries its centre of mass forward. (Without the fluid the
+// same wave sets the links spinning, and RK4 at 0.01 s then drifts the centre of mass by about
+// a metre, so no "stays put" check is made on that run.)
+TEST(LocomotionTest, SwimmerMovesThroughItsFluidAndCoastsWithoutIt) {
+  for (const bool fluid : {true, false}) {
+    ModelPtr model = LoadModel(AssetPath("swimmer.xml"));
+    if (!fluid) model->opt.density = model->opt.viscosity = 0.0;
+    const mjModel& m = *model;
+    DataPtr d = MakeData(m);
+    d->qvel[0] = 1.0;
+    for (int k = 0; k < 100; ++k) mj_step(&m, d.get());
+    if (fluid) {
+      EXPECT_NEAR(d->qvel[0], 0.375, 0.01);  // 0.374832 (MuJoCo 2.2.2, 2026-12-05)
+    } else {
+      EXPECT_NEAR(d->qvel[0], 1.0, 1e-12);
+    }
+  }
+  ModelPtr model = LoadModel(AssetPath("swimmer.xml"));
+  const mjModel& m = *model;
+  DataPtr d = MakeData(m);
+  mj_forward(&m, d.get());
+  const int torso = BodyId(m, "torso");
+  const double com_x0 = d->subtree_com[3 * torso];
+  for (int t = 0; t < 1000; ++t) {
+    const double w = 2.0 * kPi * t * 0.04;
+    d->ctrl[0] = std::sin(w);
+    d->ctrl[1] = std::sin(w + 1.5);
+    for (int k = 0; k < 4; ++k) mj_step(&m, d.get());
+  }
+  mj_forward(&m, d.get());
+  EXPECT_GT(d->subtree_com[3 * torso] - com_x0, 0.5);
 }
 
 // Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
