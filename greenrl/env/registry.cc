@@ -14,6 +14,8 @@
 #include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/inverted_double_pendulum.h"
+#include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
 #include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
@@ -39,6 +41,9 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistration{&mujoco::Walker2d::Spec(), &mujoco::Walker2d::MakeBatched, 1},
       EnvRegistration{&mujoco::Ant::Spec(), &mujoco::Ant::MakeBatched, 1},
       EnvRegistration{&mujoco::Swimmer::Spec(), &mujoco::Swimmer::MakeBatched, 1},
+      EnvRegistration{&mujoco::InvertedPendulum::Spec(), &mujoco::InvertedPendulum::MakeBatched, 1},
+      EnvRegistration{&mujoco::InvertedDoublePendulum::Spec(),
+                      &mujoco::InvertedDoublePendulum::MakeBatched, 1},
   };
   return registry;
 }

@@ -1,6 +1,7 @@
 // mujoco_presets_test.cc: the MuJoCo presets
-// (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml) hold rl-baselines3-zoo's
-// values and each trains end to end for a few thousand steps.
+// (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml,
+// configs/ppo/{invertedpendulum,inverteddoublependulum}.yaml) hold rl-baselines3-zoo's values and
+// each trains end to end for a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +27,7 @@ std::string ConfigPath(const std::string& rel) {
 }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
-// Ant-v3; Swimmer-v4 at 208b6fd).
+// Ant-v3; Swimmer-v4, InvertedPendulum-v2 and InvertedDoublePendulum-v2 at 208b6fd).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -117,6 +118,40 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(s.GetFloat("max_grad_norm"), 0.5);
   EXPECT_EQ(s.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(s.GetString("policy_kwargs.activation_fn"), "tanh");
+
+  const Config ip = LoadRunConfig(ConfigPath("ppo/invertedpendulum.yaml"), {}, std::nullopt);
+  EXPECT_EQ(ip.GetString("env_id"), "InvertedPendulum-v4");
+  EXPECT_TRUE(ip.GetBool("normalize"));
+  EXPECT_EQ(ip.GetInt("n_timesteps"), 1000000);
+  EXPECT_EQ(ip.GetInt("n_envs"), 1);
+  EXPECT_EQ(ip.GetInt("batch_size"), 64);
+  EXPECT_EQ(ip.GetInt("n_steps"), 32);
+  EXPECT_EQ(ip.GetFloat("gamma"), 0.999);
+  EXPECT_EQ(ip.GetSchedule("learning_rate"), Schedule::Constant(0.000222425));
+  EXPECT_EQ(ip.GetFloat("ent_coef"), 1.37976e-07);
+  EXPECT_EQ(ip.GetSchedule("clip_range"), Schedule::Constant(0.4));
+  EXPECT_EQ(ip.GetInt("n_epochs"), 5);
+  EXPECT_EQ(ip.GetFloat("gae_lambda"), 0.9);
+  EXPECT_EQ(ip.GetFloat("max_grad_norm"), 0.3);
+  EXPECT_EQ(ip.GetFloat("vf_coef"), 0.19816);
+  EXPECT_EQ(ip.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+
+  const Config idp = LoadRunConfig(ConfigPath("ppo/inverteddoublependulum.yaml"), {}, std::nullopt);
+  EXPECT_EQ(idp.GetString("env_id"), "InvertedDoublePendulum-v4");
+  EXPECT_TRUE(idp.GetBool("normalize"));
+  EXPECT_EQ(idp.GetInt("n_timesteps"), 1000000);
+  EXPECT_EQ(idp.GetInt("n_envs"), 1);
+  EXPECT_EQ(idp.GetInt("batch_size"), 512);
+  EXPECT_EQ(idp.GetInt("n_steps"), 128);
+  EXPECT_EQ(idp.GetFloat("gamma"), 0.98);
+  EXPECT_EQ(idp.GetSchedule("learning_rate"), Schedule::Constant(0.000155454));
+  EXPECT_EQ(idp.GetFloat("ent_coef"), 1.05057e-06);
+  EXPECT_EQ(idp.GetSchedule("clip_range"), Schedule::Constant(0.4));
+  EXPECT_EQ(idp.GetInt("n_epochs"), 10);
+  EXPECT_EQ(idp.GetFloat("gae_lambda"), 0.8);
+  EXPECT_EQ(idp.GetFloat("max_grad_norm"), 0.5);
+  EXPECT_EQ(idp.GetFloat("vf_coef"), 0.695929);
+  EXPECT_EQ(idp.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
@@ -154,6 +189,8 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"sac/ant.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
       {"ppo/swimmer.yaml", {"n_timesteps=1024", "n_steps=256", "n_epochs=2"}},
       {"sac/swimmer.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
+      {"ppo/invertedpendulum.yaml", {"n_timesteps=1024"}},
+      {"ppo/inverteddoublependulum.yaml", {"n_timesteps=1024"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

@@ -305,6 +305,8 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"Walker2d-v4", 17, false, 6, 1000, std::nullopt},
       {"Ant-v4", 27, false, 8, 1000, 6000.0},
       {"Swimmer-v4", 8, false, 2, 1000, 360.0},
+      {"InvertedPendulum-v4", 4, false, 1, 1000, 950.0},
+      {"InvertedDoublePendulum-v4", 11, false, 1, 1000, 9100.0},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -50,15 +50,22 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   GREENRL_CHECK(num_envs >= 1, "LocomotionEnv needs num_envs >= 1");
   const mjModel& m = *model_;
   const std::string where = "mujoco: model '" + task.asset + "' for " + task.id + ": ";
-  const int observed = m.nq - task.excluded_qpos + m.nv;
+  const bool double_pendulum = task.observation == Observation::kDoublePendulum;
+  const int observed = double_pendulum ? 2 * m.nq - 1 + 2 * m.nv : m.nq - task.excluded_qpos + m.nv;
   if (observed != task.obs_dim) {
-    throw MujocoError(where + "nq - " + std::to_string(task.excluded_qpos) +
-                      " + nv = " + std::to_string(observed) + ", expected obs_dim " +
+    throw MujocoError(where +
+                      (double_pendulum ? std::string("2 nq - 1 + 2 nv")
+                                       : "nq - " + std::to_string(task.excluded_qpos) + " + nv") +
+                      " = " + std::to_string(observed) + ", expected obs_dim " +
                       std::to_string(task.obs_dim));
   }
   if (!task.x_body.empty()) {
     x_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.x_body.c_str());
     if (x_body_id_ < 0) throw MujocoError(where + "no body named '" + task.x_body + "'");
+  }
+  if (task.reward == Reward::kTipDistance || task.health == Health::kTipHeight) {
+    tip_site_id_ = mj_name2id(&m, mjOBJ_SITE, task.tip_site.c_str());
+    if (tip_site_id_ < 0) throw MujocoError(where + "no site named '" + task.tip_site + "'");
   }
   if (m.nu != task.act_dim) {
     throw MujocoError(where + "nu = " + std::to_string(m.nu) + ", expected act_dim " +
@@ -104,8 +111,20 @@ void LocomotionEnv::ResetRow(Row& row) const {
 
 void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
   const mjModel& m = *model_;
-  for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   const double c = task_.qvel_clip;
+  if (task_.observation == Observation::kDoublePendulum) {
+    // InvertedDoublePendulumEnv._get_obs: qpos[:1], sin(qpos[1:]), cos(qpos[1:]),
+    // clip(qvel, -10, 10), clip(qfrc_constraint, -10, 10).
+    *dst++ = static_cast<float>(data.qpos[0]);
+    for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(std::sin(data.qpos[k]));
+    for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(std::cos(data.qpos[k]));
+    for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
+    for (int k = 0; k < m.nv; ++k) {
+      *dst++ = static_cast<float>(std::clamp(data.qfrc_constraint[k], -c, c));
+    }
+    return;
+  }
+  for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
 }
 
@@ -113,12 +132,37 @@ double LocomotionEnv::XPosition(const mjData& data) const {
   return x_body_id_ < 0 ? data.qpos[0] : data.xpos[3 * x_body_id_];
 }
 
+double LocomotionEnv::StepReward(const mjData& data, double x_before, double ctrl_sq) const {
+  if (task_.reward == Reward::kTipDistance) {
+    // InvertedDoublePendulumEnv.step: x, _, y = site_xpos[0]; alive_bonus 10; dist_penalty =
+    // 0.01 x^2 + (y - 2)^2; v1, v2 = qvel[1:3]; vel_penalty = 1e-3 v1^2 + 5e-3 v2^2.
+    const double x = data.site_xpos[3 * tip_site_id_];
+    const double y = data.site_xpos[3 * tip_site_id_ + 2];
+    const double v1 = data.qvel[1];
+    const double v2 = data.qvel[2];
+    return 10.0 - (0.01 * x * x + (y - 2.0) * (y - 2.0)) - (1e-3 * v1 * v1 + 5e-3 * v2 * v2);
+  }
+  const double x_velocity = (XPosition(data) - x_before) / dt_;
+  return task_.forward_reward_weight * x_velocity + task_.healthy_reward -
+         task_.ctrl_cost_weight * ctrl_sq;
+}
+
 bool LocomotionEnv::Healthy(const mjData& data) const {
   const LocomotionTask& t = task_;
-  if (t.health == Health::kNone) return true;
-  if (t.health == Health::kHeight) {
-    // AntEnv.is_healthy: min_z <= state[2] <= max_z, both bounds closed.
-    return t.healthy_z_min <= data.qpos[2] && data.qpos[2] <= t.healthy_z_max;
+  switch (t.health) {
+    case Health::kNone:
+      return true;
+    case Health::kHeight:
+      // AntEnv.is_healthy: min_z <= state[2] <= max_z, both bounds closed.
+      return t.healthy_z_min <= data.qpos[2] && data.qpos[2] <= t.healthy_z_max;
+    case Health::kPoleAngle:
+      // InvertedPendulumEnv.step: terminated = np.abs(ob[1]) > 0.2, ob[1] = qpos[1].
+      return std::abs(data.qpos[1]) <= t.healthy_angle_max;
+    case Health::kTipHeight:
+      // InvertedDoublePendulumEnv.step: terminated = y <= 1, y = site_xpos[0][2].
+      return data.site_xpos[3 * tip_site_id_ + 2] > t.healthy_z_min;
+    case Health::kPlanar:
+      break;
   }
   // HopperEnv.is_healthy: state_vector()[2:] = [qpos[2:], qvel], z = qpos[1], angle = qpos[2],
   // every comparison strict (Walker2dEnv.is_healthy: z and angle, its state range infinite).
@@ -196,9 +240,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       buffers.truncated[i] = 1;
       row.non_finite_resets += 1;
     } else {
-      const double x_velocity = (XPosition(d) - x_before) / dt_;
-      const double reward = task_.forward_reward_weight * x_velocity + task_.healthy_reward -
-                            task_.ctrl_cost_weight * ctrl_sq;
+      const double reward = StepReward(d, x_before, ctrl_sq);
       const bool terminated = !Healthy(d);
       const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
       WriteObs(d, final_obs);

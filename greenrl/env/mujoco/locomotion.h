@@ -1,7 +1,8 @@
 // locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4, Swimmer-v4) as one batched env driven by a table of task constants.
+// Ant-v4, Swimmer-v4) and its two inverted pendulums (InvertedPendulum-v4,
+// InvertedDoublePendulum-v4) as one batched env driven by a table of task constants.
 //
-// The tasks share Gymnasium's MujocoEnv step
+// The locomotion tasks share Gymnasium's MujocoEnv step
 // (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer}_v4.py, Gymnasium 0.29 / 1.0,
 // which keep the v4 classes unchanged):
 //   x_before = x; ctrl = action; mj_step x frame_skip; x_after = x
@@ -13,6 +14,9 @@
 // entries of qpos (the root x; Ant and Swimmer: x and y) are left out of obs. The TimeLimit is
 // gymnasium.make's (1000 steps, truncated). Actions are not clipped by the env (as in Gymnasium):
 // MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
+// The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py) step the same
+// way and differ in their observation, reward and termination (Observation, Reward and Health
+// below).
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -51,9 +55,31 @@ enum class VelocityNoise {
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
 enum class Health {
-  kNone,    // never (HalfCheetah-v4, Swimmer-v4)
-  kPlanar,  // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
-  kHeight,  // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
+  kNone,       // never (HalfCheetah-v4, Swimmer-v4)
+  kPlanar,     // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
+  kHeight,     // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
+  kPoleAngle,  // InvertedPendulum-v4: |qpos[1]| (the pole's angle, rad) <= healthy_angle_max
+  kTipHeight,  // InvertedDoublePendulum-v4: the tip site's z (m) > healthy_z_min
+};
+
+// What the observation holds (Gymnasium's _get_obs), float32 [obs_dim].
+enum class Observation {
+  // [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]: every locomotion task, and
+  // InvertedPendulum-v4 with nothing excluded or clipped ([x, angle, x', angle']).
+  kPositionsVelocities,
+  // InvertedDoublePendulum-v4: [qpos[0], sin(qpos[1:]), cos(qpos[1:]), clip(qvel, +-qvel_clip),
+  // clip(qfrc_constraint, +-qvel_clip)]: 1 + 2 + 2 + 3 + 3 = 11 values (qvel_clip 10).
+  kDoublePendulum,
+};
+
+// How a step's reward is computed (Gymnasium's step).
+enum class Reward {
+  // forward_reward_weight dx/dt + healthy_reward - ctrl_cost_weight |a|^2: every locomotion
+  // task, and InvertedPendulum-v4 as weight 0, healthy_reward 1, cost 0 (a reward of 1).
+  kForward,
+  // InvertedDoublePendulum-v4: alive_bonus 10 - (0.01 x^2 + (z - 2)^2) - (1e-3 qvel[1]^2 +
+  // 5e-3 qvel[2]^2), (x, z) the tip site's mjData.site_xpos as the last mj_step left it.
+  kTipDistance,
 };
 
 // Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
@@ -62,12 +88,19 @@ struct LocomotionTask {
   std::string id;                      // registered id, e.g. "HalfCheetah-v4"
   std::string asset;                   // MJCF file name in AssetDir(), e.g. "half_cheetah.xml"
   int frame_skip = 5;                  // mj_step calls per env step
-  int obs_dim = 0;                     // nq - excluded_qpos + nv
+  Observation observation = Observation::kPositionsVelocities;
+  Reward reward = Reward::kForward;
+  // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv.
+  int obs_dim = 0;
   int excluded_qpos = 1;  // leading qpos entries not observed: root x (Ant, Swimmer: x, y)
   // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
   // what MuJoCo's last mj_step computed (at its last RK4 stage), as Gymnasium reads it.
   std::string x_body;
+  // Site whose mjData.site_xpos Reward::kTipDistance and Health::kTipHeight read (the
+  // InvertedDoublePendulum's "tip"); empty when neither is used.
+  std::string tip_site;
   int act_dim = 0;                     // nu, actuators
+  double action_bound = 1.0;  // action Box [-bound, bound]^act_dim = every actuator's ctrlrange
   double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
   double ctrl_cost_weight = 0.1;       // weight of sum(action^2)
   double reset_noise_scale = 0.1;      // qpos noise U(-s, s); qvel noise per velocity_noise
@@ -77,6 +110,8 @@ struct LocomotionTask {
   // every entry of [qpos[2:], qvel] lies strictly inside healthy_state_range (Walker2d: (-inf,
   // inf), no bound), qpos[1] (z) strictly inside healthy_z_range and qpos[2] (angle) strictly
   // inside healthy_angle_range. kHeight (Ant): unless healthy_z_min <= qpos[2] <= healthy_z_max.
+  // kPoleAngle (InvertedPendulum): unless |qpos[1]| <= healthy_angle_max. kTipHeight
+  // (InvertedDoublePendulum): unless the tip site's z > healthy_z_min.
   // (Gymnasium also calls a non-finite state unhealthy; here such a step is a numerical fault,
   // below, before health is asked.)
   Health health = Health::kNone;
@@ -101,7 +136,8 @@ class LocomotionEnv final : public BatchedEnv {
   // Args: task: lives as long as this object (the tasks are function-local statics); spec: the
   //   task's static spec; num_envs: N >= 1.
   // Errors: MujocoError with MuJoCo's loader message when the model cannot be loaded, or naming
-  //   the mismatch when the model's nq/nv/nu/ctrlrange/timestep disagree with task and spec.
+  //   the mismatch when the model's nq/nv/nu/ctrlrange disagree with task and spec, or a body
+  //   or site the task names is missing.
   LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, int num_envs);
 
   const EnvSpec& spec() const override { return spec_; }
@@ -134,24 +170,31 @@ class LocomotionEnv final : public BatchedEnv {
   void WriteObs(const mjData& data, float* dst) const;  // float32 [obs_dim]
   bool Healthy(const mjData& data) const;
   double XPosition(const mjData& data) const;  // m: qpos[0], or xpos x of body x_body_id_
+  // The step's reward; x_before: XPosition before the step (m), ctrl_sq: |a|^2.
+  double StepReward(const mjData& data, double x_before, double ctrl_sq) const;
 
   const LocomotionTask& task_;
   const EnvSpec& spec_;
   ModelPtr model_;
   double dt_ = 0.0;
   int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
+  int tip_site_id_ = -1;  // mj_name2id(task.tip_site), -1 when the task names none
   std::vector<Row> rows_;
 };
 
 // Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
-// LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). Every Gymnasium v4 task's
-// motors take ctrlrange [-1, 1], which is the action Box (LocomotionEnv checks it on the model).
+// LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). The action Box is the
+// motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task but
+// InvertedPendulum's 3; LocomotionEnv checks it on the model).
 template <typename Derived>
 struct LocomotionEnvOf {
   // The task's static spec: id, obs Box float32 [obs_dim] unbounded, action Box float32
-  // [act_dim] in [-1, 1], TimeLimit and reward threshold from Derived::Task().
+  // [act_dim] in [-action_bound, action_bound], TimeLimit and reward threshold from
+  // Derived::Task().
   static const EnvSpec& Spec() {
-    static const EnvSpec spec = MakeLocomotionSpec(Derived::Task(), -1.0f, 1.0f);
+    static const EnvSpec spec =
+        MakeLocomotionSpec(Derived::Task(), static_cast<float>(-Derived::Task().action_bound),
+                           static_cast<float>(Derived::Task().action_bound));
     return spec;
   }
   // num_envs rows sharing one loaded model. Errors: MujocoError (see LocomotionEnv).

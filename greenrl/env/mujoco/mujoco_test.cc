@@ -1,8 +1,8 @@
-// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4 and Swimmer-v4 on libmujoco: the
-// models' physical constants against Gymnasium's published values, loader errors, spaces and
-// reset bounds, determinism per seed across thread counts, the reward identity, each task's
-// termination rule, the 1000-step TimeLimit, Swimmer's fluid, and recovery from numerical faults
-// and engine errors.
+// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4
+// and InvertedDoublePendulum-v4 on libmujoco: the models' physical constants against Gymnasium's
+// published values, loader errors, spaces and reset bounds, determinism per seed across thread
+// counts, the reward identity, each task's termination rule, the 1000-step TimeLimit, Swimmer's
+// fluid, and recovery from numerical faults and engine errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@
 #include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/inverted_double_pendulum.h"
+#include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
 #include "greenrl/env/mujoco/swimmer.h"
@@ -433,6 +436,81 @@ TEST(MujocoModelTest, SwimmerPhysicalConstantsMatchGymnasium) {
   }
 }
 
+// InvertedPendulum-v4's and InvertedDoublePendulum-v4's models: Gymnasium's
+// inverted_pendulum.xml and inverted_double_pendulum.xml (geometry at density 1000, joint
+// limits and damping, gears and ctrlranges, gravity, timesteps with RK4), frame_skip 2 and 5.
+TEST(MujocoModelTest, InvertedPendulumsPhysicalConstantsMatchGymnasium) {
+  ModelPtr single = LoadModel(AssetPath("inverted_pendulum.xml"));
+  const mjModel& m = *single;
+  EXPECT_EQ(m.nq, 2);
+  EXPECT_EQ(m.nv, 2);
+  EXPECT_EQ(m.nu, 1);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.02);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  EXPECT_DOUBLE_EQ(m.opt.gravity[0], 0.0);
+  EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
+  // The cart: a capsule of radius 0.1 and half-length 0.1; the pole: radius 0.049 from the
+  // origin to (0.001, 0, 0.6).
+  EXPECT_NEAR(m.body_mass[BodyId(m, "cart")], CapsuleMass(0.1, 0.1), 1e-10);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "cart")], 10.4720, 5e-5);
+  const double pole_length = std::sqrt(0.001 * 0.001 + 0.6 * 0.6);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "pole")], CapsuleMass(0.049, pole_length / 2), 1e-10);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "pole")], 5.0186, 5e-5);
+  const int slider = JointId(m, "slider");
+  const int hinge = JointId(m, "hinge");
+  EXPECT_EQ(m.jnt_type[slider], mjJNT_SLIDE);
+  EXPECT_EQ(m.jnt_type[hinge], mjJNT_HINGE);
+  EXPECT_DOUBLE_EQ(m.jnt_axis[3 * slider], 1.0);
+  EXPECT_DOUBLE_EQ(m.jnt_axis[3 * hinge + 1], 1.0);
+  EXPECT_TRUE(m.jnt_limited[slider]);
+  EXPECT_TRUE(m.jnt_limited[hinge]);
+  EXPECT_DOUBLE_EQ(m.jnt_range[2 * slider], -1.0);
+  EXPECT_DOUBLE_EQ(m.jnt_range[2 * slider + 1], 1.0);
+  EXPECT_NEAR(m.jnt_range[2 * hinge], -kPi / 2, 1e-12);
+  EXPECT_NEAR(m.jnt_range[2 * hinge + 1], kPi / 2, 1e-12);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_DOUBLE_EQ(m.dof_damping[k], 1.0) << k;
+    EXPECT_EQ(m.dof_armature[k], 0.0) << k;
+  }
+  EXPECT_EQ(m.actuator_trnid[0], slider);
+  EXPECT_DOUBLE_EQ(m.actuator_gear[0], 100.0);
+  EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[0], -3.0);
+  EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[1], 3.0);
+  for (int g = 0; g < m.ngeom; ++g) EXPECT_EQ(m.geom_contype[g], 0) << g;
+
+  ModelPtr two = LoadModel(AssetPath("inverted_double_pendulum.xml"));
+  const mjModel& m2 = *two;
+  EXPECT_EQ(m2.nq, 3);
+  EXPECT_EQ(m2.nv, 3);
+  EXPECT_EQ(m2.nu, 1);
+  EXPECT_DOUBLE_EQ(m2.opt.timestep, 0.01);
+  EXPECT_EQ(m2.opt.integrator, mjINT_RK4);
+  EXPECT_DOUBLE_EQ(m2.opt.gravity[0], 1e-5);  // Gymnasium's, kept
+  EXPECT_DOUBLE_EQ(m2.opt.gravity[2], -9.81);
+  EXPECT_NEAR(m2.body_mass[BodyId(m2, "cart")], CapsuleMass(0.1, 0.1), 1e-10);
+  for (const char* pole : {"pole", "pole2"}) {
+    EXPECT_NEAR(m2.body_mass[BodyId(m2, pole)], CapsuleMass(0.045, 0.3), 1e-10) << pole;
+  }
+  EXPECT_NEAR(CapsuleMass(0.045, 0.3), 4.1987, 5e-5);
+  const int slider2 = JointId(m2, "slider");
+  EXPECT_TRUE(m2.jnt_limited[slider2]);
+  EXPECT_DOUBLE_EQ(m2.jnt_range[2 * slider2 + 1], 1.0);
+  EXPECT_DOUBLE_EQ(m2.jnt_margin[slider2], 0.01);
+  EXPECT_FALSE(m2.jnt_limited[JointId(m2, "hinge")]);
+  EXPECT_FALSE(m2.jnt_limited[JointId(m2, "hinge2")]);
+  for (int k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ(m2.dof_damping[k], 0.05) << k;
+  EXPECT_DOUBLE_EQ(m2.actuator_gear[0], 500.0);
+  EXPECT_DOUBLE_EQ(m2.actuator_ctrlrange[1], 1.0);
+  for (int g = 0; g < m2.ngeom; ++g) EXPECT_EQ(m2.geom_contype[g], 0) << g;
+  // Upright, the tip site is 1.2 m up.
+  DataPtr d = MakeData(m2);
+  mj_forward(&m2, d.get());
+  const int tip = mj_name2id(&m2, mjOBJ_SITE, "tip");
+  ASSERT_EQ(tip, 0);
+  EXPECT_NEAR(d->site_xpos[0], 0.0, 1e-15);
+  EXPECT_NEAR(d->site_xpos[2], 1.2, 1e-12);
+}
+
 // An empty folder under the test's temp dir (any earlier content removed).
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -528,39 +606,34 @@ TEST(MujocoModelTest, AssetDirOverrideIsHonouredAndAMissingModelIsReported) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
-  const EnvSpec& cheetah = FindEnvSpec("HalfCheetah-v4");
-  EXPECT_EQ(cheetah.obs_dim(), 17);
-  EXPECT_EQ(cheetah.act_dim(), 6);
-  EXPECT_EQ(cheetah.max_episode_steps, 1000);
-  EXPECT_EQ(cheetah.reward_threshold, 4800.0);
-  const EnvSpec& hopper = FindEnvSpec("Hopper-v4");
-  EXPECT_EQ(hopper.obs_dim(), 11);
-  EXPECT_EQ(hopper.act_dim(), 3);
-  EXPECT_EQ(hopper.max_episode_steps, 1000);
-  EXPECT_EQ(hopper.reward_threshold, 3800.0);
-  const EnvSpec& walker = FindEnvSpec("Walker2d-v4");
-  EXPECT_EQ(walker.obs_dim(), 17);
-  EXPECT_EQ(walker.act_dim(), 6);
-  EXPECT_EQ(walker.max_episode_steps, 1000);
-  EXPECT_FALSE(walker.reward_threshold.has_value());  // Gymnasium registers none
-  const EnvSpec& ant = FindEnvSpec("Ant-v4");
-  EXPECT_EQ(ant.obs_dim(), 27);
-  EXPECT_EQ(ant.act_dim(), 8);
-  EXPECT_EQ(ant.max_episode_steps, 1000);
-  EXPECT_EQ(ant.reward_threshold, 6000.0);
-  const EnvSpec& swimmer = FindEnvSpec("Swimmer-v4");
-  EXPECT_EQ(swimmer.obs_dim(), 8);
-  EXPECT_EQ(swimmer.act_dim(), 2);
-  EXPECT_EQ(swimmer.max_episode_steps, 1000);
-  EXPECT_EQ(swimmer.reward_threshold, 360.0);
-  for (const EnvSpec* spec : {&cheetah, &hopper, &walker, &ant, &swimmer}) {
-    const Box& action = std::get<Box>(spec->action_space);
-    for (int64_t k = 0; k < spec->act_dim(); ++k) {
-      EXPECT_EQ(action.low[k], -1.0f);
-      EXPECT_EQ(action.high[k], 1.0f);
+  struct Expected {
+    const char* id;
+    int64_t obs_dim, act_dim;
+    float action_bound;  // the actuators' ctrlrange [-bound, bound]
+    std::optional<double> reward_threshold;
+  };
+  const Expected table[] = {
+      {"HalfCheetah-v4", 17, 6, 1.0f, 4800.0},
+      {"Hopper-v4", 11, 3, 1.0f, 3800.0},
+      {"Walker2d-v4", 17, 6, 1.0f, std::nullopt},  // Gymnasium registers none
+      {"Ant-v4", 27, 8, 1.0f, 6000.0},
+      {"Swimmer-v4", 8, 2, 1.0f, 360.0},
+      {"InvertedPendulum-v4", 4, 1, 3.0f, 950.0},
+      {"InvertedDoublePendulum-v4", 11, 1, 1.0f, 9100.0},
+  };
+  for (const Expected& e : table) {
+    const EnvSpec& spec = FindEnvSpec(e.id);
+    EXPECT_EQ(spec.obs_dim(), e.obs_dim) << e.id;
+    EXPECT_EQ(spec.act_dim(), e.act_dim) << e.id;
+    EXPECT_EQ(spec.max_episode_steps, 1000) << e.id;
+    EXPECT_EQ(spec.reward_threshold, e.reward_threshold) << e.id;
+    const Box& action = std::get<Box>(spec.action_space);
+    for (int64_t k = 0; k < spec.act_dim(); ++k) {
+      EXPECT_EQ(action.low[k], -e.action_bound) << e.id;
+      EXPECT_EQ(action.high[k], e.action_bound) << e.id;
     }
-    for (int64_t k = 0; k < spec->obs_dim(); ++k) {
-      EXPECT_TRUE(std::isinf(spec->observation_space.high[k]));
+    for (int64_t k = 0; k < spec.obs_dim(); ++k) {
+      EXPECT_TRUE(std::isinf(spec.observation_space.high[k])) << e.id;
     }
   }
   Harness cheetah_env = Make<HalfCheetah>(1, 0, 1);
@@ -573,6 +646,10 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(ant_env.env->dt(), 0.05);
   Harness swimmer_env = Make<Swimmer>(1, 0, 1);
   EXPECT_DOUBLE_EQ(swimmer_env.env->dt(), 0.04);
+  Harness pendulum_env = Make<InvertedPendulum>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(pendulum_env.env->dt(), 0.04);
+  Harness double_pendulum_env = Make<InvertedDoublePendulum>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(double_pendulum_env.env->dt(), 0.05);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -632,6 +709,27 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
   }
   // Uniform, not 0.1 N(0, 1): E|U(-0.1, 0.1)| = 0.05 (|0.1 N(0, 1)| would average 0.080).
   EXPECT_NEAR(abs_sum / (64 * 8), 0.05, 0.005);
+  // InvertedPendulum: obs = [qpos, qvel], each U(-0.01, 0.01).
+  Harness pendulum = Make<InvertedPendulum>(64, 7, 1);
+  obs = pendulum.vec->obs();
+  for (int i = 0; i < 64 * 4; ++i) EXPECT_LE(std::abs(obs[i]), 0.01f) << i;
+  EXPECT_NE(obs[0], obs[4]);
+  // InvertedDoublePendulum: qpos U(-0.1, 0.1), qvel 0.1 N(0, 1); obs from them.
+  Harness double_pendulum = Make<InvertedDoublePendulum>(64, 7, 1);
+  obs = double_pendulum.vec->obs();
+  vel_sq = 0.0;
+  for (int i = 0; i < 64; ++i) {
+    const mjData& d = double_pendulum.env->data(i);
+    for (int k = 0; k < 3; ++k) EXPECT_LE(std::abs(d.qpos[k]), 0.1) << k;
+    for (int k = 0; k < 3; ++k) vel_sq += d.qvel[k] * d.qvel[k];
+    const float* o = obs + i * 11;
+    EXPECT_EQ(o[0], static_cast<float>(d.qpos[0]));
+    EXPECT_EQ(o[1], static_cast<float>(std::sin(d.qpos[1])));
+    EXPECT_EQ(o[4], static_cast<float>(std::cos(d.qpos[2])));
+    EXPECT_EQ(o[5], static_cast<float>(d.qvel[0]));
+    for (int k = 8; k < 11; ++k) EXPECT_EQ(o[k], 0.0f) << k;  // no constraint force at rest
+  }
+  EXPECT_NEAR(std::sqrt(vel_sq / (64 * 3)), 0.1, 0.015);
 }
 
 // Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
@@ -697,6 +795,12 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> swim = Trajectory<Swimmer>(5, 3, 1, 300);
   EXPECT_EQ(swim, Trajectory<Swimmer>(5, 3, 2, 300));
   EXPECT_NE(swim, Trajectory<Swimmer>(5, 4, 2, 300));
+  const std::vector<float> pole = Trajectory<InvertedPendulum>(5, 3, 1, 300);
+  EXPECT_EQ(pole, Trajectory<InvertedPendulum>(5, 3, 2, 300));
+  EXPECT_NE(pole, Trajectory<InvertedPendulum>(5, 4, 2, 300));
+  const std::vector<float> poles = Trajectory<InvertedDoublePendulum>(5, 3, 1, 300);
+  EXPECT_EQ(poles, Trajectory<InvertedDoublePendulum>(5, 3, 2, 300));
+  EXPECT_NE(poles, Trajectory<InvertedDoublePendulum>(5, 4, 2, 300));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -933,6 +1037,87 @@ TEST(LocomotionTest, SwimmerMovesThroughItsFluidAndCoastsWithoutIt) {
   }
   mj_forward(&m, d.get());
   EXPECT_GT(d->subtree_com[3 * torso] - com_x0, 0.5);
+}
+
+// Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
+// the action, an independently stepped copy of the row's state (frame_skip mj_step calls of the
+// action on a copy of the state before the step) and the VecEnv after its step. Returns the
+// terminations.
+template <typename Task, typename Check>
+int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
+  Harness h = Make<Task>(1, env_seed, 1);
+  const mjModel& m = h.env->model();
+  DataPtr shadow = MakeData(m);
+  Rng rng(action_seed);
+  int terminations = 0;
+  for (int t = 0; t < steps; ++t) {
+    const double a = rng.Uniform(-bound, bound);
+    h.vec->continuous_actions()[0] = static_cast<float>(a);
+    mj_copyData(shadow.get(), &m, &h.env->data(0));
+    shadow->ctrl[0] = static_cast<float>(a);
+    for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
+    h.vec->Step();
+    check(t, *shadow, *h.vec);
+    terminations += h.vec->terminated()[0];
+    if (::testing::Test::HasFailure()) break;  // one step's report is enough
+  }
+  return terminations;
+}
+
+// InvertedPendulum-v4: reward 1 on every step, terminated exactly when |angle| > 0.2 rad,
+// final_obs = [qpos, qvel] unclipped, actions up to the ctrlrange's 3.
+TEST(LocomotionTest, InvertedPendulumStepsAndTerminatesAsGymnasium) {
+  const int terminations = ShadowSteps<InvertedPendulum>(
+      61, 62, 3000, 3.0, [](int t, const mjData& d, const VecEnv& vec) {
+        EXPECT_EQ(vec.terminated()[0], std::abs(d.qpos[1]) > 0.2 ? 1 : 0) << "step " << t;
+        EXPECT_EQ(vec.reward()[0], 1.0f) << "step " << t;
+        const float expected[4] = {static_cast<float>(d.qpos[0]), static_cast<float>(d.qpos[1]),
+                                   static_cast<float>(d.qvel[0]), static_cast<float>(d.qvel[1])};
+        for (int k = 0; k < 4; ++k) EXPECT_EQ(vec.final_obs()[k], expected[k]) << "step " << t;
+      });
+  EXPECT_GE(terminations, 100);  // random pushes topple it within tens of steps
+}
+
+// InvertedDoublePendulum-v4: reward = 10 - (0.01 x^2 + (y - 2)^2) - (1e-3 v1^2 + 5e-3 v2^2) from
+// the tip site and the poles' speeds, terminated exactly when the tip's y <= 1 m, final_obs =
+// [x, sin, cos, clip(qvel, 10), clip(qfrc_constraint, 10)].
+TEST(LocomotionTest, InvertedDoublePendulumStepsRewardsAndTerminatesAsGymnasium) {
+  double max_constraint = 0.0;
+  const int terminations = ShadowSteps<InvertedDoublePendulum>(
+      71, 72, 3000, 1.0, [&](int t, const mjData& d, const VecEnv& vec) {
+        const double x = d.site_xpos[0];
+        const double y = d.site_xpos[2];
+        EXPECT_EQ(vec.terminated()[0], y <= 1.0 ? 1 : 0) << "step " << t;
+        const double expected = 10.0 - (0.01 * x * x + (y - 2.0) * (y - 2.0)) -
+                                (1e-3 * d.qvel[1] * d.qvel[1] + 5e-3 * d.qvel[2] * d.qvel[2]);
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * std::abs(expected)) << "step " << t;
+        const float* o = vec.final_obs();
+        EXPECT_EQ(o[0], static_cast<float>(d.qpos[0])) << "step " << t;
+        for (int k = 1; k < 3; ++k) {
+          EXPECT_EQ(o[k], static_cast<float>(std::sin(d.qpos[k]))) << "step " << t;
+          EXPECT_EQ(o[k + 2], static_cast<float>(std::cos(d.qpos[k]))) << "step " << t;
+        }
+        for (int k = 0; k < 3; ++k) {
+          EXPECT_EQ(o[5 + k], static_cast<float>(std::clamp(d.qvel[k], -10.0, 10.0)));
+          EXPECT_EQ(o[8 + k], static_cast<float>(std::clamp(d.qfrc_constraint[k], -10.0, 10.0)));
+          max_constraint = std::max(max_constraint, std::abs(d.qfrc_constraint[k]));
+        }
+      });
+  EXPECT_GE(terminations, 100);
+  EXPECT_GT(max_constraint, 10.0);  // the slider's limit was hit and its force clipped
+}
+
+// Balanced at rest (no noise, no push), the first step's reward is 10 - (1.2 - 2)^2 = 9.36: the
+// tip 1.2 m up, x and the poles' speeds about 0; it takes a push to end the episode.
+TEST(LocomotionTest, InvertedDoublePendulumUprightEarnsItsAliveBonusLessTheHeightPenalty) {
+  Harness h = Make<InvertedDoublePendulum>(1, 0, 1);
+  mjData& d = h.env->data(0);
+  for (int k = 0; k < 3; ++k) d.qpos[k] = d.qvel[k] = 0.0;
+  mj_forward(&h.env->model(), &d);
+  h.vec->continuous_actions()[0] = 0.0f;
+  h.vec->Step();
+  EXPECT_NEAR(h.vec->reward()[0], 10.0 - 0.8 * 0.8, 1e-6);
+  EXPECT_EQ(h.vec->terminated()[0], 0);
 }
 
 // Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
