@@ -17,6 +17,7 @@
 #include "greenrl/env/mujoco/inverted_double_pendulum.h"
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/reacher.h"
 #include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
 
@@ -44,6 +45,7 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistration{&mujoco::InvertedPendulum::Spec(), &mujoco::InvertedPendulum::MakeBatched, 1},
       EnvRegistration{&mujoco::InvertedDoublePendulum::Spec(),
                       &mujoco::InvertedDoublePendulum::MakeBatched, 1},
+      EnvRegistration{&mujoco::Reacher::Spec(), &mujoco::Reacher::MakeBatched, 1},
   };
   return registry;
 }

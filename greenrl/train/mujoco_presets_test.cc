@@ -1,7 +1,7 @@
 // mujoco_presets_test.cc: the MuJoCo presets
 // (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml,
-// configs/ppo/{invertedpendulum,inverteddoublependulum}.yaml) hold rl-baselines3-zoo's values and
-// each trains end to end for a few thousand steps.
+// configs/ppo/{invertedpendulum,inverteddoublependulum,reacher}.yaml) hold rl-baselines3-zoo's
+// values and each trains end to end for a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,7 +27,7 @@ std::string ConfigPath(const std::string& rel) {
 }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
-// Ant-v3; Swimmer-v4, InvertedPendulum-v2 and InvertedDoublePendulum-v2 at 208b6fd).
+// Ant-v3; Swimmer-v4, InvertedPendulum-v2, InvertedDoublePendulum-v2 and Reacher-v2 at 208b6fd).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -152,6 +152,22 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(idp.GetFloat("max_grad_norm"), 0.5);
   EXPECT_EQ(idp.GetFloat("vf_coef"), 0.695929);
   EXPECT_EQ(idp.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+
+  const Config r = LoadRunConfig(ConfigPath("ppo/reacher.yaml"), {}, std::nullopt);
+  EXPECT_EQ(r.GetString("env_id"), "Reacher-v4");
+  EXPECT_TRUE(r.GetBool("normalize"));
+  EXPECT_EQ(r.GetInt("n_timesteps"), 1000000);
+  EXPECT_EQ(r.GetInt("n_envs"), 1);
+  EXPECT_EQ(r.GetInt("batch_size"), 32);
+  EXPECT_EQ(r.GetInt("n_steps"), 512);
+  EXPECT_EQ(r.GetFloat("gamma"), 0.9);
+  EXPECT_EQ(r.GetSchedule("learning_rate"), Schedule::Constant(0.000104019));
+  EXPECT_EQ(r.GetFloat("ent_coef"), 7.52585e-08);
+  EXPECT_EQ(r.GetSchedule("clip_range"), Schedule::Constant(0.3));
+  EXPECT_EQ(r.GetInt("n_epochs"), 5);
+  EXPECT_EQ(r.GetFloat("gae_lambda"), 1.0);
+  EXPECT_EQ(r.GetFloat("max_grad_norm"), 0.9);
+  EXPECT_EQ(r.GetFloat("vf_coef"), 0.950368);
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
@@ -191,6 +207,7 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"sac/swimmer.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
       {"ppo/invertedpendulum.yaml", {"n_timesteps=1024"}},
       {"ppo/inverteddoublependulum.yaml", {"n_timesteps=1024"}},
+      {"ppo/reacher.yaml", {"n_timesteps=1024", "n_epochs=2"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

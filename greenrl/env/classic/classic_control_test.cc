@@ -307,6 +307,7 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"Swimmer-v4", 8, false, 2, 1000, 360.0},
       {"InvertedPendulum-v4", 4, false, 1, 1000, 950.0},
       {"InvertedDoublePendulum-v4", 11, false, 1, 1000, 9100.0},
+      {"Reacher-v4", 11, false, 2, 50, -3.75},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -50,13 +50,17 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   GREENRL_CHECK(num_envs >= 1, "LocomotionEnv needs num_envs >= 1");
   const mjModel& m = *model_;
   const std::string where = "mujoco: model '" + task.asset + "' for " + task.id + ": ";
-  const bool double_pendulum = task.observation == Observation::kDoublePendulum;
-  const int observed = double_pendulum ? 2 * m.nq - 1 + 2 * m.nv : m.nq - task.excluded_qpos + m.nv;
+  int observed = m.nq - task.excluded_qpos + m.nv;
+  std::string rule = "nq - " + std::to_string(task.excluded_qpos) + " + nv";
+  if (task.observation == Observation::kDoublePendulum) {
+    observed = 2 * m.nq - 1 + 2 * m.nv;
+    rule = "2 nq - 1 + 2 nv";
+  } else if (task.observation == Observation::kReacher) {
+    observed = m.nq + 7;
+    rule = "nq + 7";
+  }
   if (observed != task.obs_dim) {
-    throw MujocoError(where +
-                      (double_pendulum ? std::string("2 nq - 1 + 2 nv")
-                                       : "nq - " + std::to_string(task.excluded_qpos) + " + nv") +
-                      " = " + std::to_string(observed) + ", expected obs_dim " +
+    throw MujocoError(where + rule + " = " + std::to_string(observed) + ", expected obs_dim " +
                       std::to_string(task.obs_dim));
   }
   if (!task.x_body.empty()) {
@@ -66,6 +70,14 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   if (task.reward == Reward::kTipDistance || task.health == Health::kTipHeight) {
     tip_site_id_ = mj_name2id(&m, mjOBJ_SITE, task.tip_site.c_str());
     if (tip_site_id_ < 0) throw MujocoError(where + "no site named '" + task.tip_site + "'");
+  }
+  if (task.observation == Observation::kReacher || task.reward == Reward::kFingertipDistance) {
+    fingertip_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.fingertip_body.c_str());
+    target_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.target_body.c_str());
+    if (fingertip_body_id_ < 0 || target_body_id_ < 0) {
+      throw MujocoError(where + "no body named '" +
+                        (fingertip_body_id_ < 0 ? task.fingertip_body : task.target_body) + "'");
+    }
   }
   if (m.nu != task.act_dim) {
     throw MujocoError(where + "nu = " + std::to_string(m.nu) + ", expected act_dim " +
@@ -98,11 +110,26 @@ void LocomotionEnv::ResetRow(Row& row) const {
   const mjModel& m = *model_;
   mjData& d = *row.data;
   mj_resetData(&m, &d);  // qpos = qpos0, qvel = 0, time = 0, warnings cleared
-  const double s = task_.reset_noise_scale;
-  for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-s, s);
-  for (int k = 0; k < m.nv; ++k) {
-    d.qvel[k] = task_.velocity_noise == VelocityNoise::kNormal ? s * row.rng.Normal()
-                                                               : row.rng.Uniform(-s, s);
+  if (task_.start_state == StartState::kReacherGoal) {
+    // ReacherEnv.reset_model: qpos noise U(-0.1, 0.1) on all nq; the goal by rejection from
+    // U(-0.2, 0.2)^2 until |goal| < 0.2, into qpos[-2:]; qvel U(-0.005, 0.005), qvel[-2:] = 0.
+    for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-0.1, 0.1);
+    double gx = 0.0, gy = 0.0;
+    do {
+      gx = row.rng.Uniform(-0.2, 0.2);
+      gy = row.rng.Uniform(-0.2, 0.2);
+    } while (!(std::sqrt(gx * gx + gy * gy) < 0.2));
+    d.qpos[m.nq - 2] = gx;
+    d.qpos[m.nq - 1] = gy;
+    for (int k = 0; k < m.nv; ++k) d.qvel[k] = row.rng.Uniform(-0.005, 0.005);
+    d.qvel[m.nv - 2] = d.qvel[m.nv - 1] = 0.0;
+  } else {
+    const double s = task_.reset_noise_scale;
+    for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-s, s);
+    for (int k = 0; k < m.nv; ++k) {
+      d.qvel[k] = task_.velocity_noise == VelocityNoise::kNormal ? s * row.rng.Normal()
+                                                                 : row.rng.Uniform(-s, s);
+    }
   }
   mj_forward(&m, &d);
   row.elapsed_steps = 0;
@@ -124,6 +151,19 @@ void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
     }
     return;
   }
+  if (task_.observation == Observation::kReacher) {
+    // ReacherEnv._get_obs: cos(qpos[:2]), sin(qpos[:2]), qpos[2:], qvel[:2],
+    // get_body_com("fingertip") - get_body_com("target").
+    for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(std::cos(data.qpos[k]));
+    for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(std::sin(data.qpos[k]));
+    for (int k = 2; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
+    for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(data.qvel[k]);
+    for (int c = 0; c < 3; ++c) {
+      *dst++ = static_cast<float>(data.xpos[3 * fingertip_body_id_ + c] -
+                                  data.xpos[3 * target_body_id_ + c]);
+    }
+    return;
+  }
   for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
 }
@@ -132,7 +172,22 @@ double LocomotionEnv::XPosition(const mjData& data) const {
   return x_body_id_ < 0 ? data.qpos[0] : data.xpos[3 * x_body_id_];
 }
 
-double LocomotionEnv::StepReward(const mjData& data, double x_before, double ctrl_sq) const {
+double LocomotionEnv::FingertipDistance(const mjData& data) const {
+  double sq = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    const double v = data.xpos[3 * fingertip_body_id_ + c] - data.xpos[3 * target_body_id_ + c];
+    sq += v * v;
+  }
+  return std::sqrt(sq);
+}
+
+double LocomotionEnv::StepReward(const mjData& data, double x_before, double distance_before,
+                                 double ctrl_sq) const {
+  if (task_.reward == Reward::kFingertipDistance) {
+    // ReacherEnv.step: reward_dist = -norm(fingertip - target) and reward_ctrl = -sum(a^2), both
+    // before do_simulation.
+    return -distance_before - ctrl_sq;
+  }
   if (task_.reward == Reward::kTipDistance) {
     // InvertedDoublePendulumEnv.step: x, _, y = site_xpos[0]; alive_bonus 10; dist_penalty =
     // 0.01 x^2 + (y - 2)^2; v1, v2 = qvel[1:3]; vel_penalty = 1e-3 v1^2 + 5e-3 v2^2.
@@ -212,6 +267,8 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
 
     // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps.
     const double x_before = XPosition(d);
+    const double distance_before =
+        task_.reward == Reward::kFingertipDistance ? FingertipDistance(d) : 0.0;
     double ctrl_sq = 0.0;
     for (int a = 0; a < act_dim; ++a) {
       d.ctrl[a] = static_cast<double>(action[a]);
@@ -240,7 +297,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       buffers.truncated[i] = 1;
       row.non_finite_resets += 1;
     } else {
-      const double reward = StepReward(d, x_before, ctrl_sq);
+      const double reward = StepReward(d, x_before, distance_before, ctrl_sq);
       const bool terminated = !Healthy(d);
       const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
       WriteObs(d, final_obs);

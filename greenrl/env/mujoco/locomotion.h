@@ -1,6 +1,7 @@
 // locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4, Swimmer-v4) and its two inverted pendulums (InvertedPendulum-v4,
-// InvertedDoublePendulum-v4) as one batched env driven by a table of task constants.
+// Ant-v4, Swimmer-v4), its two inverted pendulums (InvertedPendulum-v4,
+// InvertedDoublePendulum-v4) and Reacher-v4 as one batched env driven by a table of task
+// constants.
 //
 // The locomotion tasks share Gymnasium's MujocoEnv step
 // (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer}_v4.py, Gymnasium 0.29 / 1.0,
@@ -14,9 +15,9 @@
 // entries of qpos (the root x; Ant and Swimmer: x and y) are left out of obs. The TimeLimit is
 // gymnasium.make's (1000 steps, truncated). Actions are not clipped by the env (as in Gymnasium):
 // MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
-// The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py) step the same
-// way and differ in their observation, reward and termination (Observation, Reward and Health
-// below).
+// The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py) and Reacher
+// (reacher_v4.py) step the same way and differ in their observation, reward, termination and
+// start state (Observation, Reward, Health and StartState below).
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -70,6 +71,9 @@ enum class Observation {
   // InvertedDoublePendulum-v4: [qpos[0], sin(qpos[1:]), cos(qpos[1:]), clip(qvel, +-qvel_clip),
   // clip(qfrc_constraint, +-qvel_clip)]: 1 + 2 + 2 + 3 + 3 = 11 values (qvel_clip 10).
   kDoublePendulum,
+  // Reacher-v4: [cos(qpos[0:2]), sin(qpos[0:2]), qpos[2:] (the target's x, y), qvel[0:2],
+  // xpos(fingertip_body) - xpos(target_body)]: 2 + 2 + 2 + 2 + 3 = 11 values.
+  kReacher,
 };
 
 // How a step's reward is computed (Gymnasium's step).
@@ -80,6 +84,20 @@ enum class Reward {
   // InvertedDoublePendulum-v4: alive_bonus 10 - (0.01 x^2 + (z - 2)^2) - (1e-3 qvel[1]^2 +
   // 5e-3 qvel[2]^2), (x, z) the tip site's mjData.site_xpos as the last mj_step left it.
   kTipDistance,
+  // Reacher-v4: -|xpos(fingertip_body) - xpos(target_body)| - |a|^2, the distance taken BEFORE
+  // the step (reacher_v4.py computes the reward, then simulates).
+  kFingertipDistance,
+};
+
+// How a reset draws the start state (Gymnasium's reset_model), after mj_resetData.
+enum class StartState {
+  // qpos = qpos0 + U(-reset_noise_scale, reset_noise_scale), qvel per velocity_noise: every task
+  // but Reacher.
+  kNoise,
+  // Reacher-v4: qpos = qpos0 + U(-0.1, 0.1), then the target's qpos[2:4] = a goal drawn
+  // U(-0.2, 0.2)^2 until its norm is below 0.2 (uniform in the disk); qvel = U(-0.005, 0.005)
+  // with the target's qvel[2:4] = 0.
+  kReacherGoal,
 };
 
 // Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
@@ -90,7 +108,9 @@ struct LocomotionTask {
   int frame_skip = 5;                  // mj_step calls per env step
   Observation observation = Observation::kPositionsVelocities;
   Reward reward = Reward::kForward;
-  // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv.
+  StartState start_state = StartState::kNoise;
+  // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv; kReacher:
+  // nq + 7.
   int obs_dim = 0;
   int excluded_qpos = 1;  // leading qpos entries not observed: root x (Ant, Swimmer: x, y)
   // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
@@ -99,6 +119,9 @@ struct LocomotionTask {
   // Site whose mjData.site_xpos Reward::kTipDistance and Health::kTipHeight read (the
   // InvertedDoublePendulum's "tip"); empty when neither is used.
   std::string tip_site;
+  // Bodies whose mjData.xpos Observation::kReacher and Reward::kFingertipDistance compare
+  // (Reacher's "fingertip" and "target"); empty otherwise.
+  std::string fingertip_body, target_body;
   int act_dim = 0;                     // nu, actuators
   double action_bound = 1.0;  // action Box [-bound, bound]^act_dim = every actuator's ctrlrange
   double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
@@ -170,8 +193,12 @@ class LocomotionEnv final : public BatchedEnv {
   void WriteObs(const mjData& data, float* dst) const;  // float32 [obs_dim]
   bool Healthy(const mjData& data) const;
   double XPosition(const mjData& data) const;  // m: qpos[0], or xpos x of body x_body_id_
-  // The step's reward; x_before: XPosition before the step (m), ctrl_sq: |a|^2.
-  double StepReward(const mjData& data, double x_before, double ctrl_sq) const;
+  // m: |xpos(fingertip_body_id_) - xpos(target_body_id_)| (Reacher).
+  double FingertipDistance(const mjData& data) const;
+  // The step's reward; x_before: XPosition before the step (m), distance_before:
+  // FingertipDistance before the step (m; Reacher only), ctrl_sq: |a|^2.
+  double StepReward(const mjData& data, double x_before, double distance_before,
+                    double ctrl_sq) const;
 
   const LocomotionTask& task_;
   const EnvSpec& spec_;
@@ -179,12 +206,13 @@ class LocomotionEnv final : public BatchedEnv {
   double dt_ = 0.0;
   int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
   int tip_site_id_ = -1;  // mj_name2id(task.tip_site), -1 when the task names none
+  int fingertip_body_id_ = -1, target_body_id_ = -1;  // Reacher's bodies, -1 otherwise
   std::vector<Row> rows_;
 };
 
 // Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
 // LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). The action Box is the
-// motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task but
+// motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task here but
 // InvertedPendulum's 3; LocomotionEnv checks it on the model).
 template <typename Derived>
 struct LocomotionEnvOf {

@@ -1,8 +1,8 @@
-// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4
-// and InvertedDoublePendulum-v4 on libmujoco: the models' physical constants against Gymnasium's
-// published values, loader errors, spaces and reset bounds, determinism per seed across thread
-// counts, the reward identity, each task's termination rule, the 1000-step TimeLimit, Swimmer's
-// fluid, and recovery from numerical faults and engine errors.
+// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4,
+// InvertedDoublePendulum-v4 and Reacher-v4 on libmujoco: the models' physical constants against
+// Gymnasium's published values, loader errors, spaces and reset bounds, determinism per seed across
+// thread counts, the reward identity, each task's termination rule, the 1000-step TimeLimit,
+// Swimmer's fluid, and recovery from numerical faults and engine errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,6 +27,7 @@
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/reacher.h"
 #include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
 #include "greenrl/env/registry.h"
@@ -511,6 +512,58 @@ TEST(MujocoModelTest, InvertedPendulumsPhysicalConstantsMatchGymnasium) {
   EXPECT_NEAR(d->site_xpos[2], 1.2, 1e-12);
 }
 
+// Reacher-v4's model: Gymnasium's reacher.xml (two 0.1 m links of radius 0.01 at density 1000,
+// armature 1 and damping 1, joint1 limited to +-3 rad, gear 200; the target on two undamped
+// slides limited to +-0.27 m with refs 0.1 and -0.1; timestep 0.01 s with RK4), frame_skip 2.
+TEST(MujocoModelTest, ReacherPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("reacher.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 4);
+  EXPECT_EQ(m.nv, 4);
+  EXPECT_EQ(m.nu, 2);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  const double qpos0[4] = {0.0, 0.0, 0.1, -0.1};  // the target slides' refs
+  for (int k = 0; k < 4; ++k) EXPECT_DOUBLE_EQ(m.qpos0[k], qpos0[k]) << k;
+  for (const char* body : {"body0", "body1"}) {
+    EXPECT_NEAR(m.body_mass[BodyId(m, body)], CapsuleMass(0.01, 0.05), 1e-12) << body;
+  }
+  EXPECT_NEAR(m.body_mass[BodyId(m, "fingertip")], 1000.0 * 4.0 / 3.0 * kPi * 1e-6, 1e-12);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "target")], 1000.0 * 4.0 / 3.0 * kPi * 0.009 * 0.009 * 0.009,
+              1e-12);
+  const int joint0 = JointId(m, "joint0");
+  const int joint1 = JointId(m, "joint1");
+  EXPECT_FALSE(m.jnt_limited[joint0]);
+  EXPECT_TRUE(m.jnt_limited[joint1]);
+  EXPECT_DOUBLE_EQ(m.jnt_range[2 * joint1], -3.0);
+  EXPECT_DOUBLE_EQ(m.jnt_range[2 * joint1 + 1], 3.0);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_DOUBLE_EQ(m.dof_armature[k], 1.0) << k;
+    EXPECT_DOUBLE_EQ(m.dof_damping[k], 1.0) << k;
+    EXPECT_EQ(m.actuator_trnid[2 * k], k);
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * k], 200.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * k], -1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * k + 1], 1.0);
+  }
+  for (const char* slide : {"target_x", "target_y"}) {
+    const int id = JointId(m, slide);
+    EXPECT_EQ(m.jnt_type[id], mjJNT_SLIDE) << slide;
+    EXPECT_TRUE(m.jnt_limited[id]) << slide;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * id], -0.27) << slide;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * id + 1], 0.27) << slide;
+    EXPECT_EQ(m.dof_armature[m.jnt_dofadr[id]], 0.0) << slide;
+    EXPECT_EQ(m.dof_damping[m.jnt_dofadr[id]], 0.0) << slide;
+  }
+  for (int g = 0; g < m.ngeom; ++g) EXPECT_EQ(m.geom_contype[g], 0) << g;
+  // Straight out, the fingertip is 0.21 m from the base, 0.01 m up; the target at (0.1, -0.1).
+  DataPtr d = MakeData(m);
+  mj_forward(&m, d.get());
+  EXPECT_NEAR(d->xpos[3 * BodyId(m, "fingertip")], 0.21, 1e-12);
+  EXPECT_NEAR(d->xpos[3 * BodyId(m, "fingertip") + 2], 0.01, 1e-12);
+  EXPECT_NEAR(d->xpos[3 * BodyId(m, "target")], 0.1, 1e-12);
+  EXPECT_NEAR(d->xpos[3 * BodyId(m, "target") + 1], -0.1, 1e-12);
+}
+
 // An empty folder under the test's temp dir (any earlier content removed).
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -611,6 +664,7 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
     int64_t obs_dim, act_dim;
     float action_bound;  // the actuators' ctrlrange [-bound, bound]
     std::optional<double> reward_threshold;
+    int max_episode_steps = 1000;
   };
   const Expected table[] = {
       {"HalfCheetah-v4", 17, 6, 1.0f, 4800.0},
@@ -620,12 +674,13 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
       {"Swimmer-v4", 8, 2, 1.0f, 360.0},
       {"InvertedPendulum-v4", 4, 1, 3.0f, 950.0},
       {"InvertedDoublePendulum-v4", 11, 1, 1.0f, 9100.0},
+      {"Reacher-v4", 11, 2, 1.0f, -3.75, 50},
   };
   for (const Expected& e : table) {
     const EnvSpec& spec = FindEnvSpec(e.id);
     EXPECT_EQ(spec.obs_dim(), e.obs_dim) << e.id;
     EXPECT_EQ(spec.act_dim(), e.act_dim) << e.id;
-    EXPECT_EQ(spec.max_episode_steps, 1000) << e.id;
+    EXPECT_EQ(spec.max_episode_steps, e.max_episode_steps) << e.id;
     EXPECT_EQ(spec.reward_threshold, e.reward_threshold) << e.id;
     const Box& action = std::get<Box>(spec.action_space);
     for (int64_t k = 0; k < spec.act_dim(); ++k) {
@@ -650,6 +705,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(pendulum_env.env->dt(), 0.04);
   Harness double_pendulum_env = Make<InvertedDoublePendulum>(1, 0, 1);
   EXPECT_DOUBLE_EQ(double_pendulum_env.env->dt(), 0.05);
+  Harness reacher_env = Make<Reacher>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(reacher_env.env->dt(), 0.02);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -730,6 +787,32 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
     for (int k = 8; k < 11; ++k) EXPECT_EQ(o[k], 0.0f) << k;  // no constraint force at rest
   }
   EXPECT_NEAR(std::sqrt(vel_sq / (64 * 3)), 0.1, 0.015);
+  // Reacher: the angles U(-0.1, 0.1), the target uniform in the disk of radius 0.2 (so
+  // E[x^2 + y^2] = 0.2^2 / 2 = 0.02; uniform in the square it would be 0.0267), the arm's
+  // speeds U(-0.005, 0.005), the target's 0; obs from that state.
+  Harness reacher = Make<Reacher>(256, 7, 1);
+  obs = reacher.vec->obs();
+  const mjModel& rm = reacher.env->model();
+  double r_sq = 0.0;
+  for (int i = 0; i < 256; ++i) {
+    const mjData& d = reacher.env->data(i);
+    for (int k = 0; k < 2; ++k) EXPECT_LE(std::abs(d.qpos[k]), 0.1) << k;
+    const double goal_sq = d.qpos[2] * d.qpos[2] + d.qpos[3] * d.qpos[3];
+    EXPECT_LT(goal_sq, 0.04);
+    r_sq += goal_sq;
+    for (int k = 0; k < 2; ++k) EXPECT_LE(std::abs(d.qvel[k]), 0.005) << k;
+    EXPECT_EQ(d.qvel[2], 0.0);
+    EXPECT_EQ(d.qvel[3], 0.0);
+    const float* o = obs + i * 11;
+    EXPECT_EQ(o[0], static_cast<float>(std::cos(d.qpos[0])));
+    EXPECT_EQ(o[5], static_cast<float>(d.qpos[3]));
+    // The target's body sits at its qpos (the slides' refs are its start position).
+    const int target = BodyId(rm, "target");
+    EXPECT_NEAR(d.xpos[3 * target], d.qpos[2], 1e-12);
+    EXPECT_NEAR(d.xpos[3 * target + 1], d.qpos[3], 1e-12);
+    EXPECT_EQ(o[10], 0.0f);  // fingertip and target both 0.01 m up
+  }
+  EXPECT_NEAR(r_sq / 256, 0.02, 0.003);
 }
 
 // Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
@@ -801,6 +884,9 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> poles = Trajectory<InvertedDoublePendulum>(5, 3, 1, 300);
   EXPECT_EQ(poles, Trajectory<InvertedDoublePendulum>(5, 3, 2, 300));
   EXPECT_NE(poles, Trajectory<InvertedDoublePendulum>(5, 4, 2, 300));
+  const std::vector<float> reach = Trajectory<Reacher>(5, 3, 1, 300);
+  EXPECT_EQ(reach, Trajectory<Reacher>(5, 3, 2, 300));
+  EXPECT_NE(reach, Trajectory<Reacher>(5, 4, 2, 300));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1040,24 +1126,29 @@ TEST(LocomotionTest, SwimmerMovesThroughItsFluidAndCoastsWithoutIt) {
 }
 
 // Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
-// the action, an independently stepped copy of the row's state (frame_skip mj_step calls of the
-// action on a copy of the state before the step) and the VecEnv after its step. Returns the
+// the action (float32 [act_dim]), the row's state before the step, an independently stepped copy
+// of it (frame_skip mj_step calls of the action) and the VecEnv after its step. Returns the
 // terminations.
 template <typename Task, typename Check>
 int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
   Harness h = Make<Task>(1, env_seed, 1);
   const mjModel& m = h.env->model();
+  DataPtr before = MakeData(m);
   DataPtr shadow = MakeData(m);
   Rng rng(action_seed);
   int terminations = 0;
+  std::vector<float> action(m.nu);
   for (int t = 0; t < steps; ++t) {
-    const double a = rng.Uniform(-bound, bound);
-    h.vec->continuous_actions()[0] = static_cast<float>(a);
+    mj_copyData(before.get(), &m, &h.env->data(0));
     mj_copyData(shadow.get(), &m, &h.env->data(0));
-    shadow->ctrl[0] = static_cast<float>(a);
+    for (int k = 0; k < m.nu; ++k) {
+      action[k] = static_cast<float>(rng.Uniform(-bound, bound));
+      h.vec->continuous_actions()[k] = action[k];
+      shadow->ctrl[k] = action[k];
+    }
     for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
     h.vec->Step();
-    check(t, *shadow, *h.vec);
+    check(t, action.data(), *before, *shadow, *h.vec);
     terminations += h.vec->terminated()[0];
     if (::testing::Test::HasFailure()) break;  // one step's report is enough
   }
@@ -1068,7 +1159,8 @@ int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound
 // final_obs = [qpos, qvel] unclipped, actions up to the ctrlrange's 3.
 TEST(LocomotionTest, InvertedPendulumStepsAndTerminatesAsGymnasium) {
   const int terminations = ShadowSteps<InvertedPendulum>(
-      61, 62, 3000, 3.0, [](int t, const mjData& d, const VecEnv& vec) {
+      61, 62, 3000, 3.0,
+      [](int t, const float*, const mjData&, const mjData& d, const VecEnv& vec) {
         EXPECT_EQ(vec.terminated()[0], std::abs(d.qpos[1]) > 0.2 ? 1 : 0) << "step " << t;
         EXPECT_EQ(vec.reward()[0], 1.0f) << "step " << t;
         const float expected[4] = {static_cast<float>(d.qpos[0]), static_cast<float>(d.qpos[1]),
@@ -1084,7 +1176,8 @@ TEST(LocomotionTest, InvertedPendulumStepsAndTerminatesAsGymnasium) {
 TEST(LocomotionTest, InvertedDoublePendulumStepsRewardsAndTerminatesAsGymnasium) {
   double max_constraint = 0.0;
   const int terminations = ShadowSteps<InvertedDoublePendulum>(
-      71, 72, 3000, 1.0, [&](int t, const mjData& d, const VecEnv& vec) {
+      71, 72, 3000, 1.0,
+      [&](int t, const float*, const mjData&, const mjData& d, const VecEnv& vec) {
         const double x = d.site_xpos[0];
         const double y = d.site_xpos[2];
         EXPECT_EQ(vec.terminated()[0], y <= 1.0 ? 1 : 0) << "step " << t;
@@ -1118,6 +1211,52 @@ TEST(LocomotionTest, InvertedDoublePendulumUprightEarnsItsAliveBonusLessTheHeigh
   h.vec->Step();
   EXPECT_NEAR(h.vec->reward()[0], 10.0 - 0.8 * 0.8, 1e-6);
   EXPECT_EQ(h.vec->terminated()[0], 0);
+}
+
+// |xpos(fingertip) - xpos(target)| in m.
+double FingertipDistance(const mjModel& m, const mjData& d) {
+  const int tip = BodyId(m, "fingertip");
+  const int target = BodyId(m, "target");
+  double sq = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    const double v = d.xpos[3 * tip + c] - d.xpos[3 * target + c];
+    sq += v * v;
+  }
+  return std::sqrt(sq);
+}
+
+// Reacher-v4: reward = -|fingertip - target| BEFORE the step - |a|^2, never terminated,
+// truncated every 50 steps, final_obs = [cos, sin of the angles, the target's x, y, the arm's
+// speeds, fingertip - target] from the stepped state.
+TEST(LocomotionTest, ReacherStepsAndRewardsAsGymnasium) {
+  Harness probe = Make<Reacher>(1, 0, 1);
+  const mjModel& m = probe.env->model();
+  const int tip = BodyId(m, "fingertip");
+  const int target = BodyId(m, "target");
+  double max_gap = 0.0;  // |reward with the distance after the step - the env's reward|
+  const int terminations = ShadowSteps<Reacher>(
+      81, 82, 500, 1.0,
+      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
+        const double ctrl_sq = static_cast<double>(a[0]) * a[0] + static_cast<double>(a[1]) * a[1];
+        const double expected = -FingertipDistance(m, before) - ctrl_sq;
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-6) << "step " << t;
+        max_gap = std::max(max_gap, std::abs(-FingertipDistance(m, d) - ctrl_sq - expected));
+        EXPECT_EQ(vec.truncated()[0], (t + 1) % 50 == 0 ? 1 : 0) << "step " << t;
+        const float* o = vec.final_obs();
+        for (int k = 0; k < 2; ++k) {
+          EXPECT_EQ(o[k], static_cast<float>(std::cos(d.qpos[k]))) << "step " << t;
+          EXPECT_EQ(o[2 + k], static_cast<float>(std::sin(d.qpos[k]))) << "step " << t;
+          EXPECT_EQ(o[4 + k], static_cast<float>(d.qpos[2 + k])) << "step " << t;
+          EXPECT_EQ(o[6 + k], static_cast<float>(d.qvel[k])) << "step " << t;
+        }
+        for (int c = 0; c < 3; ++c) {
+          EXPECT_EQ(o[8 + c], static_cast<float>(d.xpos[3 * tip + c] - d.xpos[3 * target + c]));
+        }
+        EXPECT_EQ(d.qvel[2], 0.0);  // the target never moves
+        EXPECT_EQ(d.qvel[3], 0.0);
+      });
+  EXPECT_EQ(terminations, 0);
+  EXPECT_GT(max_gap, 1e-3);  // the distance after the step would give other rewards
 }
 
 // Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
