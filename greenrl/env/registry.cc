@@ -14,6 +14,7 @@
 #include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/humanoid.h"
 #include "greenrl/env/mujoco/inverted_double_pendulum.h"
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
@@ -46,6 +47,7 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistration{&mujoco::InvertedDoublePendulum::Spec(),
                       &mujoco::InvertedDoublePendulum::MakeBatched, 1},
       EnvRegistration{&mujoco::Reacher::Spec(), &mujoco::Reacher::MakeBatched, 1},
+      EnvRegistration{&mujoco::Humanoid::Spec(), &mujoco::Humanoid::MakeBatched, 1},
   };
   return registry;
 }

@@ -1,7 +1,8 @@
 // mujoco_presets_test.cc: the MuJoCo presets
 // (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml,
-// configs/ppo/{invertedpendulum,inverteddoublependulum,reacher}.yaml) hold rl-baselines3-zoo's
-// values and each trains end to end for a few thousand steps.
+// configs/ppo/{invertedpendulum,inverteddoublependulum,reacher}.yaml,
+// configs/{ppo,sac}/humanoid.yaml) hold rl-baselines3-zoo's values and each trains end to end for
+// a few thousand steps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,7 +28,8 @@ std::string ConfigPath(const std::string& rel) {
 }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
-// Ant-v3; Swimmer-v4, InvertedPendulum-v2, InvertedDoublePendulum-v2 and Reacher-v2 at 208b6fd).
+// Ant-v3; Swimmer-v4, InvertedPendulum-v2, InvertedDoublePendulum-v2, Reacher-v2 and Humanoid-v4
+// at 208b6fd).
 TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   const Config c = LoadRunConfig(ConfigPath("ppo/halfcheetah.yaml"), {}, std::nullopt);
   EXPECT_EQ(c.GetString("env_id"), "HalfCheetah-v4");
@@ -168,19 +170,40 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(r.GetFloat("gae_lambda"), 1.0);
   EXPECT_EQ(r.GetFloat("max_grad_norm"), 0.9);
   EXPECT_EQ(r.GetFloat("vf_coef"), 0.950368);
+
+  const Config hu = LoadRunConfig(ConfigPath("ppo/humanoid.yaml"), {}, std::nullopt);
+  EXPECT_EQ(hu.GetString("env_id"), "Humanoid-v4");
+  EXPECT_TRUE(hu.GetBool("normalize"));
+  EXPECT_EQ(hu.GetInt("n_timesteps"), 10000000);
+  EXPECT_EQ(hu.GetInt("batch_size"), 256);
+  EXPECT_EQ(hu.GetInt("n_steps"), 512);
+  EXPECT_EQ(hu.GetFloat("gamma"), 0.95);
+  EXPECT_EQ(hu.GetSchedule("learning_rate"), Schedule::Constant(3.56987e-05));
+  EXPECT_EQ(hu.GetFloat("ent_coef"), 0.00238306);
+  EXPECT_EQ(hu.GetSchedule("clip_range"), Schedule::Constant(0.3));
+  EXPECT_EQ(hu.GetInt("n_epochs"), 5);
+  EXPECT_EQ(hu.GetFloat("gae_lambda"), 0.9);
+  EXPECT_EQ(hu.GetFloat("max_grad_norm"), 2.0);
+  EXPECT_EQ(hu.GetFloat("vf_coef"), 0.431892);
+  EXPECT_EQ(hu.GetFloat("policy_kwargs.log_std_init"), -2.0);
+  EXPECT_FALSE(hu.GetBool("policy_kwargs.ortho_init"));
+  EXPECT_EQ(hu.GetString("policy_kwargs.activation_fn"), "relu");
+  EXPECT_EQ(hu.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(hu.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{256, 256}));
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
   for (const char* rel : {"sac/halfcheetah.yaml", "sac/hopper.yaml", "sac/walker2d.yaml",
-                          "sac/ant.yaml", "sac/swimmer.yaml"}) {
+                          "sac/ant.yaml", "sac/swimmer.yaml", "sac/humanoid.yaml"}) {
     const Config c = LoadRunConfig(ConfigPath(rel), {}, std::nullopt);
+    const std::string name = rel;
     EXPECT_EQ(c.GetString("algo"), "sac") << rel;
     EXPECT_EQ(c.GetInt("learning_starts"), 10000) << rel;
-    EXPECT_EQ(c.GetInt("n_timesteps"), 1000000) << rel;
+    // rl-zoo's Humanoid-v3 section sets n_timesteps 2e6 over the anchor's 1e6.
+    EXPECT_EQ(c.GetInt("n_timesteps"), name == "sac/humanoid.yaml" ? 2000000 : 1000000) << rel;
     EXPECT_EQ(c.GetInt("batch_size"), 256) << rel;
     EXPECT_EQ(c.GetInt("buffer_size"), 1000000) << rel;
     // rl-zoo's Swimmer-v3 section adds gamma 0.9999 to the anchor.
-    const std::string name = rel;
     EXPECT_EQ(c.GetFloat("gamma"), name == "sac/swimmer.yaml" ? 0.9999 : 0.99) << rel;
   }
 }
@@ -208,6 +231,8 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"ppo/invertedpendulum.yaml", {"n_timesteps=1024"}},
       {"ppo/inverteddoublependulum.yaml", {"n_timesteps=1024"}},
       {"ppo/reacher.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"ppo/humanoid.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"sac/humanoid.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> sets = c.sets;

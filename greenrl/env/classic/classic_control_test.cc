@@ -308,6 +308,7 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"InvertedPendulum-v4", 4, false, 1, 1000, 950.0},
       {"InvertedDoublePendulum-v4", 11, false, 1, 1000, 9100.0},
       {"Reacher-v4", 11, false, 2, 50, -3.75},
+      {"Humanoid-v4", 376, false, 17, 1000, std::nullopt},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -58,6 +58,9 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   } else if (task.observation == Observation::kReacher) {
     observed = m.nq + 7;
     rule = "nq + 7";
+  } else if (task.observation == Observation::kHumanoid) {
+    observed = m.nq - task.excluded_qpos + 2 * m.nv + 22 * m.nbody;
+    rule = "nq - " + std::to_string(task.excluded_qpos) + " + 2 nv + 22 nbody";
   }
   if (observed != task.obs_dim) {
     throw MujocoError(where + rule + " = " + std::to_string(observed) + ", expected obs_dim " +
@@ -166,9 +169,29 @@ void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
   }
   for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
+  if (task_.observation == Observation::kHumanoid) {
+    // HumanoidEnv._get_obs: then cinert, cvel, qfrc_actuator, cfrc_ext, each .flat.
+    auto copy = [&dst](const mjtNum* src, int n) {
+      for (int k = 0; k < n; ++k) *dst++ = static_cast<float>(src[k]);
+    };
+    copy(data.cinert, 10 * m.nbody);
+    copy(data.cvel, 6 * m.nbody);
+    copy(data.qfrc_actuator, m.nv);
+    copy(data.cfrc_ext, 6 * m.nbody);
+  }
 }
 
 double LocomotionEnv::XPosition(const mjData& data) const {
+  if (task_.x_mass_center) {
+    // humanoid_v4.py's mass_center: sum(body_mass * xipos) / sum(body_mass), its x.
+    const mjModel& m = *model_;
+    double weighted = 0.0, mass = 0.0;
+    for (int b = 0; b < m.nbody; ++b) {
+      weighted += m.body_mass[b] * data.xipos[3 * b];
+      mass += m.body_mass[b];
+    }
+    return weighted / mass;
+  }
   return x_body_id_ < 0 ? data.qpos[0] : data.xpos[3 * x_body_id_];
 }
 
@@ -210,6 +233,9 @@ bool LocomotionEnv::Healthy(const mjData& data) const {
     case Health::kHeight:
       // AntEnv.is_healthy: min_z <= state[2] <= max_z, both bounds closed.
       return t.healthy_z_min <= data.qpos[2] && data.qpos[2] <= t.healthy_z_max;
+    case Health::kHeightOpen:
+      // HumanoidEnv.is_healthy: min_z < qpos[2] < max_z.
+      return t.healthy_z_min < data.qpos[2] && data.qpos[2] < t.healthy_z_max;
     case Health::kPoleAngle:
       // InvertedPendulumEnv.step: terminated = np.abs(ob[1]) > 0.2, ob[1] = qpos[1].
       return std::abs(data.qpos[1]) <= t.healthy_angle_max;

@@ -1,17 +1,18 @@
 // locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4, Swimmer-v4), its two inverted pendulums (InvertedPendulum-v4,
+// Ant-v4, Swimmer-v4, Humanoid-v4), its two inverted pendulums (InvertedPendulum-v4,
 // InvertedDoublePendulum-v4) and Reacher-v4 as one batched env driven by a table of task
 // constants.
 //
 // The locomotion tasks share Gymnasium's MujocoEnv step
-// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer}_v4.py, Gymnasium 0.29 / 1.0,
-// which keep the v4 classes unchanged):
+// (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer,humanoid}_v4.py, Gymnasium
+// 0.29 / 1.0, which keep the v4 classes unchanged):
 //   x_before = x; ctrl = action; mj_step x frame_skip; x_after = x
 //   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
 //            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
 //   obs = [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]
-// where x is qpos[0] for the planar tasks and Swimmer (the root x slide) and, for Ant-v4, the
-// torso's mjData.xpos x (Gymnasium's get_body_com("torso")[0]), and the first excluded_qpos
+// where x is qpos[0] for the planar tasks and Swimmer (the root x slide), for Ant-v4 the
+// torso's mjData.xpos x (Gymnasium's get_body_com("torso")[0]), for Humanoid-v4 the x of the
+// bodies' mass-weighted mean xipos (Gymnasium's mass_center), and the first excluded_qpos
 // entries of qpos (the root x; Ant and Swimmer: x and y) are left out of obs. The TimeLimit is
 // gymnasium.make's (1000 steps, truncated). Actions are not clipped by the env (as in Gymnasium):
 // MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
@@ -56,11 +57,12 @@ enum class VelocityNoise {
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
 enum class Health {
-  kNone,       // never (HalfCheetah-v4, Swimmer-v4)
-  kPlanar,     // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
-  kHeight,     // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
-  kPoleAngle,  // InvertedPendulum-v4: |qpos[1]| (the pole's angle, rad) <= healthy_angle_max
-  kTipHeight,  // InvertedDoublePendulum-v4: the tip site's z (m) > healthy_z_min
+  kNone,        // never (HalfCheetah-v4, Swimmer-v4)
+  kPlanar,      // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
+  kHeight,      // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
+  kHeightOpen,  // Humanoid-v4: z = qpos[2] strictly inside (healthy_z_min, healthy_z_max)
+  kPoleAngle,   // InvertedPendulum-v4: |qpos[1]| (the pole's angle, rad) <= healthy_angle_max
+  kTipHeight,   // InvertedDoublePendulum-v4: the tip site's z (m) > healthy_z_min
 };
 
 // What the observation holds (Gymnasium's _get_obs), float32 [obs_dim].
@@ -74,6 +76,12 @@ enum class Observation {
   // Reacher-v4: [cos(qpos[0:2]), sin(qpos[0:2]), qpos[2:] (the target's x, y), qvel[0:2],
   // xpos(fingertip_body) - xpos(target_body)]: 2 + 2 + 2 + 2 + 3 = 11 values.
   kReacher,
+  // Humanoid-v4: [qpos[excluded_qpos:], qvel, cinert (nbody x 10), cvel (nbody x 6),
+  // qfrc_actuator (nv), cfrc_ext (nbody x 6)], the world body's rows included: 22 + 23 + 140 +
+  // 84 + 23 + 84 = 376 values. As under Gymnasium v4 with MuJoCo >= 2.x, cfrc_ext is all zeros:
+  // mj_step computes it only for models with force or acceleration sensors (Gymnasium v5 calls
+  // mj_rnePostConstraint to fill it).
+  kHumanoid,
 };
 
 // How a step's reward is computed (Gymnasium's step).
@@ -110,12 +118,15 @@ struct LocomotionTask {
   Reward reward = Reward::kForward;
   StartState start_state = StartState::kNoise;
   // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv; kReacher:
-  // nq + 7.
+  // nq + 7; kHumanoid: nq - excluded_qpos + 2 nv + 22 nbody.
   int obs_dim = 0;
   int excluded_qpos = 1;  // leading qpos entries not observed: root x (Ant, Swimmer: x, y)
   // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
   // what MuJoCo's last mj_step computed (at its last RK4 stage), as Gymnasium reads it.
   std::string x_body;
+  // x is the mass-weighted mean of every body's mjData.xipos x (Humanoid-v4's mass_center); wins
+  // over x_body.
+  bool x_mass_center = false;
   // Site whose mjData.site_xpos Reward::kTipDistance and Health::kTipHeight read (the
   // InvertedDoublePendulum's "tip"); empty when neither is used.
   std::string tip_site;
@@ -133,6 +144,7 @@ struct LocomotionTask {
   // every entry of [qpos[2:], qvel] lies strictly inside healthy_state_range (Walker2d: (-inf,
   // inf), no bound), qpos[1] (z) strictly inside healthy_z_range and qpos[2] (angle) strictly
   // inside healthy_angle_range. kHeight (Ant): unless healthy_z_min <= qpos[2] <= healthy_z_max.
+  // kHeightOpen (Humanoid): unless healthy_z_min < qpos[2] < healthy_z_max.
   // kPoleAngle (InvertedPendulum): unless |qpos[1]| <= healthy_angle_max. kTipHeight
   // (InvertedDoublePendulum): unless the tip site's z > healthy_z_min.
   // (Gymnasium also calls a non-finite state unhealthy; here such a step is a numerical fault,
@@ -192,7 +204,8 @@ class LocomotionEnv final : public BatchedEnv {
   void ResetRow(Row& row) const;                    // noise from row.rng, then mj_forward
   void WriteObs(const mjData& data, float* dst) const;  // float32 [obs_dim]
   bool Healthy(const mjData& data) const;
-  double XPosition(const mjData& data) const;  // m: qpos[0], or xpos x of body x_body_id_
+  // m: qpos[0], xpos x of body x_body_id_, or the mass center's x (x_mass_center).
+  double XPosition(const mjData& data) const;
   // m: |xpos(fingertip_body_id_) - xpos(target_body_id_)| (Reacher).
   double FingertipDistance(const mjData& data) const;
   // The step's reward; x_before: XPosition before the step (m), distance_before:
@@ -213,7 +226,7 @@ class LocomotionEnv final : public BatchedEnv {
 // Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
 // LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). The action Box is the
 // motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task here but
-// InvertedPendulum's 3; LocomotionEnv checks it on the model).
+// InvertedPendulum's 3 and Humanoid's 0.4; LocomotionEnv checks it on the model).
 template <typename Derived>
 struct LocomotionEnvOf {
   // The task's static spec: id, obs Box float32 [obs_dim] unbounded, action Box float32

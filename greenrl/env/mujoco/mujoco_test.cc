@@ -1,5 +1,6 @@
-// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4,
-// InvertedDoublePendulum-v4 and Reacher-v4 on libmujoco: the models' physical constants against
+// mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, Humanoid-v4,
+// InvertedPendulum-v4, InvertedDoublePendulum-v4 and Reacher-v4 on libmujoco: the models'
+// physical constants against
 // Gymnasium's published values, loader errors, spaces and reset bounds, determinism per seed across
 // thread counts, the reward identity, each task's termination rule, the 1000-step TimeLimit,
 // Swimmer's fluid, and recovery from numerical faults and engine errors.
@@ -23,6 +24,7 @@
 #include "greenrl/env/mujoco/ant.h"
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
+#include "greenrl/env/mujoco/humanoid.h"
 #include "greenrl/env/mujoco/inverted_double_pendulum.h"
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/locomotion.h"
@@ -564,6 +566,99 @@ TEST(MujocoModelTest, ReacherPhysicalConstantsMatchGymnasium) {
   EXPECT_NEAR(d->xpos[3 * BodyId(m, "target") + 1], -0.1, 1e-12);
 }
 
+// Humanoid-v4's model: Gymnasium's humanoid.xml (geoms at density 1000; the hinges' ranges,
+// stiffness, damping and armature; the hip-knee tendons; gears; the Newton solver with 50
+// iterations; timestep 0.003 s with RK4), humanoid_v4.py's frame_skip 5.
+TEST(MujocoModelTest, HumanoidPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("humanoid.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 24);  // free joint 7 + 17 hinges
+  EXPECT_EQ(m.nv, 23);
+  EXPECT_EQ(m.nu, 17);
+  EXPECT_EQ(m.nbody, 14);
+  EXPECT_EQ(m.ntendon, 2);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.003);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  EXPECT_EQ(m.opt.solver, mjSOL_NEWTON);
+  EXPECT_EQ(m.opt.iterations, 50);
+  EXPECT_DOUBLE_EQ(m.qpos0[2], 1.4);
+  EXPECT_DOUBLE_EQ(m.qpos0[3], 1.0);
+  // Body masses, the world first, as the mujoco >= 2.1 bindings compile Gymnasium's model (public
+  // parameter tables of Humanoid-v4, e.g. MO-Gymnasium's: torso 8.907462370478262, lwaist
+  // 2.261946710584651, ...): the torso is its capsule (r 0.07, 0.14 m), head sphere (r 0.09) and
+  // upper waist (r 0.06, 0.12 m); the feet are spheres of radius 0.075.
+  const double masses[14] = {0.0,        8.90746237, 2.26194671, 6.61619413, 4.75175093,
+                             2.75569617, 1.76714587, 4.75175093, 2.75569617, 1.76714587,
+                             1.66108048, 1.22954019, 1.66108048, 1.22954019};
+  double total = 0.0;
+  for (int b = 0; b < 14; ++b) {
+    EXPECT_NEAR(m.body_mass[b], masses[b], 5e-8) << mj_id2name(&m, mjOBJ_BODY, b);
+    total += m.body_mass[b];
+  }
+  EXPECT_NEAR(total, 42.11603, 5e-5);
+  const double sphere = [](double r) { return 1000.0 * 4.0 / 3.0 * kPi * r * r * r; }(0.09);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "torso")],
+              CapsuleMass(0.07, 0.07) + sphere + CapsuleMass(0.06, 0.06), 1e-10);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "right_foot")],
+              1000.0 * 4.0 / 3.0 * kPi * 0.075 * 0.075 * 0.075, 1e-10);
+  struct Joint {
+    const char* name;
+    double low_deg, high_deg, stiffness, damping, armature, gear;
+  };
+  // In the actuators' order.
+  const Joint joints[17] = {{"abdomen_y", -75, 30, 10, 5, 0.02, 100},
+                            {"abdomen_z", -45, 45, 20, 5, 0.02, 100},
+                            {"abdomen_x", -35, 35, 10, 5, 0.02, 100},
+                            {"right_hip_x", -25, 5, 10, 5, 0.01, 100},
+                            {"right_hip_z", -60, 35, 10, 5, 0.01, 100},
+                            {"right_hip_y", -110, 20, 20, 5, 0.008, 300},
+                            {"right_knee", -160, -2, 0, 1, 0.006, 200},
+                            {"left_hip_x", -25, 5, 10, 5, 0.01, 100},
+                            {"left_hip_z", -60, 35, 10, 5, 0.01, 100},
+                            {"left_hip_y", -110, 20, 20, 5, 0.01, 300},
+                            {"left_knee", -160, -2, 1, 1, 0.006, 200},
+                            {"right_shoulder1", -85, 60, 1, 1, 0.0068, 25},
+                            {"right_shoulder2", -85, 60, 1, 1, 0.0051, 25},
+                            {"right_elbow", -90, 50, 0, 1, 0.0028, 25},
+                            {"left_shoulder1", -60, 85, 1, 1, 0.0068, 25},
+                            {"left_shoulder2", -60, 85, 1, 1, 0.0051, 25},
+                            {"left_elbow", -90, 50, 0, 1, 0.0028, 25}};
+  for (int a = 0; a < 17; ++a) {
+    const Joint& j = joints[a];
+    const int id = JointId(m, j.name);
+    ASSERT_GE(id, 0) << j.name;
+    const int dof = m.jnt_dofadr[id];
+    EXPECT_TRUE(m.jnt_limited[id]) << j.name;
+    EXPECT_NEAR(m.jnt_range[2 * id], j.low_deg * kPi / 180.0, 1e-12) << j.name;
+    EXPECT_NEAR(m.jnt_range[2 * id + 1], j.high_deg * kPi / 180.0, 1e-12) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], j.stiffness) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_damping[dof], j.damping) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_armature[dof], j.armature) << j.name;
+    EXPECT_EQ(m.actuator_trnid[2 * a], id) << j.name;
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], j.gear) << j.name;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -0.4) << j.name;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 0.4) << j.name;
+  }
+  // The tendons: -hip_y + knee on each side.
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_EQ(m.tendon_num[t], 2);
+    const int adr = m.tendon_adr[t];
+    EXPECT_EQ(m.wrap_prm[adr], -1.0);
+    EXPECT_EQ(m.wrap_prm[adr + 1], 1.0);
+  }
+  // Every body geom collides (contype/conaffinity 1, condim 1, margin 0.001); the floor has
+  // condim 3 and friction (1, 0.1, 0.1).
+  for (int g = 0; g < m.ngeom; ++g) {
+    const std::string name = mj_id2name(&m, mjOBJ_GEOM, g);
+    EXPECT_EQ(m.geom_contype[g], 1) << name;
+    EXPECT_EQ(m.geom_conaffinity[g], 1) << name;
+    EXPECT_DOUBLE_EQ(m.geom_margin[g], 0.001) << name;
+    EXPECT_EQ(m.geom_condim[g], name == "floor" ? 3 : 1) << name;
+  }
+  const int floor = mj_name2id(&m, mjOBJ_GEOM, "floor");
+  EXPECT_DOUBLE_EQ(m.geom_friction[3 * floor + 1], 0.1);
+}
+
 // An empty folder under the test's temp dir (any earlier content removed).
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -675,6 +770,7 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
       {"InvertedPendulum-v4", 4, 1, 3.0f, 950.0},
       {"InvertedDoublePendulum-v4", 11, 1, 1.0f, 9100.0},
       {"Reacher-v4", 11, 2, 1.0f, -3.75, 50},
+      {"Humanoid-v4", 376, 17, 0.4f, std::nullopt},  // Gymnasium registers no threshold
   };
   for (const Expected& e : table) {
     const EnvSpec& spec = FindEnvSpec(e.id);
@@ -707,6 +803,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(double_pendulum_env.env->dt(), 0.05);
   Harness reacher_env = Make<Reacher>(1, 0, 1);
   EXPECT_DOUBLE_EQ(reacher_env.env->dt(), 0.02);
+  Harness humanoid_env = Make<Humanoid>(1, 0, 1);
+  EXPECT_DOUBLE_EQ(humanoid_env.env->dt(), 0.015);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -813,6 +911,20 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
     EXPECT_EQ(o[10], 0.0f);  // fingertip and target both 0.01 m up
   }
   EXPECT_NEAR(r_sq / 256, 0.02, 0.003);
+  // Humanoid: every qpos entry qpos0 + U(-0.01, 0.01) (then the quaternion normalised), qvel
+  // U(-0.01, 0.01); obs[0] = z.
+  Harness humanoid = Make<Humanoid>(32, 7, 1);
+  obs = humanoid.vec->obs();
+  for (int i = 0; i < 32; ++i) {
+    const mjData& d = humanoid.env->data(i);
+    EXPECT_NEAR(obs[i * 376], 1.4f, 0.01f + 1e-6f);
+    EXPECT_LE(std::abs(d.qpos[0]), 0.01);
+    EXPECT_NEAR(d.qpos[3] * d.qpos[3] + d.qpos[4] * d.qpos[4] + d.qpos[5] * d.qpos[5] +
+                    d.qpos[6] * d.qpos[6],
+                1.0, 1e-12);
+    for (int k = 7; k < 24; ++k) EXPECT_LE(std::abs(d.qpos[k]), 0.01) << k;
+    for (int k = 0; k < 23; ++k) EXPECT_LE(std::abs(d.qvel[k]), 0.01) << k;
+  }
 }
 
 // Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
@@ -887,6 +999,9 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> reach = Trajectory<Reacher>(5, 3, 1, 300);
   EXPECT_EQ(reach, Trajectory<Reacher>(5, 3, 2, 300));
   EXPECT_NE(reach, Trajectory<Reacher>(5, 4, 2, 300));
+  const std::vector<float> walk2 = Trajectory<Humanoid>(3, 3, 1, 100);
+  EXPECT_EQ(walk2, Trajectory<Humanoid>(3, 3, 2, 100));
+  EXPECT_NE(walk2, Trajectory<Humanoid>(3, 4, 2, 100));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1257,6 +1372,52 @@ TEST(LocomotionTest, ReacherStepsAndRewardsAsGymnasium) {
       });
   EXPECT_EQ(terminations, 0);
   EXPECT_GT(max_gap, 1e-3);  // the distance after the step would give other rewards
+}
+
+// x of humanoid_v4.py's mass_center: sum(body_mass * xipos) / sum(body_mass).
+double MassCenterX(const mjModel& m, const mjData& d) {
+  double weighted = 0.0, mass = 0.0;
+  for (int b = 0; b < m.nbody; ++b) {
+    weighted += m.body_mass[b] * d.xipos[3 * b];
+    mass += m.body_mass[b];
+  }
+  return weighted / mass;
+}
+
+// Humanoid-v4: reward = 1.25 d(mass center x)/dt + 5 - 0.1 |a|^2 (also on the terminating
+// step), terminated exactly when z = qpos[2] leaves the open (1, 2), final_obs = [qpos[2:], qvel,
+// cinert, cvel, qfrc_actuator, cfrc_ext] of the stepped state, cfrc_ext all zeros.
+TEST(LocomotionTest, HumanoidStepsTerminatesAndRewardsAsGymnasium) {
+  Harness probe = Make<Humanoid>(1, 0, 1);
+  const mjModel& m = probe.env->model();
+  double max_x_gap = 0.0;  // |reward had x been the torso's qpos[0] - the env's reward|
+  const int terminations = ShadowSteps<Humanoid>(
+      91, 92, 600, 0.4,
+      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
+        double ctrl_sq = 0.0;
+        for (int k = 0; k < 17; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
+        const double dx = MassCenterX(m, d) - MassCenterX(m, before);
+        const double expected = 1.25 * dx / 0.015 + 5.0 - 0.1 * ctrl_sq;
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+        max_x_gap = std::max(
+            max_x_gap, std::abs(1.25 * (d.qpos[0] - before.qpos[0]) / 0.015 - 1.25 * dx / 0.015));
+        const bool healthy = 1.0 < d.qpos[2] && d.qpos[2] < 2.0;
+        EXPECT_EQ(vec.terminated()[0], healthy ? 0 : 1) << "step " << t;
+        std::vector<double> want(d.qpos + 2, d.qpos + 24);
+        want.insert(want.end(), d.qvel, d.qvel + 23);
+        want.insert(want.end(), d.cinert, d.cinert + 140);
+        want.insert(want.end(), d.cvel, d.cvel + 84);
+        want.insert(want.end(), d.qfrc_actuator, d.qfrc_actuator + 23);
+        want.insert(want.end(), d.cfrc_ext, d.cfrc_ext + 84);
+        ASSERT_EQ(want.size(), 376u);
+        for (int k = 0; k < 376; ++k) {
+          EXPECT_EQ(vec.final_obs()[k], static_cast<float>(want[k]))
+              << "step " << t << " obs " << k;
+        }
+        for (int k = 292; k < 376; ++k) EXPECT_EQ(vec.final_obs()[k], 0.0f) << "cfrc_ext " << k;
+      });
+  EXPECT_GE(terminations, 5);  // random torques topple it within a few dozen steps
+  EXPECT_GT(max_x_gap, 1e-2);  // the mass center is not the torso
 }
 
 // Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
