@@ -13,8 +13,9 @@
 // where x is qpos[0] for the planar tasks and Swimmer (the root x slide), for Ant-v4 the
 // torso's mjData.xpos x (Gymnasium's get_body_com("torso")[0]), for Humanoid-v4 the x of the
 // bodies' mass-weighted mean xipos (Gymnasium's mass_center), and the first excluded_qpos
-// entries of qpos (the root x; Ant and Swimmer: x and y) are left out of obs. The TimeLimit is
-// gymnasium.make's (1000 steps, truncated). Actions are not clipped by the env (as in Gymnasium):
+// entries of qpos (the root x; Ant, Swimmer and Humanoid: x and y) are left out of obs (Humanoid
+// appends more, Observation below). The TimeLimit is gymnasium.make's (1000 steps, Reacher's 50;
+// truncated). Actions are not clipped by the env (as in Gymnasium):
 // MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
 // The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py) and Reacher
 // (reacher_v4.py) step the same way and differ in their observation, reward, termination and
@@ -50,9 +51,11 @@ namespace greenrl::env::mujoco {
 
 // How the reset noise is added to qvel (Gymnasium's reset_model).
 enum class VelocityNoise {
-  kNormal,   // qvel = qvel0 + reset_noise_scale * N(0, 1)   (HalfCheetah-v4)
-  kUniform,  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale)   (Hopper, Walker2d,
-             // Swimmer)
+  // qvel = qvel0 + reset_noise_scale * N(0, 1): HalfCheetah, Ant, InvertedDoublePendulum.
+  kNormal,
+  // qvel = qvel0 + U(-reset_noise_scale, reset_noise_scale): Hopper, Walker2d, Swimmer,
+  // Humanoid, InvertedPendulum.
+  kUniform,
 };
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
@@ -108,8 +111,9 @@ enum class StartState {
   kReacherGoal,
 };
 
-// Everything task-specific about a locomotion env: Gymnasium's constructor defaults and the
-// registration's TimeLimit. Units: SI (m, s, rad); rewards per env step.
+// Everything task-specific about one of these envs (the name is the locomotion tasks', which came
+// first): Gymnasium's constructor defaults and the registration's TimeLimit. Units: SI (m, s,
+// rad); rewards per env step.
 struct LocomotionTask {
   std::string id;                      // registered id, e.g. "HalfCheetah-v4"
   std::string asset;                   // MJCF file name in AssetDir(), e.g. "half_cheetah.xml"
