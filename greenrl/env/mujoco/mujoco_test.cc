@@ -65,6 +65,16 @@ void RandomActions(VecEnv& vec, Rng& rng) {
 }
 
 int BodyId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_BODY, name); }
+
+// The model's sizes (nq, nv, nu), its timestep (s) and the RK4 integrator, as Gymnasium's model
+// sets them (every model here but HalfCheetah's, which keeps MuJoCo's default Euler).
+void ExpectSizesAndRk4(const mjModel& m, int nq, int nv, int nu, double timestep) {
+  EXPECT_EQ(m.nq, nq);
+  EXPECT_EQ(m.nv, nv);
+  EXPECT_EQ(m.nu, nu);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, timestep);
+  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+}
 int JointId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_JOINT, name); }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,11 +152,7 @@ TEST(MujocoModelTest, HalfCheetahPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, HopperPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("hopper.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 6);
-  EXPECT_EQ(m.nv, 6);
-  EXPECT_EQ(m.nu, 3);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.002);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  ExpectSizesAndRk4(m, 6, 6, 3, 0.002);
   const char* bodies[] = {"torso", "thigh", "leg", "foot"};
   const double masses[] = {3.66519143, 4.05789051, 2.78135670, 5.31557477};
   double total = 0.0;
@@ -194,12 +200,8 @@ double CapsuleMass(double r, double h) {
 TEST(MujocoModelTest, Walker2dPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("walker2d.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 9);
-  EXPECT_EQ(m.nv, 9);
-  EXPECT_EQ(m.nu, 6);
+  ExpectSizesAndRk4(m, 9, 9, 6, 0.002);
   EXPECT_EQ(m.nbody, 8);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.002);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
   EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
   struct Body {
     const char* name;
@@ -276,12 +278,8 @@ TEST(MujocoModelTest, Walker2dPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("ant.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 15);  // free joint 7 (x, y, z, quaternion) + 8 hinges
-  EXPECT_EQ(m.nv, 14);
-  EXPECT_EQ(m.nu, 8);
+  ExpectSizesAndRk4(m, 15, 14, 8, 0.01);  // free joint 7 (x, y, z, quaternion) + 8 hinges
   EXPECT_EQ(m.nbody, 14);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
   EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
   // qpos0: the torso 0.75 m up, upright (quaternion 1, 0, 0, 0), every hinge at 0.
   const double qpos0[15] = {0, 0, 0.75, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -380,12 +378,8 @@ TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, SwimmerPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("swimmer.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 5);
-  EXPECT_EQ(m.nv, 5);
-  EXPECT_EQ(m.nu, 2);
+  ExpectSizesAndRk4(m, 5, 5, 2, 0.01);
   EXPECT_EQ(m.nbody, 4);  // the world, torso, mid, back
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
   EXPECT_DOUBLE_EQ(m.opt.density, 4000.0);
   EXPECT_DOUBLE_EQ(m.opt.viscosity, 0.1);
   for (int k = 0; k < 5; ++k) EXPECT_EQ(m.qpos0[k], 0.0) << k;
@@ -445,11 +439,7 @@ TEST(MujocoModelTest, SwimmerPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, InvertedPendulumsPhysicalConstantsMatchGymnasium) {
   ModelPtr single = LoadModel(AssetPath("inverted_pendulum.xml"));
   const mjModel& m = *single;
-  EXPECT_EQ(m.nq, 2);
-  EXPECT_EQ(m.nv, 2);
-  EXPECT_EQ(m.nu, 1);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.02);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  ExpectSizesAndRk4(m, 2, 2, 1, 0.02);
   EXPECT_DOUBLE_EQ(m.opt.gravity[0], 0.0);
   EXPECT_DOUBLE_EQ(m.opt.gravity[2], -9.81);
   // The cart: a capsule of radius 0.1 and half-length 0.1; the pole: radius 0.049 from the
@@ -483,11 +473,7 @@ TEST(MujocoModelTest, InvertedPendulumsPhysicalConstantsMatchGymnasium) {
 
   ModelPtr two = LoadModel(AssetPath("inverted_double_pendulum.xml"));
   const mjModel& m2 = *two;
-  EXPECT_EQ(m2.nq, 3);
-  EXPECT_EQ(m2.nv, 3);
-  EXPECT_EQ(m2.nu, 1);
-  EXPECT_DOUBLE_EQ(m2.opt.timestep, 0.01);
-  EXPECT_EQ(m2.opt.integrator, mjINT_RK4);
+  ExpectSizesAndRk4(m2, 3, 3, 1, 0.01);
   EXPECT_DOUBLE_EQ(m2.opt.gravity[0], 1e-5);  // Gymnasium's, kept
   EXPECT_DOUBLE_EQ(m2.opt.gravity[2], -9.81);
   EXPECT_NEAR(m2.body_mass[BodyId(m2, "cart")], CapsuleMass(0.1, 0.1), 1e-10);
@@ -520,11 +506,7 @@ TEST(MujocoModelTest, InvertedPendulumsPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, ReacherPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("reacher.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 4);
-  EXPECT_EQ(m.nv, 4);
-  EXPECT_EQ(m.nu, 2);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
+  ExpectSizesAndRk4(m, 4, 4, 2, 0.01);
   const double qpos0[4] = {0.0, 0.0, 0.1, -0.1};  // the target slides' refs
   for (int k = 0; k < 4; ++k) EXPECT_DOUBLE_EQ(m.qpos0[k], qpos0[k]) << k;
   for (const char* body : {"body0", "body1"}) {
@@ -572,13 +554,9 @@ TEST(MujocoModelTest, ReacherPhysicalConstantsMatchGymnasium) {
 TEST(MujocoModelTest, HumanoidPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("humanoid.xml"));
   const mjModel& m = *model;
-  EXPECT_EQ(m.nq, 24);  // free joint 7 + 17 hinges
-  EXPECT_EQ(m.nv, 23);
-  EXPECT_EQ(m.nu, 17);
+  ExpectSizesAndRk4(m, 24, 23, 17, 0.003);  // free joint 7 + 17 hinges
   EXPECT_EQ(m.nbody, 14);
   EXPECT_EQ(m.ntendon, 2);
-  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.003);
-  EXPECT_EQ(m.opt.integrator, mjINT_RK4);
   EXPECT_EQ(m.opt.solver, mjSOL_NEWTON);
   EXPECT_EQ(m.opt.iterations, 50);
   EXPECT_DOUBLE_EQ(m.qpos0[2], 1.4);
