@@ -66,6 +66,14 @@ void RandomActions(VecEnv& vec, Rng& rng) {
 
 int BodyId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_BODY, name); }
 
+// Joint `id` is limited to [low_deg, high_deg] degrees (MuJoCo stores radians).
+void ExpectLimitedDegrees(const mjModel& m, int id, double low_deg, double high_deg) {
+  const char* name = mj_id2name(&m, mjOBJ_JOINT, id);
+  EXPECT_TRUE(m.jnt_limited[id]) << name;
+  EXPECT_NEAR(m.jnt_range[2 * id], low_deg * kPi / 180.0, 1e-12) << name;
+  EXPECT_NEAR(m.jnt_range[2 * id + 1], high_deg * kPi / 180.0, 1e-12) << name;
+}
+
 // The model's sizes (nq, nv, nu), its timestep (s) and the RK4 integrator, as Gymnasium's model
 // sets them (every model here but HalfCheetah's, which keeps MuJoCo's default Euler).
 void ExpectSizesAndRk4(const mjModel& m, int nq, int nv, int nu, double timestep) {
@@ -329,9 +337,7 @@ TEST(MujocoModelTest, AntPhysicalConstantsMatchGymnasium) {
     const int id = JointId(m, j.name);
     ASSERT_GE(id, 0) << j.name;
     const int dof = m.jnt_dofadr[id];
-    EXPECT_TRUE(m.jnt_limited[id]) << j.name;
-    EXPECT_NEAR(m.jnt_range[2 * id], j.low_deg * kPi / 180.0, 1e-12) << j.name;
-    EXPECT_NEAR(m.jnt_range[2 * id + 1], j.high_deg * kPi / 180.0, 1e-12) << j.name;
+    ExpectLimitedDegrees(m, id, j.low_deg, j.high_deg);
     const bool hip = j.axis_x == 0.0;
     const double s = hip ? 0.0 : std::sqrt(0.5);
     EXPECT_NEAR(m.jnt_axis[3 * id + 0], j.axis_x * s, 1e-12) << j.name;
@@ -606,9 +612,7 @@ TEST(MujocoModelTest, HumanoidPhysicalConstantsMatchGymnasium) {
     const int id = JointId(m, j.name);
     ASSERT_GE(id, 0) << j.name;
     const int dof = m.jnt_dofadr[id];
-    EXPECT_TRUE(m.jnt_limited[id]) << j.name;
-    EXPECT_NEAR(m.jnt_range[2 * id], j.low_deg * kPi / 180.0, 1e-12) << j.name;
-    EXPECT_NEAR(m.jnt_range[2 * id + 1], j.high_deg * kPi / 180.0, 1e-12) << j.name;
+    ExpectLimitedDegrees(m, id, j.low_deg, j.high_deg);
     EXPECT_DOUBLE_EQ(m.jnt_stiffness[id], j.stiffness) << j.name;
     EXPECT_DOUBLE_EQ(m.dof_damping[dof], j.damping) << j.name;
     EXPECT_DOUBLE_EQ(m.dof_armature[dof], j.armature) << j.name;
