@@ -6,7 +6,7 @@
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = greenrl::fuzz::ScratchPath("checkpoint.pt");
-  greenrl::fuzz::LoadCheckpointBytes(data, size, path);
+  static const greenrl::fuzz::ScratchFile scratch("checkpoint.pt");
+  greenrl::fuzz::LoadCheckpointBytes(data, size, scratch.path());
   return 0;
 }

@@ -5,7 +5,7 @@
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = greenrl::fuzz::ScratchPath("config.yaml");
-  greenrl::fuzz::LoadConfigBytes(data, size, path);
+  static const greenrl::fuzz::ScratchFile scratch("config.yaml");
+  greenrl::fuzz::LoadConfigBytes(data, size, scratch.path());
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -22,11 +23,13 @@ void WriteBytes(const std::string& path, const char* data, size_t size) {
 }
 }  // namespace
 
-std::string ScratchPath(const std::string& stem) {
+ScratchFile::ScratchFile(const std::string& stem) {
   const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/greenrl_fuzz_" + stem +
-         "_" + std::to_string(::getpid());
+  path_ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/greenrl_fuzz_" + stem +
+          "_" + std::to_string(::getpid());
 }
+
+ScratchFile::~ScratchFile() { std::remove(path_.c_str()); }
 
 void LoadConfigBytes(const uint8_t* data, size_t size, const std::string& scratch_path) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

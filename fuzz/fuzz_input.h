@@ -19,7 +19,19 @@ void LoadConfigBytes(const uint8_t* data, size_t size, const std::string& scratc
 // (CheckpointReader, then every entry the PPO reads).
 void LoadCheckpointBytes(const uint8_t* data, size_t size, const std::string& scratch_path);
 
-// A per-process scratch file name under $TMPDIR (or /tmp).
-std::string ScratchPath(const std::string& stem);
+// A per-process scratch file $TMPDIR/greenrl_fuzz_<stem>_<pid> (TMPDIR unset or empty: /tmp),
+// removed when this object is destroyed (at the end of a test; at exit for a fuzzer's static
+// one), so neither `make test` nor a fuzzing session leaves files behind. Not copyable.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& stem);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace greenrl::fuzz

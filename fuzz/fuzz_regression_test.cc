@@ -43,22 +43,28 @@ std::string Bytes(const fs::path& path) {
 TEST(FuzzRegressionTest, ConfigInputsLoadOrGiveConfigError) {
   const auto files = Inputs("config");
   EXPECT_FALSE(files.empty());
-  const std::string scratch = ScratchPath("config_regression.yaml");
-  for (const auto& f : files) {
-    const std::string b = Bytes(f);
-    EXPECT_NO_THROW(
-        LoadConfigBytes(reinterpret_cast<const uint8_t*>(b.data()), b.size(), scratch))
-        << f;
+  std::string written;
+  {
+    const ScratchFile scratch("config_regression.yaml");
+    written = scratch.path();
+    for (const auto& f : files) {
+      const std::string b = Bytes(f);
+      EXPECT_NO_THROW(
+          LoadConfigBytes(reinterpret_cast<const uint8_t*>(b.data()), b.size(), scratch.path()))
+          << f;
+    }
+    EXPECT_TRUE(fs::exists(written));
   }
+  EXPECT_FALSE(fs::exists(written)) << "the scratch file outlived the test";
 }
 
 TEST(FuzzRegressionTest, CheckpointInputsLoadOrGiveConfigError) {
   const auto files = Inputs("checkpoint");
-  const std::string scratch = ScratchPath("checkpoint_regression.pt");
+  const ScratchFile scratch("checkpoint_regression.pt");
   for (const auto& f : files) {
     const std::string b = Bytes(f);
     EXPECT_NO_THROW(
-        LoadCheckpointBytes(reinterpret_cast<const uint8_t*>(b.data()), b.size(), scratch))
+        LoadCheckpointBytes(reinterpret_cast<const uint8_t*>(b.data()), b.size(), scratch.path()))
         << f;
   }
 }
