@@ -71,6 +71,13 @@ void AddAlgoKeys(const std::string& id, ConfigSchema* s) {
 ConfigSchema BuildSchema(const std::string& algo) {
   const auto& ids = AlgorithmIds();
   if (std::find(ids.begin(), ids.end(), algo) == ids.end()) {
+    const auto& others = OtherZooAlgorithms();
+    if (std::find(others.begin(), others.end(), algo) != others.end()) {
+      throw ConfigError("algo", algo,
+                        "one of: ppo, dqn, sac (" + algo +
+                            " is one of rl-baselines3-zoo's other algorithms, which greenrl does "
+                            "not implement)");
+    }
     throw ConfigError("algo", algo, OneOfWithHint(algo, ids));
   }
   ConfigSchema s;

@@ -514,7 +514,13 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   EXPECT_NE(message({"gamma=1.5"}).find("gamma: got '1.5'"), std::string::npos);
   EXPECT_EQ(message({"batch_size=1024"}), "no error");     // SB3's one minibatch per epoch
   EXPECT_EQ(message({"sde_sample_freq=-3"}), "no error");  // <= 0: once per rollout, as SB3
-  EXPECT_NE(message({"algo=a2c"}).find("algo: got 'a2c'; one of: ppo"), std::string::npos);
+  EXPECT_NE(message({"algo=a2c"})
+                .find("algo: got 'a2c'; one of: ppo, dqn, sac (a2c is one of "
+                      "rl-baselines3-zoo's other algorithms, which greenrl "
+                      "does not implement)"),
+            std::string::npos)
+      << message({"algo=a2c"});
+  EXPECT_EQ(message({"algo=sca"}).find("rl-baselines3-zoo"), std::string::npos);  // a typo
   EXPECT_NE(message({"env_id=Pong-v5"}).find("env_id: got 'Pong-v5'"), std::string::npos);
   EXPECT_NE(message({"carbon.region=XX"}).find("carbon.region"), std::string::npos);
   EXPECT_NE(

@@ -296,14 +296,20 @@ std::string NodeYaml(const YAML::Node& node) {
 
 }  // namespace
 
+const std::vector<std::string>& OtherZooAlgorithms() {
+  static const std::vector<std::string> names = {
+      "a2c",      "ars",   "cem",       "cmaes",   "crossq", "ddpg", "her", "iqn",
+      "ppo_lstm", "qrdqn", "reinforce", "sac_sbx", "td3",    "tqc",  "trpo"};
+  return names;
+}
+
 std::string AlgoOfFileName(const std::string& path) {
   const std::filesystem::path p(path);
   const std::string ext = p.extension().string(), stem = p.stem().string();
   if (ext != ".yml" && ext != ".yaml") return "";
   if (stem == "ppo" || stem == "dqn" || stem == "sac") return stem;
   // rl-zoo's other hyperparameter files (rl_zoo3/hyperparams/*.yml).
-  for (const char* other : {"a2c", "ars", "cem", "cmaes", "crossq", "ddpg", "her", "iqn",
-                            "ppo_lstm", "qrdqn", "reinforce", "sac_sbx", "td3", "tqc", "trpo"}) {
+  for (const std::string& other : OtherZooAlgorithms()) {
     if (stem == other) {
       throw ConfigError("algo", stem,
                         "ppo, dqn or sac: the rl-zoo file " + path + " is for " + stem +

@@ -77,4 +77,8 @@ std::vector<std::string> ZooNormalize(const std::string& text);
 // Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).
 std::string AlgoOfFileName(const std::string& path);
 
+// rl-baselines3-zoo's other algorithms (rl_zoo3/hyperparams/<name>.yml: a2c, ars, ..., td3, tqc,
+// trpo), which greenrl does not implement; for messages that name them as such.
+const std::vector<std::string>& OtherZooAlgorithms();
+
 }  // namespace greenrl::train
