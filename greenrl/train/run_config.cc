@@ -389,11 +389,26 @@ void CheckAlgorithmFitsEnv(const Config& config) {
   }
 }
 
-Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
+Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
                      std::optional<int64_t> seed) {
   // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
   // for the defaults, which an empty --config gives.
   const std::optional<YAML::Node> root = PeekYaml(yaml_path);
+  // rl-zoo's Python values given to --set as such (policy_kwargs=dict(...),
+  // normalize={'norm_obs': ...}) become greenrl's keys, as in an rl-zoo file.
+  std::vector<std::string> set_overrides;
+  for (const std::string& text : given_overrides) {
+    const size_t eq = text.find('=');
+    const std::string key = text.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
+    std::vector<std::string> expanded = {text};
+    if (key == "policy_kwargs" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
+      expanded = ZooPolicyKwargs(PeekAlgo(root, given_overrides), value);
+    } else if (key == "normalize" && value.rfind("{", 0) == 0) {
+      expanded = ZooNormalize(value);
+    }
+    set_overrides.insert(set_overrides.end(), expanded.begin(), expanded.end());
+  }
   if (root && (root->IsNull() || (root->IsMap() && root->size() == 0))) {
     throw ConfigError("--config", yaml_path,
                       "a preset with its keys, e.g. 'algo: ppo', 'env_id: CartPole-v1' (the "

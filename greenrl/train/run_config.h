@@ -37,11 +37,12 @@ void CheckAlgorithmFitsEnv(const Config& config);
 // can train.
 // Args: yaml_path: a greenrl preset, or an rl-zoo hyperparameter file (hyperparams/ppo.yml:
 //   one section per env id, zoo_hyperparams.h) whose section is picked by the overrides'
-//   env_id, or empty for defaults; set_overrides: "key=value" texts, applied after the file;
-//   seed: --seed, overriding the file's.
+//   env_id, or empty for defaults; given_overrides: "key=value" texts, applied after the file
+//   (rl-zoo's Python values policy_kwargs=dict(...) and normalize={...} are read as in an rl-zoo
+//   file: ZooPolicyKwargs, ZooNormalize); seed: --seed, overriding the file's.
 // Errors: ConfigError naming the key, the value and what is accepted (ReadZooSection's for an
 //   rl-zoo file without env_id or algo).
-Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& set_overrides,
+Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
                      std::optional<int64_t> seed);
 
 // The energy and carbon options of a loaded config.

@@ -264,6 +264,28 @@ TEST(RunConfigTest, PpoNetArchListSetsActorAndCritic) {
   EXPECT_EQ(from_file.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{8}));
 }
 
+// rl-zoo's Python values given to --set (as rl-zoo's -params would take them) are read as in an
+// rl-zoo file; a value greenrl cannot read is refused naming the key.
+TEST(RunConfigTest, RlZooPythonValuesInSetAreReadAsInAZooFile) {
+  const Config c = LoadRunConfig(
+      Preset(),
+      {"policy_kwargs=dict(net_arch=dict(pi=[32, 32], vf=[16]), activation_fn=nn.ReLU)",
+       "normalize={'norm_obs': True, 'norm_reward': False}"},
+      {});
+  EXPECT_EQ(c.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(c.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{16}));
+  EXPECT_EQ(c.GetString("policy_kwargs.activation_fn"), "relu");
+  EXPECT_TRUE(c.GetBool("normalize"));
+  EXPECT_TRUE(c.GetBool("normalize_kwargs.norm_obs"));
+  EXPECT_FALSE(c.GetBool("normalize_kwargs.norm_reward"));
+  try {
+    LoadRunConfig(Preset(), {"policy_kwargs=dict(net_arch=[32,"}, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "policy_kwargs");
+  }
+}
+
 TEST(RunConfigTest, LrNamesLearningRate) {
   try {
     LoadRunConfig(Preset(), {"lr=0.001"}, std::nullopt);
