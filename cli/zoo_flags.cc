@@ -49,8 +49,8 @@ const ZooFlag kZooFlags[] = {
      "--set eval.freq=0 (no periodic evaluation; the final one still runs)"},
     {"train", "--eval-episodes", Values::kOne, "--set eval.episodes={}", "N"},
     {"train", "--n-eval-envs|--vec-env", Values::kOne,
-     "nothing: evaluation steps every episode in its own env, all at once, and training envs "
-     "are native, stepped by threads.env threads (no subprocesses)"},
+     "nothing: envs run natively, in threads (threads.env), not in subprocesses, and an "
+     "evaluation steps all its episodes at once, one env each"},
     {"train", "--save-freq", Values::kOne, "--set checkpoint_freq={}", "N",
      "--set checkpoint_freq=0 (no periodic resume checkpoint)"},
     {"train", "--save-replay-buffer", Values::kNone,
