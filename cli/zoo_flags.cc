@@ -172,6 +172,7 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
                       const std::string& algo) {
   ZooFlags found;
   int count = 0;
+  bool all_unneeded = true;  // every flag found maps to "nothing: ..."
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
@@ -213,10 +214,12 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       greenrl = Fill(flag->greenrl, values.empty() ? flag->placeholder : ShellWord(first));
     }
     found.hint += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;
+    all_unneeded = all_unneeded && greenrl.rfind("nothing", 0) == 0;
   }
   if (count > 0) {
     found.hint = std::string("rl-zoo's flag") + (count == 1 ? "" : "s") + ", which `greenrl " +
-                 command + "` spells otherwise: " + found.hint;
+                 command + (all_unneeded ? "` does not need: " : "` spells otherwise: ") +
+                 found.hint;
   }
   return found;
 }

@@ -29,6 +29,11 @@ TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
             "rl-zoo's flags, which `greenrl train` spells otherwise: --save-freq -> --set "
             "checkpoint_freq=N; -P -> nothing: the progress line shows whenever stderr is a "
             "terminal");
+  // Only flags greenrl needs nothing for: said so, not "spells otherwise".
+  EXPECT_EQ(Hint("train", {"--vec-env", "subproc"}),
+            "rl-zoo's flag, which `greenrl train` does not need: --vec-env subproc -> nothing: "
+            "envs run natively, in threads (threads.env), not in subprocesses, and an evaluation "
+            "steps all its episodes at once, one env each");
   EXPECT_EQ(Hint("train", {"-tb", "logs/tb", "-f", "logs"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: -tb logs/tb -> nothing: "
             "TensorBoard event files are always written into the run directory; -f logs -> "
@@ -64,7 +69,7 @@ TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
             "'policy_kwargs:dict(net_arch=[32])' -> --set 'policy_kwargs.net_arch=[32]'");
   // --device is a PPO key: for DQN and SAC, nothing in its place.
   EXPECT_EQ(Hint("train", {"--device", "cpu"}, "sac"),
-            "rl-zoo's flag, which `greenrl train` spells otherwise: --device cpu -> nothing: "
+            "rl-zoo's flag, which `greenrl train` does not need: --device cpu -> nothing: "
             "greenrl's DQN and SAC run on the CPU (device is a PPO key)");
   EXPECT_EQ(Hint("train", {"--device", "cuda"}, "ppo"),
             "rl-zoo's flag, which `greenrl train` spells otherwise: --device cuda -> --set "

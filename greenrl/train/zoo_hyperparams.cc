@@ -37,11 +37,14 @@ class PyParser {
 
  private:
   [[noreturn]] void Fail(const std::string& what) const {
-    throw ConfigError(field_, text_,
-                      fmt::format("a Python literal rl-zoo writes (numbers, strings, True/False/"
-                                  "None, lists, dict(...), {{...}}, names such as nn.ReLU): {} "
-                                  "at character {}",
-                                  what, pos_ + 1));
+    throw ConfigError(
+        field_, text_,
+        fmt::format("a Python literal rl-zoo writes (numbers, strings, True/False/"
+                    "None, lists, dict(...), {{...}}, names such as nn.ReLU): {} "
+                    "{}",
+                    what,
+                    pos_ >= text_.size() ? std::string("at the end (the text stops there)")
+                                         : "at character " + std::to_string(pos_ + 1)));
   }
   void Skip() {  // spaces, newlines and # comments, as Python's eval skips them
     while (pos_ < text_.size()) {
