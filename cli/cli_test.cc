@@ -587,9 +587,12 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
-  // The evaluation's own cost, as the run measures and prices it.
-  for (const char* part : {"steps          ", "wall time      ", "Wh in all", "cpu:process",
-                           "estimated", "meter          ", "g CO2e", "world"}) {
+  // The evaluation's own cost, as the run measures and prices it; the meters' why once, on
+  // stderr, and the summary's meter line naming them only (as a training run's).
+  for (const char* part :
+       {"steps          ", "wall time      ", "Wh in all", "cpu:process", "estimated",
+        "meter          ", "g CO2e", "world",
+        "greenrl: energy meter: ", " (why: the 'greenrl: energy meter' line on stderr)\n"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
   // --stochastic samples actions (rl-zoo's flag); the same seed gives the same return again.

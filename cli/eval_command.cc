@@ -72,8 +72,13 @@ Runner RegisterEval(CLI::App& app) {
     };
     fmt::print("  wall time      {} s (CPU {} s)\n", seconds(cost.duration_s),
                seconds(cost.cpu_time_s));
-    fmt::print("{}{}", report::FormatEnergyLines(cost.domains, cost.meter_reason),
-               report::FormatCarbonLines(cost.carbon));
+    // As a training run's: the meters' why and how-to-fix once on stderr, the summary names them.
+    fmt::print(stderr, "greenrl: energy meter: {}\n", cost.meter_reason);
+    fmt::print(
+        "{}{}",
+        report::FormatEnergyLines(
+            cost.domains, cost.meter_brief + " (why: the 'greenrl: energy meter' line on stderr)"),
+        report::FormatCarbonLines(cost.carbon));
     return 0;
   };
 }

@@ -77,7 +77,7 @@ WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
   }
   WorkEnergy out;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
-      RunMeters(config, std::move(meter_override), &out.meter_reason);
+      RunMeters(config, std::move(meter_override), &out.meter_reason, &out.meter_brief);
   const Clock& clock = SteadyClock::Instance();
   energy::EnergyMonitor monitor(std::move(meters), clock);
   energy::SamplerOptions sampler_options;  // no power.csv

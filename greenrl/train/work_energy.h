@@ -25,6 +25,7 @@ struct WorkEnergy {
   double cpu_time_s = 0.0;                    // this process's CPU seconds over the same span
   std::vector<report::DomainEnergy> domains;  // energy_j per monitored domain, monitor order
   std::string meter_reason;                   // the meters chosen and why (one line)
+  std::string meter_brief;  // the same without the why and the how-to-fix (RunMeters' *brief)
   energy::CarbonResult carbon;                // emissions of the additive domains' energy
 
   // Sum of the additive domains' energy_j (energy::IsAdditiveDomain), J.
