@@ -735,6 +735,12 @@ TEST(MujocoModelTest, AssetDirOverrideIsHonouredAndAMissingModelIsReported) {
 // Spaces, reset, TimeLimit.
 // ---------------------------------------------------------------------------------------------
 
+// Seconds per env step of a freshly built one-row env of Task.
+template <typename Task>
+double DtOf() {
+  return Make<Task>(1, 0, 1).env->dt();
+}
+
 TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   struct Expected {
     const char* id;
@@ -769,24 +775,16 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
       EXPECT_TRUE(std::isinf(spec.observation_space.high[k])) << e.id;
     }
   }
-  Harness cheetah_env = Make<HalfCheetah>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(cheetah_env.env->dt(), 0.05);
-  Harness hopper_env = Make<Hopper>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(hopper_env.env->dt(), 0.008);
-  Harness walker_env = Make<Walker2d>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(walker_env.env->dt(), 0.008);
-  Harness ant_env = Make<Ant>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(ant_env.env->dt(), 0.05);
-  Harness swimmer_env = Make<Swimmer>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(swimmer_env.env->dt(), 0.04);
-  Harness pendulum_env = Make<InvertedPendulum>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(pendulum_env.env->dt(), 0.04);
-  Harness double_pendulum_env = Make<InvertedDoublePendulum>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(double_pendulum_env.env->dt(), 0.05);
-  Harness reacher_env = Make<Reacher>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(reacher_env.env->dt(), 0.02);
-  Harness humanoid_env = Make<Humanoid>(1, 0, 1);
-  EXPECT_DOUBLE_EQ(humanoid_env.env->dt(), 0.015);
+  // dt = frame_skip x timestep (s), as the built env reports it.
+  EXPECT_DOUBLE_EQ(DtOf<HalfCheetah>(), 0.05);
+  EXPECT_DOUBLE_EQ(DtOf<Hopper>(), 0.008);
+  EXPECT_DOUBLE_EQ(DtOf<Walker2d>(), 0.008);
+  EXPECT_DOUBLE_EQ(DtOf<Ant>(), 0.05);
+  EXPECT_DOUBLE_EQ(DtOf<Swimmer>(), 0.04);
+  EXPECT_DOUBLE_EQ(DtOf<InvertedPendulum>(), 0.04);
+  EXPECT_DOUBLE_EQ(DtOf<InvertedDoublePendulum>(), 0.05);
+  EXPECT_DOUBLE_EQ(DtOf<Reacher>(), 0.02);
+  EXPECT_DOUBLE_EQ(DtOf<Humanoid>(), 0.015);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
