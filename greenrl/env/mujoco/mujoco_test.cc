@@ -952,36 +952,29 @@ std::vector<float> Trajectory(int num_envs, uint64_t seed, int threads, int step
   return out;
 }
 
+// Seed 3 gives the same trajectory (obs, final_obs, rewards, terminations) on 1 and 2 threads;
+// seed 4 another one.
+template <typename Task>
+void ExpectSeedDeterminesTrajectory(int num_envs, int steps) {
+  const std::vector<float> one = Trajectory<Task>(num_envs, 3, 1, steps);
+  EXPECT_EQ(one, Trajectory<Task>(num_envs, 3, 2, steps)) << Task::Task().id;
+  EXPECT_NE(one, Trajectory<Task>(num_envs, 4, 2, steps)) << Task::Task().id;
+}
+
 TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> one = Trajectory<HalfCheetah>(5, 3, 1, 120);
   EXPECT_EQ(one, Trajectory<HalfCheetah>(5, 3, 2, 120));
   EXPECT_EQ(one, Trajectory<HalfCheetah>(5, 3, 3, 120));
   EXPECT_NE(one, Trajectory<HalfCheetah>(5, 4, 1, 120));
   // Hopper (random actions make it fall within ~100 steps, so autoresets are covered).
-  const std::vector<float> hop = Trajectory<Hopper>(5, 3, 1, 300);
-  EXPECT_EQ(hop, Trajectory<Hopper>(5, 3, 2, 300));
-  EXPECT_NE(hop, Trajectory<Hopper>(5, 4, 2, 300));
-  const std::vector<float> walk = Trajectory<Walker2d>(5, 3, 1, 300);
-  EXPECT_EQ(walk, Trajectory<Walker2d>(5, 3, 2, 300));
-  EXPECT_NE(walk, Trajectory<Walker2d>(5, 4, 2, 300));
-  const std::vector<float> ant = Trajectory<Ant>(5, 3, 1, 300);
-  EXPECT_EQ(ant, Trajectory<Ant>(5, 3, 2, 300));
-  EXPECT_NE(ant, Trajectory<Ant>(5, 4, 2, 300));
-  const std::vector<float> swim = Trajectory<Swimmer>(5, 3, 1, 300);
-  EXPECT_EQ(swim, Trajectory<Swimmer>(5, 3, 2, 300));
-  EXPECT_NE(swim, Trajectory<Swimmer>(5, 4, 2, 300));
-  const std::vector<float> pole = Trajectory<InvertedPendulum>(5, 3, 1, 300);
-  EXPECT_EQ(pole, Trajectory<InvertedPendulum>(5, 3, 2, 300));
-  EXPECT_NE(pole, Trajectory<InvertedPendulum>(5, 4, 2, 300));
-  const std::vector<float> poles = Trajectory<InvertedDoublePendulum>(5, 3, 1, 300);
-  EXPECT_EQ(poles, Trajectory<InvertedDoublePendulum>(5, 3, 2, 300));
-  EXPECT_NE(poles, Trajectory<InvertedDoublePendulum>(5, 4, 2, 300));
-  const std::vector<float> reach = Trajectory<Reacher>(5, 3, 1, 300);
-  EXPECT_EQ(reach, Trajectory<Reacher>(5, 3, 2, 300));
-  EXPECT_NE(reach, Trajectory<Reacher>(5, 4, 2, 300));
-  const std::vector<float> walk2 = Trajectory<Humanoid>(3, 3, 1, 100);
-  EXPECT_EQ(walk2, Trajectory<Humanoid>(3, 3, 2, 100));
-  EXPECT_NE(walk2, Trajectory<Humanoid>(3, 4, 2, 100));
+  ExpectSeedDeterminesTrajectory<Hopper>(5, 300);
+  ExpectSeedDeterminesTrajectory<Walker2d>(5, 300);
+  ExpectSeedDeterminesTrajectory<Ant>(5, 300);
+  ExpectSeedDeterminesTrajectory<Swimmer>(5, 300);
+  ExpectSeedDeterminesTrajectory<InvertedPendulum>(5, 300);
+  ExpectSeedDeterminesTrajectory<InvertedDoublePendulum>(5, 300);
+  ExpectSeedDeterminesTrajectory<Reacher>(5, 300);
+  ExpectSeedDeterminesTrajectory<Humanoid>(3, 100);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1038,56 +1031,74 @@ struct StepRule {
 // clip(qvel)], and an autoreset to the start pose after a termination. Returns the terminations;
 // *max_abs_qvel is the largest |qvel| seen (to show a clip was exercised) and *max_x_gap the
 // largest |reward difference| had x been read from qpos[0] instead of rule.x_body's xpos.
-template <typename Task>
-int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, const StepRule& rule,
-                           double* max_abs_qvel, double* max_x_gap) {
+// Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
+// the action (float32 [act_dim]), the row's state before the step, an independently stepped copy
+// of it (frame_skip mj_step calls of the action) and the VecEnv after its step. Returns the
+// terminations.
+template <typename Task, typename Check>
+int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
   Harness h = Make<Task>(1, env_seed, 1);
   const mjModel& m = h.env->model();
+  DataPtr before = MakeData(m);
   DataPtr shadow = MakeData(m);
-  const int body = rule.x_body == nullptr ? -1 : BodyId(m, rule.x_body);
-  auto x_of = [&](const mjData& d) { return body < 0 ? d.qpos[0] : d.xpos[3 * body]; };
   Rng rng(action_seed);
   int terminations = 0;
-  *max_abs_qvel = 0.0;
-  *max_x_gap = 0.0;
+  std::vector<float> action(m.nu);
   for (int t = 0; t < steps; ++t) {
-    RandomActions(*h.vec, rng);
-    const float* a = h.vec->continuous_actions();
+    mj_copyData(before.get(), &m, &h.env->data(0));
     mj_copyData(shadow.get(), &m, &h.env->data(0));
-    double ctrl_sq = 0.0;
     for (int k = 0; k < m.nu; ++k) {
-      shadow->ctrl[k] = a[k];
-      ctrl_sq += static_cast<double>(a[k]) * a[k];
+      action[k] = static_cast<float>(rng.Uniform(-bound, bound));
+      h.vec->continuous_actions()[k] = action[k];
+      shadow->ctrl[k] = action[k];
     }
-    const double x_before = x_of(*shadow), qpos_x_before = shadow->qpos[0];
-    for (int k = 0; k < rule.frame_skip; ++k) mj_step(&m, shadow.get());
-    const bool is_healthy = rule.healthy == nullptr || rule.healthy(*shadow);
+    for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
     h.vec->Step();
-    EXPECT_EQ(h.vec->terminated()[0], is_healthy ? 0 : 1) << "step " << t;
-    const double expected = (x_of(*shadow) - x_before) / rule.dt + rule.healthy_reward -
-                            rule.ctrl_cost_weight * ctrl_sq;
-    EXPECT_NEAR(h.vec->reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
-    *max_x_gap = std::max(*max_x_gap, std::abs((shadow->qpos[0] - qpos_x_before) / rule.dt -
-                                               (x_of(*shadow) - x_before) / rule.dt));
-    const int qpos_obs = m.nq - rule.excluded_qpos;
-    for (int k = rule.excluded_qpos; k < m.nq; ++k) {
-      EXPECT_EQ(h.vec->final_obs()[k - rule.excluded_qpos], static_cast<float>(shadow->qpos[k]))
-          << "step " << t;
-    }
-    for (int k = 0; k < m.nv; ++k) {
-      *max_abs_qvel = std::max(*max_abs_qvel, std::abs(shadow->qvel[k]));
-      EXPECT_EQ(h.vec->final_obs()[qpos_obs + k],
-                static_cast<float>(std::clamp(shadow->qvel[k], -rule.qvel_clip, rule.qvel_clip)))
-          << "step " << t;
-    }
-    if (!is_healthy) {
-      ++terminations;
-      EXPECT_GT(h.vec->episode_length()[0], 0);
-      EXPECT_NEAR(h.vec->obs()[0], rule.start_z, rule.start_z_noise * 1.001f);  // autoreset
-    }
+    check(t, action.data(), *before, *shadow, *h.vec);
+    terminations += h.vec->terminated()[0];
     if (::testing::Test::HasFailure()) break;  // one step's report is enough
   }
   return terminations;
+}
+
+template <typename Task>
+int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, const StepRule& rule,
+                           double* max_abs_qvel, double* max_x_gap) {
+  Harness probe = Make<Task>(1, env_seed, 1);
+  const mjModel& m = probe.env->model();
+  const int body = rule.x_body == nullptr ? -1 : BodyId(m, rule.x_body);
+  auto x_of = [&](const mjData& d) { return body < 0 ? d.qpos[0] : d.xpos[3 * body]; };
+  *max_abs_qvel = 0.0;
+  *max_x_gap = 0.0;
+  return ShadowSteps<Task>(
+      env_seed, action_seed, steps, 1.0,
+      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
+        double ctrl_sq = 0.0;
+        for (int k = 0; k < m.nu; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
+        const bool is_healthy = rule.healthy == nullptr || rule.healthy(d);
+        EXPECT_EQ(vec.terminated()[0], is_healthy ? 0 : 1) << "step " << t;
+        const double dx = x_of(d) - x_of(before);
+        const double expected =
+            dx / rule.dt + rule.healthy_reward - rule.ctrl_cost_weight * ctrl_sq;
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+        *max_x_gap =
+            std::max(*max_x_gap, std::abs((d.qpos[0] - before.qpos[0]) / rule.dt - dx / rule.dt));
+        const int qpos_obs = m.nq - rule.excluded_qpos;
+        for (int k = rule.excluded_qpos; k < m.nq; ++k) {
+          EXPECT_EQ(vec.final_obs()[k - rule.excluded_qpos], static_cast<float>(d.qpos[k]))
+              << "step " << t;
+        }
+        for (int k = 0; k < m.nv; ++k) {
+          *max_abs_qvel = std::max(*max_abs_qvel, std::abs(d.qvel[k]));
+          EXPECT_EQ(vec.final_obs()[qpos_obs + k],
+                    static_cast<float>(std::clamp(d.qvel[k], -rule.qvel_clip, rule.qvel_clip)))
+              << "step " << t;
+        }
+        if (!is_healthy) {
+          EXPECT_GT(vec.episode_length()[0], 0);
+          EXPECT_NEAR(vec.obs()[0], rule.start_z, rule.start_z_noise * 1.001f);  // autoreset
+        }
+      });
 }
 
 // Hopper-v4 and Walker2d-v4: frame_skip 4, dt 0.008 s, ctrl cost 1e-3, root x excluded, qvel
@@ -1218,36 +1229,6 @@ TEST(LocomotionTest, SwimmerMovesThroughItsFluidAndCoastsWithoutIt) {
   }
   mj_forward(&m, d.get());
   EXPECT_GT(d->subtree_com[3 * torso] - com_x0, 0.5);
-}
-
-// Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
-// the action (float32 [act_dim]), the row's state before the step, an independently stepped copy
-// of it (frame_skip mj_step calls of the action) and the VecEnv after its step. Returns the
-// terminations.
-template <typename Task, typename Check>
-int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
-  Harness h = Make<Task>(1, env_seed, 1);
-  const mjModel& m = h.env->model();
-  DataPtr before = MakeData(m);
-  DataPtr shadow = MakeData(m);
-  Rng rng(action_seed);
-  int terminations = 0;
-  std::vector<float> action(m.nu);
-  for (int t = 0; t < steps; ++t) {
-    mj_copyData(before.get(), &m, &h.env->data(0));
-    mj_copyData(shadow.get(), &m, &h.env->data(0));
-    for (int k = 0; k < m.nu; ++k) {
-      action[k] = static_cast<float>(rng.Uniform(-bound, bound));
-      h.vec->continuous_actions()[k] = action[k];
-      shadow->ctrl[k] = action[k];
-    }
-    for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
-    h.vec->Step();
-    check(t, action.data(), *before, *shadow, *h.vec);
-    terminations += h.vec->terminated()[0];
-    if (::testing::Test::HasFailure()) break;  // one step's report is enough
-  }
-  return terminations;
 }
 
 // InvertedPendulum-v4: reward 1 on every step, terminated exactly when |angle| > 0.2 rad,
