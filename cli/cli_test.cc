@@ -98,6 +98,12 @@ TEST(CliTest, EnvsListsSpacesLimitsAndEnvsPerThread) {
   EXPECT_LT(r.output.find("InvertedPendulum-v4\n"), r.output.find("InvertedDoublePendulum-v4\n"));
   EXPECT_LT(r.output.find("InvertedDoublePendulum-v4\n"), r.output.find("Reacher-v4\n"));
   EXPECT_LT(r.output.find("Reacher-v4\n"), r.output.find("Humanoid-v4\n"));
+  EXPECT_LT(r.output.find("Humanoid-v4\n"), r.output.find("HumanoidStandup-v4\n"));
+  EXPECT_LT(r.output.find("HumanoidStandup-v4\n"), r.output.find("Pusher-v4\n"));
+  EXPECT_NE(r.output.find("Pusher-v4\n  observation: Box(-inf, inf, (23,), float32)\n"
+                          "  action:      Box(-2.0, 2.0, (7,), float32)\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("InvertedPendulum-v4\n  observation: Box(-inf, inf, (4,), float32)\n"
                           "  action:      Box(-3.0, 3.0, (1,), float32)\n"),
             std::string::npos)
@@ -385,7 +391,7 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
   r = RunCommand(bin + " train --env Corridor-v1 --algo ppo --quiet --out " + Dir("corridor_bad") +
                  " 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("Humanoid-v4, Corridor-v0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Pusher-v4, Corridor-v0"), std::string::npos) << r.output;
 }
 
 // README's `--config configs/...` from a folder without configs/: the error names the preset

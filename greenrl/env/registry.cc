@@ -15,9 +15,11 @@
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/humanoid.h"
+#include "greenrl/env/mujoco/humanoid_standup.h"
 #include "greenrl/env/mujoco/inverted_double_pendulum.h"
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/pusher.h"
 #include "greenrl/env/mujoco/reacher.h"
 #include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
@@ -48,6 +50,8 @@ std::vector<EnvRegistration>& Registry() {
                       &mujoco::InvertedDoublePendulum::MakeBatched, 1},
       EnvRegistration{&mujoco::Reacher::Spec(), &mujoco::Reacher::MakeBatched, 1},
       EnvRegistration{&mujoco::Humanoid::Spec(), &mujoco::Humanoid::MakeBatched, 1},
+      EnvRegistration{&mujoco::HumanoidStandup::Spec(), &mujoco::HumanoidStandup::MakeBatched, 1},
+      EnvRegistration{&mujoco::Pusher::Spec(), &mujoco::Pusher::MakeBatched, 1},
   };
   return registry;
 }

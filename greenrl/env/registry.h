@@ -55,9 +55,10 @@ void RegisterEnv(const EnvRegistration& registration);
 // Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,
 // MountainCarContinuous-v0, Pendulum-v1 (Gymnasium 1.0.0 ids, spaces, TimeLimits and reward
 // thresholds; Pendulum-v1 has no reward threshold), then HalfCheetah-v4, Hopper-v4,
-// Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, Reacher-v4
-// and Humanoid-v4 (Gymnasium v4 MuJoCo envs, mujoco/; their models are loaded when a VecEnv is
-// built), then the ones RegisterEnv added, in the order they were added.
+// Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, Reacher-v4,
+// Humanoid-v4, HumanoidStandup-v4 and Pusher-v4 (Gymnasium v4 MuJoCo envs, mujoco/; their models
+// are loaded when a VecEnv is built), then the ones RegisterEnv added, in the order they were
+// added.
 const std::vector<EnvRegistration>& RegisteredEnvs();
 
 // Whether the simulators' own warnings (MuJoCo's: an unstable state, a full contact arena;

@@ -240,7 +240,7 @@ TEST(RunConfigTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
              "env_id: got 'CartPole-v1'; an env with a Box action space for SAC (continuous "
              "actions): MountainCarContinuous-v0, Pendulum-v1, HalfCheetah-v4, Hopper-v4, "
              "Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, "
-             "Reacher-v4, Humanoid-v4"}}) {
+             "Reacher-v4, Humanoid-v4, HumanoidStandup-v4, Pusher-v4"}}) {
     try {
       LoadRunConfig(configs + c.preset, {"env_id=" + c.env}, std::nullopt);
       ADD_FAILURE() << "no error for " << c.preset << " on " << c.env;

@@ -309,6 +309,8 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"InvertedDoublePendulum-v4", 11, false, 1, 1000, 9100.0},
       {"Reacher-v4", 11, false, 2, 50, -3.75},
       {"Humanoid-v4", 376, false, 17, 1000, std::nullopt},
+      {"HumanoidStandup-v4", 376, false, 17, 1000, std::nullopt},
+      {"Pusher-v4", 23, false, 7, 100, 0.0},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

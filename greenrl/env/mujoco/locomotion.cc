@@ -61,6 +61,9 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   } else if (task.observation == Observation::kHumanoid) {
     observed = m.nq - task.excluded_qpos + 2 * m.nv + 22 * m.nbody;
     rule = "nq - " + std::to_string(task.excluded_qpos) + " + 2 nv + 22 nbody";
+  } else if (task.observation == Observation::kPusher) {
+    observed = m.nq + m.nv - 8 + 9;
+    rule = "nq + nv - 8 + 9";
   }
   if (observed != task.obs_dim) {
     throw MujocoError(where + rule + " = " + std::to_string(observed) + ", expected obs_dim " +
@@ -74,14 +77,21 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
     tip_site_id_ = mj_name2id(&m, mjOBJ_SITE, task.tip_site.c_str());
     if (tip_site_id_ < 0) throw MujocoError(where + "no site named '" + task.tip_site + "'");
   }
-  if (task.observation == Observation::kReacher || task.reward == Reward::kFingertipDistance) {
-    fingertip_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.fingertip_body.c_str());
-    target_body_id_ = mj_name2id(&m, mjOBJ_BODY, task.target_body.c_str());
-    if (fingertip_body_id_ < 0 || target_body_id_ < 0) {
-      throw MujocoError(where + "no body named '" +
-                        (fingertip_body_id_ < 0 ? task.fingertip_body : task.target_body) + "'");
-    }
+  const bool arm =
+      task.observation == Observation::kReacher || task.observation == Observation::kPusher ||
+      task.reward == Reward::kFingertipDistance || task.reward == Reward::kPushDistance;
+  const bool pusher =
+      task.observation == Observation::kPusher || task.reward == Reward::kPushDistance;
+  auto body_id = [&](const std::string& name) {
+    const int id = mj_name2id(&m, mjOBJ_BODY, name.c_str());
+    if (id < 0) throw MujocoError(where + "no body named '" + name + "'");
+    return id;
+  };
+  if (arm) {
+    fingertip_body_id_ = body_id(task.fingertip_body);
+    target_body_id_ = body_id(task.target_body);
   }
+  if (pusher) object_body_id_ = body_id(task.object_body);
   if (m.nu != task.act_dim) {
     throw MujocoError(where + "nu = " + std::to_string(m.nu) + ", expected act_dim " +
                       std::to_string(task.act_dim));
@@ -126,6 +136,22 @@ void LocomotionEnv::ResetRow(Row& row) const {
     d.qpos[m.nq - 1] = gy;
     for (int k = 0; k < m.nv; ++k) d.qvel[k] = row.rng.Uniform(-0.005, 0.005);
     d.qvel[m.nv - 2] = d.qvel[m.nv - 1] = 0.0;
+  } else if (task_.start_state == StartState::kPusherGoal) {
+    // PusherEnv.reset_model: qpos = init_qpos; cylinder_pos = [U(-0.3, 0), U(-0.2, 0.2)] drawn
+    // until |cylinder_pos - goal_pos| > 0.17 with goal_pos = (0, 0); qpos[-4:-2] = cylinder_pos
+    // (the object's y and x slides), qpos[-2:] = goal_pos; qvel = U(-0.005, 0.005) on all nv,
+    // then qvel[-4:] = 0.
+    for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k];
+    double c0 = 0.0, c1 = 0.0;
+    do {
+      c0 = row.rng.Uniform(-0.3, 0.0);
+      c1 = row.rng.Uniform(-0.2, 0.2);
+    } while (!(std::sqrt(c0 * c0 + c1 * c1) > 0.17));
+    d.qpos[m.nq - 4] = c0;
+    d.qpos[m.nq - 3] = c1;
+    d.qpos[m.nq - 2] = d.qpos[m.nq - 1] = 0.0;
+    for (int k = 0; k < m.nv; ++k) d.qvel[k] = row.rng.Uniform(-0.005, 0.005);
+    for (int k = m.nv - 4; k < m.nv; ++k) d.qvel[k] = 0.0;
   } else {
     const double s = task_.reset_noise_scale;
     for (int k = 0; k < m.nq; ++k) d.qpos[k] = m.qpos0[k] + row.rng.Uniform(-s, s);
@@ -167,6 +193,16 @@ void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
     }
     return;
   }
+  if (task_.observation == Observation::kPusher) {
+    // PusherEnv._get_obs: qpos[:7], qvel[:7], get_body_com("tips_arm"), get_body_com("object"),
+    // get_body_com("goal").
+    for (int k = 0; k < m.nq - 4; ++k) *dst++ = static_cast<float>(data.qpos[k]);
+    for (int k = 0; k < m.nv - 4; ++k) *dst++ = static_cast<float>(data.qvel[k]);
+    for (const int body : {fingertip_body_id_, object_body_id_, target_body_id_}) {
+      for (int axis = 0; axis < 3; ++axis) *dst++ = static_cast<float>(data.xpos[3 * body + axis]);
+    }
+    return;
+  }
   for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
   if (task_.observation == Observation::kHumanoid) {
@@ -195,21 +231,47 @@ double LocomotionEnv::XPosition(const mjData& data) const {
   return x_body_id_ < 0 ? data.qpos[0] : data.xpos[3 * x_body_id_];
 }
 
-double LocomotionEnv::FingertipDistance(const mjData& data) const {
+double LocomotionEnv::BodyDistance(const mjData& data, int a, int b) const {
   double sq = 0.0;
   for (int c = 0; c < 3; ++c) {
-    const double v = data.xpos[3 * fingertip_body_id_ + c] - data.xpos[3 * target_body_id_ + c];
+    const double v = data.xpos[3 * a + c] - data.xpos[3 * b + c];
     sq += v * v;
   }
   return std::sqrt(sq);
 }
 
-double LocomotionEnv::StepReward(const mjData& data, double x_before, double distance_before,
+double LocomotionEnv::RewardBeforeStep(const mjData& data) const {
+  if (task_.reward == Reward::kFingertipDistance) {
+    // ReacherEnv.step: reward_dist = -norm(fingertip - target), before do_simulation.
+    return -BodyDistance(data, fingertip_body_id_, target_body_id_);
+  }
+  if (task_.reward == Reward::kPushDistance) {
+    // PusherEnv.step: reward_near = -norm(object - tips_arm), reward_dist = -norm(object - goal),
+    // before do_simulation; reward = reward_dist + 0.1 reward_ctrl + 0.5 reward_near.
+    return -BodyDistance(data, object_body_id_, target_body_id_) -
+           0.5 * BodyDistance(data, object_body_id_, fingertip_body_id_);
+  }
+  return 0.0;
+}
+
+double LocomotionEnv::StepReward(const mjData& data, double x_before, double before,
                                  double ctrl_sq) const {
   if (task_.reward == Reward::kFingertipDistance) {
-    // ReacherEnv.step: reward_dist = -norm(fingertip - target) and reward_ctrl = -sum(a^2), both
-    // before do_simulation.
-    return -distance_before - ctrl_sq;
+    // ReacherEnv.step: reward_dist + reward_ctrl, reward_ctrl = -sum(a^2).
+    return before - ctrl_sq;
+  }
+  if (task_.reward == Reward::kPushDistance) {
+    // PusherEnv.step: reward_ctrl = -sum(a^2), weighted 0.1.
+    return before - 0.1 * ctrl_sq;
+  }
+  if (task_.reward == Reward::kStandUp) {
+    // HumanoidStandupEnv.step: uph_cost = (qpos[2] - 0) / model.opt.timestep; quad_ctrl_cost =
+    // 0.1 sum(ctrl^2); quad_impact_cost = min(0.5e-6 sum(cfrc_ext^2), 10); reward = uph_cost -
+    // quad_ctrl_cost - quad_impact_cost + 1.
+    const mjModel& m = *model_;
+    double impact_sq = 0.0;
+    for (int k = 0; k < 6 * m.nbody; ++k) impact_sq += data.cfrc_ext[k] * data.cfrc_ext[k];
+    return data.qpos[2] / m.opt.timestep - 0.1 * ctrl_sq - std::min(0.5e-6 * impact_sq, 10.0) + 1.0;
   }
   if (task_.reward == Reward::kTipDistance) {
     // InvertedDoublePendulumEnv.step: x, _, y = site_xpos[0]; alive_bonus 10; dist_penalty =
@@ -293,8 +355,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
 
     // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps.
     const double x_before = XPosition(d);
-    const double distance_before =
-        task_.reward == Reward::kFingertipDistance ? FingertipDistance(d) : 0.0;
+    const double before = RewardBeforeStep(d);
     double ctrl_sq = 0.0;
     for (int a = 0; a < act_dim; ++a) {
       d.ctrl[a] = static_cast<double>(action[a]);
@@ -323,7 +384,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       buffers.truncated[i] = 1;
       row.non_finite_resets += 1;
     } else {
-      const double reward = StepReward(d, x_before, distance_before, ctrl_sq);
+      const double reward = StepReward(d, x_before, before, ctrl_sq);
       const bool terminated = !Healthy(d);
       const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
       WriteObs(d, final_obs);

@@ -1,7 +1,7 @@
 // locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4, Swimmer-v4, Humanoid-v4), its two inverted pendulums (InvertedPendulum-v4,
-// InvertedDoublePendulum-v4) and Reacher-v4 as one batched env driven by a table of task
-// constants.
+// Ant-v4, Swimmer-v4, Humanoid-v4, HumanoidStandup-v4), its two inverted pendulums
+// (InvertedPendulum-v4, InvertedDoublePendulum-v4) and its two arms (Reacher-v4, Pusher-v4) as one
+// batched env driven by a table of task constants.
 //
 // The locomotion tasks share Gymnasium's MujocoEnv step
 // (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer,humanoid}_v4.py, Gymnasium
@@ -14,12 +14,13 @@
 // torso's mjData.xpos x (Gymnasium's get_body_com("torso")[0]), for Humanoid-v4 the x of the
 // bodies' mass-weighted mean xipos (Gymnasium's mass_center), and the first excluded_qpos
 // entries of qpos (the root x; Ant, Swimmer and Humanoid: x and y) are left out of obs (Humanoid
-// appends more, Observation below). The TimeLimit is gymnasium.make's (1000 steps, Reacher's 50;
-// truncated). Actions are not clipped by the env (as in Gymnasium):
+// appends more, Observation below). The TimeLimit is gymnasium.make's (1000 steps; Reacher's 50,
+// Pusher's 100; truncated). Actions are not clipped by the env (as in Gymnasium):
 // MuJoCo clamps ctrl to the actuators' ctrlrange, and the control cost uses the action as given.
-// The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py) and Reacher
-// (reacher_v4.py) step the same way and differ in their observation, reward, termination and
-// start state (Observation, Reward, Health and StartState below).
+// The inverted pendulums (inverted_pendulum_v4.py, inverted_double_pendulum_v4.py), the arms
+// (reacher_v4.py, pusher_v4.py) and HumanoidStandup (humanoidstandup_v4.py) step the same way and
+// differ in their observation, reward, termination and start state (Observation, Reward, Health
+// and StartState below).
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -60,7 +61,7 @@ enum class VelocityNoise {
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
 enum class Health {
-  kNone,        // never (HalfCheetah-v4, Swimmer-v4)
+  kNone,        // never (HalfCheetah, Swimmer, Reacher, Pusher, HumanoidStandup: all v4)
   kPlanar,      // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
   kHeight,      // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
   kHeightOpen,  // Humanoid-v4: z = qpos[2] strictly inside (healthy_z_min, healthy_z_max)
@@ -79,12 +80,15 @@ enum class Observation {
   // Reacher-v4: [cos(qpos[0:2]), sin(qpos[0:2]), qpos[2:] (the target's x, y), qvel[0:2],
   // xpos(fingertip_body) - xpos(target_body)]: 2 + 2 + 2 + 2 + 3 = 11 values.
   kReacher,
-  // Humanoid-v4: [qpos[excluded_qpos:], qvel, cinert (nbody x 10), cvel (nbody x 6),
-  // qfrc_actuator (nv), cfrc_ext (nbody x 6)], the world body's rows included: 22 + 23 + 140 +
-  // 84 + 23 + 84 = 376 values. As under Gymnasium v4 with MuJoCo >= 2.x, cfrc_ext is all zeros:
-  // mj_step computes it only for models with force or acceleration sensors (Gymnasium v5 calls
-  // mj_rnePostConstraint to fill it).
+  // Humanoid-v4, HumanoidStandup-v4: [qpos[excluded_qpos:], qvel, cinert (nbody x 10), cvel
+  // (nbody x 6), qfrc_actuator (nv), cfrc_ext (nbody x 6)], the world body's rows included:
+  // 22 + 23 + 140 + 84 + 23 + 84 = 376 values. As under Gymnasium v4 with MuJoCo >= 2.x,
+  // cfrc_ext is all zeros: mj_step computes it only for models with force or acceleration
+  // sensors (Gymnasium v5 calls mj_rnePostConstraint to fill it).
   kHumanoid,
+  // Pusher-v4: [qpos[0:7], qvel[0:7] (the arm's seven joints), xpos(fingertip_body),
+  // xpos(object_body), xpos(target_body)]: 7 + 7 + 3 + 3 + 3 = 23 values (m, rad, rad/s).
+  kPusher,
 };
 
 // How a step's reward is computed (Gymnasium's step).
@@ -98,6 +102,15 @@ enum class Reward {
   // Reacher-v4: -|xpos(fingertip_body) - xpos(target_body)| - |a|^2, the distance taken BEFORE
   // the step (reacher_v4.py computes the reward, then simulates).
   kFingertipDistance,
+  // Pusher-v4: -|xpos(object_body) - xpos(target_body)| - 0.1 |a|^2
+  // - 0.5 |xpos(object_body) - xpos(fingertip_body)|, the distances taken BEFORE the step
+  // (pusher_v4.py computes the reward, then simulates).
+  kPushDistance,
+  // HumanoidStandup-v4: qpos[2] / timestep - 0.1 |a|^2 - min(0.5e-6 |cfrc_ext|^2, 10) + 1, after
+  // the step: the torso's height (m) over MuJoCo's timestep (0.003 s, not dt), so 35 per step
+  // lying at the start (0.105 m) and about 467 at Humanoid-v4's standing 1.4 m. cfrc_ext is all
+  // zeros under MuJoCo 2.x (see kHumanoid), so the impact cost is 0, as under Gymnasium v4.
+  kStandUp,
 };
 
 // How a reset draws the start state (Gymnasium's reset_model), after mj_resetData.
@@ -109,6 +122,10 @@ enum class StartState {
   // U(-0.2, 0.2)^2 until its norm is below 0.2 (uniform in the disk); qvel = U(-0.005, 0.005)
   // with the target's qvel[2:4] = 0.
   kReacherGoal,
+  // Pusher-v4: qpos = qpos0, then the object's qpos[7:9] (its y and x slides, in that order) = c
+  // with c[0] ~ U(-0.3, 0), c[1] ~ U(-0.2, 0.2) drawn until |c| > 0.17, and the goal's
+  // qpos[9:11] = 0; qvel = U(-0.005, 0.005) with the object's and goal's qvel[7:11] = 0.
+  kPusherGoal,
 };
 
 // Everything task-specific about one of these envs (the name is the locomotion tasks', which came
@@ -122,9 +139,10 @@ struct LocomotionTask {
   Reward reward = Reward::kForward;
   StartState start_state = StartState::kNoise;
   // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv; kReacher:
-  // nq + 7; kHumanoid: nq - excluded_qpos + 2 nv + 22 nbody.
+  // nq + 7; kHumanoid: nq - excluded_qpos + 2 nv + 22 nbody; kPusher: nq + nv - 8 + 9.
   int obs_dim = 0;
-  int excluded_qpos = 1;  // leading qpos entries not observed: root x (Ant, Swimmer: x, y)
+  // Leading qpos entries not observed: root x (Ant, Swimmer and the humanoids: x, y).
+  int excluded_qpos = 1;
   // Body whose mjData.xpos x is the forward position (Ant: "torso"); empty: qpos[0]. xpos is
   // what MuJoCo's last mj_step computed (at its last RK4 stage), as Gymnasium reads it.
   std::string x_body;
@@ -134,9 +152,10 @@ struct LocomotionTask {
   // Site whose mjData.site_xpos Reward::kTipDistance and Health::kTipHeight read (the
   // InvertedDoublePendulum's "tip"); empty when neither is used.
   std::string tip_site;
-  // Bodies whose mjData.xpos Observation::kReacher and Reward::kFingertipDistance compare
-  // (Reacher's "fingertip" and "target"); empty otherwise.
-  std::string fingertip_body, target_body;
+  // Bodies whose mjData.xpos Observation::kReacher/kPusher and Reward::kFingertipDistance/
+  // kPushDistance compare (Reacher's "fingertip" and "target"; Pusher's "tips_arm", "object"
+  // and "goal", Gymnasium's get_body_com); empty otherwise.
+  std::string fingertip_body, object_body, target_body;
   int act_dim = 0;                     // nu, actuators
   double action_bound = 1.0;  // action Box [-bound, bound]^act_dim = every actuator's ctrlrange
   double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
@@ -210,12 +229,15 @@ class LocomotionEnv final : public BatchedEnv {
   bool Healthy(const mjData& data) const;
   // m: qpos[0], xpos x of body x_body_id_, or the mass center's x (x_mass_center).
   double XPosition(const mjData& data) const;
-  // m: |xpos(fingertip_body_id_) - xpos(target_body_id_)| (Reacher).
-  double FingertipDistance(const mjData& data) const;
-  // The step's reward; x_before: XPosition before the step (m), distance_before:
-  // FingertipDistance before the step (m; Reacher only), ctrl_sq: |a|^2.
-  double StepReward(const mjData& data, double x_before, double distance_before,
-                    double ctrl_sq) const;
+  // m: |xpos(body a) - xpos(body b)|.
+  double BodyDistance(const mjData& data, int a, int b) const;
+  // The part of the reward that Reacher and Pusher take from the state before the step (their
+  // distance terms: -|fingertip - target|; -|object - goal| - 0.5 |object - tips_arm|); 0 for
+  // the other tasks.
+  double RewardBeforeStep(const mjData& data) const;
+  // The step's reward; x_before: XPosition before the step (m), before: RewardBeforeStep before
+  // the step, ctrl_sq: |a|^2.
+  double StepReward(const mjData& data, double x_before, double before, double ctrl_sq) const;
 
   const LocomotionTask& task_;
   const EnvSpec& spec_;
@@ -223,14 +245,16 @@ class LocomotionEnv final : public BatchedEnv {
   double dt_ = 0.0;
   int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
   int tip_site_id_ = -1;  // mj_name2id(task.tip_site), -1 when the task names none
-  int fingertip_body_id_ = -1, target_body_id_ = -1;  // Reacher's bodies, -1 otherwise
+  // Reacher's and Pusher's bodies, -1 where the task names none.
+  int fingertip_body_id_ = -1, object_body_id_ = -1, target_body_id_ = -1;
   std::vector<Row> rows_;
 };
 
 // Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
 // LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). The action Box is the
 // motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task here but
-// InvertedPendulum's 3 and Humanoid's 0.4; LocomotionEnv checks it on the model).
+// InvertedPendulum's 3, Pusher's 2 and the humanoids' 0.4; LocomotionEnv checks it on the
+// model).
 template <typename Derived>
 struct LocomotionEnvOf {
   // The task's static spec: id, obs Box float32 [obs_dim] unbounded, action Box float32

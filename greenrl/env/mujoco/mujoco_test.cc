@@ -1,9 +1,9 @@
 // mujoco_test.cc: HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, Humanoid-v4,
-// InvertedPendulum-v4, InvertedDoublePendulum-v4 and Reacher-v4 on libmujoco: the models'
-// physical constants against
-// Gymnasium's published values, loader errors, spaces and reset bounds, determinism per seed across
-// thread counts, the reward identity, each task's termination rule, the 1000-step TimeLimit,
-// Swimmer's fluid, and recovery from numerical faults and engine errors.
+// HumanoidStandup-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, Reacher-v4 and Pusher-v4 on
+// libmujoco: the models' physical constants against Gymnasium's published values, loader errors,
+// spaces and reset bounds, determinism per seed across thread counts, the reward identity, each
+// task's termination rule, the TimeLimits, Swimmer's fluid, Pusher's contacts, and recovery from
+// numerical faults and engine errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -25,10 +25,12 @@
 #include "greenrl/env/mujoco/half_cheetah.h"
 #include "greenrl/env/mujoco/hopper.h"
 #include "greenrl/env/mujoco/humanoid.h"
+#include "greenrl/env/mujoco/humanoid_standup.h"
 #include "greenrl/env/mujoco/inverted_double_pendulum.h"
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/pusher.h"
 #include "greenrl/env/mujoco/reacher.h"
 #include "greenrl/env/mujoco/swimmer.h"
 #include "greenrl/env/mujoco/walker2d.h"
@@ -641,6 +643,133 @@ TEST(MujocoModelTest, HumanoidPhysicalConstantsMatchGymnasium) {
   EXPECT_DOUBLE_EQ(m.geom_friction[3 * floor + 1], 0.1);
 }
 
+// HumanoidStandup-v4's model: Gymnasium's humanoidstandup.xml, Humanoid-v4's body lying on its
+// back along x: the same geoms (so the same masses), joints, tendons, gears and solver, the root
+// 0.105 m up, and the left hip's y range [-120, 20] degrees where humanoid.xml has [-110, 20].
+TEST(MujocoModelTest, HumanoidStandupPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("humanoidstandup.xml"));
+  ModelPtr upright = LoadModel(AssetPath("humanoid.xml"));
+  const mjModel& m = *model;
+  ExpectSizesAndRk4(m, 24, 23, 17, 0.003);
+  EXPECT_EQ(m.nbody, 14);
+  EXPECT_EQ(m.ntendon, 2);
+  EXPECT_EQ(m.opt.solver, mjSOL_NEWTON);
+  EXPECT_EQ(m.opt.iterations, 50);
+  EXPECT_DOUBLE_EQ(m.qpos0[2], 0.105);
+  EXPECT_DOUBLE_EQ(m.qpos0[3], 1.0);
+  for (int b = 0; b < 14; ++b) {
+    EXPECT_NEAR(m.body_mass[b], upright->body_mass[b], 1e-12) << mj_id2name(&m, mjOBJ_BODY, b);
+  }
+  for (int j = 0; j < m.njnt; ++j) {
+    const std::string name = mj_id2name(&m, mjOBJ_JOINT, j);
+    EXPECT_EQ(name, mj_id2name(upright.get(), mjOBJ_JOINT, j));
+    if (name == "left_hip_y") {
+      ExpectLimitedDegrees(m, j, -120, 20);
+      ExpectLimitedDegrees(*upright, j, -110, 20);
+    } else {
+      EXPECT_DOUBLE_EQ(m.jnt_range[2 * j], upright->jnt_range[2 * j]) << name;
+      EXPECT_DOUBLE_EQ(m.jnt_range[2 * j + 1], upright->jnt_range[2 * j + 1]) << name;
+    }
+    EXPECT_DOUBLE_EQ(m.jnt_stiffness[j], upright->jnt_stiffness[j]) << name;
+  }
+  for (int v = 0; v < m.nv; ++v) {
+    EXPECT_DOUBLE_EQ(m.dof_damping[v], upright->dof_damping[v]) << v;
+    EXPECT_DOUBLE_EQ(m.dof_armature[v], upright->dof_armature[v]) << v;
+  }
+  for (int a = 0; a < 17; ++a) {
+    EXPECT_EQ(m.actuator_trnid[2 * a], upright->actuator_trnid[2 * a]) << a;
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], upright->actuator_gear[6 * a]) << a;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -0.4) << a;
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 0.4) << a;
+  }
+  for (int k = 0; k < m.nwrap; ++k) EXPECT_EQ(m.wrap_prm[k], upright->wrap_prm[k]) << k;
+  // Lying along x: at qpos0 the feet are about 1.2 m out in x and 0.105 m up (humanoid.xml's
+  // hang 1.3 m below the torso, at about 0.1 m).
+  DataPtr d = MakeData(m);
+  mj_forward(&m, d.get());
+  const int foot = BodyId(m, "right_foot");
+  EXPECT_NEAR(d->xpos[3 * foot], 0.21 + 0.165 + 0.403 + 0.35, 0.01);
+  EXPECT_NEAR(d->xpos[3 * foot + 2], 0.105 - 0.1, 0.01);
+  EXPECT_NEAR(d->xipos[3 * foot + 2], 0.105, 0.01);
+}
+
+// Pusher-v4's model: Gymnasium's pusher.xml (arm geoms at density 300, joints with armature 0.04,
+// their ranges and damping, 7 motors of gear 1 and ctrlrange [-2, 2]; the object of density
+// 1e-5 on slides y, x; no gravity; Euler at 0.01 s with 20 iterations), pusher_v4.py's
+// frame_skip 5. The object's mass, 1.30899694e-08 kg, is the one Gymnasium's pull request 1019
+// quotes for Pusher-v4 (Pusher-v5 makes it 7.85398163e-06 kg).
+TEST(MujocoModelTest, PusherPhysicalConstantsMatchGymnasium) {
+  ModelPtr model = LoadModel(AssetPath("pusher.xml"));
+  const mjModel& m = *model;
+  EXPECT_EQ(m.nq, 11);
+  EXPECT_EQ(m.nv, 11);
+  EXPECT_EQ(m.nu, 7);
+  EXPECT_DOUBLE_EQ(m.opt.timestep, 0.01);
+  EXPECT_EQ(m.opt.integrator, mjINT_EULER);
+  EXPECT_EQ(m.opt.iterations, 20);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(m.opt.gravity[c], 0.0) << c;
+  for (int k = 0; k < m.nq; ++k) EXPECT_EQ(m.qpos0[k], 0.0) << k;
+  EXPECT_NEAR(m.body_mass[BodyId(m, "object")], 1.30899694e-08, 1e-16);
+  // The wrist-roll link is its three capsules (r 0.02, lengths 0.2, 0.1, 0.1) at density 300.
+  EXPECT_NEAR(m.body_mass[BodyId(m, "r_wrist_roll_link")],
+              0.3 * (CapsuleMass(0.02, 0.1) + 2.0 * CapsuleMass(0.02, 0.05)), 1e-12);
+  EXPECT_NEAR(m.body_mass[BodyId(m, "r_upper_arm_link")], 0.3 * CapsuleMass(0.06, 0.2), 1e-12);
+  struct Joint {
+    const char* name;
+    double low, high, damping;
+  };
+  const Joint joints[11] = {{"r_shoulder_pan_joint", -2.2854, 1.714602, 1.0},
+                            {"r_shoulder_lift_joint", -0.5236, 1.3963, 1.0},
+                            {"r_upper_arm_roll_joint", -1.5, 1.7, 0.1},
+                            {"r_elbow_flex_joint", -2.3213, 0.0, 0.1},
+                            {"r_forearm_roll_joint", -1.5, 1.5, 0.1},
+                            {"r_wrist_flex_joint", -1.094, 0.0, 0.1},
+                            {"r_wrist_roll_joint", -1.5, 1.5, 0.1},
+                            {"obj_slidey", -10.3213, 10.3, 0.5},
+                            {"obj_slidex", -10.3213, 10.3, 0.5},
+                            {"goal_slidey", -10.3213, 10.3, 0.5},
+                            {"goal_slidex", -10.3213, 10.3, 0.5}};
+  for (int k = 0; k < 11; ++k) {
+    const Joint& j = joints[k];
+    EXPECT_EQ(JointId(m, j.name), k) << j.name;  // qpos order
+    EXPECT_EQ(m.jnt_type[k], k < 7 ? mjJNT_HINGE : mjJNT_SLIDE) << j.name;
+    EXPECT_TRUE(m.jnt_limited[k]) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * k], j.low) << j.name;
+    EXPECT_DOUBLE_EQ(m.jnt_range[2 * k + 1], j.high) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_damping[k], j.damping) << j.name;
+    EXPECT_DOUBLE_EQ(m.dof_armature[k], 0.04) << j.name;
+  }
+  for (int a = 0; a < 7; ++a) {
+    EXPECT_EQ(m.actuator_trnid[2 * a], a);
+    EXPECT_DOUBLE_EQ(m.actuator_gear[6 * a], 1.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a], -2.0);
+    EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 2.0);
+  }
+  // Contacts: the table, the wrist's three capsules and the object's cylinder, nothing else.
+  std::vector<std::string> colliding;
+  for (int g = 0; g < m.ngeom; ++g) {
+    EXPECT_DOUBLE_EQ(m.geom_margin[g], 0.002) << g;
+    EXPECT_EQ(m.geom_condim[g], 1) << g;
+    if (m.geom_contype[g] != 0 || m.geom_conaffinity[g] != 0) {
+      colliding.push_back(mj_id2name(&m, mjOBJ_BODY, m.geom_bodyid[g]));
+    }
+  }
+  EXPECT_EQ(colliding, (std::vector<std::string>{"world", "r_wrist_roll_link", "r_wrist_roll_link",
+                                                 "r_wrist_roll_link", "object"}));
+  // Straight out, tips_arm is 0.1 + 0.4 + 0.321 m along x from the shoulder at (0, -0.6, 0); the
+  // object and the goal sit at (0.45, -0.05), 0.275 m and 0.323 m below the shoulder.
+  DataPtr d = MakeData(m);
+  mj_forward(&m, d.get());
+  const double tips[3] = {0.821, -0.6, 0.0};
+  const double object[3] = {0.45, -0.05, -0.275};
+  const double goal[3] = {0.45, -0.05, -0.323};
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(d->xpos[3 * BodyId(m, "tips_arm") + c], tips[c], 1e-12) << c;
+    EXPECT_NEAR(d->xpos[3 * BodyId(m, "object") + c], object[c], 1e-12) << c;
+    EXPECT_NEAR(d->xpos[3 * BodyId(m, "goal") + c], goal[c], 1e-12) << c;
+  }
+}
+
 // An empty folder under the test's temp dir (any earlier content removed).
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;
@@ -759,6 +888,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
       {"InvertedDoublePendulum-v4", 11, 1, 1.0f, 9100.0},
       {"Reacher-v4", 11, 2, 1.0f, -3.75, 50},
       {"Humanoid-v4", 376, 17, 0.4f, std::nullopt},  // Gymnasium registers no threshold
+      {"HumanoidStandup-v4", 376, 17, 0.4f, std::nullopt},
+      {"Pusher-v4", 23, 7, 2.0f, 0.0, 100},
   };
   for (const Expected& e : table) {
     const EnvSpec& spec = FindEnvSpec(e.id);
@@ -785,6 +916,8 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
   EXPECT_DOUBLE_EQ(DtOf<InvertedDoublePendulum>(), 0.05);
   EXPECT_DOUBLE_EQ(DtOf<Reacher>(), 0.02);
   EXPECT_DOUBLE_EQ(DtOf<Humanoid>(), 0.015);
+  EXPECT_DOUBLE_EQ(DtOf<HumanoidStandup>(), 0.015);
+  EXPECT_DOUBLE_EQ(DtOf<Pusher>(), 0.05);
 }
 
 TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
@@ -905,6 +1038,53 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
     for (int k = 7; k < 24; ++k) EXPECT_LE(std::abs(d.qpos[k]), 0.01) << k;
     for (int k = 0; k < 23; ++k) EXPECT_LE(std::abs(d.qvel[k]), 0.01) << k;
   }
+  // HumanoidStandup: the same noise around its lying qpos0; obs[0] = z = 0.105 + U(-0.01, 0.01).
+  Harness standup = Make<HumanoidStandup>(32, 7, 1);
+  obs = standup.vec->obs();
+  for (int i = 0; i < 32; ++i) {
+    const mjData& d = standup.env->data(i);
+    EXPECT_NEAR(obs[i * 376], 0.105f, 0.01f + 1e-6f);
+    for (int k = 7; k < 24; ++k) EXPECT_LE(std::abs(d.qpos[k]), 0.01) << k;
+    for (int k = 0; k < 23; ++k) EXPECT_LE(std::abs(d.qvel[k]), 0.01) << k;
+  }
+  // Pusher: the arm exactly at qpos0 = 0 with qvel U(-0.005, 0.005); the object's y slide
+  // U(-0.3, 0) and x slide U(-0.2, 0.2), kept only beyond 0.17 m of the goal; the goal at 0; the
+  // object and the goal at rest; obs = [qpos[:7], qvel[:7], the three bodies' xpos].
+  Harness pusher = Make<Pusher>(64, 7, 1);
+  obs = pusher.vec->obs();
+  const mjModel& pm = pusher.env->model();
+  int positive_x = 0;
+  for (int i = 0; i < 64; ++i) {
+    const mjData& d = pusher.env->data(i);
+    const float* o = obs + i * 23;
+    for (int k = 0; k < 7; ++k) {
+      EXPECT_EQ(d.qpos[k], 0.0) << k;
+      EXPECT_LE(std::abs(d.qvel[k]), 0.005) << k;
+      EXPECT_EQ(o[k], 0.0f) << k;
+      EXPECT_EQ(o[7 + k], static_cast<float>(d.qvel[k])) << k;
+    }
+    const double cy = d.qpos[7], cx = d.qpos[8];
+    EXPECT_TRUE(-0.3 <= cy && cy <= 0.0) << cy;
+    EXPECT_TRUE(-0.2 <= cx && cx <= 0.2) << cx;
+    EXPECT_GT(cx * cx + cy * cy, 0.17 * 0.17);
+    positive_x += cx > 0.0 ? 1 : 0;
+    for (int k = 9; k < 11; ++k) EXPECT_EQ(d.qpos[k], 0.0) << k;
+    for (int k = 7; k < 11; ++k) EXPECT_EQ(d.qvel[k], 0.0) << k;
+    const int object = BodyId(pm, "object");
+    EXPECT_NEAR(d.xpos[3 * object], 0.45 + cx, 1e-12);
+    EXPECT_NEAR(d.xpos[3 * object + 1], -0.05 + cy, 1e-12);
+    const float xyz[9] = {0.821f,
+                          -0.6f,
+                          0.0f,
+                          static_cast<float>(0.45 + cx),
+                          static_cast<float>(-0.05 + cy),
+                          -0.275f,
+                          0.45f,
+                          -0.05f,
+                          -0.323f};
+    for (int k = 0; k < 9; ++k) EXPECT_NEAR(o[14 + k], xyz[k], 1e-6f) << k;
+  }
+  EXPECT_GT(positive_x, 16);  // the x slide's draw spans both signs
 }
 
 // Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
@@ -926,9 +1106,10 @@ void ExpectTruncationAfter1000StepsOnly() {
   EXPECT_EQ(h.env->non_finite_resets(), 0);
 }
 
-TEST(LocomotionTest, HalfCheetahAndSwimmerTruncateAfter1000StepsAndNeverTerminate) {
+TEST(LocomotionTest, HalfCheetahSwimmerAndHumanoidStandupTruncateAfter1000StepsOnly) {
   ExpectTruncationAfter1000StepsOnly<HalfCheetah>();
   ExpectTruncationAfter1000StepsOnly<Swimmer>();
+  ExpectTruncationAfter1000StepsOnly<HumanoidStandup>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -975,6 +1156,8 @@ TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   ExpectSeedDeterminesTrajectory<InvertedDoublePendulum>(5, 300);
   ExpectSeedDeterminesTrajectory<Reacher>(5, 300);
   ExpectSeedDeterminesTrajectory<Humanoid>(3, 100);
+  ExpectSeedDeterminesTrajectory<HumanoidStandup>(3, 100);
+  ExpectSeedDeterminesTrajectory<Pusher>(5, 300);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1289,13 +1472,13 @@ TEST(LocomotionTest, InvertedDoublePendulumUprightEarnsItsAliveBonusLessTheHeigh
   EXPECT_EQ(h.vec->terminated()[0], 0);
 }
 
-// |xpos(fingertip) - xpos(target)| in m.
-double FingertipDistance(const mjModel& m, const mjData& d) {
-  const int tip = BodyId(m, "fingertip");
-  const int target = BodyId(m, "target");
+// |xpos(a) - xpos(b)| in m, bodies named.
+double Distance(const mjModel& m, const mjData& d, const char* a, const char* b) {
+  const int ia = BodyId(m, a);
+  const int ib = BodyId(m, b);
   double sq = 0.0;
   for (int c = 0; c < 3; ++c) {
-    const double v = d.xpos[3 * tip + c] - d.xpos[3 * target + c];
+    const double v = d.xpos[3 * ia + c] - d.xpos[3 * ib + c];
     sq += v * v;
   }
   return std::sqrt(sq);
@@ -1314,9 +1497,10 @@ TEST(LocomotionTest, ReacherStepsAndRewardsAsGymnasium) {
       81, 82, 500, 1.0,
       [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
         const double ctrl_sq = static_cast<double>(a[0]) * a[0] + static_cast<double>(a[1]) * a[1];
-        const double expected = -FingertipDistance(m, before) - ctrl_sq;
+        const double expected = -Distance(m, before, "fingertip", "target") - ctrl_sq;
         EXPECT_NEAR(vec.reward()[0], expected, 1e-6) << "step " << t;
-        max_gap = std::max(max_gap, std::abs(-FingertipDistance(m, d) - ctrl_sq - expected));
+        max_gap = std::max(max_gap,
+                           std::abs(-Distance(m, d, "fingertip", "target") - ctrl_sq - expected));
         EXPECT_EQ(vec.truncated()[0], (t + 1) % 50 == 0 ? 1 : 0) << "step " << t;
         const float* o = vec.final_obs();
         for (int k = 0; k < 2; ++k) {
@@ -1345,6 +1529,22 @@ double MassCenterX(const mjModel& m, const mjData& d) {
   return weighted / mass;
 }
 
+// final_obs of a humanoid at state d after step t: [qpos[2:], qvel, cinert, cvel, qfrc_actuator,
+// cfrc_ext] (376), cfrc_ext all zeros.
+void ExpectHumanoidObs(const mjData& d, const float* final_obs, int t) {
+  std::vector<double> want(d.qpos + 2, d.qpos + 24);
+  want.insert(want.end(), d.qvel, d.qvel + 23);
+  want.insert(want.end(), d.cinert, d.cinert + 140);
+  want.insert(want.end(), d.cvel, d.cvel + 84);
+  want.insert(want.end(), d.qfrc_actuator, d.qfrc_actuator + 23);
+  want.insert(want.end(), d.cfrc_ext, d.cfrc_ext + 84);
+  ASSERT_EQ(want.size(), 376u);
+  for (int k = 0; k < 376; ++k) {
+    EXPECT_EQ(final_obs[k], static_cast<float>(want[k])) << "step " << t << " obs " << k;
+  }
+  for (int k = 292; k < 376; ++k) EXPECT_EQ(final_obs[k], 0.0f) << "cfrc_ext " << k;
+}
+
 // Humanoid-v4: reward = 1.25 d(mass center x)/dt + 5 - 0.1 |a|^2 (also on the terminating
 // step), terminated exactly when z = qpos[2] leaves the open (1, 2), final_obs = [qpos[2:], qvel,
 // cinert, cvel, qfrc_actuator, cfrc_ext] of the stepped state, cfrc_ext all zeros.
@@ -1364,21 +1564,98 @@ TEST(LocomotionTest, HumanoidStepsTerminatesAndRewardsAsGymnasium) {
             max_x_gap, std::abs(1.25 * (d.qpos[0] - before.qpos[0]) / 0.015 - 1.25 * dx / 0.015));
         const bool healthy = 1.0 < d.qpos[2] && d.qpos[2] < 2.0;
         EXPECT_EQ(vec.terminated()[0], healthy ? 0 : 1) << "step " << t;
-        std::vector<double> want(d.qpos + 2, d.qpos + 24);
-        want.insert(want.end(), d.qvel, d.qvel + 23);
-        want.insert(want.end(), d.cinert, d.cinert + 140);
-        want.insert(want.end(), d.cvel, d.cvel + 84);
-        want.insert(want.end(), d.qfrc_actuator, d.qfrc_actuator + 23);
-        want.insert(want.end(), d.cfrc_ext, d.cfrc_ext + 84);
-        ASSERT_EQ(want.size(), 376u);
-        for (int k = 0; k < 376; ++k) {
-          EXPECT_EQ(vec.final_obs()[k], static_cast<float>(want[k]))
-              << "step " << t << " obs " << k;
-        }
-        for (int k = 292; k < 376; ++k) EXPECT_EQ(vec.final_obs()[k], 0.0f) << "cfrc_ext " << k;
+        ExpectHumanoidObs(d, vec.final_obs(), t);
       });
   EXPECT_GE(terminations, 5);  // random torques topple it within a few dozen steps
   EXPECT_GT(max_x_gap, 1e-2);  // the mass center is not the torso
+}
+
+// HumanoidStandup-v4: reward = qpos[2] / 0.003 (the timestep, not dt) - 0.1 |a|^2 + 1 after the
+// step (the impact cost is 0: cfrc_ext is all zeros), never terminated, final_obs as Humanoid's.
+TEST(LocomotionTest, HumanoidStandupStepsAndRewardsAsGymnasium) {
+  double lowest = 1e9, highest = -1e9;
+  const int terminations = ShadowSteps<HumanoidStandup>(
+      93, 94, 300, 0.4,
+      [&](int t, const float* a, const mjData&, const mjData& d, const VecEnv& vec) {
+        double ctrl_sq = 0.0;
+        for (int k = 0; k < 17; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
+        const double expected = d.qpos[2] / 0.003 - 0.1 * ctrl_sq + 1.0;
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * std::abs(expected)) << "step " << t;
+        lowest = std::min(lowest, d.qpos[2]);
+        highest = std::max(highest, d.qpos[2]);
+        ExpectHumanoidObs(d, vec.final_obs(), t);
+      });
+  EXPECT_EQ(terminations, 0);
+  // It stays on the floor under random torques: the torso 0.07-0.2 m up, so rewards of about
+  // 25-65 per step.
+  EXPECT_GT(lowest, 0.05);
+  EXPECT_LT(highest, 0.3);
+}
+
+// Pusher-v4: reward = -|object - goal| - 0.1 |a|^2 - 0.5 |object - tips_arm|, the distances
+// BEFORE the step; never terminated, truncated every 100 steps; final_obs = [qpos[:7], qvel[:7],
+// xpos of tips_arm, object, goal] of the stepped state; the goal never moves.
+TEST(LocomotionTest, PusherStepsAndRewardsAsGymnasium) {
+  Harness probe = Make<Pusher>(1, 0, 1);
+  const mjModel& m = probe.env->model();
+  double max_gap = 0.0;  // |reward with the distances after the step - the env's reward|
+  const int terminations = ShadowSteps<Pusher>(
+      95, 96, 500, 2.0,
+      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
+        double ctrl_sq = 0.0;
+        for (int k = 0; k < 7; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
+        auto reward_at = [&](const mjData& s) {
+          return -Distance(m, s, "object", "goal") - 0.1 * ctrl_sq -
+                 0.5 * Distance(m, s, "object", "tips_arm");
+        };
+        const double expected = reward_at(before);
+        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
+        max_gap = std::max(max_gap, std::abs(reward_at(d) - expected));
+        EXPECT_EQ(vec.truncated()[0], (t + 1) % 100 == 0 ? 1 : 0) << "step " << t;
+        const float* o = vec.final_obs();
+        for (int k = 0; k < 7; ++k) {
+          EXPECT_EQ(o[k], static_cast<float>(d.qpos[k])) << "step " << t;
+          EXPECT_EQ(o[7 + k], static_cast<float>(d.qvel[k])) << "step " << t;
+        }
+        int k = 14;
+        for (const char* body : {"tips_arm", "object", "goal"}) {
+          for (int c = 0; c < 3; ++c) {
+            EXPECT_EQ(o[k++], static_cast<float>(d.xpos[3 * BodyId(m, body) + c]))
+                << "step " << t << " " << body;
+          }
+        }
+        EXPECT_EQ(d.qpos[9], 0.0);
+        EXPECT_EQ(d.qpos[10], 0.0);
+      });
+  EXPECT_EQ(terminations, 0);
+  EXPECT_GT(max_gap, 1e-3);  // the distances after the step would give other rewards
+}
+
+// Pusher-v4 on MuJoCo 2.2.2: the wrist's capsules push the object (under MuJoCo >= 3.0 the arm
+// of Gymnasium's v4 model passes through it, Gymnasium issue 950). The arm is posed with its
+// shoulder lifted 0.39 rad, which lowers the wrist to the object's height, and the object is
+// placed on the wrist: contacts push it away within 10 steps; with contacts disabled it stays.
+TEST(LocomotionTest, PusherWristPushesTheObject) {
+  for (const bool contacts : {true, false}) {
+    ModelPtr model = LoadModel(AssetPath("pusher.xml"));
+    if (!contacts) model->opt.disableflags |= mjDSBL_CONTACT;
+    const mjModel& m = *model;
+    DataPtr d = MakeData(m);
+    d->qpos[1] = 0.39;  // r_shoulder_lift_joint
+    mj_forward(&m, d.get());
+    const int tips = BodyId(m, "tips_arm");
+    ASSERT_NEAR(d->xpos[3 * tips + 2], -0.275, 0.01);  // the object's height
+    d->qpos[7] = d->xpos[3 * tips + 1] - (-0.05);      // obj_slidey: the object's y on the wrist
+    d->qpos[8] = d->xpos[3 * tips] - 0.45;             // obj_slidex
+    const double start_y = d->qpos[7], start_x = d->qpos[8];
+    for (int k = 0; k < 10 * 5; ++k) mj_step(&m, d.get());
+    const double moved = std::hypot(d->qpos[7] - start_y, d->qpos[8] - start_x);
+    if (contacts) {
+      EXPECT_GT(moved, 0.01);
+    } else {
+      EXPECT_EQ(moved, 0.0);
+    }
+  }
 }
 
 // Only the height ends an Ant episode: upside down at 0.6 m it goes on (Hopper's angle rule has
