@@ -377,15 +377,18 @@ std::string RegisteredEnvsWithActions(bool discrete) {
 void CheckAlgorithmFitsEnv(const Config& config) {
   const std::string& algo_id = config.GetString("algo");
   const env::EnvSpec& spec = env::FindEnvSpec(config.GetString("env_id"));
+  // The message also says what trains the env given: PPO takes both kinds.
   if (algo_id == "dqn" && !spec.discrete_actions()) {
     throw ConfigError("env_id", spec.id,
                       "an env with a Discrete action space for DQN: " +
-                          RegisteredEnvsWithActions(/*discrete=*/true));
+                          RegisteredEnvsWithActions(/*discrete=*/true) + " (" + spec.id +
+                          " has a Box action space, which --algo ppo or --algo sac trains)");
   }
   if (algo_id == "sac" && spec.discrete_actions()) {
     throw ConfigError("env_id", spec.id,
                       "an env with a Box action space for SAC (continuous actions): " +
-                          RegisteredEnvsWithActions(/*discrete=*/false));
+                          RegisteredEnvsWithActions(/*discrete=*/false) + " (" + spec.id +
+                          " has a Discrete action space, which --algo ppo or --algo dqn trains)");
   }
 }
 

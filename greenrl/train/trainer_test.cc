@@ -226,7 +226,8 @@ TEST(TrainerTest, RefusesNonEmptyOutDirBeforeWriting) {
 }
 
 // DQN given a Box env and SAC given a Discrete one are refused by LoadRunConfig
-// (CheckAlgorithmFitsEnv), naming the registered envs that fit, before anything is written.
+// (CheckAlgorithmFitsEnv), naming the registered envs that fit and the algorithms that fit the
+// env given, before anything is written.
 TEST(RunConfigTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
   const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
   struct Case {
@@ -235,12 +236,14 @@ TEST(RunConfigTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
   for (const Case& c :
        {Case{"dqn/cartpole.yaml", "Pendulum-v1",
              "env_id: got 'Pendulum-v1'; an env with a Discrete action space for DQN: "
-             "CartPole-v1, Acrobot-v1, MountainCar-v0"},
+             "CartPole-v1, Acrobot-v1, MountainCar-v0 (Pendulum-v1 has a Box action space, "
+             "which --algo ppo or --algo sac trains)"},
         Case{"sac/pendulum.yaml", "CartPole-v1",
              "env_id: got 'CartPole-v1'; an env with a Box action space for SAC (continuous "
              "actions): MountainCarContinuous-v0, Pendulum-v1, HalfCheetah-v4, Hopper-v4, "
              "Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, "
-             "Reacher-v4, Humanoid-v4, HumanoidStandup-v4, Pusher-v4"}}) {
+             "Reacher-v4, Humanoid-v4, HumanoidStandup-v4, Pusher-v4 (CartPole-v1 has a "
+             "Discrete action space, which --algo ppo or --algo dqn trains)"}}) {
     try {
       LoadRunConfig(configs + c.preset, {"env_id=" + c.env}, std::nullopt);
       ADD_FAILURE() << "no error for " << c.preset << " on " << c.env;

@@ -9,7 +9,8 @@
 // mass_center). No contact cost (v4's step computes none).
 // Terminates when unhealthy: z = qpos[2] not strictly inside (1.0, 2.0).
 // obs float32 [376] = [qpos[2:24] (22), qvel (23), cinert (14 bodies x 10), cvel (14 x 6),
-// qfrc_actuator (23), cfrc_ext (14 x 6, all zeros under MuJoCo 2.x, as in Gymnasium v4)].
+// qfrc_actuator (23), cfrc_ext (14 x 6, after mj_rnePostConstraint, as Gymnasium's MujocoEnv
+// computes it; 0 in the first observation of an episode)].
 // Reset: qpos0 + U(-0.01, 0.01) on all 24 qpos entries (the quaternion's too; set_state's
 // mj_forward normalises it), qvel U(-0.01, 0.01) on all 23.
 // Action Box [-0.4, 0.4]^17 in the actuators' order: abdomen_y, abdomen_z, abdomen_x, then the

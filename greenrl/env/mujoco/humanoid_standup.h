@@ -7,10 +7,11 @@
 // frame_skip 5 with timestep 0.003 s (RK4, Newton solver): dt = 0.015 s.
 // reward = qpos[2] / 0.003 - 0.1 sum(a^2) - min(0.5e-6 sum(cfrc_ext^2), 10) + 1, after the step:
 // the torso's height (m) over MuJoCo's timestep (not dt), 35 per step lying at the start;
-// cfrc_ext is all zeros under MuJoCo 2.x, as in Gymnasium v4, so the impact cost is 0.
+// cfrc_ext, the bodies' external (contact) forces, as mj_rnePostConstraint leaves it after the
+// step (Gymnasium's MujocoEnv makes that call), so the impact cost is small but not 0.
 // Never terminates; the TimeLimit truncates after 1000 steps.
 // obs float32 [376] = [qpos[2:24] (22), qvel (23), cinert (14 bodies x 10), cvel (14 x 6),
-// qfrc_actuator (23), cfrc_ext (14 x 6, all zeros)], as Humanoid-v4's.
+// qfrc_actuator (23), cfrc_ext (14 x 6)], as Humanoid-v4's.
 // Reset: qpos0 + U(-0.01, 0.01) on all 24 qpos entries (the quaternion's too; set_state's
 // mj_forward normalises it), qvel U(-0.01, 0.01) on all 23.
 // Action Box [-0.4, 0.4]^17 in Humanoid-v4's actuator order.

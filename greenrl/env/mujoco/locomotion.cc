@@ -107,6 +107,7 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
     }
   }
   dt_ = task.frame_skip * m.opt.timestep;
+  post_constraint_ = task.observation == Observation::kHumanoid || task.reward == Reward::kStandUp;
   rows_.resize(num_envs);
   for (Row& row : rows_) row.data = MakeData(m);
 }
@@ -366,6 +367,8 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
     bool engine_error = false;
     try {
       for (int k = 0; k < task_.frame_skip; ++k) mj_step(&m, &d);
+      // MujocoEnv._step_mujoco_simulation: cacc, cfrc_int and cfrc_ext for the stepped state.
+      if (post_constraint_) mj_rnePostConstraint(&m, &d);
     } catch (const MujocoError& e) {
       engine_error = true;
       const std::string what = e.what();  // "mujoco: <MuJoCo's message>"

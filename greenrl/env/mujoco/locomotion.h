@@ -21,6 +21,12 @@
 // (reacher_v4.py, pusher_v4.py) and HumanoidStandup (humanoidstandup_v4.py) step the same way and
 // differ in their observation, reward, termination and start state (Observation, Reward, Health
 // and StartState below).
+// After the frame_skip mj_step calls Gymnasium's MujocoEnv._step_mujoco_simulation calls
+// mj_rnePostConstraint (MuJoCo >= 2.0 computes cacc, cfrc_int and cfrc_ext only for models with
+// force or acceleration sensors; gym issue 1541). Of those only cfrc_ext is read, by the humanoids
+// (Observation::kHumanoid, Reward::kStandUp), so only their steps make that call; the other tasks'
+// observations and rewards are the same with or without it. A reset (mj_resetData, then
+// mj_forward) does not make it, as in Gymnasium, so the first observation's cfrc_ext is 0.
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
 // env and shared read-only; every row owns an mjData, its own Rng seeded from (seed, row), its
@@ -82,9 +88,8 @@ enum class Observation {
   kReacher,
   // Humanoid-v4, HumanoidStandup-v4: [qpos[excluded_qpos:], qvel, cinert (nbody x 10), cvel
   // (nbody x 6), qfrc_actuator (nv), cfrc_ext (nbody x 6)], the world body's rows included:
-  // 22 + 23 + 140 + 84 + 23 + 84 = 376 values. As under Gymnasium v4 with MuJoCo >= 2.x,
-  // cfrc_ext is all zeros: mj_step computes it only for models with force or acceleration
-  // sensors (Gymnasium v5 calls mj_rnePostConstraint to fill it).
+  // 22 + 23 + 140 + 84 + 23 + 84 = 376 values; cfrc_ext (the external, mostly contact, force
+  // and torque on each body) as mj_rnePostConstraint leaves it after the step (see above).
   kHumanoid,
   // Pusher-v4: [qpos[0:7], qvel[0:7] (the arm's seven joints), xpos(fingertip_body),
   // xpos(object_body), xpos(target_body)]: 7 + 7 + 3 + 3 + 3 = 23 values (m, rad, rad/s).
@@ -108,8 +113,8 @@ enum class Reward {
   kPushDistance,
   // HumanoidStandup-v4: qpos[2] / timestep - 0.1 |a|^2 - min(0.5e-6 |cfrc_ext|^2, 10) + 1, after
   // the step: the torso's height (m) over MuJoCo's timestep (0.003 s, not dt), so 35 per step
-  // lying at the start (0.105 m) and about 467 at Humanoid-v4's standing 1.4 m. cfrc_ext is all
-  // zeros under MuJoCo 2.x (see kHumanoid), so the impact cost is 0, as under Gymnasium v4.
+  // lying at the start (0.105 m) and about 467 at Humanoid-v4's standing 1.4 m; cfrc_ext as
+  // mj_rnePostConstraint leaves it after the step (see kHumanoid).
   kStandUp,
 };
 
@@ -244,6 +249,8 @@ class LocomotionEnv final : public BatchedEnv {
   ModelPtr model_;
   double dt_ = 0.0;
   int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
+  // Whether a step ends with mj_rnePostConstraint: the task reads cfrc_ext (the humanoids).
+  bool post_constraint_ = false;
   int tip_site_id_ = -1;  // mj_name2id(task.tip_site), -1 when the task names none
   // Reacher's and Pusher's bodies, -1 where the task names none.
   int fingertip_body_id_ = -1, object_body_id_ = -1, target_body_id_ = -1;

@@ -643,8 +643,8 @@ TEST(MujocoModelTest, HumanoidPhysicalConstantsMatchGymnasium) {
   EXPECT_DOUBLE_EQ(m.geom_friction[3 * floor + 1], 0.1);
 }
 
-// HumanoidStandup-v4's model: Gymnasium's humanoidstandup.xml, Humanoid-v4's body lying on its
-// back along x: the same geoms (so the same masses), joints, tendons, gears and solver, the root
+// HumanoidStandup-v4's model: Gymnasium's humanoidstandup.xml, Humanoid-v4's body lying on the
+// floor along x: the same geoms (so the same masses), joints, tendons, gears and solver, the root
 // 0.105 m up, and the left hip's y range [-120, 20] degrees where humanoid.xml has [-110, 20].
 TEST(MujocoModelTest, HumanoidStandupPhysicalConstantsMatchGymnasium) {
   ModelPtr model = LoadModel(AssetPath("humanoidstandup.xml"));
@@ -683,8 +683,10 @@ TEST(MujocoModelTest, HumanoidStandupPhysicalConstantsMatchGymnasium) {
     EXPECT_DOUBLE_EQ(m.actuator_ctrlrange[2 * a + 1], 0.4) << a;
   }
   for (int k = 0; k < m.nwrap; ++k) EXPECT_EQ(m.wrap_prm[k], upright->wrap_prm[k]) << k;
-  // Lying along x: at qpos0 the feet are about 1.2 m out in x and 0.105 m up (humanoid.xml's
-  // hang 1.3 m below the torso, at about 0.1 m).
+  // Lying along x: at qpos0 the right foot's body is 0.21 + 0.165 + 0.403 + 0.35 = 1.128 m out
+  // along x, 0.1 m below the torso, and its sphere (0.1 m above the body's origin) at the
+  // torso's height, 0.105 m (within 0.01 m: the waist and pelvis are tilted slightly, their
+  // quat (1, 0, -0.002, 0)).
   DataPtr d = MakeData(m);
   mj_forward(&m, d.get());
   const int foot = BodyId(m, "right_foot");
@@ -1216,8 +1218,8 @@ struct StepRule {
 // largest |reward difference| had x been read from qpos[0] instead of rule.x_body's xpos.
 // Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
 // the action (float32 [act_dim]), the row's state before the step, an independently stepped copy
-// of it (frame_skip mj_step calls of the action) and the VecEnv after its step. Returns the
-// terminations.
+// of it (frame_skip mj_step calls of the action, then mj_rnePostConstraint, as Gymnasium's
+// MujocoEnv) and the VecEnv after its step. Returns the terminations.
 template <typename Task, typename Check>
 int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
   Harness h = Make<Task>(1, env_seed, 1);
@@ -1236,6 +1238,7 @@ int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound
       shadow->ctrl[k] = action[k];
     }
     for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
+    mj_rnePostConstraint(&m, shadow.get());
     h.vec->Step();
     check(t, action.data(), *before, *shadow, *h.vec);
     terminations += h.vec->terminated()[0];
@@ -1530,28 +1533,33 @@ double MassCenterX(const mjModel& m, const mjData& d) {
 }
 
 // final_obs of a humanoid at state d after step t: [qpos[2:], qvel, cinert, cvel, qfrc_actuator,
-// cfrc_ext] (376), cfrc_ext all zeros.
-void ExpectHumanoidObs(const mjData& d, const float* final_obs, int t) {
+// cfrc_ext] (376). Returns the largest |cfrc_ext| entry (N or N m).
+double ExpectHumanoidObs(const mjData& d, const float* final_obs, int t) {
   std::vector<double> want(d.qpos + 2, d.qpos + 24);
   want.insert(want.end(), d.qvel, d.qvel + 23);
   want.insert(want.end(), d.cinert, d.cinert + 140);
   want.insert(want.end(), d.cvel, d.cvel + 84);
   want.insert(want.end(), d.qfrc_actuator, d.qfrc_actuator + 23);
   want.insert(want.end(), d.cfrc_ext, d.cfrc_ext + 84);
-  ASSERT_EQ(want.size(), 376u);
+  EXPECT_EQ(want.size(), 376u);
+  double largest = 0.0;
   for (int k = 0; k < 376; ++k) {
     EXPECT_EQ(final_obs[k], static_cast<float>(want[k])) << "step " << t << " obs " << k;
+    if (k >= 292) largest = std::max(largest, std::abs(want[k]));
   }
-  for (int k = 292; k < 376; ++k) EXPECT_EQ(final_obs[k], 0.0f) << "cfrc_ext " << k;
+  return largest;
 }
 
 // Humanoid-v4: reward = 1.25 d(mass center x)/dt + 5 - 0.1 |a|^2 (also on the terminating
 // step), terminated exactly when z = qpos[2] leaves the open (1, 2), final_obs = [qpos[2:], qvel,
-// cinert, cvel, qfrc_actuator, cfrc_ext] of the stepped state, cfrc_ext all zeros.
+// cinert, cvel, qfrc_actuator, cfrc_ext] of the stepped state (cfrc_ext after
+// mj_rnePostConstraint, as Gymnasium's MujocoEnv: the contact forces, large when it falls), and
+// the autoreset's first observation with cfrc_ext 0 (a reset does not make that call).
 TEST(LocomotionTest, HumanoidStepsTerminatesAndRewardsAsGymnasium) {
   Harness probe = Make<Humanoid>(1, 0, 1);
   const mjModel& m = probe.env->model();
   double max_x_gap = 0.0;  // |reward had x been the torso's qpos[0] - the env's reward|
+  double max_cfrc_ext = 0.0;
   const int terminations = ShadowSteps<Humanoid>(
       91, 92, 600, 0.4,
       [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
@@ -1564,30 +1572,45 @@ TEST(LocomotionTest, HumanoidStepsTerminatesAndRewardsAsGymnasium) {
             max_x_gap, std::abs(1.25 * (d.qpos[0] - before.qpos[0]) / 0.015 - 1.25 * dx / 0.015));
         const bool healthy = 1.0 < d.qpos[2] && d.qpos[2] < 2.0;
         EXPECT_EQ(vec.terminated()[0], healthy ? 0 : 1) << "step " << t;
-        ExpectHumanoidObs(d, vec.final_obs(), t);
+        max_cfrc_ext = std::max(max_cfrc_ext, ExpectHumanoidObs(d, vec.final_obs(), t));
+        if (!healthy) {
+          for (int k = 292; k < 376; ++k) EXPECT_EQ(vec.obs()[k], 0.0f) << "reset obs " << k;
+        }
       });
   EXPECT_GE(terminations, 5);  // random torques topple it within a few dozen steps
   EXPECT_GT(max_x_gap, 1e-2);  // the mass center is not the torso
+  EXPECT_GT(max_cfrc_ext, 10.0);  // contact forces of tens of newtons or more on landing
 }
 
-// HumanoidStandup-v4: reward = qpos[2] / 0.003 (the timestep, not dt) - 0.1 |a|^2 + 1 after the
-// step (the impact cost is 0: cfrc_ext is all zeros), never terminated, final_obs as Humanoid's.
+// HumanoidStandup-v4: reward = qpos[2] / 0.003 (the timestep, not dt) - 0.1 |a|^2
+// - min(0.5e-6 |cfrc_ext|^2, 10) + 1 after the step (cfrc_ext after mj_rnePostConstraint), never
+// terminated, final_obs as Humanoid's.
 TEST(LocomotionTest, HumanoidStandupStepsAndRewardsAsGymnasium) {
   double lowest = 1e9, highest = -1e9;
+  double impact_sum = 0.0, impact_max = 0.0;
   const int terminations = ShadowSteps<HumanoidStandup>(
       93, 94, 300, 0.4,
       [&](int t, const float* a, const mjData&, const mjData& d, const VecEnv& vec) {
         double ctrl_sq = 0.0;
         for (int k = 0; k < 17; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
-        const double expected = d.qpos[2] / 0.003 - 0.1 * ctrl_sq + 1.0;
+        double impact_sq = 0.0;
+        for (int k = 0; k < 84; ++k) impact_sq += d.cfrc_ext[k] * d.cfrc_ext[k];
+        const double impact = std::min(0.5e-6 * impact_sq, 10.0);
+        impact_sum += impact;
+        impact_max = std::max(impact_max, impact);
+        const double expected = d.qpos[2] / 0.003 - 0.1 * ctrl_sq - impact + 1.0;
         EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * std::abs(expected)) << "step " << t;
         lowest = std::min(lowest, d.qpos[2]);
         highest = std::max(highest, d.qpos[2]);
         ExpectHumanoidObs(d, vec.final_obs(), t);
       });
   EXPECT_EQ(terminations, 0);
-  // It stays on the floor under random torques: the torso 0.07-0.2 m up, so rewards of about
-  // 25-65 per step.
+  // The impact cost counts: 0.150 a step on average here, at most 1.52 (MuJoCo 2.2.2,
+  // 2026-12-05); without mj_rnePostConstraint it would be 0.
+  EXPECT_GT(impact_sum / 300, 0.05);
+  EXPECT_GT(impact_max, 0.5);
+  // It stays on the floor under random torques: the torso 0.074-0.120 m up over these 300 steps
+  // (MuJoCo 2.2.2, 2026-12-05), so rewards of about 25-40 per step.
   EXPECT_GT(lowest, 0.05);
   EXPECT_LT(highest, 0.3);
 }
@@ -1634,7 +1657,8 @@ TEST(LocomotionTest, PusherStepsAndRewardsAsGymnasium) {
 // Pusher-v4 on MuJoCo 2.2.2: the wrist's capsules push the object (under MuJoCo >= 3.0 the arm
 // of Gymnasium's v4 model passes through it, Gymnasium issue 950). The arm is posed with its
 // shoulder lifted 0.39 rad, which lowers the wrist to the object's height, and the object is
-// placed on the wrist: contacts push it away within 10 steps; with contacts disabled it stays.
+// placed on the wrist: contacts push it 0.26 m away within 10 steps (MuJoCo 2.2.2, 2026-12-05);
+// with contacts disabled it stays.
 TEST(LocomotionTest, PusherWristPushesTheObject) {
   for (const bool contacts : {true, false}) {
     ModelPtr model = LoadModel(AssetPath("pusher.xml"));
