@@ -21,7 +21,7 @@
 // (reacher_v4.py, pusher_v4.py) and HumanoidStandup (humanoidstandup_v4.py) step the same way and
 // differ in their observation, reward, termination and start state (Observation, Reward, Health
 // and StartState below).
-// After the frame_skip mj_step calls Gymnasium's MujocoEnv._step_mujoco_simulation calls
+// After the frame_skip mj_step calls, Gymnasium's MujocoEnv._step_mujoco_simulation calls
 // mj_rnePostConstraint (MuJoCo >= 2.0 computes cacc, cfrc_int and cfrc_ext only for models with
 // force or acceleration sensors; gym issue 1541). Of those only cfrc_ext is read, by the humanoids
 // (Observation::kHumanoid, Reward::kStandUp), so only their steps make that call; the other tasks'
