@@ -100,6 +100,14 @@ TEST(CliTest, EnvsListsSpacesLimitsAndEnvsPerThread) {
   EXPECT_LT(r.output.find("Reacher-v4\n"), r.output.find("Humanoid-v4\n"));
   EXPECT_LT(r.output.find("Humanoid-v4\n"), r.output.find("HumanoidStandup-v4\n"));
   EXPECT_LT(r.output.find("HumanoidStandup-v4\n"), r.output.find("Pusher-v4\n"));
+  // Each v5 right after its v4, with its own spaces.
+  EXPECT_LT(r.output.find("Hopper-v4\n"), r.output.find("Hopper-v5\n"));
+  EXPECT_LT(r.output.find("Hopper-v5\n"), r.output.find("Walker2d-v4\n"));
+  EXPECT_LT(r.output.find("Pusher-v4\n"), r.output.find("Pusher-v5\n"));
+  EXPECT_NE(r.output.find("Ant-v5\n  observation: Box(-inf, inf, (105,), float32)\n"
+                          "  action:      Box(-1.0, 1.0, (8,), float32)\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("Pusher-v4\n  observation: Box(-inf, inf, (23,), float32)\n"
                           "  action:      Box(-2.0, 2.0, (7,), float32)\n"),
             std::string::npos)
@@ -253,6 +261,20 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                             std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml` gives"),
             std::string::npos)
       << set.output;
+  // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
+  const Result v5 = RunGreenrl("train --env Hopper-v5 --algo sac --dry-run");
+  EXPECT_EQ(v5.exit_code, 0) << v5.output;
+  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes SB3's default; rl-zoo tunes "
+                           "sac for Hopper-v4, not Hopper-v5: `--config " +
+                           std::string(GREENRL_SOURCE_DIR) +
+                           "/configs/sac/hopper.yaml --env Hopper-v5` trains Hopper-v5 with "
+                           "those hyperparameters\n"),
+            std::string::npos)
+      << v5.output;
+  const Result v5_preset = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) +
+                                      "/configs/sac/hopper.yaml --env Hopper-v5 --dry-run");
+  EXPECT_EQ(v5_preset.exit_code, 0) << v5_preset.output;
+  EXPECT_EQ(v5_preset.output.find("no --config"), std::string::npos) << v5_preset.output;
   const Result none = RunGreenrl("train --env Acrobot-v1 --algo ppo --dry-run");
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;
@@ -391,7 +413,7 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
   r = RunCommand(bin + " train --env Corridor-v1 --algo ppo --quiet --out " + Dir("corridor_bad") +
                  " 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("Pusher-v4, Corridor-v0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Pusher-v5, Corridor-v0"), std::string::npos) << r.output;
 }
 
 // README's `--config configs/...` from a folder without configs/: the error names the preset

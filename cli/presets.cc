@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "greenrl/core/errors.h"
@@ -60,7 +62,11 @@ std::string AlgoOfConfigFile(const std::string& config_path) {
   }
 }
 
-std::string TunedPreset(const std::string& algo, const std::string& env_id) {
+namespace {
+
+// Every YAML preset in DefaultConfigDir()/<algo>/ with a scalar env_id, by file name: (path,
+// env_id). Files that do not read as YAML are passed over.
+std::vector<std::pair<std::string, std::string>> PresetsOf(const std::string& algo) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(DefaultConfigDir()) / algo;
   std::error_code ec;
@@ -71,11 +77,46 @@ std::string TunedPreset(const std::string& algo, const std::string& env_id) {
     }
   }
   std::sort(files.begin(), files.end());
+  std::vector<std::pair<std::string, std::string>> presets;
   for (const fs::path& file : files) {
     try {
       const YAML::Node id = YAML::LoadFile(file.string())["env_id"];
-      if (id && id.IsScalar() && id.Scalar() == env_id) return file.string();
+      if (id && id.IsScalar()) presets.emplace_back(file.string(), id.Scalar());
     } catch (const YAML::Exception&) {  // not a preset: passed over
+    }
+  }
+  return presets;
+}
+
+// An env id's name without its version: "Hopper" for "Hopper-v5" (Gymnasium's
+// <name>-v<version>); the whole id when it has no "-v" followed by digits only.
+std::string WithoutVersion(const std::string& env_id) {
+  const size_t v = env_id.rfind("-v");
+  if (v == std::string::npos || v + 2 == env_id.size()) return env_id;
+  for (size_t k = v + 2; k < env_id.size(); ++k) {
+    if (env_id[k] < '0' || env_id[k] > '9') return env_id;
+  }
+  return env_id.substr(0, v);
+}
+
+}  // namespace
+
+std::string TunedPreset(const std::string& algo, const std::string& env_id) {
+  for (const auto& [path, id] : PresetsOf(algo)) {
+    if (id == env_id) return path;
+  }
+  return "";
+}
+
+std::string TunedPresetForAnotherVersion(const std::string& algo, const std::string& env_id,
+                                         std::string* tuned_for) {
+  if (!TunedPreset(algo, env_id).empty()) return "";
+  const std::string name = WithoutVersion(env_id);
+  if (name == env_id) return "";
+  for (const auto& [path, id] : PresetsOf(algo)) {
+    if (id != env_id && WithoutVersion(id) == name) {
+      if (tuned_for != nullptr) *tuned_for = id;
+      return path;
     }
   }
   return "";

@@ -25,6 +25,15 @@ std::string PresetElsewhere(const std::string& config_path);
 // Errors: none.
 std::string TunedPreset(const std::string& algo, const std::string& env_id);
 
+// greenrl's tuned preset for `algo` on another version of env_id's task, where there is none for
+// env_id itself: the first, by name, whose env_id has the same name before "-v<digits>"
+// (configs/ppo/hopper.yaml, rl-zoo's values for Hopper-v4, when env_id is Hopper-v5; rl-zoo
+// tunes the v4 MuJoCo envs only); *tuned_for (when not null) gets that preset's env_id. "" when
+// TunedPreset(algo, env_id) finds one, env_id has no version, or no other version has one.
+// Errors: none.
+std::string TunedPresetForAnotherVersion(const std::string& algo, const std::string& env_id,
+                                         std::string* tuned_for);
+
 // The algorithm a --config file trains, as far as the file says: a greenrl preset's top-level
 // `algo`, else an rl-zoo file's name (train::AlgoOfFileName: ppo.yml, dqn.yml, sac.yml); "" when
 // neither (an unreadable file, another name). For messages given before the config is loaded.

@@ -201,6 +201,20 @@ Runner RegisterTrain(CLI::App& app) {
                       args->sets.empty() ? "" : " not given by --set", preset,
                       config.GetString("algo"), config.GetString("env_id")));
     }
+    std::string tuned_for;
+    if (const std::string other =
+            resuming || !args->config_path.empty()
+                ? ""
+                : TunedPresetForAnotherVersion(config.GetString("algo"), config.GetString("env_id"),
+                                               &tuned_for);
+        !other.empty()) {
+      options.warnings.push_back(fmt::format(
+          "no --config, so every key{} takes SB3's default; rl-zoo tunes {} for {}, not {}: "
+          "`--config {} --env {}` trains {} with those hyperparameters",
+          args->sets.empty() ? "" : " not given by --set", config.GetString("algo"), tuned_for,
+          config.GetString("env_id"), other, config.GetString("env_id"),
+          config.GetString("env_id")));
+    }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;
     options.handle_signals = true;

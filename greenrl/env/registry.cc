@@ -27,6 +27,13 @@
 namespace greenrl::env {
 namespace {
 
+// A MuJoCo task's registration: its own factory, which loads one model per VecEnv; a row is
+// tens of microseconds, so every thread with a row pays off (min_rows_per_thread 1).
+template <typename Task>
+EnvRegistration MujocoTask() {
+  return EnvRegistration{&Task::Spec(), &Task::MakeBatched, 1};
+}
+
 // The registry itself: the built-in env types, then those RegisterEnv added.
 std::vector<EnvRegistration>& Registry() {
   static std::vector<EnvRegistration> registry = {
@@ -38,20 +45,29 @@ std::vector<EnvRegistration>& Registry() {
       EnvRegistrationOf<MountainCar>(256),
       EnvRegistrationOf<MountainCarContinuous>(64),
       EnvRegistrationOf<Pendulum>(64),
-      // MuJoCo locomotion: one model per VecEnv, built by the task's own factory; a row is tens
-      // of microseconds, so every thread with a row pays off.
-      EnvRegistration{&mujoco::HalfCheetah::Spec(), &mujoco::HalfCheetah::MakeBatched, 1},
-      EnvRegistration{&mujoco::Hopper::Spec(), &mujoco::Hopper::MakeBatched, 1},
-      EnvRegistration{&mujoco::Walker2d::Spec(), &mujoco::Walker2d::MakeBatched, 1},
-      EnvRegistration{&mujoco::Ant::Spec(), &mujoco::Ant::MakeBatched, 1},
-      EnvRegistration{&mujoco::Swimmer::Spec(), &mujoco::Swimmer::MakeBatched, 1},
-      EnvRegistration{&mujoco::InvertedPendulum::Spec(), &mujoco::InvertedPendulum::MakeBatched, 1},
-      EnvRegistration{&mujoco::InvertedDoublePendulum::Spec(),
-                      &mujoco::InvertedDoublePendulum::MakeBatched, 1},
-      EnvRegistration{&mujoco::Reacher::Spec(), &mujoco::Reacher::MakeBatched, 1},
-      EnvRegistration{&mujoco::Humanoid::Spec(), &mujoco::Humanoid::MakeBatched, 1},
-      EnvRegistration{&mujoco::HumanoidStandup::Spec(), &mujoco::HumanoidStandup::MakeBatched, 1},
-      EnvRegistration{&mujoco::Pusher::Spec(), &mujoco::Pusher::MakeBatched, 1},
+      // MuJoCo: v4 then v5 of each task (mujoco/locomotion.h says what v5 changes).
+      MujocoTask<mujoco::HalfCheetah>(),
+      MujocoTask<mujoco::HalfCheetahV5>(),
+      MujocoTask<mujoco::Hopper>(),
+      MujocoTask<mujoco::HopperV5>(),
+      MujocoTask<mujoco::Walker2d>(),
+      MujocoTask<mujoco::Walker2dV5>(),
+      MujocoTask<mujoco::Ant>(),
+      MujocoTask<mujoco::AntV5>(),
+      MujocoTask<mujoco::Swimmer>(),
+      MujocoTask<mujoco::SwimmerV5>(),
+      MujocoTask<mujoco::InvertedPendulum>(),
+      MujocoTask<mujoco::InvertedPendulumV5>(),
+      MujocoTask<mujoco::InvertedDoublePendulum>(),
+      MujocoTask<mujoco::InvertedDoublePendulumV5>(),
+      MujocoTask<mujoco::Reacher>(),
+      MujocoTask<mujoco::ReacherV5>(),
+      MujocoTask<mujoco::Humanoid>(),
+      MujocoTask<mujoco::HumanoidV5>(),
+      MujocoTask<mujoco::HumanoidStandup>(),
+      MujocoTask<mujoco::HumanoidStandupV5>(),
+      MujocoTask<mujoco::Pusher>(),
+      MujocoTask<mujoco::PusherV5>(),
   };
   return registry;
 }

@@ -54,11 +54,13 @@ void RegisterEnv(const EnvRegistration& registration);
 
 // Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,
 // MountainCarContinuous-v0, Pendulum-v1 (Gymnasium 1.0.0 ids, spaces, TimeLimits and reward
-// thresholds; Pendulum-v1 has no reward threshold), then HalfCheetah-v4, Hopper-v4,
-// Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, Reacher-v4,
-// Humanoid-v4, HumanoidStandup-v4 and Pusher-v4 (Gymnasium v4 MuJoCo envs, mujoco/; their models
-// are loaded when a VecEnv is built), then the ones RegisterEnv added, in the order they were
-// added.
+// thresholds; Pendulum-v1 has no reward threshold), then HalfCheetah-v4, HalfCheetah-v5,
+// Hopper-v4, Hopper-v5, Walker2d-v4, Walker2d-v5, Ant-v4, Ant-v5, Swimmer-v4, Swimmer-v5,
+// InvertedPendulum-v4, InvertedPendulum-v5, InvertedDoublePendulum-v4, InvertedDoublePendulum-v5,
+// Reacher-v4, Reacher-v5, Humanoid-v4, Humanoid-v5, HumanoidStandup-v4, HumanoidStandup-v5,
+// Pusher-v4 and Pusher-v5 (Gymnasium's MuJoCo envs in their v4 and v5 versions, mujoco/; their
+// models are loaded when a VecEnv is built), then the ones RegisterEnv added, in the order they
+// were added.
 const std::vector<EnvRegistration>& RegisteredEnvs();
 
 // Whether the simulators' own warnings (MuJoCo's: an unstable state, a full contact arena;

@@ -83,13 +83,16 @@ std::vector<Snapshot> RandomRollout(uint64_t seed, int num_envs, int num_threads
 
 TEST(RegistryTest, ListsCartPoleWithItsSpec) {
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
-  ASSERT_EQ(envs.size(), 16u);
+  ASSERT_EQ(envs.size(), 27u);
   EXPECT_EQ(envs[0].spec->id, "CartPole-v1");
   EXPECT_EQ(&FindEnvSpec("CartPole-v1"), &CartPole::Spec());
   EXPECT_EQ(RegisteredEnvIdList(),
             "CartPole-v1, Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0, Pendulum-v1, "
-            "HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, "
-            "InvertedDoublePendulum-v4, Reacher-v4, Humanoid-v4, HumanoidStandup-v4, Pusher-v4");
+            "HalfCheetah-v4, HalfCheetah-v5, Hopper-v4, Hopper-v5, Walker2d-v4, Walker2d-v5, "
+            "Ant-v4, Ant-v5, Swimmer-v4, Swimmer-v5, InvertedPendulum-v4, InvertedPendulum-v5, "
+            "InvertedDoublePendulum-v4, InvertedDoublePendulum-v5, Reacher-v4, Reacher-v5, "
+            "Humanoid-v4, Humanoid-v5, HumanoidStandup-v4, HumanoidStandup-v5, Pusher-v4, "
+            "Pusher-v5");
 }
 
 // threads.env is an upper bound: a thread per min_rows_per_thread rows (CartPole 256, Acrobot 8,

@@ -240,9 +240,11 @@ TEST(RunConfigTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
              "which --algo ppo or --algo sac trains)"},
         Case{"sac/pendulum.yaml", "CartPole-v1",
              "env_id: got 'CartPole-v1'; an env with a Box action space for SAC (continuous "
-             "actions): MountainCarContinuous-v0, Pendulum-v1, HalfCheetah-v4, Hopper-v4, "
-             "Walker2d-v4, Ant-v4, Swimmer-v4, InvertedPendulum-v4, InvertedDoublePendulum-v4, "
-             "Reacher-v4, Humanoid-v4, HumanoidStandup-v4, Pusher-v4 (CartPole-v1 has a "
+             "actions): MountainCarContinuous-v0, Pendulum-v1, HalfCheetah-v4, HalfCheetah-v5, "
+             "Hopper-v4, Hopper-v5, Walker2d-v4, Walker2d-v5, Ant-v4, Ant-v5, Swimmer-v4, "
+             "Swimmer-v5, InvertedPendulum-v4, InvertedPendulum-v5, InvertedDoublePendulum-v4, "
+             "InvertedDoublePendulum-v5, Reacher-v4, Reacher-v5, Humanoid-v4, Humanoid-v5, "
+             "HumanoidStandup-v4, HumanoidStandup-v5, Pusher-v4, Pusher-v5 (CartPole-v1 has a "
              "Discrete action space, which --algo ppo or --algo dqn trains)"}}) {
     try {
       LoadRunConfig(configs + c.preset, {"env_id=" + c.env}, std::nullopt);

@@ -299,18 +299,30 @@ TEST(ClassicRegistryTest, EveryEnvWithGymnasiumIdsLimitsAndThresholds) {
       {"MountainCar-v0", 2, true, 3, 200, -110.0},
       {"MountainCarContinuous-v0", 2, false, 1, 999, 90.0},
       {"Pendulum-v1", 3, false, 1, 200, std::nullopt},
-      // The MuJoCo envs follow (Gymnasium's v4 registrations; mujoco/mujoco_test.cc tests them).
+      // The MuJoCo envs follow, each v4 then v5 (Gymnasium's registrations; mujoco/mujoco_test.cc
+      // and mujoco/mujoco_v5_test.cc test them).
       {"HalfCheetah-v4", 17, false, 6, 1000, 4800.0},
+      {"HalfCheetah-v5", 17, false, 6, 1000, 4800.0},
       {"Hopper-v4", 11, false, 3, 1000, 3800.0},
+      {"Hopper-v5", 11, false, 3, 1000, 3800.0},
       {"Walker2d-v4", 17, false, 6, 1000, std::nullopt},
+      {"Walker2d-v5", 17, false, 6, 1000, std::nullopt},
       {"Ant-v4", 27, false, 8, 1000, 6000.0},
+      {"Ant-v5", 105, false, 8, 1000, 6000.0},
       {"Swimmer-v4", 8, false, 2, 1000, 360.0},
+      {"Swimmer-v5", 8, false, 2, 1000, 360.0},
       {"InvertedPendulum-v4", 4, false, 1, 1000, 950.0},
+      {"InvertedPendulum-v5", 4, false, 1, 1000, 950.0},
       {"InvertedDoublePendulum-v4", 11, false, 1, 1000, 9100.0},
+      {"InvertedDoublePendulum-v5", 9, false, 1, 1000, 9100.0},
       {"Reacher-v4", 11, false, 2, 50, -3.75},
+      {"Reacher-v5", 10, false, 2, 50, -3.75},
       {"Humanoid-v4", 376, false, 17, 1000, std::nullopt},
+      {"Humanoid-v5", 348, false, 17, 1000, std::nullopt},
       {"HumanoidStandup-v4", 376, false, 17, 1000, std::nullopt},
+      {"HumanoidStandup-v5", 348, false, 17, 1000, std::nullopt},
       {"Pusher-v4", 23, false, 7, 100, 0.0},
+      {"Pusher-v5", 23, false, 7, 100, 0.0},
   };
   const std::vector<EnvRegistration>& envs = RegisteredEnvs();
   ASSERT_EQ(envs.size(), std::size(expected));

@@ -27,4 +27,18 @@ const LocomotionTask& Ant::Task() {
   return task;
 }
 
+const LocomotionTask& AntV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Ant::Task();
+    t.id = "Ant-v5";
+    t.observation = Observation::kPositionsVelocitiesContacts;  // _get_obs: + contact_forces[1:]
+    t.obs_dim = kObsDim;
+    t.healthy_reward_only_when_healthy = true;  // healthy_reward = is_healthy * healthy_reward
+    t.contact_cost_weight = 5e-4;               // contact_cost_weight
+    t.contact_force_clip = 1.0;                 // contact_force_range (-1.0, 1.0)
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// ant.h: Ant-v4 (gymnasium/envs/mujoco/ant_v4.py with its defaults, as registered by
+// ant.h: Ant-v4 and, at the end, Ant-v5.
+//
+// Ant-v4 (gymnasium/envs/mujoco/ant_v4.py with its defaults, as registered by
 // gymnasium.make("Ant-v4"): TimeLimit 1000 steps, reward_threshold 6000).
 //
 // A quadruped (a sphere torso on a free joint, four legs of two hinges each; 8 motors,
@@ -32,6 +34,22 @@ struct Ant : LocomotionEnvOf<Ant> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Ant-v4"; obs Box float32 [27] unbounded; action Box float32
   // [8] in [-1, 1]; max_episode_steps 1000; reward_threshold 6000.
+};
+
+// Ant-v5 (gymnasium/envs/mujoco/ant_v5.py, Gymnasium 1.0): Ant-v4's model, frame_skip, weights,
+// health rule and reset, with
+//   reward = dx/dt + 1 (healthy steps only, Gymnasium issue 526) - 0.5 |a|^2
+//            - 5e-4 sum(clip(cfrc_ext, -1, 1)^2)   (contact_cost, now always in the reward)
+//   obs float32 [105] = [qpos[2:15], qvel (14), clip(cfrc_ext[1:], -1, 1) (13 bodies x 6)]
+// (include_cfrc_ext_in_observation True; the world body's row left out, issue 204), x the
+// torso's xpos as in v4 (main_body 1). TimeLimit 1000, reward_threshold 6000.
+struct AntV5 : LocomotionEnvOf<AntV5> {
+  static constexpr int kObsDim = 105;
+  static constexpr int kActDim = 8;
+
+  // Ant::Task() with the contact cost and contact observation of ant_v5.py and the healthy
+  // reward on healthy steps only.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

@@ -22,4 +22,13 @@ const LocomotionTask& HalfCheetah::Task() {
   return task;
 }
 
+const LocomotionTask& HalfCheetahV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = HalfCheetah::Task();
+    t.id = "HalfCheetah-v5";
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// half_cheetah.h: HalfCheetah-v4 (gymnasium/envs/mujoco/half_cheetah_v4.py, as registered by
+// half_cheetah.h: HalfCheetah-v4 and, at the end, HalfCheetah-v5.
+//
+// HalfCheetah-v4 (gymnasium/envs/mujoco/half_cheetah_v4.py, as registered by
 // gymnasium.make("HalfCheetah-v4"): TimeLimit 1000 steps, reward_threshold 4800).
 //
 // A planar cheetah (9 bodies, 6 actuated hinges, assets/half_cheetah.xml) runs forward.
@@ -24,6 +26,17 @@ struct HalfCheetah : LocomotionEnvOf<HalfCheetah> {
   // Spec() (LocomotionEnvOf): id "HalfCheetah-v4"; obs Box float32 [17] unbounded; action Box
   // float32 [6] in [-1, 1] (the actuators' ctrlrange); max_episode_steps 1000; reward_threshold
   // 4800.
+};
+
+// HalfCheetah-v5 (gymnasium/envs/mujoco/half_cheetah_v5.py, Gymnasium 1.0): steps, rewards,
+// observes and resets exactly as HalfCheetah-v4 (the v5 file changes info keys and constructor
+// arguments only); registered with the same TimeLimit 1000 and reward_threshold 4800.
+struct HalfCheetahV5 : LocomotionEnvOf<HalfCheetahV5> {
+  static constexpr int kObsDim = 17;
+  static constexpr int kActDim = 6;
+
+  // HalfCheetah::Task() under the id "HalfCheetah-v5".
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

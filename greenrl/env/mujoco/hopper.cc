@@ -32,4 +32,14 @@ const LocomotionTask& Hopper::Task() {
   return task;
 }
 
+const LocomotionTask& HopperV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Hopper::Task();
+    t.id = "Hopper-v5";
+    t.healthy_reward_only_when_healthy = true;  // healthy_reward = is_healthy * healthy_reward
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// hopper.h: Hopper-v4 (gymnasium/envs/mujoco/hopper_v4.py, as registered by
+// hopper.h: Hopper-v4 and, at the end, Hopper-v5.
+//
+// Hopper-v4 (gymnasium/envs/mujoco/hopper_v4.py, as registered by
 // gymnasium.make("Hopper-v4"): TimeLimit 1000 steps, reward_threshold 3800).
 //
 // A planar one-legged hopper (torso, thigh, leg, foot; 3 actuated hinges, assets/hopper.xml)
@@ -28,6 +30,17 @@ struct Hopper : LocomotionEnvOf<Hopper> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Hopper-v4"; obs Box float32 [11] unbounded; action Box float32
   // [3] in [-1, 1]; max_episode_steps 1000; reward_threshold 3800.
+};
+
+// Hopper-v5 (gymnasium/envs/mujoco/hopper_v5.py, Gymnasium 1.0): Hopper-v4 with the healthy
+// reward 1 paid on healthy steps only, so none on the terminating step (Gymnasium issue 526).
+// TimeLimit 1000, reward_threshold 3800.
+struct HopperV5 : LocomotionEnvOf<HopperV5> {
+  static constexpr int kObsDim = 11;
+  static constexpr int kActDim = 3;
+
+  // Hopper::Task() with the healthy reward on healthy steps only.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

@@ -28,4 +28,18 @@ const LocomotionTask& Humanoid::Task() {
   return task;
 }
 
+const LocomotionTask& HumanoidV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Humanoid::Task();
+    t.id = "Humanoid-v5";
+    t.observation = Observation::kHumanoidV5;  // cinert[1:], cvel[1:], qfrc_actuator[6:], ...
+    t.obs_dim = kObsDim;
+    t.healthy_reward_only_when_healthy = true;  // healthy_reward = is_healthy * healthy_reward
+    t.contact_cost_weight = 5e-7;               // contact_cost_weight
+    t.contact_cost_max = 10.0;                  // contact_cost_range (-inf, 10.0)
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

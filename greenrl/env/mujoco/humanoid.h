@@ -1,4 +1,6 @@
-// humanoid.h: Humanoid-v4 (gymnasium/envs/mujoco/humanoid_v4.py with its defaults, as registered
+// humanoid.h: Humanoid-v4 and, at the end, Humanoid-v5.
+//
+// Humanoid-v4 (gymnasium/envs/mujoco/humanoid_v4.py with its defaults, as registered
 // by gymnasium.make("Humanoid-v4"): TimeLimit 1000 steps, no reward threshold).
 //
 // A 42.1 kg humanoid (a free-joint torso, 17 hinges, two hip-knee tendons; 17 motors, gears
@@ -34,6 +36,22 @@ struct Humanoid : LocomotionEnvOf<Humanoid> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Humanoid-v4"; obs Box float32 [376] unbounded; action Box
   // float32 [17] in [-0.4, 0.4]; max_episode_steps 1000; no reward threshold.
+};
+
+// Humanoid-v5 (gymnasium/envs/mujoco/humanoid_v5.py, Gymnasium 1.0): Humanoid-v4's model,
+// frame_skip, weights, health rule and reset, with
+//   reward = 1.25 dx/dt + 5 (healthy steps only, Gymnasium issue 526) - 0.1 |a|^2
+//            - min(5e-7 sum(cfrc_ext^2), 10)   (contact_cost restored from v3, issue 504)
+//   obs float32 [348] = [qpos[2:], qvel, cinert[1:], cvel[1:], qfrc_actuator[6:], cfrc_ext[1:]]
+// (the world body's rows and the free joint's actuator forces, always 0, left out; issue 204).
+// TimeLimit 1000, no reward threshold.
+struct HumanoidV5 : LocomotionEnvOf<HumanoidV5> {
+  static constexpr int kObsDim = 348;
+  static constexpr int kActDim = 17;
+
+  // Humanoid::Task() with the contact cost and observation of humanoid_v5.py and the healthy
+  // reward on healthy steps only.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// humanoid_standup.h: HumanoidStandup-v4 (gymnasium/envs/mujoco/humanoidstandup_v4.py, as
+// humanoid_standup.h: HumanoidStandup-v4 and, at the end, HumanoidStandup-v5.
+//
+// HumanoidStandup-v4 (gymnasium/envs/mujoco/humanoidstandup_v4.py, as
 // registered by gymnasium.make("HumanoidStandup-v4"): TimeLimit 1000 steps, no reward
 // threshold).
 //
@@ -32,6 +34,19 @@ struct HumanoidStandup : LocomotionEnvOf<HumanoidStandup> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "HumanoidStandup-v4"; obs Box float32 [376] unbounded; action
   // Box float32 [17] in [-0.4, 0.4]; max_episode_steps 1000; no reward threshold.
+};
+
+// HumanoidStandup-v5 (gymnasium/envs/mujoco/humanoidstandup_v5.py, Gymnasium 1.0):
+// HumanoidStandup-v4's model, frame_skip, reward (its weights now arguments with v4's values),
+// reset and (no) termination, with Humanoid-v5's observation float32 [348] (the world body's
+// rows and the free joint's actuator forces left out; Gymnasium issue 204). TimeLimit 1000, no
+// reward threshold.
+struct HumanoidStandupV5 : LocomotionEnvOf<HumanoidStandupV5> {
+  static constexpr int kObsDim = 348;
+  static constexpr int kActDim = 17;
+
+  // HumanoidStandup::Task() with humanoidstandup_v5.py's observation.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

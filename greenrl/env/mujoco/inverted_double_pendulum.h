@@ -1,4 +1,7 @@
-// inverted_double_pendulum.h: InvertedDoublePendulum-v4
+// inverted_double_pendulum.h: InvertedDoublePendulum-v4 and, at the end,
+// InvertedDoublePendulum-v5.
+//
+// InvertedDoublePendulum-v4
 // (gymnasium/envs/mujoco/inverted_double_pendulum_v4.py, as registered by
 // gymnasium.make("InvertedDoublePendulum-v4"): TimeLimit 1000 steps, reward_threshold 9100).
 //
@@ -30,6 +33,20 @@ struct InvertedDoublePendulum : LocomotionEnvOf<InvertedDoublePendulum> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "InvertedDoublePendulum-v4"; obs Box float32 [11] unbounded;
   // action Box float32 [1] in [-1, 1]; max_episode_steps 1000; reward_threshold 9100.
+};
+
+// InvertedDoublePendulum-v5 (gymnasium/envs/mujoco/inverted_double_pendulum_v5.py, Gymnasium
+// 1.0): InvertedDoublePendulum-v4 with the alive bonus 10 paid only when not terminated
+// (Gymnasium issue 500), and obs float32 [9] = [qpos[0], sin(qpos[1:3]), cos(qpos[1:3]),
+// clip(qvel, -10, 10), clip(qfrc_constraint[0], -10, 10)] (the hinges' constraint forces, always
+// 0, left out; issue 228). TimeLimit 1000, reward_threshold 9100.
+struct InvertedDoublePendulumV5 : LocomotionEnvOf<InvertedDoublePendulumV5> {
+  static constexpr int kObsDim = 9;
+  static constexpr int kActDim = 1;
+
+  // InvertedDoublePendulum::Task() with inverted_double_pendulum_v5.py's observation and alive
+  // bonus.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

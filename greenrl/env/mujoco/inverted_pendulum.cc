@@ -27,4 +27,14 @@ const LocomotionTask& InvertedPendulum::Task() {
   return task;
 }
 
+const LocomotionTask& InvertedPendulumV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = InvertedPendulum::Task();
+    t.id = "InvertedPendulum-v5";
+    t.healthy_reward_only_when_healthy = true;  // reward = int(not terminated)
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// inverted_pendulum.h: InvertedPendulum-v4 (gymnasium/envs/mujoco/inverted_pendulum_v4.py, as
+// inverted_pendulum.h: InvertedPendulum-v4 and, at the end, InvertedPendulum-v5.
+//
+// InvertedPendulum-v4 (gymnasium/envs/mujoco/inverted_pendulum_v4.py, as
 // registered by gymnasium.make("InvertedPendulum-v4"): TimeLimit 1000 steps, reward_threshold
 // 950).
 //
@@ -28,6 +30,17 @@ struct InvertedPendulum : LocomotionEnvOf<InvertedPendulum> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "InvertedPendulum-v4"; obs Box float32 [4] unbounded; action
   // Box float32 [1] in [-3, 3]; max_episode_steps 1000; reward_threshold 950.
+};
+
+// InvertedPendulum-v5 (gymnasium/envs/mujoco/inverted_pendulum_v5.py, Gymnasium 1.0):
+// InvertedPendulum-v4 with reward = int(not terminated): 1 on every step but the terminating
+// one, which earns 0 (Gymnasium issue 500). TimeLimit 1000, reward_threshold 950.
+struct InvertedPendulumV5 : LocomotionEnvOf<InvertedPendulumV5> {
+  static constexpr int kObsDim = 4;
+  static constexpr int kActDim = 1;
+
+  // InvertedPendulum::Task() with its reward of 1 on healthy steps only.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

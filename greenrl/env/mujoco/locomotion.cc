@@ -64,6 +64,18 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
   } else if (task.observation == Observation::kPusher) {
     observed = m.nq + m.nv - 8 + 9;
     rule = "nq + nv - 8 + 9";
+  } else if (task.observation == Observation::kPositionsVelocitiesContacts) {
+    observed = m.nq - task.excluded_qpos + m.nv + 6 * (m.nbody - 1);
+    rule = "nq - " + std::to_string(task.excluded_qpos) + " + nv + 6 (nbody - 1)";
+  } else if (task.observation == Observation::kHumanoidV5) {
+    observed = m.nq - task.excluded_qpos + 2 * m.nv - 6 + 22 * (m.nbody - 1);
+    rule = "nq - " + std::to_string(task.excluded_qpos) + " + 2 nv - 6 + 22 (nbody - 1)";
+  } else if (task.observation == Observation::kDoublePendulumV5) {
+    observed = 2 * m.nq - 1 + m.nv + 1;
+    rule = "2 nq - 1 + nv + 1";
+  } else if (task.observation == Observation::kReacherV5) {
+    observed = m.nq + 6;
+    rule = "nq + 6";
   }
   if (observed != task.obs_dim) {
     throw MujocoError(where + rule + " = " + std::to_string(observed) + ", expected obs_dim " +
@@ -78,8 +90,9 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
     if (tip_site_id_ < 0) throw MujocoError(where + "no site named '" + task.tip_site + "'");
   }
   const bool arm =
-      task.observation == Observation::kReacher || task.observation == Observation::kPusher ||
-      task.reward == Reward::kFingertipDistance || task.reward == Reward::kPushDistance;
+      task.observation == Observation::kReacher || task.observation == Observation::kReacherV5 ||
+      task.observation == Observation::kPusher || task.reward == Reward::kFingertipDistance ||
+      task.reward == Reward::kPushDistance;
   const bool pusher =
       task.observation == Observation::kPusher || task.reward == Reward::kPushDistance;
   auto body_id = [&](const std::string& name) {
@@ -107,7 +120,10 @@ LocomotionEnv::LocomotionEnv(const LocomotionTask& task, const EnvSpec& spec, in
     }
   }
   dt_ = task.frame_skip * m.opt.timestep;
-  post_constraint_ = task.observation == Observation::kHumanoid || task.reward == Reward::kStandUp;
+  post_constraint_ = task.observation == Observation::kHumanoid ||
+                     task.observation == Observation::kHumanoidV5 ||
+                     task.observation == Observation::kPositionsVelocitiesContacts ||
+                     task.contact_cost_weight != 0.0;
   rows_.resize(num_envs);
   for (Row& row : rows_) row.data = MakeData(m);
 }
@@ -169,28 +185,31 @@ void LocomotionEnv::ResetRow(Row& row) const {
 void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
   const mjModel& m = *model_;
   const double c = task_.qvel_clip;
-  if (task_.observation == Observation::kDoublePendulum) {
+  const Observation kind = task_.observation;
+  if (kind == Observation::kDoublePendulum || kind == Observation::kDoublePendulumV5) {
     // InvertedDoublePendulumEnv._get_obs: qpos[:1], sin(qpos[1:]), cos(qpos[1:]),
-    // clip(qvel, -10, 10), clip(qfrc_constraint, -10, 10).
+    // clip(qvel, -10, 10), clip(qfrc_constraint, -10, 10) (v5: its [:1]).
     *dst++ = static_cast<float>(data.qpos[0]);
     for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(std::sin(data.qpos[k]));
     for (int k = 1; k < m.nq; ++k) *dst++ = static_cast<float>(std::cos(data.qpos[k]));
     for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
-    for (int k = 0; k < m.nv; ++k) {
+    const int constraint_forces = kind == Observation::kDoublePendulum ? m.nv : 1;
+    for (int k = 0; k < constraint_forces; ++k) {
       *dst++ = static_cast<float>(std::clamp(data.qfrc_constraint[k], -c, c));
     }
     return;
   }
-  if (task_.observation == Observation::kReacher) {
+  if (kind == Observation::kReacher || kind == Observation::kReacherV5) {
     // ReacherEnv._get_obs: cos(qpos[:2]), sin(qpos[:2]), qpos[2:], qvel[:2],
-    // get_body_com("fingertip") - get_body_com("target").
+    // get_body_com("fingertip") - get_body_com("target") (v5: its [:2]).
     for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(std::cos(data.qpos[k]));
     for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(std::sin(data.qpos[k]));
     for (int k = 2; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
     for (int k = 0; k < 2; ++k) *dst++ = static_cast<float>(data.qvel[k]);
-    for (int c = 0; c < 3; ++c) {
-      *dst++ = static_cast<float>(data.xpos[3 * fingertip_body_id_ + c] -
-                                  data.xpos[3 * target_body_id_ + c]);
+    const int axes = kind == Observation::kReacher ? 3 : 2;
+    for (int axis = 0; axis < axes; ++axis) {
+      *dst++ = static_cast<float>(data.xpos[3 * fingertip_body_id_ + axis] -
+                                  data.xpos[3 * target_body_id_ + axis]);
     }
     return;
   }
@@ -206,15 +225,27 @@ void LocomotionEnv::WriteObs(const mjData& data, float* dst) const {
   }
   for (int k = task_.excluded_qpos; k < m.nq; ++k) *dst++ = static_cast<float>(data.qpos[k]);
   for (int k = 0; k < m.nv; ++k) *dst++ = static_cast<float>(std::clamp(data.qvel[k], -c, c));
-  if (task_.observation == Observation::kHumanoid) {
-    // HumanoidEnv._get_obs: then cinert, cvel, qfrc_actuator, cfrc_ext, each .flat.
-    auto copy = [&dst](const mjtNum* src, int n) {
-      for (int k = 0; k < n; ++k) *dst++ = static_cast<float>(src[k]);
-    };
+  auto copy = [&dst](const mjtNum* src, int n) {
+    for (int k = 0; k < n; ++k) *dst++ = static_cast<float>(src[k]);
+  };
+  if (kind == Observation::kHumanoid) {
+    // HumanoidEnv._get_obs (v4): then cinert, cvel, qfrc_actuator, cfrc_ext, each .flat.
     copy(data.cinert, 10 * m.nbody);
     copy(data.cvel, 6 * m.nbody);
     copy(data.qfrc_actuator, m.nv);
     copy(data.cfrc_ext, 6 * m.nbody);
+  } else if (kind == Observation::kHumanoidV5) {
+    // HumanoidEnv._get_obs (v5): cinert[1:], cvel[1:], qfrc_actuator[6:], cfrc_ext[1:].
+    copy(data.cinert + 10, 10 * (m.nbody - 1));
+    copy(data.cvel + 6, 6 * (m.nbody - 1));
+    copy(data.qfrc_actuator + 6, m.nv - 6);
+    copy(data.cfrc_ext + 6, 6 * (m.nbody - 1));
+  } else if (kind == Observation::kPositionsVelocitiesContacts) {
+    // AntEnv._get_obs (v5): contact_forces[1:], contact_forces = clip(cfrc_ext, -1, 1).
+    const double f = task_.contact_force_clip;
+    for (int k = 6; k < 6 * m.nbody; ++k) {
+      *dst++ = static_cast<float>(std::clamp(data.cfrc_ext[k], -f, f));
+    }
   }
 }
 
@@ -241,38 +272,52 @@ double LocomotionEnv::BodyDistance(const mjData& data, int a, int b) const {
   return std::sqrt(sq);
 }
 
-double LocomotionEnv::RewardBeforeStep(const mjData& data) const {
+double LocomotionEnv::DistanceTerms(const mjData& data) const {
   if (task_.reward == Reward::kFingertipDistance) {
-    // ReacherEnv.step: reward_dist = -norm(fingertip - target), before do_simulation.
+    // ReacherEnv: reward_dist = -norm(fingertip - target).
     return -BodyDistance(data, fingertip_body_id_, target_body_id_);
   }
   if (task_.reward == Reward::kPushDistance) {
-    // PusherEnv.step: reward_near = -norm(object - tips_arm), reward_dist = -norm(object - goal),
-    // before do_simulation; reward = reward_dist + 0.1 reward_ctrl + 0.5 reward_near.
+    // PusherEnv: reward_near = -norm(object - tips_arm), reward_dist = -norm(object - goal);
+    // reward = reward_dist + 0.1 reward_ctrl + 0.5 reward_near.
     return -BodyDistance(data, object_body_id_, target_body_id_) -
            0.5 * BodyDistance(data, object_body_id_, fingertip_body_id_);
   }
   return 0.0;
 }
 
-double LocomotionEnv::StepReward(const mjData& data, double x_before, double before,
-                                 double ctrl_sq) const {
+double LocomotionEnv::ContactCost(const mjData& data) const {
+  if (task_.contact_cost_weight == 0.0) return 0.0;
+  // ant_v5.py: contact_cost_weight * sum(square(clip(cfrc_ext, -1, 1))); humanoid_v5.py and
+  // HumanoidStandup: clip(contact_cost_weight * sum(square(cfrc_ext)), -inf, 10).
+  const double f = task_.contact_force_clip;
+  double sq = 0.0;
+  for (int k = 0; k < 6 * model_->nbody; ++k) {
+    const double v = std::clamp(data.cfrc_ext[k], -f, f);
+    sq += v * v;
+  }
+  return std::min(task_.contact_cost_weight * sq, task_.contact_cost_max);
+}
+
+double LocomotionEnv::StepReward(const mjData& data, double x_before, double distance_before,
+                                 double ctrl_sq, bool healthy) const {
+  const double distance = task_.distance_after_step ? DistanceTerms(data) : distance_before;
+  // v4 pays the healthy reward (alive bonus) on every step; v5 on healthy steps only.
+  const double healthy_reward =
+      healthy || !task_.healthy_reward_only_when_healthy ? task_.healthy_reward : 0.0;
   if (task_.reward == Reward::kFingertipDistance) {
     // ReacherEnv.step: reward_dist + reward_ctrl, reward_ctrl = -sum(a^2).
-    return before - ctrl_sq;
+    return distance - ctrl_sq;
   }
   if (task_.reward == Reward::kPushDistance) {
     // PusherEnv.step: reward_ctrl = -sum(a^2), weighted 0.1.
-    return before - 0.1 * ctrl_sq;
+    return distance - 0.1 * ctrl_sq;
   }
   if (task_.reward == Reward::kStandUp) {
     // HumanoidStandupEnv.step: uph_cost = (qpos[2] - 0) / model.opt.timestep; quad_ctrl_cost =
     // 0.1 sum(ctrl^2); quad_impact_cost = min(0.5e-6 sum(cfrc_ext^2), 10); reward = uph_cost -
     // quad_ctrl_cost - quad_impact_cost + 1.
-    const mjModel& m = *model_;
-    double impact_sq = 0.0;
-    for (int k = 0; k < 6 * m.nbody; ++k) impact_sq += data.cfrc_ext[k] * data.cfrc_ext[k];
-    return data.qpos[2] / m.opt.timestep - 0.1 * ctrl_sq - std::min(0.5e-6 * impact_sq, 10.0) + 1.0;
+    return data.qpos[2] / model_->opt.timestep - 0.1 * ctrl_sq - ContactCost(data) + 1.0;
   }
   if (task_.reward == Reward::kTipDistance) {
     // InvertedDoublePendulumEnv.step: x, _, y = site_xpos[0]; alive_bonus 10; dist_penalty =
@@ -281,11 +326,12 @@ double LocomotionEnv::StepReward(const mjData& data, double x_before, double bef
     const double y = data.site_xpos[3 * tip_site_id_ + 2];
     const double v1 = data.qvel[1];
     const double v2 = data.qvel[2];
-    return 10.0 - (0.01 * x * x + (y - 2.0) * (y - 2.0)) - (1e-3 * v1 * v1 + 5e-3 * v2 * v2);
+    return healthy_reward - (0.01 * x * x + (y - 2.0) * (y - 2.0)) -
+           (1e-3 * v1 * v1 + 5e-3 * v2 * v2);
   }
   const double x_velocity = (XPosition(data) - x_before) / dt_;
-  return task_.forward_reward_weight * x_velocity + task_.healthy_reward -
-         task_.ctrl_cost_weight * ctrl_sq;
+  return task_.forward_reward_weight * x_velocity + healthy_reward -
+         task_.ctrl_cost_weight * ctrl_sq - ContactCost(data);
 }
 
 bool LocomotionEnv::Healthy(const mjData& data) const {
@@ -356,7 +402,7 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
 
     // MujocoEnv.do_simulation: ctrl = action (float32 widened to float64), frame_skip mj_steps.
     const double x_before = XPosition(d);
-    const double before = RewardBeforeStep(d);
+    const double distance_before = task_.distance_after_step ? 0.0 : DistanceTerms(d);
     double ctrl_sq = 0.0;
     for (int a = 0; a < act_dim; ++a) {
       d.ctrl[a] = static_cast<double>(action[a]);
@@ -387,8 +433,8 @@ void LocomotionEnv::StepRows(int begin, int end, const VecBuffers& buffers) {
       buffers.truncated[i] = 1;
       row.non_finite_resets += 1;
     } else {
-      const double reward = StepReward(d, x_before, before, ctrl_sq);
       const bool terminated = !Healthy(d);
+      const double reward = StepReward(d, x_before, distance_before, ctrl_sq, !terminated);
       const bool truncated = row.elapsed_steps >= task_.max_episode_steps;
       WriteObs(d, final_obs);
       buffers.reward[i] = static_cast<float>(reward);

@@ -1,11 +1,23 @@
-// locomotion.h: Gymnasium v4's MuJoCo locomotion envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4,
-// Ant-v4, Swimmer-v4, Humanoid-v4, HumanoidStandup-v4), its two inverted pendulums
-// (InvertedPendulum-v4, InvertedDoublePendulum-v4) and its two arms (Reacher-v4, Pusher-v4) as one
-// batched env driven by a table of task constants.
+// locomotion.h: Gymnasium's MuJoCo locomotion envs (HalfCheetah, Hopper, Walker2d, Ant, Swimmer,
+// Humanoid, HumanoidStandup), its two inverted pendulums (InvertedPendulum,
+// InvertedDoublePendulum) and its two arms (Reacher, Pusher), each in its v4 and its v5 version,
+// as one batched env driven by a table of task constants.
+//
+// v4 (gymnasium/envs/mujoco/*_v4.py) is what rl-baselines3-zoo's presets name; v5
+// (gymnasium/envs/mujoco/*_v5.py, Gymnasium 1.0) is what Gymnasium 1.x recommends. The v5 files
+// change, per task (their "Version History" sections): the healthy reward paid on healthy steps
+// only (healthy_reward_only_when_healthy below; Gymnasium issues 526 and 500), contact costs for
+// Ant and Humanoid (contact_cost_weight), observations without entries that are always 0 (the
+// world body's rows, InvertedDoublePendulum's hinge constraint forces, Reacher's z distance),
+// Reacher's and Pusher's distance terms taken after the step (distance_after_step; issue 821),
+// Walker2d's right foot given the left foot's friction (walker2d_v5.xml; issue 477) and Pusher's
+// object made denser than air (pusher_v5.xml; issue 950). HalfCheetah-v5 and Swimmer-v5 step
+// exactly as their v4. The v5 files' other changes (info keys, constructor arguments, the
+// minimum MuJoCo version) change no observation, reward or termination.
 //
 // The locomotion tasks share Gymnasium's MujocoEnv step
 // (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer,humanoid}_v4.py, Gymnasium
-// 0.29 / 1.0, which keep the v4 classes unchanged):
+// 0.29 / 1.0, which keep the v4 classes unchanged; the _v5.py files step the same way):
 //   x_before = x; ctrl = action; mj_step x frame_skip; x_after = x
 //   reward = forward_reward_weight * (x_after - x_before) / dt + healthy_reward
 //            - ctrl_cost_weight * sum(action^2),          dt = frame_skip * timestep
@@ -24,8 +36,9 @@
 // After the frame_skip mj_step calls, Gymnasium's MujocoEnv._step_mujoco_simulation calls
 // mj_rnePostConstraint (MuJoCo >= 2.0 computes cacc, cfrc_int and cfrc_ext only for models with
 // force or acceleration sensors; gym issue 1541). Of those only cfrc_ext is read, by the humanoids
-// (Observation::kHumanoid, Reward::kStandUp), so only their steps make that call; the other tasks'
-// observations and rewards are the same with or without it. A reset (mj_resetData, then
+// and Ant-v5 (kHumanoid, kHumanoidV5, kPositionsVelocitiesContacts, and the contact costs), so
+// only their steps make that call; the other tasks' observations and rewards are the same with or
+// without it. A reset (mj_resetData, then
 // mj_forward) does not make it, as in Gymnasium, so the first observation's cfrc_ext is 0.
 //
 // Layout (EnvPool style, ../shared/STYLE.md points 1-3): the mjModel is loaded once per batched
@@ -67,18 +80,19 @@ enum class VelocityNoise {
 
 // When a step ends the episode as unhealthy (terminated); Gymnasium's is_healthy of each task.
 enum class Health {
-  kNone,        // never (HalfCheetah, Swimmer, Reacher, Pusher, HumanoidStandup: all v4)
-  kPlanar,      // Hopper-v4, Walker2d-v4: see LocomotionTask::healthy_state_min
-  kHeight,      // Ant-v4: z = qpos[2] (the free joint's height) in the closed healthy_z range
-  kHeightOpen,  // Humanoid-v4: z = qpos[2] strictly inside (healthy_z_min, healthy_z_max)
-  kPoleAngle,   // InvertedPendulum-v4: |qpos[1]| (the pole's angle, rad) <= healthy_angle_max
-  kTipHeight,   // InvertedDoublePendulum-v4: the tip site's z (m) > healthy_z_min
+  kNone,        // never (HalfCheetah, Swimmer, Reacher, Pusher, HumanoidStandup: v4 and v5)
+  kPlanar,      // Hopper, Walker2d: see LocomotionTask::healthy_state_min
+  kHeight,      // Ant: z = qpos[2] (the free joint's height) in the closed healthy_z range
+  kHeightOpen,  // Humanoid: z = qpos[2] strictly inside (healthy_z_min, healthy_z_max)
+  kPoleAngle,   // InvertedPendulum: |qpos[1]| (the pole's angle, rad) <= healthy_angle_max
+  kTipHeight,   // InvertedDoublePendulum: the tip site's z (m) > healthy_z_min
 };
 
 // What the observation holds (Gymnasium's _get_obs), float32 [obs_dim].
 enum class Observation {
-  // [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]: every locomotion task, and
-  // InvertedPendulum-v4 with nothing excluded or clipped ([x, angle, x', angle']).
+  // [qpos[excluded_qpos:], clip(qvel, -qvel_clip, qvel_clip)]: every locomotion task but Ant-v5
+  // and the humanoids, and InvertedPendulum with nothing excluded or clipped ([x, angle, x',
+  // angle']).
   kPositionsVelocities,
   // InvertedDoublePendulum-v4: [qpos[0], sin(qpos[1:]), cos(qpos[1:]), clip(qvel, +-qvel_clip),
   // clip(qfrc_constraint, +-qvel_clip)]: 1 + 2 + 2 + 3 + 3 = 11 values (qvel_clip 10).
@@ -91,29 +105,46 @@ enum class Observation {
   // 22 + 23 + 140 + 84 + 23 + 84 = 376 values; cfrc_ext (the external, mostly contact, force
   // and torque on each body) as mj_rnePostConstraint leaves it after the step (see above).
   kHumanoid,
-  // Pusher-v4: [qpos[0:7], qvel[0:7] (the arm's seven joints), xpos(fingertip_body),
+  // Pusher-v4, Pusher-v5: [qpos[0:7], qvel[0:7] (the arm's seven joints), xpos(fingertip_body),
   // xpos(object_body), xpos(target_body)]: 7 + 7 + 3 + 3 + 3 = 23 values (m, rad, rad/s).
   kPusher,
+  // Ant-v5: [qpos[excluded_qpos:], qvel, clip(cfrc_ext[1:], -contact_force_clip,
+  // contact_force_clip)], cfrc_ext without the world body's row: 13 + 14 + 13 x 6 = 105 values.
+  kPositionsVelocitiesContacts,
+  // Humanoid-v5, HumanoidStandup-v5: kHumanoid without the world body's rows of cinert, cvel and
+  // cfrc_ext and without qfrc_actuator's six free-joint entries: [qpos[excluded_qpos:], qvel,
+  // cinert[1:], cvel[1:], qfrc_actuator[6:], cfrc_ext[1:]]: 22 + 23 + 130 + 78 + 17 + 78 = 348.
+  kHumanoidV5,
+  // InvertedDoublePendulum-v5: kDoublePendulum with qfrc_constraint's first entry only (the
+  // cart's; the hinges' are always 0): 1 + 2 + 2 + 3 + 1 = 9 values.
+  kDoublePendulumV5,
+  // Reacher-v5: kReacher without the z of fingertip - target (always 0): 10 values.
+  kReacherV5,
 };
 
 // How a step's reward is computed (Gymnasium's step).
 enum class Reward {
-  // forward_reward_weight dx/dt + healthy_reward - ctrl_cost_weight |a|^2: every locomotion
-  // task, and InvertedPendulum-v4 as weight 0, healthy_reward 1, cost 0 (a reward of 1).
+  // forward_reward_weight dx/dt + healthy_reward - ctrl_cost_weight |a|^2 - contact cost (see
+  // LocomotionTask::contact_cost_weight; 0 but for Ant-v5 and Humanoid-v5): every locomotion
+  // task, and InvertedPendulum as weight 0, healthy_reward 1, cost 0 (a reward of 1; v5: 0 on
+  // the terminating step).
   kForward,
-  // InvertedDoublePendulum-v4: alive_bonus 10 - (0.01 x^2 + (z - 2)^2) - (1e-3 qvel[1]^2 +
-  // 5e-3 qvel[2]^2), (x, z) the tip site's mjData.site_xpos as the last mj_step left it.
+  // InvertedDoublePendulum: alive bonus (healthy_reward, 10) - (0.01 x^2 + (z - 2)^2)
+  // - (1e-3 qvel[1]^2 + 5e-3 qvel[2]^2), (x, z) the tip site's mjData.site_xpos as the last
+  // mj_step left it.
   kTipDistance,
-  // Reacher-v4: -|xpos(fingertip_body) - xpos(target_body)| - |a|^2, the distance taken BEFORE
-  // the step (reacher_v4.py computes the reward, then simulates).
+  // Reacher: -|xpos(fingertip_body) - xpos(target_body)| - |a|^2, the distance taken BEFORE the
+  // step in v4 (reacher_v4.py computes the reward, then simulates), after it in v5
+  // (distance_after_step).
   kFingertipDistance,
-  // Pusher-v4: -|xpos(object_body) - xpos(target_body)| - 0.1 |a|^2
-  // - 0.5 |xpos(object_body) - xpos(fingertip_body)|, the distances taken BEFORE the step
-  // (pusher_v4.py computes the reward, then simulates).
+  // Pusher: -|xpos(object_body) - xpos(target_body)| - 0.1 |a|^2
+  // - 0.5 |xpos(object_body) - xpos(fingertip_body)|, the distances taken BEFORE the step in v4
+  // (pusher_v4.py computes the reward, then simulates), after it in v5 (distance_after_step).
   kPushDistance,
-  // HumanoidStandup-v4: qpos[2] / timestep - 0.1 |a|^2 - min(0.5e-6 |cfrc_ext|^2, 10) + 1, after
-  // the step: the torso's height (m) over MuJoCo's timestep (0.003 s, not dt), so 35 per step
-  // lying at the start (0.105 m) and about 467 at Humanoid-v4's standing 1.4 m; cfrc_ext as
+  // HumanoidStandup (v4 and v5): qpos[2] / timestep - 0.1 |a|^2 - contact cost + 1, after the
+  // step, the contact cost min(0.5e-6 |cfrc_ext|^2, 10) (the task's contact_cost_* fields): the
+  // torso's height (m) over MuJoCo's timestep (0.003 s, not dt), so 35 per step lying at the
+  // start (0.105 m) and about 467 at Humanoid's standing 1.4 m; cfrc_ext as
   // mj_rnePostConstraint leaves it after the step (see kHumanoid).
   kStandUp,
 };
@@ -144,7 +175,10 @@ struct LocomotionTask {
   Reward reward = Reward::kForward;
   StartState start_state = StartState::kNoise;
   // kPositionsVelocities: nq - excluded_qpos + nv; kDoublePendulum: 2 nq - 1 + 2 nv; kReacher:
-  // nq + 7; kHumanoid: nq - excluded_qpos + 2 nv + 22 nbody; kPusher: nq + nv - 8 + 9.
+  // nq + 7; kHumanoid: nq - excluded_qpos + 2 nv + 22 nbody; kPusher: nq + nv - 8 + 9;
+  // kPositionsVelocitiesContacts: nq - excluded_qpos + nv + 6 (nbody - 1); kHumanoidV5:
+  // nq - excluded_qpos + 2 nv - 6 + 22 (nbody - 1); kDoublePendulumV5: 2 nq - 1 + nv + 1;
+  // kReacherV5: nq + 6.
   int obs_dim = 0;
   // Leading qpos entries not observed: root x (Ant, Swimmer and the humanoids: x, y).
   int excluded_qpos = 1;
@@ -157,10 +191,14 @@ struct LocomotionTask {
   // Site whose mjData.site_xpos Reward::kTipDistance and Health::kTipHeight read (the
   // InvertedDoublePendulum's "tip"); empty when neither is used.
   std::string tip_site;
-  // Bodies whose mjData.xpos Observation::kReacher/kPusher and Reward::kFingertipDistance/
-  // kPushDistance compare (Reacher's "fingertip" and "target"; Pusher's "tips_arm", "object"
-  // and "goal", Gymnasium's get_body_com); empty otherwise.
+  // Bodies whose mjData.xpos Observation::kReacher/kReacherV5/kPusher and
+  // Reward::kFingertipDistance/kPushDistance compare (Reacher's "fingertip" and "target";
+  // Pusher's "tips_arm", "object" and "goal", Gymnasium's get_body_com); empty otherwise.
   std::string fingertip_body, object_body, target_body;
+  // Reward::kFingertipDistance/kPushDistance: whether the distance terms read the state after
+  // the step (v5: reacher_v5.py and pusher_v5.py simulate, then compute the reward) instead of
+  // the state before it (v4).
+  bool distance_after_step = false;
   int act_dim = 0;                     // nu, actuators
   double action_bound = 1.0;  // action Box [-bound, bound]^act_dim = every actuator's ctrlrange
   double forward_reward_weight = 1.0;  // weight of the forward velocity dx/dt (m/s)
@@ -178,7 +216,21 @@ struct LocomotionTask {
   // (Gymnasium also calls a non-finite state unhealthy; here such a step is a numerical fault,
   // below, before health is asked.)
   Health health = Health::kNone;
-  double healthy_reward = 0.0;  // added on every step (Gymnasium: also on the terminating one)
+  // Reward::kForward's healthy reward and Reward::kTipDistance's alive bonus: v4 adds it on every
+  // step, the terminating one included.
+  double healthy_reward = 0.0;
+  // v5 (Hopper, Walker2d, Ant, Humanoid, both inverted pendulums): healthy_reward only on a step
+  // that ends healthy, so none on the terminating step (the v5 files' healthy_reward property:
+  // is_healthy * healthy_reward; InvertedPendulum-v5: reward = int(not terminated)).
+  bool healthy_reward_only_when_healthy = false;
+  // Contact cost, subtracted from Reward::kForward and kStandUp: min(contact_cost_weight *
+  // sum(clip(cfrc_ext, -contact_force_clip, contact_force_clip)^2), contact_cost_max) over every
+  // body's 6 entries (N, N m) after the step. Ant-v5: 5e-4, clip 1, no max (ant_v5.py's
+  // contact_cost); Humanoid-v5: 5e-7, no clip, max 10 (humanoid_v5.py); HumanoidStandup: 0.5e-6,
+  // no clip, max 10 (its quad_impact_cost); 0 for the other tasks.
+  double contact_cost_weight = 0.0;
+  double contact_force_clip = std::numeric_limits<double>::infinity();
+  double contact_cost_max = std::numeric_limits<double>::infinity();
   double healthy_state_min = -100.0, healthy_state_max = 100.0;
   double healthy_z_min = 0.7, healthy_z_max = std::numeric_limits<double>::infinity();
   double healthy_angle_min = -0.2, healthy_angle_max = 0.2;
@@ -236,20 +288,24 @@ class LocomotionEnv final : public BatchedEnv {
   double XPosition(const mjData& data) const;
   // m: |xpos(body a) - xpos(body b)|.
   double BodyDistance(const mjData& data, int a, int b) const;
-  // The part of the reward that Reacher and Pusher take from the state before the step (their
-  // distance terms: -|fingertip - target|; -|object - goal| - 0.5 |object - tips_arm|); 0 for
-  // the other tasks.
-  double RewardBeforeStep(const mjData& data) const;
-  // The step's reward; x_before: XPosition before the step (m), before: RewardBeforeStep before
-  // the step, ctrl_sq: |a|^2.
-  double StepReward(const mjData& data, double x_before, double before, double ctrl_sq) const;
+  // Reacher's and Pusher's distance terms at `data` (-|fingertip - target|; -|object - goal|
+  // - 0.5 |object - tips_arm|); 0 for the other tasks.
+  double DistanceTerms(const mjData& data) const;
+  // The contact cost of the stepped state (LocomotionTask::contact_cost_weight); 0 when the
+  // weight is 0.
+  double ContactCost(const mjData& data) const;
+  // The step's reward; x_before: XPosition before the step (m), distance_before: DistanceTerms
+  // before the step, ctrl_sq: |a|^2, healthy: Healthy() after the step.
+  double StepReward(const mjData& data, double x_before, double distance_before, double ctrl_sq,
+                    bool healthy) const;
 
   const LocomotionTask& task_;
   const EnvSpec& spec_;
   ModelPtr model_;
   double dt_ = 0.0;
   int x_body_id_ = -1;  // mj_name2id(task.x_body), -1 when x is qpos[0]
-  // Whether a step ends with mj_rnePostConstraint: the task reads cfrc_ext (the humanoids).
+  // Whether a step ends with mj_rnePostConstraint: the task reads cfrc_ext (the humanoids,
+  // Ant-v5).
   bool post_constraint_ = false;
   int tip_site_id_ = -1;  // mj_name2id(task.tip_site), -1 when the task names none
   // Reacher's and Pusher's bodies, -1 where the task names none.
@@ -259,7 +315,7 @@ class LocomotionEnv final : public BatchedEnv {
 
 // Spec() and MakeBatched() of a locomotion env type, from its Task() (CRTP: struct Hopper :
 // LocomotionEnvOf<Hopper> { static const LocomotionTask& Task(); ... }). The action Box is the
-// motors' ctrlrange, [-action_bound, action_bound] (1 for every Gymnasium v4 task here but
+// motors' ctrlrange, [-action_bound, action_bound] (1 for every task here but
 // InvertedPendulum's 3, Pusher's 2 and the humanoids' 0.4; LocomotionEnv checks it on the
 // model).
 template <typename Derived>

@@ -30,6 +30,7 @@
 #include "greenrl/env/mujoco/inverted_pendulum.h"
 #include "greenrl/env/mujoco/locomotion.h"
 #include "greenrl/env/mujoco/mujoco_model.h"
+#include "greenrl/env/mujoco/mujoco_test_util.h"
 #include "greenrl/env/mujoco/pusher.h"
 #include "greenrl/env/mujoco/reacher.h"
 #include "greenrl/env/mujoco/swimmer.h"
@@ -41,32 +42,6 @@ namespace greenrl::env::mujoco {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-// A VecEnv over a LocomotionEnv whose rows the test can reach (the VecEnv owns it).
-struct Harness {
-  LocomotionEnv* env = nullptr;  // owned by vec
-  std::unique_ptr<VecEnv> vec;
-};
-
-template <typename Task>
-Harness Make(int num_envs, uint64_t seed, int threads) {
-  std::unique_ptr<BatchedEnv> batched = Task::MakeBatched(num_envs);
-  Harness h;
-  h.env = static_cast<LocomotionEnv*>(batched.get());
-  h.vec = std::make_unique<VecEnv>(std::move(batched), seed, threads);
-  h.vec->Reset();
-  return h;
-}
-
-// Fills the action buffer with U(-1, 1) actions from `rng`.
-void RandomActions(VecEnv& vec, Rng& rng) {
-  const int64_t n = vec.num_envs() * vec.spec().act_dim();
-  for (int64_t k = 0; k < n; ++k) {
-    vec.continuous_actions()[k] = static_cast<float>(rng.Uniform(-1.0, 1.0));
-  }
-}
-
-int BodyId(const mjModel& m, const char* name) { return mj_name2id(&m, mjOBJ_BODY, name); }
 
 // Joint `id` is limited to [low_deg, high_deg] degrees (MuJoCo stores radians).
 void ExpectLimitedDegrees(const mjModel& m, int id, double low_deg, double high_deg) {
@@ -873,14 +848,7 @@ double DtOf() {
 }
 
 TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
-  struct Expected {
-    const char* id;
-    int64_t obs_dim, act_dim;
-    float action_bound;  // the actuators' ctrlrange [-bound, bound]
-    std::optional<double> reward_threshold;
-    int max_episode_steps = 1000;
-  };
-  const Expected table[] = {
+  ExpectSpecs({
       {"HalfCheetah-v4", 17, 6, 1.0f, 4800.0},
       {"Hopper-v4", 11, 3, 1.0f, 3800.0},
       {"Walker2d-v4", 17, 6, 1.0f, std::nullopt},  // Gymnasium registers none
@@ -892,22 +860,7 @@ TEST(LocomotionTest, RegisteredSpecsFollowGymnasiumV4) {
       {"Humanoid-v4", 376, 17, 0.4f, std::nullopt},  // Gymnasium registers no threshold
       {"HumanoidStandup-v4", 376, 17, 0.4f, std::nullopt},
       {"Pusher-v4", 23, 7, 2.0f, 0.0, 100},
-  };
-  for (const Expected& e : table) {
-    const EnvSpec& spec = FindEnvSpec(e.id);
-    EXPECT_EQ(spec.obs_dim(), e.obs_dim) << e.id;
-    EXPECT_EQ(spec.act_dim(), e.act_dim) << e.id;
-    EXPECT_EQ(spec.max_episode_steps, e.max_episode_steps) << e.id;
-    EXPECT_EQ(spec.reward_threshold, e.reward_threshold) << e.id;
-    const Box& action = std::get<Box>(spec.action_space);
-    for (int64_t k = 0; k < spec.act_dim(); ++k) {
-      EXPECT_EQ(action.low[k], -e.action_bound) << e.id;
-      EXPECT_EQ(action.high[k], e.action_bound) << e.id;
-    }
-    for (int64_t k = 0; k < spec.obs_dim(); ++k) {
-      EXPECT_TRUE(std::isinf(spec.observation_space.high[k])) << e.id;
-    }
-  }
+  });
   // dt = frame_skip x timestep (s), as the built env reports it.
   EXPECT_DOUBLE_EQ(DtOf<HalfCheetah>(), 0.05);
   EXPECT_DOUBLE_EQ(DtOf<Hopper>(), 0.008);
@@ -1118,32 +1071,6 @@ TEST(LocomotionTest, HalfCheetahSwimmerAndHumanoidStandupTruncateAfter1000StepsO
 // Determinism: the same seed gives the same trajectories whatever the number of threads.
 // ---------------------------------------------------------------------------------------------
 
-template <typename Task>
-std::vector<float> Trajectory(int num_envs, uint64_t seed, int threads, int steps) {
-  Harness h = Make<Task>(num_envs, seed, threads);
-  const int64_t obs_n = num_envs * h.vec->spec().obs_dim();
-  std::vector<float> out(h.vec->obs(), h.vec->obs() + obs_n);
-  Rng rng(99);  // the same actions for every run
-  for (int t = 0; t < steps; ++t) {
-    RandomActions(*h.vec, rng);
-    h.vec->Step();
-    out.insert(out.end(), h.vec->obs(), h.vec->obs() + obs_n);
-    out.insert(out.end(), h.vec->final_obs(), h.vec->final_obs() + obs_n);
-    out.insert(out.end(), h.vec->reward(), h.vec->reward() + num_envs);
-    for (int i = 0; i < num_envs; ++i) out.push_back(h.vec->terminated()[i]);
-  }
-  return out;
-}
-
-// Seed 3 gives the same trajectory (obs, final_obs, rewards, terminations) on 1 and 2 threads;
-// seed 4 another one.
-template <typename Task>
-void ExpectSeedDeterminesTrajectory(int num_envs, int steps) {
-  const std::vector<float> one = Trajectory<Task>(num_envs, 3, 1, steps);
-  EXPECT_EQ(one, Trajectory<Task>(num_envs, 3, 2, steps)) << Task::Task().id;
-  EXPECT_NE(one, Trajectory<Task>(num_envs, 4, 2, steps)) << Task::Task().id;
-}
-
 TEST(LocomotionTest, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   const std::vector<float> one = Trajectory<HalfCheetah>(5, 3, 1, 120);
   EXPECT_EQ(one, Trajectory<HalfCheetah>(5, 3, 2, 120));
@@ -1185,17 +1112,6 @@ TEST(LocomotionTest, HalfCheetahRewardIsForwardVelocityMinusControlCost) {
   EXPECT_NE(total_dx, 0.0);  // the cheetah moved
 }
 
-// HopperEnv.is_healthy on a float64 state.
-bool HopperHealthy(const mjData& d) {
-  for (int k = 2; k < 6; ++k) {
-    if (!(-100.0 < d.qpos[k] && d.qpos[k] < 100.0)) return false;
-  }
-  for (int k = 0; k < 6; ++k) {
-    if (!(-100.0 < d.qvel[k] && d.qvel[k] < 100.0)) return false;
-  }
-  return 0.7 < d.qpos[1] && -0.2 < d.qpos[2] && d.qpos[2] < 0.2;
-}
-
 // What a task's step must do, written out from Gymnasium's *_v4.py for StepAgainstShadowState.
 struct StepRule {
   int frame_skip;                  // mj_step calls per env step
@@ -1216,37 +1132,6 @@ struct StepRule {
 // clip(qvel)], and an autoreset to the start pose after a termination. Returns the terminations;
 // *max_abs_qvel is the largest |qvel| seen (to show a clip was exercised) and *max_x_gap the
 // largest |reward difference| had x been read from qpos[0] instead of rule.x_body's xpos.
-// Steps row 0 of a task for `steps` actions U(-bound, bound) and hands `check` the step number,
-// the action (float32 [act_dim]), the row's state before the step, an independently stepped copy
-// of it (frame_skip mj_step calls of the action, then mj_rnePostConstraint, as Gymnasium's
-// MujocoEnv) and the VecEnv after its step. Returns the terminations.
-template <typename Task, typename Check>
-int ShadowSteps(uint64_t env_seed, uint64_t action_seed, int steps, double bound, Check check) {
-  Harness h = Make<Task>(1, env_seed, 1);
-  const mjModel& m = h.env->model();
-  DataPtr before = MakeData(m);
-  DataPtr shadow = MakeData(m);
-  Rng rng(action_seed);
-  int terminations = 0;
-  std::vector<float> action(m.nu);
-  for (int t = 0; t < steps; ++t) {
-    mj_copyData(before.get(), &m, &h.env->data(0));
-    mj_copyData(shadow.get(), &m, &h.env->data(0));
-    for (int k = 0; k < m.nu; ++k) {
-      action[k] = static_cast<float>(rng.Uniform(-bound, bound));
-      h.vec->continuous_actions()[k] = action[k];
-      shadow->ctrl[k] = action[k];
-    }
-    for (int k = 0; k < Task::Task().frame_skip; ++k) mj_step(&m, shadow.get());
-    mj_rnePostConstraint(&m, shadow.get());
-    h.vec->Step();
-    check(t, action.data(), *before, *shadow, *h.vec);
-    terminations += h.vec->terminated()[0];
-    if (::testing::Test::HasFailure()) break;  // one step's report is enough
-  }
-  return terminations;
-}
-
 template <typename Task>
 int StepAgainstShadowState(uint64_t env_seed, uint64_t action_seed, int steps, const StepRule& rule,
                            double* max_abs_qvel, double* max_x_gap) {
@@ -1299,11 +1184,6 @@ TEST(LocomotionTest, HopperTerminatesExactlyWhenItLeavesTheHealthyRange) {
   EXPECT_GE(StepAgainstShadowState<Hopper>(21, 22, 2000, PlanarRule(&HopperHealthy), &max_abs_qvel,
                                            &max_x_gap),
             5);
-}
-
-// Walker2dEnv.is_healthy on a float64 state: z and angle only.
-bool Walker2dHealthy(const mjData& d) {
-  return 0.8 < d.qpos[1] && d.qpos[1] < 2.0 && -1.0 < d.qpos[2] && d.qpos[2] < 1.0;
 }
 
 TEST(LocomotionTest, Walker2dTerminatesExactlyWhenItLeavesTheHealthyRange) {
@@ -1432,34 +1312,10 @@ TEST(LocomotionTest, InvertedPendulumStepsAndTerminatesAsGymnasium) {
   EXPECT_GE(terminations, 100);  // random pushes topple it within tens of steps
 }
 
-// InvertedDoublePendulum-v4: reward = 10 - (0.01 x^2 + (y - 2)^2) - (1e-3 v1^2 + 5e-3 v2^2) from
-// the tip site and the poles' speeds, terminated exactly when the tip's y <= 1 m, final_obs =
-// [x, sin, cos, clip(qvel, 10), clip(qfrc_constraint, 10)].
+// InvertedDoublePendulum-v4 (ExpectDoublePendulumSteps): the alive bonus on every step, the
+// constraint forces of all three joints observed.
 TEST(LocomotionTest, InvertedDoublePendulumStepsRewardsAndTerminatesAsGymnasium) {
-  double max_constraint = 0.0;
-  const int terminations = ShadowSteps<InvertedDoublePendulum>(
-      71, 72, 3000, 1.0,
-      [&](int t, const float*, const mjData&, const mjData& d, const VecEnv& vec) {
-        const double x = d.site_xpos[0];
-        const double y = d.site_xpos[2];
-        EXPECT_EQ(vec.terminated()[0], y <= 1.0 ? 1 : 0) << "step " << t;
-        const double expected = 10.0 - (0.01 * x * x + (y - 2.0) * (y - 2.0)) -
-                                (1e-3 * d.qvel[1] * d.qvel[1] + 5e-3 * d.qvel[2] * d.qvel[2]);
-        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * std::abs(expected)) << "step " << t;
-        const float* o = vec.final_obs();
-        EXPECT_EQ(o[0], static_cast<float>(d.qpos[0])) << "step " << t;
-        for (int k = 1; k < 3; ++k) {
-          EXPECT_EQ(o[k], static_cast<float>(std::sin(d.qpos[k]))) << "step " << t;
-          EXPECT_EQ(o[k + 2], static_cast<float>(std::cos(d.qpos[k]))) << "step " << t;
-        }
-        for (int k = 0; k < 3; ++k) {
-          EXPECT_EQ(o[5 + k], static_cast<float>(std::clamp(d.qvel[k], -10.0, 10.0)));
-          EXPECT_EQ(o[8 + k], static_cast<float>(std::clamp(d.qfrc_constraint[k], -10.0, 10.0)));
-          max_constraint = std::max(max_constraint, std::abs(d.qfrc_constraint[k]));
-        }
-      });
-  EXPECT_GE(terminations, 100);
-  EXPECT_GT(max_constraint, 10.0);  // the slider's limit was hit and its force clipped
+  ExpectDoublePendulumSteps<InvertedDoublePendulum>(false);
 }
 
 // Balanced at rest (no noise, no push), the first step's reward is 10 - (1.2 - 2)^2 = 9.36: the
@@ -1475,209 +1331,50 @@ TEST(LocomotionTest, InvertedDoublePendulumUprightEarnsItsAliveBonusLessTheHeigh
   EXPECT_EQ(h.vec->terminated()[0], 0);
 }
 
-// |xpos(a) - xpos(b)| in m, bodies named.
-double Distance(const mjModel& m, const mjData& d, const char* a, const char* b) {
-  const int ia = BodyId(m, a);
-  const int ib = BodyId(m, b);
-  double sq = 0.0;
-  for (int c = 0; c < 3; ++c) {
-    const double v = d.xpos[3 * ia + c] - d.xpos[3 * ib + c];
-    sq += v * v;
-  }
-  return std::sqrt(sq);
-}
+// Reacher-v4 (ExpectReacherSteps): the distance BEFORE the step, fingertip - target as x, y, z.
+TEST(LocomotionTest, ReacherStepsAndRewardsAsGymnasium) { ExpectReacherSteps<Reacher>(false); }
 
-// Reacher-v4: reward = -|fingertip - target| BEFORE the step - |a|^2, never terminated,
-// truncated every 50 steps, final_obs = [cos, sin of the angles, the target's x, y, the arm's
-// speeds, fingertip - target] from the stepped state.
-TEST(LocomotionTest, ReacherStepsAndRewardsAsGymnasium) {
-  Harness probe = Make<Reacher>(1, 0, 1);
-  const mjModel& m = probe.env->model();
-  const int tip = BodyId(m, "fingertip");
-  const int target = BodyId(m, "target");
-  double max_gap = 0.0;  // |reward with the distance after the step - the env's reward|
-  const int terminations = ShadowSteps<Reacher>(
-      81, 82, 500, 1.0,
-      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
-        const double ctrl_sq = static_cast<double>(a[0]) * a[0] + static_cast<double>(a[1]) * a[1];
-        const double expected = -Distance(m, before, "fingertip", "target") - ctrl_sq;
-        EXPECT_NEAR(vec.reward()[0], expected, 1e-6) << "step " << t;
-        max_gap = std::max(max_gap,
-                           std::abs(-Distance(m, d, "fingertip", "target") - ctrl_sq - expected));
-        EXPECT_EQ(vec.truncated()[0], (t + 1) % 50 == 0 ? 1 : 0) << "step " << t;
-        const float* o = vec.final_obs();
-        for (int k = 0; k < 2; ++k) {
-          EXPECT_EQ(o[k], static_cast<float>(std::cos(d.qpos[k]))) << "step " << t;
-          EXPECT_EQ(o[2 + k], static_cast<float>(std::sin(d.qpos[k]))) << "step " << t;
-          EXPECT_EQ(o[4 + k], static_cast<float>(d.qpos[2 + k])) << "step " << t;
-          EXPECT_EQ(o[6 + k], static_cast<float>(d.qvel[k])) << "step " << t;
-        }
-        for (int c = 0; c < 3; ++c) {
-          EXPECT_EQ(o[8 + c], static_cast<float>(d.xpos[3 * tip + c] - d.xpos[3 * target + c]));
-        }
-        EXPECT_EQ(d.qvel[2], 0.0);  // the target never moves
-        EXPECT_EQ(d.qvel[3], 0.0);
-      });
-  EXPECT_EQ(terminations, 0);
-  EXPECT_GT(max_gap, 1e-3);  // the distance after the step would give other rewards
-}
-
-// x of humanoid_v4.py's mass_center: sum(body_mass * xipos) / sum(body_mass).
-double MassCenterX(const mjModel& m, const mjData& d) {
-  double weighted = 0.0, mass = 0.0;
-  for (int b = 0; b < m.nbody; ++b) {
-    weighted += m.body_mass[b] * d.xipos[3 * b];
-    mass += m.body_mass[b];
-  }
-  return weighted / mass;
-}
-
-// final_obs of a humanoid at state d after step t: [qpos[2:], qvel, cinert, cvel, qfrc_actuator,
-// cfrc_ext] (376). Returns the largest |cfrc_ext| entry (N or N m).
-double ExpectHumanoidObs(const mjData& d, const float* final_obs, int t) {
-  std::vector<double> want(d.qpos + 2, d.qpos + 24);
-  want.insert(want.end(), d.qvel, d.qvel + 23);
-  want.insert(want.end(), d.cinert, d.cinert + 140);
-  want.insert(want.end(), d.cvel, d.cvel + 84);
-  want.insert(want.end(), d.qfrc_actuator, d.qfrc_actuator + 23);
-  want.insert(want.end(), d.cfrc_ext, d.cfrc_ext + 84);
-  EXPECT_EQ(want.size(), 376u);
-  double largest = 0.0;
-  for (int k = 0; k < 376; ++k) {
-    EXPECT_EQ(final_obs[k], static_cast<float>(want[k])) << "step " << t << " obs " << k;
-    if (k >= 292) largest = std::max(largest, std::abs(want[k]));
-  }
-  return largest;
-}
-
-// Humanoid-v4: reward = 1.25 d(mass center x)/dt + 5 - 0.1 |a|^2 (also on the terminating
-// step), terminated exactly when z = qpos[2] leaves the open (1, 2), final_obs = [qpos[2:], qvel,
-// cinert, cvel, qfrc_actuator, cfrc_ext] of the stepped state (cfrc_ext after
-// mj_rnePostConstraint, as Gymnasium's MujocoEnv: the contact forces, large when it falls), and
-// the autoreset's first observation with cfrc_ext 0 (a reset does not make that call).
+// Humanoid-v4 (ExpectHumanoidSteps): the healthy reward 5 on every step, no contact cost, the
+// 376-value observation.
 TEST(LocomotionTest, HumanoidStepsTerminatesAndRewardsAsGymnasium) {
-  Harness probe = Make<Humanoid>(1, 0, 1);
-  const mjModel& m = probe.env->model();
-  double max_x_gap = 0.0;  // |reward had x been the torso's qpos[0] - the env's reward|
-  double max_cfrc_ext = 0.0;
-  const int terminations = ShadowSteps<Humanoid>(
-      91, 92, 600, 0.4,
-      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
-        double ctrl_sq = 0.0;
-        for (int k = 0; k < 17; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
-        const double dx = MassCenterX(m, d) - MassCenterX(m, before);
-        const double expected = 1.25 * dx / 0.015 + 5.0 - 0.1 * ctrl_sq;
-        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
-        max_x_gap = std::max(
-            max_x_gap, std::abs(1.25 * (d.qpos[0] - before.qpos[0]) / 0.015 - 1.25 * dx / 0.015));
-        const bool healthy = 1.0 < d.qpos[2] && d.qpos[2] < 2.0;
-        EXPECT_EQ(vec.terminated()[0], healthy ? 0 : 1) << "step " << t;
-        max_cfrc_ext = std::max(max_cfrc_ext, ExpectHumanoidObs(d, vec.final_obs(), t));
-        if (!healthy) {
-          for (int k = 292; k < 376; ++k) EXPECT_EQ(vec.obs()[k], 0.0f) << "reset obs " << k;
-        }
-      });
-  EXPECT_GE(terminations, 5);  // random torques topple it within a few dozen steps
-  EXPECT_GT(max_x_gap, 1e-2);  // the mass center is not the torso
-  EXPECT_GT(max_cfrc_ext, 10.0);  // contact forces of tens of newtons or more on landing
+  ExpectHumanoidSteps<Humanoid>(false);
 }
 
-// HumanoidStandup-v4: reward = qpos[2] / 0.003 (the timestep, not dt) - 0.1 |a|^2
-// - min(0.5e-6 |cfrc_ext|^2, 10) + 1 after the step (cfrc_ext after mj_rnePostConstraint), never
-// terminated, final_obs as Humanoid's.
+// HumanoidStandup-v4 (ExpectHumanoidStandupSteps) with the 376-value observation.
 TEST(LocomotionTest, HumanoidStandupStepsAndRewardsAsGymnasium) {
-  double lowest = 1e9, highest = -1e9;
-  double impact_sum = 0.0, impact_max = 0.0;
-  const int terminations = ShadowSteps<HumanoidStandup>(
-      93, 94, 300, 0.4,
-      [&](int t, const float* a, const mjData&, const mjData& d, const VecEnv& vec) {
-        double ctrl_sq = 0.0;
-        for (int k = 0; k < 17; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
-        double impact_sq = 0.0;
-        for (int k = 0; k < 84; ++k) impact_sq += d.cfrc_ext[k] * d.cfrc_ext[k];
-        const double impact = std::min(0.5e-6 * impact_sq, 10.0);
-        impact_sum += impact;
-        impact_max = std::max(impact_max, impact);
-        const double expected = d.qpos[2] / 0.003 - 0.1 * ctrl_sq - impact + 1.0;
-        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * std::abs(expected)) << "step " << t;
-        lowest = std::min(lowest, d.qpos[2]);
-        highest = std::max(highest, d.qpos[2]);
-        ExpectHumanoidObs(d, vec.final_obs(), t);
-      });
-  EXPECT_EQ(terminations, 0);
-  // The impact cost counts: 0.150 a step on average here, at most 1.52 (MuJoCo 2.2.2,
-  // 2026-12-05); without mj_rnePostConstraint it would be 0.
-  EXPECT_GT(impact_sum / 300, 0.05);
-  EXPECT_GT(impact_max, 0.5);
-  // It stays on the floor under random torques: the torso 0.074-0.120 m up over these 300 steps
-  // (MuJoCo 2.2.2, 2026-12-05), so rewards of about 25-40 per step.
-  EXPECT_GT(lowest, 0.05);
-  EXPECT_LT(highest, 0.3);
+  ExpectHumanoidStandupSteps<HumanoidStandup>(false);
 }
 
-// Pusher-v4: reward = -|object - goal| - 0.1 |a|^2 - 0.5 |object - tips_arm|, the distances
-// BEFORE the step; never terminated, truncated every 100 steps; final_obs = [qpos[:7], qvel[:7],
-// xpos of tips_arm, object, goal] of the stepped state; the goal never moves.
-TEST(LocomotionTest, PusherStepsAndRewardsAsGymnasium) {
-  Harness probe = Make<Pusher>(1, 0, 1);
-  const mjModel& m = probe.env->model();
-  double max_gap = 0.0;  // |reward with the distances after the step - the env's reward|
-  const int terminations = ShadowSteps<Pusher>(
-      95, 96, 500, 2.0,
-      [&](int t, const float* a, const mjData& before, const mjData& d, const VecEnv& vec) {
-        double ctrl_sq = 0.0;
-        for (int k = 0; k < 7; ++k) ctrl_sq += static_cast<double>(a[k]) * a[k];
-        auto reward_at = [&](const mjData& s) {
-          return -Distance(m, s, "object", "goal") - 0.1 * ctrl_sq -
-                 0.5 * Distance(m, s, "object", "tips_arm");
-        };
-        const double expected = reward_at(before);
-        EXPECT_NEAR(vec.reward()[0], expected, 1e-5 * (1.0 + std::abs(expected))) << "step " << t;
-        max_gap = std::max(max_gap, std::abs(reward_at(d) - expected));
-        EXPECT_EQ(vec.truncated()[0], (t + 1) % 100 == 0 ? 1 : 0) << "step " << t;
-        const float* o = vec.final_obs();
-        for (int k = 0; k < 7; ++k) {
-          EXPECT_EQ(o[k], static_cast<float>(d.qpos[k])) << "step " << t;
-          EXPECT_EQ(o[7 + k], static_cast<float>(d.qvel[k])) << "step " << t;
-        }
-        int k = 14;
-        for (const char* body : {"tips_arm", "object", "goal"}) {
-          for (int c = 0; c < 3; ++c) {
-            EXPECT_EQ(o[k++], static_cast<float>(d.xpos[3 * BodyId(m, body) + c]))
-                << "step " << t << " " << body;
-          }
-        }
-        EXPECT_EQ(d.qpos[9], 0.0);
-        EXPECT_EQ(d.qpos[10], 0.0);
-      });
-  EXPECT_EQ(terminations, 0);
-  EXPECT_GT(max_gap, 1e-3);  // the distances after the step would give other rewards
-}
+// Pusher-v4 (ExpectPusherSteps): the distances BEFORE the step.
+TEST(LocomotionTest, PusherStepsAndRewardsAsGymnasium) { ExpectPusherSteps<Pusher>(false); }
 
-// Pusher-v4 on MuJoCo 2.2.2: the wrist's capsules push the object (under MuJoCo >= 3.0 the arm
-// of Gymnasium's v4 model passes through it, Gymnasium issue 950). The arm is posed with its
-// shoulder lifted 0.39 rad, which lowers the wrist to the object's height, and the object is
-// placed on the wrist: contacts push it 0.26 m away within 10 steps (MuJoCo 2.2.2, 2026-12-05);
-// with contacts disabled it stays.
+// Pusher-v4 and Pusher-v5 on MuJoCo 2.2.2: the wrist's capsules push the object (under MuJoCo
+// >= 3.0 the arm of Gymnasium's v4 model passes through it, Gymnasium issue 950; v5's object is
+// heavier). The arm is posed with its shoulder lifted 0.39 rad, which lowers the wrist to the
+// object's height, and the object is placed on the wrist: contacts push it 0.26 m away within
+// 10 steps, either object (MuJoCo 2.2.2, 2026-12-05); with contacts disabled it stays.
 TEST(LocomotionTest, PusherWristPushesTheObject) {
   for (const bool contacts : {true, false}) {
-    ModelPtr model = LoadModel(AssetPath("pusher.xml"));
-    if (!contacts) model->opt.disableflags |= mjDSBL_CONTACT;
-    const mjModel& m = *model;
-    DataPtr d = MakeData(m);
-    d->qpos[1] = 0.39;  // r_shoulder_lift_joint
-    mj_forward(&m, d.get());
-    const int tips = BodyId(m, "tips_arm");
-    ASSERT_NEAR(d->xpos[3 * tips + 2], -0.275, 0.01);  // the object's height
-    d->qpos[7] = d->xpos[3 * tips + 1] - (-0.05);      // obj_slidey: the object's y on the wrist
-    d->qpos[8] = d->xpos[3 * tips] - 0.45;             // obj_slidex
-    const double start_y = d->qpos[7], start_x = d->qpos[8];
-    for (int k = 0; k < 10 * 5; ++k) mj_step(&m, d.get());
-    const double moved = std::hypot(d->qpos[7] - start_y, d->qpos[8] - start_x);
-    if (contacts) {
-      EXPECT_GT(moved, 0.01);
-    } else {
-      EXPECT_EQ(moved, 0.0);
+    for (const char* asset : {"pusher.xml", "pusher_v5.xml"}) {
+      SCOPED_TRACE(asset);
+      ModelPtr model = LoadModel(AssetPath(asset));
+      if (!contacts) model->opt.disableflags |= mjDSBL_CONTACT;
+      const mjModel& m = *model;
+      DataPtr d = MakeData(m);
+      d->qpos[1] = 0.39;  // r_shoulder_lift_joint
+      mj_forward(&m, d.get());
+      const int tips = BodyId(m, "tips_arm");
+      ASSERT_NEAR(d->xpos[3 * tips + 2], -0.275, 0.01);  // the object's height
+      d->qpos[7] = d->xpos[3 * tips + 1] - (-0.05);      // obj_slidey: the object's y on the wrist
+      d->qpos[8] = d->xpos[3 * tips] - 0.45;             // obj_slidex
+      const double start_y = d->qpos[7], start_x = d->qpos[8];
+      for (int k = 0; k < 10 * 5; ++k) mj_step(&m, d.get());
+      const double moved = std::hypot(d->qpos[7] - start_y, d->qpos[8] - start_x);
+      if (contacts) {
+        EXPECT_GT(moved, 0.01);
+      } else {
+        EXPECT_EQ(moved, 0.0);
+      }
     }
   }
 }

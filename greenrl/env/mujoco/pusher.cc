@@ -25,4 +25,15 @@ const LocomotionTask& Pusher::Task() {
   return task;
 }
 
+const LocomotionTask& PusherV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Pusher::Task();
+    t.id = "Pusher-v5";
+    t.asset = "pusher_v5.xml";     // PusherEnv.__init__(xml_file="pusher_v5.xml", ...)
+    t.distance_after_step = true;  // step(): do_simulation, then _get_rew
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// pusher.h: Pusher-v4 (gymnasium/envs/mujoco/pusher_v4.py, as registered by
+// pusher.h: Pusher-v4 and, at the end, Pusher-v5.
+//
+// Pusher-v4 (gymnasium/envs/mujoco/pusher_v4.py, as registered by
 // gymnasium.make("Pusher-v4"): TimeLimit 100 steps, reward_threshold 0.0).
 //
 // A seven-joint arm (shoulder pan, shoulder lift, upper-arm roll, elbow flex, forearm roll, wrist
@@ -33,6 +35,18 @@ struct Pusher : LocomotionEnvOf<Pusher> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Pusher-v4"; obs Box float32 [23] unbounded; action Box
   // float32 [7] in [-2, 2]; max_episode_steps 100; reward_threshold 0.0.
+};
+
+// Pusher-v5 (gymnasium/envs/mujoco/pusher_v5.py, Gymnasium 1.0): Pusher-v4's reward weights,
+// observation and reset on assets/pusher_v5.xml, whose object is a cylinder of density 0.01
+// (7.85e-6 kg; v4: 1e-5 plus an invisible sphere; Gymnasium issue 950), with the distances taken
+// AFTER the step (issue 821). TimeLimit 100, reward_threshold 0.
+struct PusherV5 : LocomotionEnvOf<PusherV5> {
+  static constexpr int kObsDim = 23;
+  static constexpr int kActDim = 7;
+
+  // Pusher::Task() on pusher_v5.xml with the distances after the step.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

@@ -23,4 +23,16 @@ const LocomotionTask& Reacher::Task() {
   return task;
 }
 
+const LocomotionTask& ReacherV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Reacher::Task();
+    t.id = "Reacher-v5";
+    t.observation = Observation::kReacherV5;  // (fingertip - target)[:2]
+    t.obs_dim = kObsDim;
+    t.distance_after_step = true;  // step(): do_simulation, then _get_rew
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// reacher.h: Reacher-v4 (gymnasium/envs/mujoco/reacher_v4.py, as registered by
+// reacher.h: Reacher-v4 and, at the end, Reacher-v5.
+//
+// Reacher-v4 (gymnasium/envs/mujoco/reacher_v4.py, as registered by
 // gymnasium.make("Reacher-v4"): TimeLimit 50 steps, reward_threshold -3.75).
 //
 // A two-link arm in the plane (links of 0.1 m on hinges about z, the second limited to +-3 rad;
@@ -28,6 +30,19 @@ struct Reacher : LocomotionEnvOf<Reacher> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Reacher-v4"; obs Box float32 [11] unbounded; action Box
   // float32 [2] in [-1, 1]; max_episode_steps 50; reward_threshold -3.75.
+};
+
+// Reacher-v5 (gymnasium/envs/mujoco/reacher_v5.py, Gymnasium 1.0): Reacher-v4's model, reset and
+// weights (reward_dist_weight 1, reward_control_weight 1 in the code; its docstring's table says
+// 0.1, but the default argument is 1, as in v4), with the distance taken AFTER the step
+// (Gymnasium issue 821) and obs float32 [10], v4's without the z of fingertip - target (always
+// 0; issue 204). TimeLimit 50, reward_threshold -3.75.
+struct ReacherV5 : LocomotionEnvOf<ReacherV5> {
+  static constexpr int kObsDim = 10;
+  static constexpr int kActDim = 2;
+
+  // Reacher::Task() with the distance after the step and reacher_v5.py's observation.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

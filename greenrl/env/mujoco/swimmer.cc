@@ -24,4 +24,13 @@ const LocomotionTask& Swimmer::Task() {
   return task;
 }
 
+const LocomotionTask& SwimmerV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Swimmer::Task();
+    t.id = "Swimmer-v5";
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

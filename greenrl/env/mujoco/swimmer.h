@@ -1,4 +1,6 @@
-// swimmer.h: Swimmer-v4 (gymnasium/envs/mujoco/swimmer_v4.py with its defaults, as registered by
+// swimmer.h: Swimmer-v4 and, at the end, Swimmer-v5.
+//
+// Swimmer-v4 (gymnasium/envs/mujoco/swimmer_v4.py with its defaults, as registered by
 // gymnasium.make("Swimmer-v4"): TimeLimit 1000 steps, reward_threshold 360).
 //
 // Three links in a viscous fluid (assets/swimmer.xml: the front link on slides x, y and a hinge
@@ -28,6 +30,17 @@ struct Swimmer : LocomotionEnvOf<Swimmer> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Swimmer-v4"; obs Box float32 [8] unbounded; action Box float32
   // [2] in [-1, 1]; max_episode_steps 1000; reward_threshold 360.
+};
+
+// Swimmer-v5 (gymnasium/envs/mujoco/swimmer_v5.py, Gymnasium 1.0): steps, rewards, observes and
+// resets exactly as Swimmer-v4 (same model, frame_skip, weights and noise); registered with the
+// same TimeLimit 1000 and reward_threshold 360.
+struct SwimmerV5 : LocomotionEnvOf<SwimmerV5> {
+  static constexpr int kObsDim = 8;
+  static constexpr int kActDim = 2;
+
+  // Swimmer::Task() under the id "Swimmer-v5".
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco

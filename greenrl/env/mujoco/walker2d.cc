@@ -31,4 +31,15 @@ const LocomotionTask& Walker2d::Task() {
   return task;
 }
 
+const LocomotionTask& Walker2dV5::Task() {
+  static const LocomotionTask task = [] {
+    LocomotionTask t = Walker2d::Task();
+    t.id = "Walker2d-v5";
+    t.asset = "walker2d_v5.xml";  // Walker2dEnv.__init__(xml_file="walker2d_v5.xml", ...)
+    t.healthy_reward_only_when_healthy = true;  // healthy_reward = is_healthy * healthy_reward
+    return t;
+  }();
+  return task;
+}
+
 }  // namespace greenrl::env::mujoco

@@ -1,4 +1,6 @@
-// walker2d.h: Walker2d-v4 (gymnasium/envs/mujoco/walker2d_v4.py, as registered by
+// walker2d.h: Walker2d-v4 and, at the end, Walker2d-v5.
+//
+// Walker2d-v4 (gymnasium/envs/mujoco/walker2d_v4.py, as registered by
 // gymnasium.make("Walker2d-v4"): TimeLimit 1000 steps, no reward_threshold).
 //
 // A planar biped (torso; right and left thigh, leg and foot; 6 actuated hinges,
@@ -28,6 +30,18 @@ struct Walker2d : LocomotionEnvOf<Walker2d> {
   static const LocomotionTask& Task();
   // Spec() (LocomotionEnvOf): id "Walker2d-v4"; obs Box float32 [17] unbounded; action Box float32
   // [6] in [-1, 1]; max_episode_steps 1000; no reward_threshold.
+};
+
+// Walker2d-v5 (gymnasium/envs/mujoco/walker2d_v5.py, Gymnasium 1.0): Walker2d-v4 on
+// assets/walker2d_v5.xml, whose right foot has the left foot's friction 1.9 (v4: 0.9; Gymnasium
+// issue 477), and with the healthy reward 1 paid on healthy steps only, so none on the
+// terminating step (issue 526). TimeLimit 1000, no reward_threshold.
+struct Walker2dV5 : LocomotionEnvOf<Walker2dV5> {
+  static constexpr int kObsDim = 17;
+  static constexpr int kActDim = 6;
+
+  // Walker2d::Task() on walker2d_v5.xml, the healthy reward on healthy steps only.
+  static const LocomotionTask& Task();
 };
 
 }  // namespace greenrl::env::mujoco
