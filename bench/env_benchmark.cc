@@ -4,9 +4,9 @@
 //
 //   BM_VecEnvStep/<env id>/n_envs:N/threads:T/real_time: env steps per second (items_per_second)
 //   with uniformly random actions from VecEnv::StepRandom, for N in {1, 8, 64, 1024} and T in
-//   {1, 2}; the MuJoCo envs (HalfCheetah-v4, Hopper-v4, Walker2d-v4, Ant-v4, Swimmer-v4,
-//   InvertedPendulum-v4, InvertedDoublePendulum-v4, Reacher-v4, Humanoid-v4, HumanoidStandup-v4,
-//   Pusher-v4), whose step costs microseconds to hundreds of microseconds, for N in {1, 8, 64}.
+//   {1, 2}; the MuJoCo envs (HalfCheetah, Hopper, Walker2d, Ant, Swimmer, InvertedPendulum,
+//   InvertedDoublePendulum, Reacher, Humanoid, HumanoidStandup and Pusher, each -v4 and -v5), whose
+//   step costs microseconds to hundreds of microseconds, for N in {1, 8, 64}.
 //   BM_VecEnvStepCallerDrawn/<env id>/n_envs:1024/threads:T/real_time (classic envs): the same
 //   steps with the same actions drawn on the caller's thread (VecEnv::SampleActions) and then
 //   VecEnv::Step, as every row of this benchmark was measured before 852f993 (2026-12-03; then
@@ -87,10 +87,9 @@ void BM_IndependentVecEnvs(benchmark::State& state, const std::string& env_id) {
 const bool kRegistered = [] {
   for (const greenrl::env::EnvRegistration& entry : greenrl::env::RegisteredEnvs()) {
     const std::string id = entry.spec->id;
-    const bool mujoco = id == "HalfCheetah-v4" || id == "Hopper-v4" || id == "Walker2d-v4" ||
-                        id == "Ant-v4" || id == "Swimmer-v4" || id == "InvertedPendulum-v4" ||
-                        id == "InvertedDoublePendulum-v4" || id == "Reacher-v4" ||
-                        id == "Humanoid-v4" || id == "HumanoidStandup-v4" || id == "Pusher-v4";
+    // Every built-in env but Gymnasium's five classic-control ones is a MuJoCo task (v4 or v5).
+    const bool mujoco = id != "CartPole-v1" && id != "Acrobot-v1" && id != "MountainCar-v0" &&
+                        id != "MountainCarContinuous-v0" && id != "Pendulum-v1";
     const std::vector<int64_t> n_envs =
         mujoco ? std::vector<int64_t>{1, 8, 64} : std::vector<int64_t>{1, 8, 64, 1024};
     benchmark::RegisterBenchmark(("BM_VecEnvStep/" + id).c_str(), BM_VecEnvStep, id,
