@@ -264,17 +264,21 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
   const Result v5 = RunGreenrl("train --env Hopper-v5 --algo sac --dry-run");
   EXPECT_EQ(v5.exit_code, 0) << v5.output;
-  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes SB3's default; rl-zoo tunes "
-                           "sac for Hopper-v4, not Hopper-v5: `--config " +
+  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes SB3's default; greenrl has "
+                           "no preset for sac on Hopper-v5, but `--config " +
                            std::string(GREENRL_SOURCE_DIR) +
-                           "/configs/sac/hopper.yaml --env Hopper-v5` trains Hopper-v5 with "
-                           "those hyperparameters\n"),
+                           "/configs/sac/hopper.yaml --env Hopper-v5` trains it with rl-zoo's "
+                           "hyperparameters for Hopper-v4\n"),
             std::string::npos)
       << v5.output;
   const Result v5_preset = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) +
                                       "/configs/sac/hopper.yaml --env Hopper-v5 --dry-run");
   EXPECT_EQ(v5_preset.exit_code, 0) << v5_preset.output;
   EXPECT_EQ(v5_preset.output.find("no --config"), std::string::npos) << v5_preset.output;
+  EXPECT_NE(v5_preset.output.find("a preset tuned for Hopper-v4: its hyperparameters may not suit "
+                                  "Hopper-v5 (greenrl has no preset for Hopper-v5)\n"),
+            std::string::npos)
+      << v5_preset.output;
   const Result none = RunGreenrl("train --env Acrobot-v1 --algo ppo --dry-run");
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;

@@ -88,8 +88,8 @@ std::vector<std::pair<std::string, std::string>> PresetsOf(const std::string& al
   return presets;
 }
 
-// An env id's name without its version: "Hopper" for "Hopper-v5" (Gymnasium's
-// <name>-v<version>); the whole id when it has no "-v" followed by digits only.
+}  // namespace
+
 std::string WithoutVersion(const std::string& env_id) {
   const size_t v = env_id.rfind("-v");
   if (v == std::string::npos || v + 2 == env_id.size()) return env_id;
@@ -98,8 +98,6 @@ std::string WithoutVersion(const std::string& env_id) {
   }
   return env_id.substr(0, v);
 }
-
-}  // namespace
 
 std::string TunedPreset(const std::string& algo, const std::string& env_id) {
   for (const auto& [path, id] : PresetsOf(algo)) {

@@ -25,12 +25,17 @@ std::string PresetElsewhere(const std::string& config_path);
 // Errors: none.
 std::string TunedPreset(const std::string& algo, const std::string& env_id);
 
+// An env id's name without its version: "Hopper" for "Hopper-v5" (Gymnasium's
+// <name>-v<version>); the whole id when it does not end in "-v" and digits.
+// Errors: none.
+std::string WithoutVersion(const std::string& env_id);
+
 // greenrl's tuned preset for `algo` on another version of env_id's task, where there is none for
 // env_id itself: the first, by name, whose env_id has the same name before "-v<digits>"
-// (configs/ppo/hopper.yaml, rl-zoo's values for Hopper-v4, when env_id is Hopper-v5; rl-zoo
-// tunes the v4 MuJoCo envs only); *tuned_for (when not null) gets that preset's env_id. "" when
-// TunedPreset(algo, env_id) finds one, env_id has no version, or no other version has one.
-// Errors: none.
+// (configs/ppo/hopper.yaml, rl-zoo's values for Hopper-v4, when env_id is Hopper-v5: greenrl's
+// MuJoCo presets name v4 ids, as the rl-zoo sections they copy do); *tuned_for (when not null) gets
+// that preset's env_id. "" when TunedPreset(algo, env_id) finds one, env_id has no version, or no
+// other version has one. Errors: none.
 std::string TunedPresetForAnotherVersion(const std::string& algo, const std::string& env_id,
                                          std::string* tuned_for);
 

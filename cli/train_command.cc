@@ -37,10 +37,15 @@ std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& co
   }
   const std::string& env_id = config.GetString("env_id");
   if (tuned_for.empty() || tuned_for == env_id) return "";
+  // Another version of the same task (Hopper-v4's preset on Hopper-v5): rl-zoo's section names
+  // the version the preset was tuned on, so the hint is that greenrl has none for this one.
+  const bool other_version =
+      WithoutVersion(tuned_for) == WithoutVersion(env_id) && WithoutVersion(env_id) != env_id;
   return fmt::format(
-      "training {} with {}, a preset tuned for {}: its hyperparameters may not suit {} (rl-zoo's "
-      "hyperparams/<algo>.yml has a section per env)",
-      env_id, preset, tuned_for, env_id);
+      "training {} with {}, a preset tuned for {}: its hyperparameters may not suit {} ({})",
+      env_id, preset, tuned_for, env_id,
+      other_version ? "greenrl has no preset for " + env_id
+                    : std::string("rl-zoo's hyperparams/<algo>.yml has a section per env"));
 }
 
 struct TrainArgs {
@@ -209,11 +214,10 @@ Runner RegisterTrain(CLI::App& app) {
                                                &tuned_for);
         !other.empty()) {
       options.warnings.push_back(fmt::format(
-          "no --config, so every key{} takes SB3's default; rl-zoo tunes {} for {}, not {}: "
-          "`--config {} --env {}` trains {} with those hyperparameters",
-          args->sets.empty() ? "" : " not given by --set", config.GetString("algo"), tuned_for,
-          config.GetString("env_id"), other, config.GetString("env_id"),
-          config.GetString("env_id")));
+          "no --config, so every key{} takes SB3's default; greenrl has no preset for {} on {}, "
+          "but `--config {} --env {}` trains it with rl-zoo's hyperparameters for {}",
+          args->sets.empty() ? "" : " not given by --set", config.GetString("algo"),
+          config.GetString("env_id"), other, config.GetString("env_id"), tuned_for));
     }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;

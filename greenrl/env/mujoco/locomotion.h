@@ -12,8 +12,10 @@
 // Reacher's and Pusher's distance terms taken after the step (distance_after_step; issue 821),
 // Walker2d's right foot given the left foot's friction (walker2d_v5.xml; issue 477) and Pusher's
 // object made denser than air (pusher_v5.xml; issue 950). HalfCheetah-v5 and Swimmer-v5 step
-// exactly as their v4. The v5 files' other changes (info keys, constructor arguments, the
-// minimum MuJoCo version) change no observation, reward or termination.
+// exactly as their v4. The v5 files' other changes (info keys, constructor arguments) change no
+// observation, reward or termination. They also require MuJoCo >= 2.3.3; greenrl runs both
+// versions on Debian's 2.2.2, so contact-rich trajectories may differ numerically from a newer
+// MuJoCo's (README, "The v5 versions").
 //
 // The locomotion tasks share Gymnasium's MujocoEnv step
 // (gymnasium/envs/mujoco/{half_cheetah,hopper,walker2d,ant,swimmer,humanoid}_v4.py, Gymnasium
