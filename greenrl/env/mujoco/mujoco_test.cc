@@ -1042,25 +1042,6 @@ TEST(LocomotionTest, ResetNoiseStaysInGymnasiumsBounds) {
   EXPECT_GT(positive_x, 16);  // the x slide's draw spans both signs
 }
 
-// Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
-// the 1000th truncates both rows.
-template <typename Task>
-void ExpectTruncationAfter1000StepsOnly() {
-  Harness h = Make<Task>(2, 1, 1);
-  Rng rng(5);
-  for (int t = 1; t <= 1000; ++t) {
-    RandomActions(*h.vec, rng);
-    h.vec->Step();
-    for (int i = 0; i < 2; ++i) {
-      ASSERT_EQ(h.vec->terminated()[i], 0) << "step " << t;
-      ASSERT_EQ(h.vec->truncated()[i], t == 1000 ? 1 : 0) << "step " << t;
-    }
-  }
-  EXPECT_EQ(h.vec->episode_length()[0], 1000);
-  EXPECT_EQ(h.vec->episode_length()[1], 1000);
-  EXPECT_EQ(h.env->non_finite_resets(), 0);
-}
-
 TEST(LocomotionTest, HalfCheetahSwimmerAndHumanoidStandupTruncateAfter1000StepsOnly) {
   ExpectTruncationAfter1000StepsOnly<HalfCheetah>();
   ExpectTruncationAfter1000StepsOnly<Swimmer>();

@@ -179,6 +179,39 @@ inline void ExpectSpecs(const std::vector<ExpectedSpec>& table) {
   }
 }
 
+// Runs 1000 random-action steps on 2 rows of a task without a health rule: no step terminates,
+// the 1000th truncates both rows and resets them (simulated time back to 0, a new obs; for the
+// humanoids a first obs whose cfrc_ext, the last 78 or 84 values, is 0: a reset makes no
+// mj_rnePostConstraint call).
+template <typename Task>
+void ExpectTruncationAfter1000StepsOnly() {
+  Harness h = Make<Task>(2, 1, 1);
+  Rng rng(5);
+  for (int t = 1; t <= 1000; ++t) {
+    RandomActions(*h.vec, rng);
+    h.vec->Step();
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(h.vec->terminated()[i], 0) << "step " << t;
+      ASSERT_EQ(h.vec->truncated()[i], t == 1000 ? 1 : 0) << "step " << t;
+    }
+  }
+  EXPECT_EQ(h.vec->episode_length()[0], 1000);
+  EXPECT_EQ(h.vec->episode_length()[1], 1000);
+  EXPECT_EQ(h.env->non_finite_resets(), 0);
+  const int64_t obs_dim = h.vec->spec().obs_dim();
+  const bool humanoid = Task::Task().observation == Observation::kHumanoid ||
+                        Task::Task().observation == Observation::kHumanoidV5;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(h.env->data(i).time, 0.0) << i;
+    const float* obs = h.vec->obs() + i * obs_dim;
+    const float* final_obs = h.vec->final_obs() + i * obs_dim;
+    EXPECT_FALSE(std::equal(obs, obs + obs_dim, final_obs)) << i;
+    if (humanoid) {
+      for (int64_t k = obs_dim - 78; k < obs_dim; ++k) EXPECT_EQ(obs[k], 0.0f) << i << " " << k;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Step checks shared by a task's v4 and v5 (v5: the *_v5.py file's rule, see locomotion.h).
 // ---------------------------------------------------------------------------------------------

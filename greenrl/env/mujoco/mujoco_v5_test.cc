@@ -187,6 +187,12 @@ TEST(LocomotionV5Test, HalfCheetahAndSwimmerV5StepExactlyAsV4) {
   EXPECT_EQ(Trajectory<SwimmerV5>(3, 5, 1, 200), Trajectory<Swimmer>(3, 5, 1, 200));
 }
 
+TEST(LocomotionV5Test, HalfCheetahSwimmerAndHumanoidStandupV5TruncateAfter1000StepsOnly) {
+  ExpectTruncationAfter1000StepsOnly<HalfCheetahV5>();
+  ExpectTruncationAfter1000StepsOnly<SwimmerV5>();
+  ExpectTruncationAfter1000StepsOnly<HumanoidStandupV5>();
+}
+
 TEST(LocomotionV5Test, SameSeedSameTrajectoryAcrossThreadCountsOtherSeedDiffers) {
   ExpectSeedDeterminesTrajectory<HopperV5>(5, 300);
   ExpectSeedDeterminesTrajectory<Walker2dV5>(5, 300);
