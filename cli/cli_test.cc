@@ -627,6 +627,17 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
         "greenrl: energy meter: ", " (why: the 'greenrl: energy meter' line on stderr)\n"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
   }
+  // --quiet (as train's): no meter line on stderr, the summary's meter line gives its text.
+  const size_t why_at = r.output.find("greenrl: energy meter: ");
+  ASSERT_NE(why_at, std::string::npos) << r.output;
+  const size_t why_from = why_at + std::string("greenrl: energy meter: ").size();
+  const std::string why = r.output.substr(why_from, r.output.find('\n', why_from) - why_from);
+  r = RunGreenrl("eval --run " + out + " --episodes 3 --quiet");  // stderr included
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("greenrl: energy meter: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("(why: the 'greenrl: energy meter' line"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  meter          " + why + "\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
   // --stochastic samples actions (rl-zoo's flag); the same seed gives the same return again.
   auto return_line = [](const std::string& output) {
     const size_t at = output.find("  return         ");

@@ -20,6 +20,7 @@ struct EvalArgs {
   std::optional<int64_t> seed;
   bool stochastic = false;  // sample actions instead of the policy's mode (rl-zoo's --stochastic)
   bool best = false;        // checkpoints/best.pt (rl-zoo's --load-best)
+  bool quiet = false;       // no energy-meter line on stderr (train's --quiet)
 };
 }  // namespace
 
@@ -38,6 +39,9 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_flag("--best", args->best,
                 "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
                 "rl-zoo's --load-best)");
+  cmd->add_flag("--quiet", args->quiet,
+                "no energy-meter line on stderr; the summary's meter line then gives its whole "
+                "text (as train --quiet)");
   return [args]() {
     if (args->episodes < 1) {
       throw ConfigError("--episodes", std::to_string(args->episodes), "an integer >= 1");
@@ -72,12 +76,15 @@ Runner RegisterEval(CLI::App& app) {
     };
     fmt::print("  wall time      {} s (CPU {} s)\n", seconds(cost.duration_s),
                seconds(cost.cpu_time_s));
-    // As a training run's: the meters' why and how-to-fix once on stderr, the summary names them.
-    fmt::print(stderr, "greenrl: energy meter: {}\n", cost.meter_reason);
+    // As a training run's: the meters' why and how-to-fix once on stderr, the summary names them;
+    // with --quiet, no stderr line and the summary gives the whole text.
+    if (!args->quiet) fmt::print(stderr, "greenrl: energy meter: {}\n", cost.meter_reason);
     fmt::print(
         "{}{}",
         report::FormatEnergyLines(
-            cost.domains, cost.meter_brief + " (why: the 'greenrl: energy meter' line on stderr)"),
+            cost.domains,
+            args->quiet ? cost.meter_reason
+                        : cost.meter_brief + " (why: the 'greenrl: energy meter' line on stderr)"),
         report::FormatCarbonLines(cost.carbon));
     return 0;
   };
