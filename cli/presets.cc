@@ -108,16 +108,18 @@ std::string TunedPreset(const std::string& algo, const std::string& env_id) {
 
 std::string TunedPresetForAnotherVersion(const std::string& algo, const std::string& env_id,
                                          std::string* tuned_for) {
-  if (!TunedPreset(algo, env_id).empty()) return "";
   const std::string name = WithoutVersion(env_id);
   if (name == env_id) return "";
+  std::string found, found_for;  // the first preset of another version, by file name
   for (const auto& [path, id] : PresetsOf(algo)) {
-    if (id != env_id && WithoutVersion(id) == name) {
-      if (tuned_for != nullptr) *tuned_for = id;
-      return path;
+    if (id == env_id) return "";  // TunedPreset has one for env_id itself
+    if (found.empty() && WithoutVersion(id) == name) {
+      found = path;
+      found_for = id;
     }
   }
-  return "";
+  if (tuned_for != nullptr && !found.empty()) *tuned_for = found_for;
+  return found;
 }
 
 }  // namespace greenrl::cli

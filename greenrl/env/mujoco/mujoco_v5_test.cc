@@ -77,15 +77,15 @@ void ExpectSameDoubles(const char* what, const mjtNum* a, const mjtNum* b, int n
   }
 }
 
-// walker2d_v5.xml is walker2d.xml with the right foot's friction 1.9 (v4: 0.9), as Gymnasium's
-// walker2d_v5.xml: every body, joint, geom, actuator and option the same, but that one number.
-TEST(LocomotionV5Test, Walker2dV5ModelIsV4sWithTheRightFootAsGrippyAsTheLeft) {
-  ModelPtr v4 = LoadModel(AssetPath("walker2d.xml"));
-  ModelPtr v5 = LoadModel(AssetPath("walker2d_v5.xml"));
-  const mjModel& a = *v4;
-  const mjModel& b = *v5;
+// a[k] == b[k] for every k < n.
+void ExpectSameDoubles(const char* what, const mjtNum* a, const mjtNum* b, int n) {
+  ExpectSameDoubles(what, a, b, n, [](int) { return false; });
+}
+
+// A v5 model and its v4 original: the same bodies, joints and actuators, the same memory limits
+// and the same solver options (timestep, integrator, iterations).
+void ExpectSameStructureAndOptions(const mjModel& a, const mjModel& b) {
   ASSERT_EQ(a.nbody, b.nbody);
-  ASSERT_EQ(a.ngeom, b.ngeom);
   ASSERT_EQ(a.njnt, b.njnt);
   ASSERT_EQ(a.nu, b.nu);
   EXPECT_EQ(a.njmax, b.njmax);
@@ -93,15 +93,26 @@ TEST(LocomotionV5Test, Walker2dV5ModelIsV4sWithTheRightFootAsGrippyAsTheLeft) {
   EXPECT_EQ(a.nstack, b.nstack);
   EXPECT_EQ(a.opt.timestep, b.opt.timestep);
   EXPECT_EQ(a.opt.integrator, b.opt.integrator);
-  const auto none = [](int) { return false; };
-  ExpectSameDoubles("body_mass", a.body_mass, b.body_mass, a.nbody, none);
-  ExpectSameDoubles("body_inertia", a.body_inertia, b.body_inertia, 3 * a.nbody, none);
-  ExpectSameDoubles("body_pos", a.body_pos, b.body_pos, 3 * a.nbody, none);
-  ExpectSameDoubles("jnt_range", a.jnt_range, b.jnt_range, 2 * a.njnt, none);
-  ExpectSameDoubles("dof_damping", a.dof_damping, b.dof_damping, a.nv, none);
-  ExpectSameDoubles("dof_armature", a.dof_armature, b.dof_armature, a.nv, none);
-  ExpectSameDoubles("actuator_gear", a.actuator_gear, b.actuator_gear, 6 * a.nu, none);
-  ExpectSameDoubles("geom_size", a.geom_size, b.geom_size, 3 * a.ngeom, none);
+  EXPECT_EQ(a.opt.iterations, b.opt.iterations);
+}
+
+// walker2d_v5.xml is walker2d.xml with the right foot's friction 1.9 (v4: 0.9), as Gymnasium's
+// walker2d_v5.xml: every body, joint, geom, actuator and option the same, but that one number.
+TEST(LocomotionV5Test, Walker2dV5ModelIsV4sWithTheRightFootAsGrippyAsTheLeft) {
+  ModelPtr v4 = LoadModel(AssetPath("walker2d.xml"));
+  ModelPtr v5 = LoadModel(AssetPath("walker2d_v5.xml"));
+  const mjModel& a = *v4;
+  const mjModel& b = *v5;
+  ExpectSameStructureAndOptions(a, b);
+  ASSERT_EQ(a.ngeom, b.ngeom);
+  ExpectSameDoubles("body_mass", a.body_mass, b.body_mass, a.nbody);
+  ExpectSameDoubles("body_inertia", a.body_inertia, b.body_inertia, 3 * a.nbody);
+  ExpectSameDoubles("body_pos", a.body_pos, b.body_pos, 3 * a.nbody);
+  ExpectSameDoubles("jnt_range", a.jnt_range, b.jnt_range, 2 * a.njnt);
+  ExpectSameDoubles("dof_damping", a.dof_damping, b.dof_damping, a.nv);
+  ExpectSameDoubles("dof_armature", a.dof_armature, b.dof_armature, a.nv);
+  ExpectSameDoubles("actuator_gear", a.actuator_gear, b.actuator_gear, 6 * a.nu);
+  ExpectSameDoubles("geom_size", a.geom_size, b.geom_size, 3 * a.ngeom);
   const int right_foot = mj_name2id(&b, mjOBJ_GEOM, "foot_geom");
   const int left_foot = mj_name2id(&b, mjOBJ_GEOM, "foot_left_geom");
   ASSERT_GE(right_foot, 0);
@@ -120,24 +131,17 @@ TEST(LocomotionV5Test, PusherV5ModelIsV4sWithADenserObject) {
   ModelPtr v5 = LoadModel(AssetPath("pusher_v5.xml"));
   const mjModel& a = *v4;
   const mjModel& b = *v5;
-  ASSERT_EQ(a.nbody, b.nbody);
-  ASSERT_EQ(a.njnt, b.njnt);
+  ExpectSameStructureAndOptions(a, b);
   EXPECT_EQ(b.ngeom, a.ngeom - 1);
-  EXPECT_EQ(a.njmax, b.njmax);
-  EXPECT_EQ(a.nconmax, b.nconmax);
-  EXPECT_EQ(a.opt.timestep, b.opt.timestep);
-  EXPECT_EQ(a.opt.integrator, b.opt.integrator);
-  EXPECT_EQ(a.opt.iterations, b.opt.iterations);
   const int object = BodyId(b, "object");
   EXPECT_NEAR(b.body_mass[object], 3.14159265358979 * 0.05 * 0.05 * 0.1 * 0.01, 1e-15);
   EXPECT_NEAR(a.body_mass[object], 1.30899694e-08, 1e-16);
   ExpectSameDoubles("body_mass", a.body_mass, b.body_mass, a.nbody,
                     [&](int k) { return k == object; });
-  ExpectSameDoubles("body_pos", a.body_pos, b.body_pos, 3 * a.nbody, [](int) { return false; });
-  ExpectSameDoubles("jnt_range", a.jnt_range, b.jnt_range, 2 * a.njnt, [](int) { return false; });
-  ExpectSameDoubles("dof_damping", a.dof_damping, b.dof_damping, a.nv, [](int) { return false; });
-  ExpectSameDoubles("actuator_ctrlrange", a.actuator_ctrlrange, b.actuator_ctrlrange, 2 * a.nu,
-                    [](int) { return false; });
+  ExpectSameDoubles("body_pos", a.body_pos, b.body_pos, 3 * a.nbody);
+  ExpectSameDoubles("jnt_range", a.jnt_range, b.jnt_range, 2 * a.njnt);
+  ExpectSameDoubles("dof_damping", a.dof_damping, b.dof_damping, a.nv);
+  ExpectSameDoubles("actuator_ctrlrange", a.actuator_ctrlrange, b.actuator_ctrlrange, 2 * a.nu);
   // The object's one geom is the colliding cylinder.
   int object_geoms = 0;
   for (int g = 0; g < b.ngeom; ++g) {
