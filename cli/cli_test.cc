@@ -249,26 +249,29 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   // No --config: SB3's defaults, and the tuned preset named where greenrl has one.
   const Result bare = RunGreenrl("train --env Pendulum-v1 --algo sac --dry-run");
   EXPECT_EQ(bare.exit_code, 0) << bare.output;
-  EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes SB3's default; `--config " +
+  EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes its default (SB3's; "
+                             "n_timesteps, which SB3 leaves to the caller, greenrl's 100000); "
+                             "`--config " +
                              std::string(GREENRL_SOURCE_DIR) +
                              "/configs/sac/pendulum.yaml` gives rl-zoo's hyperparameters "
-                             "for sac on Pendulum-v1\n"),
+                             "for sac on Pendulum-v1 (n_timesteps 20000)\n"),
             std::string::npos)
       << bare.output;
   const Result set = RunGreenrl("train --env Ant-v4 --set n_timesteps=100 --dry-run");
-  EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes SB3's "
-                            "default; `--config " +
+  EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes its "
+                            "default (SB3's); `--config " +
                             std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml` gives"),
             std::string::npos)
       << set.output;
   // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
   const Result v5 = RunGreenrl("train --env Hopper-v5 --algo sac --dry-run");
   EXPECT_EQ(v5.exit_code, 0) << v5.output;
-  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes SB3's default; greenrl has "
-                           "no preset for sac on Hopper-v5, but `--config " +
+  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes its default (SB3's; "
+                           "n_timesteps, which SB3 leaves to the caller, greenrl's 100000); "
+                           "greenrl has no preset for sac on Hopper-v5, but `--config " +
                            std::string(GREENRL_SOURCE_DIR) +
                            "/configs/sac/hopper.yaml --env Hopper-v5` trains it with rl-zoo's "
-                           "hyperparameters for Hopper-v4\n"),
+                           "hyperparameters for Hopper-v4 (n_timesteps 1000000)\n"),
             std::string::npos)
       << v5.output;
   const Result v5_preset = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) +

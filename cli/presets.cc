@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -58,6 +59,18 @@ std::string AlgoOfConfigFile(const std::string& config_path) {
   try {
     return train::AlgoOfFileName(config_path);
   } catch (const ConfigError&) {  // another rl-zoo algorithm's file: loading it says so
+    return "";
+  }
+}
+
+std::string PresetTimesteps(const std::string& path) {
+  try {
+    const YAML::Node steps = YAML::LoadFile(path)["n_timesteps"];
+    if (!steps || !steps.IsScalar()) return "";
+    const double n = steps.as<double>();
+    if (!(n >= 0.0 && n < 1e18)) return "";
+    return std::to_string(static_cast<int64_t>(n));
+  } catch (const YAML::Exception&) {  // unreadable, or not a number
     return "";
   }
 }

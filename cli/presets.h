@@ -39,6 +39,11 @@ std::string WithoutVersion(const std::string& env_id);
 std::string TunedPresetForAnotherVersion(const std::string& algo, const std::string& env_id,
                                          std::string* tuned_for);
 
+// A preset's training length: its top-level n_timesteps as a whole number of env steps
+// ("1000000" for `n_timesteps: !!float 1e6`); "" when the file does not read as YAML or has no
+// numeric n_timesteps. For messages that name a preset. Errors: none.
+std::string PresetTimesteps(const std::string& path);
+
 // The algorithm a --config file trains, as far as the file says: a greenrl preset's top-level
 // `algo`, else an rl-zoo file's name (train::AlgoOfFileName: ppo.yml, dqn.yml, sac.yml); "" when
 // neither (an unreadable file, another name). For messages given before the config is loaded.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -194,17 +195,29 @@ Runner RegisterTrain(CLI::App& app) {
         !tuned.empty()) {
       options.warnings.push_back(tuned);  // said once the run's own checks have passed
     }
-    // No --config: SB3's defaults for every key, where rl-zoo would train its file's values.
+    // No --config: SB3's defaults for every key (n_timesteps: greenrl's, SB3 has none), where
+    // rl-zoo would train its file's values; the preset's length is said, as it may be hours.
+    const bool steps_set = std::any_of(args->sets.begin(), args->sets.end(), [](const auto& s) {
+      return s.rfind("n_timesteps=", 0) == 0;
+    });
+    const std::string defaults = fmt::format(
+        "no --config, so every key{} takes its default (SB3's{})",
+        args->sets.empty() ? "" : " not given by --set",
+        steps_set ? ""
+                  : fmt::format("; n_timesteps, which SB3 leaves to the caller, greenrl's {}",
+                                config.GetInt("n_timesteps")));
+    auto steps_of = [](const std::string& preset) {
+      const std::string steps = PresetTimesteps(preset);
+      return steps.empty() ? "" : " (n_timesteps " + steps + ")";
+    };
     if (const std::string preset =
             resuming || !args->config_path.empty()
                 ? ""
                 : TunedPreset(config.GetString("algo"), config.GetString("env_id"));
         !preset.empty()) {
-      options.warnings.push_back(
-          fmt::format("no --config, so every key{} takes SB3's default; `--config {}` gives "
-                      "rl-zoo's hyperparameters for {} on {}",
-                      args->sets.empty() ? "" : " not given by --set", preset,
-                      config.GetString("algo"), config.GetString("env_id")));
+      options.warnings.push_back(fmt::format(
+          "{}; `--config {}` gives rl-zoo's hyperparameters for {} on {}{}", defaults, preset,
+          config.GetString("algo"), config.GetString("env_id"), steps_of(preset)));
     }
     std::string tuned_for;
     if (const std::string other =
@@ -214,10 +227,10 @@ Runner RegisterTrain(CLI::App& app) {
                                                &tuned_for);
         !other.empty()) {
       options.warnings.push_back(fmt::format(
-          "no --config, so every key{} takes SB3's default; greenrl has no preset for {} on {}, "
-          "but `--config {} --env {}` trains it with rl-zoo's hyperparameters for {}",
-          args->sets.empty() ? "" : " not given by --set", config.GetString("algo"),
-          config.GetString("env_id"), other, config.GetString("env_id"), tuned_for));
+          "{}; greenrl has no preset for {} on {}, but `--config {} --env {}` trains it with "
+          "rl-zoo's hyperparameters for {}{}",
+          defaults, config.GetString("algo"), config.GetString("env_id"), other,
+          config.GetString("env_id"), tuned_for, steps_of(other)));
     }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;
