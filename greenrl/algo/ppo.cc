@@ -465,6 +465,10 @@ int64_t Ppo::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   const int n = num_envs_;
   int64_t* env_actions = gaussian_ ? nullptr : env.discrete_actions();
   if (use_sde_) RefreshSdeWeights();
+  // The weights change only in Update: each wide layer's W is transposed once per rollout
+  // instead of once per forward (the same outputs, bit for bit).
+  nn::FusedMlp::FrozenWeights frozen_actor(actor_, params_.actor_params());
+  nn::FusedMlp::FrozenWeights frozen_critic(critic_, params_.critic_params());
   for (int t = 0; t < num_steps_; ++t) {
     const size_t row = static_cast<size_t>(t) * n;
     float* obs_t = &obs_[row * obs_dim_];

@@ -554,6 +554,9 @@ bool FusedMlp::RunSmallGemm(const GemmJob& j) {
   if (j.ta == 'N') {
     g.b = j.a;
     g.ldb = j.lda;
+  } else if (j.frozen_layer >= 0) {
+    g.b = FrozenTranspose(j.frozen_layer, j.a, j.m, j.k, j.lda);
+    g.ldb = j.m;
   } else {
     float* t = thin_.data();  // [k, m]: t[p * m + c] = A(p, c) = a[c * lda + p]
     TransposeMatrix(j.a, /*rows=*/j.m, /*cols=*/j.k, /*ld_src=*/j.lda, t, /*ld_dst=*/j.m);
@@ -575,6 +578,28 @@ bool FusedMlp::RunSmallGemm(const GemmJob& j) {
   }
   SmallGemm(g);
   return true;
+}
+
+void FusedMlp::FreezeWeights(const float* params) {
+  GREENRL_CHECK(params != nullptr, "FreezeWeights: params is null");
+  if (frozen_wt_.empty()) {
+    frozen_wt_.resize(spec_.num_layers());
+    frozen_made_.assign(spec_.num_layers(), 0);
+  }
+  std::fill(frozen_made_.begin(), frozen_made_.end(), 0);
+  frozen_params_ = params;
+}
+
+void FusedMlp::ThawWeights() { frozen_params_ = nullptr; }
+
+const float* FusedMlp::FrozenTranspose(int layer, const float* a, int m, int k, int lda) {
+  std::vector<float>& t = frozen_wt_[layer];
+  if (!frozen_made_[layer]) {
+    t.resize(static_cast<size_t>(m) * k);  // allocates at the first freeze only
+    TransposeMatrix(a, /*rows=*/m, /*cols=*/k, /*ld_src=*/lda, t.data(), /*ld_dst=*/m);
+    frozen_made_[layer] = 1;
+  }
+  return t.data();
 }
 
 const float* FusedMlp::LayerOutput(int layer) const {
@@ -613,7 +638,8 @@ const float* FusedMlp::Forward(const float* params, const float* x, int batch) {
     } else {
       // y^T[out x batch] = bias + W^T' x^T, then the activation, in row slices of y^T.
       RunGemm(GemmJob{'T', 'N', out, batch, in, w, input, in, in, 1.0f, y, out, b,
-                      l < last ? Post::kActivation : Post::kNone, nullptr},
+                      l < last ? Post::kActivation : Post::kNone, nullptr,
+                      frozen_params_ == params ? l : -1},
               threaded_forward_);
       input = y;
       continue;

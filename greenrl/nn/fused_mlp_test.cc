@@ -309,6 +309,51 @@ TEST(FusedMlpThinLayersTest, MatchFloat64ReferenceForEveryThinWidth) {
 // + ... in that order (multiply, then add), then TanhApprox or max(., +0). Hidden widths 8 and
 // 24 take 8 lanes, 16, 32 and 64 take 16 where the CPU allows, so the two agree with each
 // other and with CPUs without AVX-512.
+// Frozen weights (FreezeWeights): the same outputs as an unfrozen Forward, bit for bit, over
+// repeated calls (the transposed copies made once); a Forward with other weights while frozen
+// uses those weights; a new freeze after the weights changed uses the new ones.
+TEST(FusedMlpFrozenWeightsTest, OutputsEqualUnfrozenBitForBit) {
+  for (Activation activation : {Activation::kTanh, Activation::kReLU}) {
+    for (int batch : {1, 8}) {
+      // Hopper's actor (11 inputs, both wide layers transposed) and a thin-input first layer.
+      for (const std::vector<int>& sizes : {std::vector<int>{11, 256, 256, 3}, {4, 64, 64, 2}}) {
+        const MlpSpec spec{sizes, activation};
+        const int in = sizes.front(), out = sizes.back();
+        const std::string what = std::string(ToString(activation)) + " batch " +
+                                 std::to_string(batch) + " in " + std::to_string(in);
+        Rng rng(11 + batch);
+        std::vector<float> params(spec.num_params()), other(spec.num_params());
+        InitMlp(spec, params.data(), /*ortho=*/false, 1.0, 1.0, rng);
+        InitMlp(spec, other.data(), /*ortho=*/false, 1.0, 1.0, rng);
+        FusedMlp plain(spec, batch), frozen(spec, batch);
+        auto expect_same = [&](const float* p, const float* x, const std::string& when) {
+          const float* y = plain.Forward(p, x, batch);
+          const std::vector<float> want(y, y + batch * out);
+          const float* got = frozen.Forward(p, x, batch);
+          for (int j = 0; j < batch * out; ++j) {
+            ASSERT_EQ(got[j], want[j]) << what << ", " << when << ", output " << j;
+          }
+        };
+        std::vector<float> x(static_cast<size_t>(batch) * in);
+        {
+          FusedMlp::FrozenWeights scope(frozen, params.data());
+          for (int call = 0; call < 3; ++call) {
+            for (float& v : x) v = static_cast<float>(rng.Normal());
+            expect_same(params.data(), x.data(), "frozen call " + std::to_string(call));
+          }
+          expect_same(other.data(), x.data(), "other weights while frozen");
+          expect_same(params.data(), x.data(), "frozen again after other weights");
+        }
+        // The weights change between freezes (PPO's Update): the next freeze uses them.
+        for (size_t i = 0; i < params.size(); ++i) params[i] = 0.5f * params[i] + other[i];
+        FusedMlp::FrozenWeights scope(frozen, params.data());
+        expect_same(params.data(), x.data(), "a new freeze after the weights changed");
+        expect_same(params.data(), x.data(), "its second call");
+      }
+    }
+  }
+}
+
 TEST(FusedMlpThinLayersTest, ThinInputForwardIsTheScalarArithmeticBitForBit) {
   for (Activation activation : {Activation::kTanh, Activation::kReLU}) {
     for (int in = 1; in <= 8; ++in) {
