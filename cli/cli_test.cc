@@ -230,12 +230,19 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("greenrl: training Acrobot-v1 with " + Preset() +
                           ", a preset tuned for CartPole-v1: its hyperparameters may not suit "
-                          "Acrobot-v1"),
+                          "Acrobot-v1 (greenrl's preset for Acrobot-v1 is `--config " +
+                          std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/acrobot.yaml`)\n"),
             std::string::npos)
       << r.output;
   std::ifstream saved(out + "/config.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
   EXPECT_NE(yaml.find("activation_fn: nn.ReLU"), std::string::npos) << yaml;
+  // Where greenrl has no preset for the env, the hint points at rl-zoo's sections instead.
+  const Result no_preset = RunGreenrl("train --config " + Preset() + " --env Pusher-v4 --dry-run");
+  EXPECT_NE(no_preset.output.find("its hyperparameters may not suit Pusher-v4 (rl-zoo's "
+                                  "hyperparams/<algo>.yml has a section per env)\n"),
+            std::string::npos)
+      << no_preset.output;
   // A run refused by its own checks says only why (the warning comes once they have passed).
   const Result refused =
       RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --out " + out);
@@ -282,7 +289,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                                   "Hopper-v5 (greenrl has no preset for Hopper-v5)\n"),
             std::string::npos)
       << v5_preset.output;
-  const Result none = RunGreenrl("train --env Acrobot-v1 --algo ppo --dry-run");
+  const Result none = RunGreenrl("train --env Pusher-v4 --algo ppo --dry-run");
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;
 }

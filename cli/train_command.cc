@@ -42,11 +42,14 @@ std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& co
   // the version the preset was tuned on, so the hint is that greenrl has none for this one.
   const bool other_version =
       WithoutVersion(tuned_for) == WithoutVersion(env_id) && WithoutVersion(env_id) != env_id;
+  // Where greenrl has a preset of this algorithm for env_id itself, the hint names it.
+  const std::string own = TunedPreset(config.GetString("algo"), env_id);
   return fmt::format(
       "training {} with {}, a preset tuned for {}: its hyperparameters may not suit {} ({})",
       env_id, preset, tuned_for, env_id,
-      other_version ? "greenrl has no preset for " + env_id
-                    : std::string("rl-zoo's hyperparams/<algo>.yml has a section per env"));
+      !own.empty()    ? "greenrl's preset for " + env_id + " is `--config " + own + "`"
+      : other_version ? "greenrl has no preset for " + env_id
+                      : std::string("rl-zoo's hyperparams/<algo>.yml has a section per env"));
 }
 
 struct TrainArgs {

@@ -393,6 +393,12 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
   } cases[] = {{"ppo.yml", "CartPole-v1", "ppo/cartpole.yaml"},
                {"ppo.yml", "Pendulum-v1", "ppo/pendulum.yaml"},
                {"ppo.yml", "HalfCheetah-v4", "ppo/halfcheetah.yaml"},
+               {"ppo.yml", "MountainCar-v0", "ppo/mountaincar.yaml"},
+               {"ppo.yml", "MountainCarContinuous-v0", "ppo/mountaincarcontinuous.yaml"},
+               {"ppo.yml", "Acrobot-v1", "ppo/acrobot.yaml"},
+               {"dqn.yml", "CartPole-v1", "dqn/cartpole.yaml"},
+               {"dqn.yml", "MountainCar-v0", "dqn/mountaincar.yaml"},
+               {"dqn.yml", "Acrobot-v1", "dqn/acrobot.yaml"},
                {"sac.yml", "Pendulum-v1", "sac/pendulum.yaml"},
                {"sac.yml", "MountainCarContinuous-v0", "sac/mountaincarcontinuous.yaml"}};
   for (const auto& c : cases) {

@@ -94,11 +94,12 @@ TEST(ZooHyperparamsTest, GreenrlPresetsAreNotZooFiles) {
 TEST(ZooHyperparamsTest, MissingEnvOrAlgoIsNamed) {
   auto [field, message] = ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {}); });
   EXPECT_EQ(field, "--env");
-  EXPECT_THAT(message, HasSubstr("atari, Pendulum-v1, CartPole-v1, MountainCarContinuous-v0"));
+  EXPECT_THAT(message, HasSubstr("atari, Pendulum-v1, CartPole-v1, MountainCar-v0, "
+                                 "MountainCarContinuous-v0, Acrobot-v1"));
   std::tie(field, message) =
-      ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {"env_id=Acrobot-v1"}); });
+      ErrorOf([] { ReadZooSection(ZooFile("ppo.yml"), {"env_id=Pusher-v4"}); });
   EXPECT_EQ(field, "--env");
-  EXPECT_THAT(message, HasSubstr("--env: got 'Acrobot-v1'; an env id with a section of "
+  EXPECT_THAT(message, HasSubstr("--env: got 'Pusher-v4'; an env id with a section of "
                                  "hyperparameters in the rl-zoo file"));
   // A file not named after its algorithm needs --algo.
   const std::string renamed = ::testing::TempDir() + "/greenrl_zoo_hyperparams.yml";
