@@ -7,8 +7,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,19 +22,12 @@ namespace fs = std::filesystem;
 // losses/n_updates (gradient steps so far) on the last row of run_dir/metrics.csv that has it;
 // -1 when no row does.
 double LastUpdates(const std::string& run_dir) {
-  std::ifstream in(run_dir + "/metrics.csv");
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  for (std::stringstream ss(line); std::getline(ss, line, ',');) header.push_back(line);
+  const auto [header, rows] = report::ReadMetricsCsv(run_dir + "/metrics.csv");
   double last = -1.0;
-  for (std::string row; std::getline(in, row);) {
-    std::stringstream ss(row);
-    std::string cell;
-    for (size_t k = 0; std::getline(ss, cell, ','); ++k) {
-      if (k < header.size() && header[k] == "losses/n_updates" && !cell.empty()) {
-        last = std::stod(cell);
-      }
+  for (size_t k = 0; k < header.size(); ++k) {
+    if (header[k] != "losses/n_updates") continue;
+    for (const std::vector<double>& row : rows) {
+      if (k < row.size() && !std::isnan(row[k])) last = row[k];
     }
   }
   return last;

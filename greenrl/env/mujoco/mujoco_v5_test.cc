@@ -96,14 +96,23 @@ void ExpectSameStructureAndOptions(const mjModel& a, const mjModel& b) {
   EXPECT_EQ(a.opt.iterations, b.opt.iterations);
 }
 
+// A task's v4 model and its v5 model, loaded from the assets; ExpectSameStructureAndOptions
+// holds between them (checked here).
+struct ModelPair {
+  ModelPtr v4, v5;
+};
+ModelPair LoadV4AndV5(const char* v4_file, const char* v5_file) {
+  ModelPair pair{LoadModel(AssetPath(v4_file)), LoadModel(AssetPath(v5_file))};
+  ExpectSameStructureAndOptions(*pair.v4, *pair.v5);
+  return pair;
+}
+
 // walker2d_v5.xml is walker2d.xml with the right foot's friction 1.9 (v4: 0.9), as Gymnasium's
 // walker2d_v5.xml: every body, joint, geom, actuator and option the same, but that one number.
 TEST(LocomotionV5Test, Walker2dV5ModelIsV4sWithTheRightFootAsGrippyAsTheLeft) {
-  ModelPtr v4 = LoadModel(AssetPath("walker2d.xml"));
-  ModelPtr v5 = LoadModel(AssetPath("walker2d_v5.xml"));
-  const mjModel& a = *v4;
-  const mjModel& b = *v5;
-  ExpectSameStructureAndOptions(a, b);
+  const ModelPair models = LoadV4AndV5("walker2d.xml", "walker2d_v5.xml");
+  const mjModel& a = *models.v4;
+  const mjModel& b = *models.v5;
   ASSERT_EQ(a.ngeom, b.ngeom);
   ExpectSameDoubles("body_mass", a.body_mass, b.body_mass, a.nbody);
   ExpectSameDoubles("body_inertia", a.body_inertia, b.body_inertia, 3 * a.nbody);
@@ -127,11 +136,9 @@ TEST(LocomotionV5Test, Walker2dV5ModelIsV4sWithTheRightFootAsGrippyAsTheLeft) {
 // pusher_v5.xml): pi 0.05^2 x 0.1 m^3 x 0.01 = 7.85398163e-6 kg (v4: 1.309e-8 kg), one geom
 // fewer (the invisible sphere), every other body, joint, actuator and option the same.
 TEST(LocomotionV5Test, PusherV5ModelIsV4sWithADenserObject) {
-  ModelPtr v4 = LoadModel(AssetPath("pusher.xml"));
-  ModelPtr v5 = LoadModel(AssetPath("pusher_v5.xml"));
-  const mjModel& a = *v4;
-  const mjModel& b = *v5;
-  ExpectSameStructureAndOptions(a, b);
+  const ModelPair models = LoadV4AndV5("pusher.xml", "pusher_v5.xml");
+  const mjModel& a = *models.v4;
+  const mjModel& b = *models.v5;
   EXPECT_EQ(b.ngeom, a.ngeom - 1);
   const int object = BodyId(b, "object");
   EXPECT_NEAR(b.body_mass[object], 3.14159265358979 * 0.05 * 0.05 * 0.1 * 0.01, 1e-15);
