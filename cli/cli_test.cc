@@ -231,7 +231,8 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_NE(r.output.find("greenrl: training Acrobot-v1 with " + Preset() +
                           ", a preset tuned for CartPole-v1: its hyperparameters may not suit "
                           "Acrobot-v1 (greenrl's preset for Acrobot-v1 is `--config " +
-                          std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/acrobot.yaml`)\n"),
+                          std::string(GREENRL_SOURCE_DIR) +
+                          "/configs/ppo/acrobot.yaml`, n_timesteps 1000000)\n"),
             std::string::npos)
       << r.output;
   std::ifstream saved(out + "/config.yaml");
@@ -256,8 +257,10 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   // No --config: SB3's defaults, and the tuned preset named where greenrl has one.
   const Result bare = RunGreenrl("train --env Pendulum-v1 --algo sac --dry-run");
   EXPECT_EQ(bare.exit_code, 0) << bare.output;
-  EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes its default (SB3's; "
-                             "n_timesteps, which SB3 leaves to the caller, greenrl's 100000); "
+  EXPECT_NE(bare.output.find("greenrl: no --config, so every key takes its default (`greenrl "
+                             "keys --algo sac` lists them: SB3's for the algorithm's "
+                             "hyperparameters; greenrl's 100000 for n_timesteps, which SB3 "
+                             "leaves to the caller); "
                              "`--config " +
                              std::string(GREENRL_SOURCE_DIR) +
                              "/configs/sac/pendulum.yaml` gives rl-zoo's hyperparameters "
@@ -266,15 +269,18 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
       << bare.output;
   const Result set = RunGreenrl("train --env Ant-v4 --set n_timesteps=100 --dry-run");
   EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes its "
-                            "default (SB3's); `--config " +
+                            "default (`greenrl keys --algo ppo` lists them: SB3's for the "
+                            "algorithm's hyperparameters); `--config " +
                             std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml` gives"),
             std::string::npos)
       << set.output;
   // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
   const Result v5 = RunGreenrl("train --env Hopper-v5 --algo sac --dry-run");
   EXPECT_EQ(v5.exit_code, 0) << v5.output;
-  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes its default (SB3's; "
-                           "n_timesteps, which SB3 leaves to the caller, greenrl's 100000); "
+  EXPECT_NE(v5.output.find("greenrl: no --config, so every key takes its default (`greenrl "
+                           "keys --algo sac` lists them: SB3's for the algorithm's "
+                           "hyperparameters; greenrl's 100000 for n_timesteps, which SB3 leaves "
+                           "to the caller); "
                            "greenrl has no preset for sac on Hopper-v5, but `--config " +
                            std::string(GREENRL_SOURCE_DIR) +
                            "/configs/sac/hopper.yaml --env Hopper-v5` trains it with rl-zoo's "
@@ -715,7 +721,7 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
                 "--resume excludes --trained-agent");
   ExpectRefused(RunGreenrl("train --config " + Preset() + " --env Acrobot-v1 --quiet " +
                            "--trained-agent " + out + " --out " + Dir("acrobot")),
-                "trained_agent: got '" + out +
+                "--trained-agent (trained_agent): got '" + out +
                     "'; a run of this run's algo and env_id, ppo on Acrobot-v1 (it is a ppo run "
                     "on CartPole-v1)");
 }
@@ -744,6 +750,18 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
   }
   ExpectRefused(RunGreenrl("keys --algo sca"),
                 "greenrl: error: --algo: got 'sca'; one of: ppo, dqn, sac\n");
+  // A bad value from train's --env or --algo names the flag beside the key; the same value
+  // from --set names the key alone.
+  ExpectRefused(RunGreenrl("train --env Foo-v1"),
+                "greenrl: error: --env (env_id): got 'Foo-v1'; one of: CartPole-v1, Acrobot-v1, ");
+  ExpectRefused(RunGreenrl("train --set env_id=Foo-v1"),
+                "greenrl: error: env_id: got 'Foo-v1'; one of: CartPole-v1, Acrobot-v1, ");
+  ExpectRefused(RunGreenrl("train --trained-agent /nonexistent --dry-run"),
+                "greenrl: error: --trained-agent (trained_agent): got '/nonexistent'; a run "
+                "directory written by greenrl train");
+  ExpectRefused(RunGreenrl("train --env CartPole-v1 --algo a2c"),
+                "greenrl: error: --algo (algo): got 'a2c'; one of: ppo, dqn, sac (a2c is one of "
+                "rl-baselines3-zoo's other algorithms, which greenrl does not implement)\n");
   ExpectRefused(RunGreenrl("train --config " + Preset() + " --set lerning_rate=1"),
                 "greenrl: error: lerning_rate: got '1'; unknown key; did you mean "
                 "'learning_rate'? every key with its default: `greenrl keys --algo ppo`\n");

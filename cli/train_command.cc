@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -44,10 +45,12 @@ std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& co
       WithoutVersion(tuned_for) == WithoutVersion(env_id) && WithoutVersion(env_id) != env_id;
   // Where greenrl has a preset of this algorithm for env_id itself, the hint names it.
   const std::string own = TunedPreset(config.GetString("algo"), env_id);
+  const std::string own_steps = own.empty() ? "" : PresetTimesteps(own);
+  const std::string steps = own_steps.empty() ? "" : ", n_timesteps " + own_steps;
   return fmt::format(
       "training {} with {}, a preset tuned for {}: its hyperparameters may not suit {} ({})",
       env_id, preset, tuned_for, env_id,
-      !own.empty()    ? "greenrl's preset for " + env_id + " is `--config " + own + "`"
+      !own.empty()    ? "greenrl's preset for " + env_id + " is `--config " + own + "`" + steps
       : other_version ? "greenrl has no preset for " + env_id
                       : std::string("rl-zoo's hyperparams/<algo>.yml has a section per env"));
 }
@@ -64,6 +67,28 @@ struct TrainArgs {
   std::string trained_agent;  // --trained-agent: --set trained_agent= (rl-zoo's -i)
   bool dry_run = false;       // check everything, print the resolved config, write nothing
 };
+
+// train's flags that are --set key=value (rl-zoo's): (flag, key, value), value "" when absent.
+std::array<std::tuple<std::string, std::string, std::string>, 3> KeyFlags(const TrainArgs& args) {
+  return {{{"--algo", "algo", args.algo},
+           {"--env", "env_id", args.env_id},
+           {"--trained-agent", "trained_agent", args.trained_agent}}};
+}
+
+// An error about a value that --env, --algo or --trained-agent gave (they are --set env_id=,
+// algo=, trained_agent=) names the flag the user typed beside the key: "--env (env_id): got
+// 'Foo-v1'; one of: ...". Any other error, including one about the same key's value from the
+// preset, is returned unchanged.
+ConfigError NamedByFlag(const ConfigError& e, const TrainArgs& args) {
+  for (const auto& [flag, key, value] : KeyFlags(args)) {
+    if (value.empty() || e.field() != key) continue;
+    if (std::string(e.what()) == ConfigError(key, value, e.accepted()).what()) {
+      return ConfigError(flag + " (" + key + ")", value, e.accepted());
+    }
+  }
+  return e;
+}
+
 // Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
 // algo, the envs of that id and count, and generators seeded from that seed (the run directory
 // is named after it too). Checked before the overrides are validated, where a change would fail
@@ -177,10 +202,7 @@ Runner RegisterTrain(CLI::App& app) {
     // --algo and --env are --set algo= and env_id= (rl-zoo's flags); both ways at once must
     // agree, so an rl-zoo file's section is never picked by the one the user did not mean.
     std::vector<std::string> sets = args->sets;
-    for (const auto& [flag, key, value] :
-         {std::tuple<std::string, std::string, std::string>{"--algo", "algo", args->algo},
-          {"--env", "env_id", args->env_id},
-          {"--trained-agent", "trained_agent", args->trained_agent}}) {
+    for (const auto& [flag, key, value] : KeyFlags(*args)) {
       if (value.empty()) continue;
       for (const std::string& set : args->sets) {
         if (set.rfind(key + "=", 0) == 0 && set.substr(key.size() + 1) != value) {
@@ -190,24 +212,32 @@ Runner RegisterTrain(CLI::App& app) {
       }
       sets.insert(sets.begin(), key + "=" + value);
     }
-    const Config config = train::LoadRunConfig(
-        resuming ? args->resume + "/config.yaml" : args->config_path, sets, args->seed);
+    const Config config = [&] {
+      try {
+        return train::LoadRunConfig(resuming ? args->resume + "/config.yaml" : args->config_path,
+                                    sets, args->seed);
+      } catch (const ConfigError& e) {
+        throw NamedByFlag(e, *args);
+      }
+    }();
     train::TrainOptions options;
     if (const std::string tuned =
             resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
         !tuned.empty()) {
       options.warnings.push_back(tuned);  // said once the run's own checks have passed
     }
-    // No --config: SB3's defaults for every key (n_timesteps: greenrl's, SB3 has none), where
-    // rl-zoo would train its file's values; the preset's length is said, as it may be hours.
+    // No --config: SB3's defaults for the algorithm's keys, greenrl's for its own keys and for
+    // n_timesteps (SB3 has none), where rl-zoo would train its file's values; the preset's
+    // length is said, as it may be hours.
     const bool steps_set = std::any_of(args->sets.begin(), args->sets.end(), [](const auto& s) {
       return s.rfind("n_timesteps=", 0) == 0;
     });
     const std::string defaults = fmt::format(
-        "no --config, so every key{} takes its default (SB3's{})",
-        args->sets.empty() ? "" : " not given by --set",
+        "no --config, so every key{} takes its default (`greenrl keys --algo {}` lists them: "
+        "SB3's for the algorithm's hyperparameters{})",
+        args->sets.empty() ? "" : " not given by --set", config.GetString("algo"),
         steps_set ? ""
-                  : fmt::format("; n_timesteps, which SB3 leaves to the caller, greenrl's {}",
+                  : fmt::format("; greenrl's {} for n_timesteps, which SB3 leaves to the caller",
                                 config.GetInt("n_timesteps")));
     auto steps_of = [](const std::string& preset) {
       const std::string steps = PresetTimesteps(preset);
@@ -243,7 +273,13 @@ Runner RegisterTrain(CLI::App& app) {
     options.dry_run = args->dry_run;
     // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
     train::StopSignalScope signals;
-    const train::TrainResult result = train::Train(config, std::move(options));
+    const train::TrainResult result = [&] {
+      try {
+        return train::Train(config, std::move(options));
+      } catch (const ConfigError& e) {
+        throw NamedByFlag(e, *args);
+      }
+    }();
     if (result.dry_run) {
       if (result.rank != 0) return 0;
       fmt::print("{}", result.config_yaml);

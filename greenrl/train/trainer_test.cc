@@ -393,6 +393,11 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
   } cases[] = {{"ppo.yml", "CartPole-v1", "ppo/cartpole.yaml"},
                {"ppo.yml", "Pendulum-v1", "ppo/pendulum.yaml"},
                {"ppo.yml", "HalfCheetah-v4", "ppo/halfcheetah.yaml"},
+               {"ppo.yml", "Ant-v4", "ppo/ant.yaml"},
+               {"ppo.yml", "Hopper-v4", "ppo/hopper.yaml"},
+               {"ppo.yml", "Humanoid-v4", "ppo/humanoid.yaml"},
+               {"ppo.yml", "Swimmer-v4", "ppo/swimmer.yaml"},
+               {"ppo.yml", "Walker2d-v4", "ppo/walker2d.yaml"},
                {"ppo.yml", "MountainCar-v0", "ppo/mountaincar.yaml"},
                {"ppo.yml", "MountainCarContinuous-v0", "ppo/mountaincarcontinuous.yaml"},
                {"ppo.yml", "Acrobot-v1", "ppo/acrobot.yaml"},
@@ -400,7 +405,13 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
                {"dqn.yml", "MountainCar-v0", "dqn/mountaincar.yaml"},
                {"dqn.yml", "Acrobot-v1", "dqn/acrobot.yaml"},
                {"sac.yml", "Pendulum-v1", "sac/pendulum.yaml"},
-               {"sac.yml", "MountainCarContinuous-v0", "sac/mountaincarcontinuous.yaml"}};
+               {"sac.yml", "MountainCarContinuous-v0", "sac/mountaincarcontinuous.yaml"},
+               {"sac.yml", "HalfCheetah-v4", "sac/halfcheetah.yaml"},
+               {"sac.yml", "Ant-v4", "sac/ant.yaml"},
+               {"sac.yml", "Hopper-v4", "sac/hopper.yaml"},
+               {"sac.yml", "Humanoid-v4", "sac/humanoid.yaml"},
+               {"sac.yml", "Swimmer-v4", "sac/swimmer.yaml"},
+               {"sac.yml", "Walker2d-v4", "sac/walker2d.yaml"}};
   for (const auto& c : cases) {
     const Config from_zoo = LoadRunConfig(zoo + c.file, {"env_id=" + c.env}, std::nullopt);
     const Config preset = LoadRunConfig(configs + c.preset, {}, std::nullopt);

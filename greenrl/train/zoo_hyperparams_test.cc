@@ -70,7 +70,7 @@ TEST(ZooHyperparamsTest, MergeKeysGiveTheAnchorsEntriesUnlessTheSectionSetsThem)
 }
 
 TEST(ZooHyperparamsTest, SacSectionsAndNormalizeDicts) {
-  const auto lunar = ReadZooSection(ZooFile("sac.yml"), {"env_id=LunarLanderContinuous-v2"});
+  const auto lunar = ReadZooSection(ZooFile("sac.yml"), {"env_id=LunarLanderContinuous-v3"});
   ASSERT_TRUE(lunar.has_value());
   EXPECT_EQ(lunar->algo, "sac");
   EXPECT_EQ(lunar->overrides.back(), "policy_kwargs.net_arch=[400, 300]");
