@@ -295,6 +295,34 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                                   "Hopper-v5 (greenrl has no preset for Hopper-v5)\n"),
             std::string::npos)
       << v5_preset.output;
+  // A preset's "# Note: " line in its leading comments is repeated where the preset is named.
+  const Result hopper = RunGreenrl("train --env Hopper-v4 --algo ppo --dry-run");
+  EXPECT_NE(hopper.output.find("/configs/ppo/hopper.yaml` gives rl-zoo's hyperparameters for ppo "
+                               "on Hopper-v4 (n_timesteps 1000000; its note: it tends to settle "
+                               "on standing (returns near 1000), in SB3 too (rl-zoo issue "
+                               "#376))\n"),
+            std::string::npos)
+      << hopper.output;
+  // ./configs is the presets folder in the current directory: a "# Note: " line after the
+  // leading comment block is no note.
+  const std::string cwd = Dir("note_cwd");
+  fs::create_directories(cwd + "/configs/ppo");
+  std::ofstream(cwd + "/configs/ppo/acrobot.yaml")
+      << "# A preset.\n# Note: said\nalgo: ppo\nenv_id: Acrobot-v1\n# Note: not said\n";
+  std::ofstream(cwd + "/configs/ppo/pendulum.yaml")
+      << "# A preset.\nalgo: ppo\nenv_id: Pendulum-v1\nn_timesteps: 2000\n# Note: not said\n";
+  for (const auto& [env, hint] :
+       {std::pair<std::string, std::string>{"Acrobot-v1",
+                                            "configs/ppo/acrobot.yaml` gives "
+                                            "rl-zoo's hyperparameters for ppo on "
+                                            "Acrobot-v1 (its note: said)\n"},
+        {"Pendulum-v1",
+         "configs/ppo/pendulum.yaml` gives rl-zoo's hyperparameters for ppo on "
+         "Pendulum-v1 (n_timesteps 2000)\n"}}) {
+    const Result local = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+                                    " train --env " + env + " --algo ppo --dry-run 2>&1");
+    EXPECT_NE(local.output.find(hint), std::string::npos) << local.output;
+  }
   const Result none = RunGreenrl("train --env Pusher-v4 --algo ppo --dry-run");
   EXPECT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,15 @@ std::string PresetTimesteps(const std::string& path) {
   } catch (const YAML::Exception&) {  // unreadable, or not a number
     return "";
   }
+}
+
+std::string PresetNote(const std::string& path) {
+  std::ifstream in(path);
+  const std::string prefix = "# Note: ";
+  for (std::string line; std::getline(in, line) && line.rfind('#', 0) == 0;) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
 }
 
 namespace {

@@ -44,6 +44,12 @@ std::string TunedPresetForAnotherVersion(const std::string& algo, const std::str
 // numeric n_timesteps. For messages that name a preset. Errors: none.
 std::string PresetTimesteps(const std::string& path);
 
+// A preset's note for users choosing it: the text after "# Note: " on the first line of its
+// leading comment block that starts so (configs/ppo/hopper.yaml says that the preset tends to
+// settle on standing); "" when the file cannot be read or has no such line. The messages that
+// suggest a preset repeat it. Errors: none.
+std::string PresetNote(const std::string& path);
+
 // The algorithm a --config file trains, as far as the file says: a greenrl preset's top-level
 // `algo`, else an rl-zoo file's name (train::AlgoOfFileName: ppo.yml, dqn.yml, sac.yml); "" when
 // neither (an unreadable file, another name). For messages given before the config is loaded.

@@ -239,9 +239,12 @@ Runner RegisterTrain(CLI::App& app) {
         steps_set ? ""
                   : fmt::format("; greenrl's {} for n_timesteps, which SB3 leaves to the caller",
                                 config.GetInt("n_timesteps")));
-    auto steps_of = [](const std::string& preset) {
+    auto length_and_note = [](const std::string& preset) {
       const std::string steps = PresetTimesteps(preset);
-      return steps.empty() ? "" : " (n_timesteps " + steps + ")";
+      const std::string note = PresetNote(preset);
+      std::string said = steps.empty() ? "" : "n_timesteps " + steps;
+      if (!note.empty()) said += (said.empty() ? "" : "; ") + ("its note: " + note);
+      return said.empty() ? "" : " (" + said + ")";
     };
     if (const std::string preset =
             resuming || !args->config_path.empty()
@@ -250,7 +253,7 @@ Runner RegisterTrain(CLI::App& app) {
         !preset.empty()) {
       options.warnings.push_back(fmt::format(
           "{}; `--config {}` gives rl-zoo's hyperparameters for {} on {}{}", defaults, preset,
-          config.GetString("algo"), config.GetString("env_id"), steps_of(preset)));
+          config.GetString("algo"), config.GetString("env_id"), length_and_note(preset)));
     }
     std::string tuned_for;
     if (const std::string other =
@@ -263,7 +266,7 @@ Runner RegisterTrain(CLI::App& app) {
           "{}; greenrl has no preset for {} on {}, but `--config {} --env {}` trains it with "
           "rl-zoo's hyperparameters for {}{}",
           defaults, config.GetString("algo"), config.GetString("env_id"), other,
-          config.GetString("env_id"), tuned_for, steps_of(other)));
+          config.GetString("env_id"), tuned_for, length_and_note(other)));
     }
     options.out_dir = resuming ? args->resume : args->out;
     options.resume = resuming;
