@@ -68,6 +68,13 @@ struct SacConfig {
   // the same update up to float32 rounding (SacTest.FusedUpdateMatchesAutograd). Acting in the
   // rollout is LibTorch in both. Config "auto" reads as "fused".
   std::string update_path = "fused";
+  // threads.update: 1 runs the update on the training thread; 2 (update_path fused only) adds
+  // one worker of greenrl's ThreadPool that runs, beside the training thread, the second
+  // critic's forward and backward passes, the fused actor's a' sample beside a_pi, and one of
+  // each pair of the actor's backward GEMMs (dW | dX): the same results bit for bit
+  // (SacTest.TwoUpdateThreadsMatchOneBitForBit). The worker spins from the first update on
+  // (ThreadPool::Burst), so the CPU seconds grow faster than the wall time shrinks.
+  int update_threads = 1;
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices
 };
 
@@ -76,8 +83,8 @@ void AddSacKeys(ConfigSchema* schema);
 
 // Reads SAC's fields from a loaded config (keys declared by AddSacKeys plus "n_envs" and
 // "seed"). Errors: ConfigError naming the field for text keys that do not parse (ent_coef:
-// "auto, auto_<initial value > 0> or a number >= 0"; target_entropy: "auto or a finite number")
-// and for batch_size > buffer_size.
+// "auto, auto_<initial value > 0> or a number >= 0"; target_entropy: "auto or a finite number"),
+// for batch_size > buffer_size and for threads.update 2 with update_path autograd.
 SacConfig SacConfigFromConfig(const Config& config);
 
 // Creates SAC for `spec`.

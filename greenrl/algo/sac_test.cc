@@ -158,6 +158,9 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_EQ(field_of({"ent_coef=-0.5"}), "ent_coef");
   EXPECT_EQ(field_of({"target_entropy=x"}), "target_entropy");
   EXPECT_EQ(field_of({"batch_size=512", "buffer_size=100"}), "batch_size");
+  EXPECT_EQ(field_of({"threads.update=2", "update_path=autograd"}), "threads.update");
+  EXPECT_EQ(field_of({"threads.update=3"}), "threads.update");
+  EXPECT_EQ(field_of({"threads.update=2"}), "(no error)");
   EXPECT_EQ(field_of({"tau=0"}), "tau");
   EXPECT_EQ(field_of({"gradient_steps=-2"}), "gradient_steps");
   EXPECT_EQ(field_of({"policy_kwargs.activation_fn=gelu"}), "policy_kwargs.activation_fn");
@@ -578,6 +581,55 @@ TEST(SacTest, FusedUpdateMatchesAutograd) {
           EXPECT_NEAR(a, b, 1e-5 * std::max(1.0, std::fabs(b))) << metrics[0][m].first;
         }
       }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// threads.update 2 runs the second critic's passes on a worker: the parameters and the metrics
+// after three rollouts and updates equal one thread's bit for bit, with the fused actor, with
+// gSDE, and with the LibTorch actor (net_arch []).
+TEST(SacTest, TwoUpdateThreadsMatchOneBitForBit) {
+  struct Case {
+    bool use_sde;
+    std::vector<int> net_arch;
+  };
+  for (const Case& c : {Case{false, {64, 64}}, Case{true, {64, 64}}, Case{false, {}}}) {
+    SCOPED_TRACE(std::string(c.use_sde ? "gSDE" : "Gaussian") +
+                 (c.net_arch.empty() ? ", net_arch []" : ""));
+    std::vector<float> initial, params[2];
+    std::vector<std::pair<std::string, double>> metrics[2];
+    for (int k = 0; k < 2; ++k) {
+      SacConfig config = SmallConfig(7);
+      config.update_threads = k + 1;
+      config.net_arch = c.net_arch;
+      config.use_sde = c.use_sde;
+      config.batch_size = 64;
+      config.n_envs = 2;
+      config.train_freq = 32;
+      config.gradient_steps = 8;
+      auto env = env::MakeVecEnv("HalfCheetah-v4", 2, /*seed=*/5, 1);
+      auto sac = MakeSac(config, env->spec());
+      initial = sac->GetParameters();
+      env->Reset();
+      std::vector<EpisodeRecord> episodes;
+      for (int round = 0; round < 3; ++round) {
+        sac->CollectRollout(*env, &episodes);  // 64 env steps a round; learning_starts 50
+        metrics[k] = sac->Update(1.0);
+      }
+      params[k] = sac->GetParameters();
+    }
+    ASSERT_EQ(params[0].size(), params[1].size());
+    size_t moved = 0;
+    for (size_t j = 0; j < params[0].size(); ++j) {
+      ASSERT_EQ(params[0][j], params[1][j]) << "parameter " << j;
+      moved += params[1][j] != initial[j];
+    }
+    EXPECT_GT(moved, params[0].size() / 2);  // the updates changed most parameters
+    ASSERT_EQ(metrics[0].size(), metrics[1].size());
+    for (size_t m = 0; m < metrics[0].size(); ++m) {
+      const double a = metrics[0][m].second, b = metrics[1][m].second;
+      EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << metrics[0][m].first;
     }
   }
 }

@@ -69,6 +69,15 @@ class FusedSquashedGaussianActor {
   // before Forward.
   void Backward(const float* params, const float* grad_action, float grad_log_prob, float* grads);
 
+  // Runs each hidden layer's two backward GEMMs (dW and dX) of the latent MLP at once on
+  // `pool` (FusedMlp::set_thread_pool with ThreadedPasses::kBackward: the same results bit for
+  // bit); Forward stays on the calling thread, so it may run inside one of the pool's jobs.
+  // nullptr (the default) runs everything on the calling thread. The pool must outlive this
+  // actor.
+  void set_thread_pool(ThreadPool* pool) {
+    latent_mlp_.set_thread_pool(pool, FusedMlp::ThreadedPasses::kBackward);
+  }
+
  private:
   SquashedGaussianActorLayout layout_;
   int max_batch_, latent_dim_;
