@@ -73,7 +73,7 @@ struct SacConfig {
   // critic's forward and backward passes, the fused actor's a' sample beside a_pi, and one of
   // each pair of the actor's backward GEMMs (dW | dX): the same results bit for bit
   // (SacTest.TwoUpdateThreadsMatchOneBitForBit). The worker spins from the first update on
-  // (ThreadPool::Burst), so the CPU seconds grow faster than the wall time shrinks.
+  // (ThreadPool::Burst), which costs CPU seconds beside the ones it saves the training thread.
   int update_threads = 1;
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices
 };
