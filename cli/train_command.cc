@@ -89,6 +89,17 @@ ConfigError NamedByFlag(const ConfigError& e, const TrainArgs& args) {
   return e;
 }
 
+// Returns f(), with a ConfigError it throws renamed by NamedByFlag. f: any callable taking no
+// argument. Errors: what f throws (a ConfigError perhaps renamed).
+template <class F>
+auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const ConfigError& e) {
+    throw NamedByFlag(e, args);
+  }
+}
+
 // Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
 // algo, the envs of that id and count, and generators seeded from that seed (the run directory
 // is named after it too). Checked before the overrides are validated, where a change would fail
@@ -212,14 +223,10 @@ Runner RegisterTrain(CLI::App& app) {
       }
       sets.insert(sets.begin(), key + "=" + value);
     }
-    const Config config = [&] {
-      try {
-        return train::LoadRunConfig(resuming ? args->resume + "/config.yaml" : args->config_path,
-                                    sets, args->seed);
-      } catch (const ConfigError& e) {
-        throw NamedByFlag(e, *args);
-      }
-    }();
+    const Config config = NamingFlags(*args, [&] {
+      return train::LoadRunConfig(resuming ? args->resume + "/config.yaml" : args->config_path,
+                                  sets, args->seed);
+    });
     train::TrainOptions options;
     if (const std::string tuned =
             resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
@@ -276,13 +283,8 @@ Runner RegisterTrain(CLI::App& app) {
     options.dry_run = args->dry_run;
     // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
     train::StopSignalScope signals;
-    const train::TrainResult result = [&] {
-      try {
-        return train::Train(config, std::move(options));
-      } catch (const ConfigError& e) {
-        throw NamedByFlag(e, *args);
-      }
-    }();
+    const train::TrainResult result =
+        NamingFlags(*args, [&] { return train::Train(config, std::move(options)); });
     if (result.dry_run) {
       if (result.rank != 0) return 0;
       fmt::print("{}", result.config_yaml);
