@@ -267,6 +267,12 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                              "for sac on Pendulum-v1 (n_timesteps 20000)\n"),
             std::string::npos)
       << bare.output;
+  // SAC's default env is Pendulum-v1 (SAC needs Box actions), so --algo sac alone trains it.
+  const Result sac_alone = RunGreenrl("train --algo sac --dry-run");
+  EXPECT_EQ(sac_alone.exit_code, 0) << sac_alone.output;
+  EXPECT_NE(sac_alone.output.find("this trains sac on Pendulum-v1 to 100000 env steps"),
+            std::string::npos)
+      << sac_alone.output;
   const Result set = RunGreenrl("train --env Ant-v4 --set n_timesteps=100 --dry-run");
   EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes its "
                             "default (`greenrl keys --algo ppo` lists them: SB3's for the "
@@ -714,6 +720,13 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("export --run " + out + " --out " + out + "/cartpole.pt");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/cartpole.pt"));
+  // An --out that is a directory: refused before any work, with a file path to give.
+  ExpectRefused(RunGreenrl("export --run " + out + " --out " + out),
+                "greenrl: error: --out: got '" + out + "'; a file path (it is a directory: e.g. " +
+                    "--out " + out + "/policy.torchscript.pt)\n");
+  ExpectRefused(RunGreenrl("report " + out + " --out " + out),
+                "greenrl: error: --out: got '" + out + "'; a file path (it is a directory: e.g. " +
+                    "--out " + out + "/report.html)\n");
   r = RunGreenrl("export --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
@@ -787,6 +800,20 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
   ExpectRefused(RunGreenrl("train --trained-agent /nonexistent --dry-run"),
                 "greenrl: error: --trained-agent (trained_agent): got '/nonexistent'; a run "
                 "directory written by greenrl train");
+  // An empty value is no absence: refused with what the flag takes.
+  ExpectRefused(RunGreenrl("train --out ''"),
+                "greenrl: error: --out: got ''; a directory path (leave --out out for a new "
+                "runs/<env_id>_<algo>_s<seed>_<UTC time>)\n");
+  ExpectRefused(RunGreenrl("train --resume ''"),
+                "greenrl: error: --resume: got ''; a run directory written by `greenrl train`\n");
+  ExpectRefused(RunGreenrl("train -i '' --dry-run"),
+                "greenrl: error: --trained-agent: got ''; a run directory, or its "
+                "checkpoints/best.pt or final.pt\n");
+  // --seed and --set seed= must agree, as --env and --set env_id= do.
+  ExpectRefused(RunGreenrl("train --seed 3 --set seed=5 --dry-run"),
+                "greenrl: error: --seed: got '3'; the same value as --set seed=5, or only one "
+                "of the two\n");
+  EXPECT_EQ(RunGreenrl("train --seed 3 --set seed=3 --dry-run --quiet").exit_code, 0);
   ExpectRefused(RunGreenrl("train --env CartPole-v1 --algo a2c"),
                 "greenrl: error: --algo (algo): got 'a2c'; one of: ppo, dqn, sac (a2c is one of "
                 "rl-baselines3-zoo's other algorithms, which greenrl does not implement)\n");
@@ -869,7 +896,14 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
   EXPECT_NE(saved.find("\nlearning_rate: lin_0.001  #"), std::string::npos) << saved;
   r = RunGreenrl("train --config " + zoo + " --quiet --out " + Dir("zoo_no_env"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("greenrl: error: --env: got ''; the env id of one of the sections"),
+  // Only the sections greenrl can train are listed; the others are counted.
+  EXPECT_NE(r.output.find("greenrl: error: --env: got ''; the env id of one of the sections of "
+                          "the rl-zoo file " +
+                          zoo +
+                          ": Pendulum-v1, CartPole-v1, MountainCar-v0, "
+                          "MountainCarContinuous-v0, Acrobot-v1, Ant-v4, Swimmer-v4, "
+                          "HalfCheetah-v4, Hopper-v4, Humanoid-v4, Walker2d-v4; 2 other sections "
+                          "for envs greenrl does not have (--env ID, or --set env_id=ID)\n"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));
@@ -989,6 +1023,15 @@ TEST(CliTest, ResumeOfMissingOrForeignDirectoryNamesResume) {
             std::string::npos)
       << r.output;
   EXPECT_TRUE(fs::is_empty(dir));  // nothing written into it
+  // A checkpoint's path where the run directory goes: the run directory is named.
+  const std::string run = Dir("resume_checkpoint");
+  fs::create_directories(run + "/checkpoints");
+  std::ofstream(run + "/checkpoints/step_000000000256.pt") << "x";
+  ExpectRefused(RunGreenrl("train --resume " + run + "/checkpoints/step_000000000256.pt"),
+                "greenrl: error: --resume: got '" + run +
+                    "/checkpoints/step_000000000256.pt'; a run directory, not a checkpoint in "
+                    "it: --resume " +
+                    run + " (a resume continues from the run's newest checkpoint)\n");
 }
 
 // --set at a resume is saved in config.yaml (a later plain --resume continues with it), and
@@ -1092,6 +1135,18 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
                           out + "\n"),
             std::string::npos)
       << r.output;
+  // A new --out is created and removed again; one that cannot be created fails as the run would.
+  r = RunGreenrl("train --config " + Preset() + " --out " + out + "/a/b --dry-run --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  const std::string file = ::testing::TempDir() + "/greenrl_cli_dry_file";
+  std::ofstream(file) << "x";
+  r = RunGreenrl("train --config " + Preset() + " --out " + file + "/run --dry-run --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("greenrl: failed: cannot create run directory '" + file + "/run': "),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("dry run: every check"), std::string::npos) << r.output;
   // Refused as the run would be, before anything is written.
   ExpectRefused(RunGreenrl("train --config " + Preset() + " --out " + parent + " --dry-run"),
                 "--out: got '" + parent + "'; a new or empty directory");

@@ -29,7 +29,8 @@ Runner RegisterEval(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "Evaluate a trained run's final checkpoint (else its newest resume checkpoint)");
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
-  cmd->add_option("--episodes", args->episodes, "deterministic episodes (default 10)");
+  cmd->add_option("--episodes", args->episodes,
+                  "episodes to run (default 10), deterministic unless --stochastic");
   cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)")
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
   cmd->add_flag("--stochastic", args->stochastic,

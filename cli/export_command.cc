@@ -2,9 +2,11 @@
 // without greenrl (train/policy_export.h; README "Using a trained policy").
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "cli/commands.h"
+#include "greenrl/core/errors.h"
 #include "greenrl/train/policy_export.h"
 #include "greenrl/train/trained_agent.h"
 
@@ -31,6 +33,12 @@ Runner RegisterExport(CLI::App& app) {
                 "export the policy of the run's best evaluation, checkpoints/best.pt "
                 "(eval.save_best)");
   return [args]() {
+    if (std::filesystem::is_directory(args->out)) {
+      throw ConfigError("--out", args->out,
+                        "a file path (it is a directory: e.g. --out " +
+                            (std::filesystem::path(args->out) / "policy.torchscript.pt").string() +
+                            ")");
+    }
     const train::TrainedAgent agent =
         train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best);
     if (!agent.final_checkpoint) {

@@ -25,12 +25,9 @@ Runner RegisterKeys(CLI::App& app) {
     if (std::find(ids.begin(), ids.end(), *algo) == ids.end()) {
       throw ConfigError("--algo", *algo, OneOfWithHint(*algo, ids));
     }
-    // The env of the algorithm's preset, so the listing trains as it stands (SAC has no
-    // Discrete env, CartPole-v1 being the schema's default).
-    const Config config =
-        Config::Load(train::BuildSchema(*algo), "",
-                     {"algo=" + *algo,
-                      std::string("env_id=") + (*algo == "sac" ? "Pendulum-v1" : "CartPole-v1")});
+    // The schema's defaults, env_id included (SAC's is Pendulum-v1), so the listing trains as it
+    // stands.
+    const Config config = Config::Load(train::BuildSchema(*algo), "", {"algo=" + *algo});
     std::string yaml = config.ToYaml();
     yaml.erase(0, yaml.find('\n') + 1);  // ToYaml's "resolved config" line
     fmt::print(

@@ -50,6 +50,14 @@ Runner RegisterReport(CLI::App& app) {
     if (args->format != "html" && args->format != "md") {
       throw ConfigError("--format", args->format, "html or md");
     }
+    if (std::filesystem::is_directory(args->out)) {
+      throw ConfigError("--out", args->out,
+                        "a file path (it is a directory: e.g. --out " +
+                            (std::filesystem::path(args->out) /
+                             (args->format == "md" ? "report.md" : "report.html"))
+                                .string() +
+                            ")");
+    }
     if (args->target_return && !std::isfinite(*args->target_return)) {
       throw ConfigError("--target-return", fmt::format("{}", *args->target_return),
                         "a finite number");

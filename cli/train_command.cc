@@ -193,12 +193,40 @@ Runner RegisterTrain(CLI::App& app) {
       ->excludes("--out")
       ->excludes("--env")
       ->excludes("--algo");
-  return [args]() {
+  // An empty value would mean the flag's absence (--resume '' a new run, --config '' the
+  // defaults): refused, with what the flag takes.
+  const std::vector<std::pair<const CLI::Option*, std::string>> non_empty = {
+      {cmd->get_option("--config"),
+       "a preset or rl-zoo file (leave --config out to train the defaults)"},
+      {cmd->get_option("--env"), "an env id (`greenrl envs` lists them)"},
+      {cmd->get_option("--algo"), "one of: ppo, dqn, sac"},
+      {cmd->get_option("--out"),
+       "a directory path (leave --out out for a new runs/<env_id>_<algo>_s<seed>_<UTC time>)"},
+      {resume, "a run directory written by `greenrl train`"},
+      {cmd->get_option("--trained-agent"),
+       "a run directory, or its checkpoints/best.pt or final.pt"}};
+  return [args, non_empty]() {
+    for (const auto& [option, accepted] : non_empty) {
+      if (option->count() > 0 && option->as<std::string>().empty()) {
+        throw ConfigError(option->get_name(), "", accepted);
+      }
+    }
     const bool resuming = !args->resume.empty();
     if (resuming && !std::filesystem::is_regular_file(args->resume + "/config.yaml")) {
       // Named as the user typed it, before LoadRunConfig would blame --config.
+      // A checkpoint's path where the run directory goes: name the run (eval's --run says the
+      // same).
+      namespace fs = std::filesystem;
+      const fs::path given(args->resume);
+      const std::string run = given.parent_path().parent_path().string();
+      if (fs::is_regular_file(given) && given.parent_path().filename() == "checkpoints") {
+        throw ConfigError("--resume", args->resume,
+                          "a run directory, not a checkpoint in it: --resume " +
+                              (run.empty() ? "." : run) +
+                              " (a resume continues from the run's newest checkpoint)");
+      }
       throw ConfigError("--resume", args->resume,
-                        std::filesystem::is_directory(args->resume)
+                        fs::is_directory(given)
                             ? "a run directory written by `greenrl train` (it has no config.yaml)"
                             : "a run directory written by `greenrl train` (no such directory)");
     }
@@ -222,6 +250,14 @@ Runner RegisterTrain(CLI::App& app) {
         }
       }
       sets.insert(sets.begin(), key + "=" + value);
+    }
+    // --seed and --set seed= at once must agree as well.
+    for (const std::string& set : args->sets) {
+      if (args->seed && set.rfind("seed=", 0) == 0 &&
+          set.substr(5) != std::to_string(*args->seed)) {
+        throw ConfigError("--seed", std::to_string(*args->seed),
+                          "the same value as --set " + set + ", or only one of the two");
+      }
     }
     const Config config = NamingFlags(*args, [&] {
       return train::LoadRunConfig(resuming ? args->resume + "/config.yaml" : args->config_path,

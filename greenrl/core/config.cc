@@ -176,9 +176,9 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
   // (zoo_hyperparams.h); elsewhere YAML's flow map is the way to give a section.
   const std::string hint =
       text.rfind("dict(", 0) == 0
-          ? " (Python's dict(...) is read from rl-zoo hyperparameter files only; with --set or "
-            "in a preset give YAML's map form, e.g. 'policy_kwargs.net_arch={pi: [64], vf: "
-            "[64]}')"
+          ? " (Python's dict(...) is read as a whole policy_kwargs or normalize value in an "
+            "rl-zoo file or --set only; for this key give YAML's map form, e.g. "
+            "'policy_kwargs.net_arch={pi: [64], vf: [64]}')"
           : "";
   const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec) + hint); };
   const bool scalar = node.IsScalar();
@@ -243,6 +243,8 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
   throw fail();
 }
 
+std::string FirstSegment(const std::string& key) { return key.substr(0, key.find('.')); }
+
 std::string LastSegment(const std::string& key) {
   const size_t dot = key.rfind('.');
   return dot == std::string::npos ? key : key.substr(dot + 1);
@@ -292,6 +294,12 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
   std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
   if (!section_keys.empty()) {
     hint += "'" + key + "' is a section, set its keys (" + Join(section_keys, ", ") + "); ";
+    if (value.rfind("dict(", 0) == 0) {
+      hint +=
+          "Python's dict(...) is read as a whole policy_kwargs or normalize value in an "
+          "rl-zoo file or --set only; in a preset give YAML's map, e.g. '" +
+          key + ": {" + FirstSegment(section_keys.front().substr(key.size() + 1)) + ": ...}'; ";
+    }
   } else if (note == nullptr && closest_distance <= std::max<size_t>(2, key.size() / 3)) {
     // (A noted key is known for what it is: a guess at a typo would mislead.)
     if (closest.size() > 3) closest.resize(3);

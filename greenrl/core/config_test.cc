@@ -226,8 +226,9 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=dict(pi=[32])"),
             "policy_kwargs.net_arch: got 'dict(pi=[32])'; a list of integers >= 1, e.g. [64, 64], "
             "or [] for none "
-            "(Python's dict(...) is read from rl-zoo hyperparameter files only; with --set or in "
-            "a preset give YAML's map form, e.g. 'policy_kwargs.net_arch={pi: [64], vf: [64]}')");
+            "(Python's dict(...) is read as a whole policy_kwargs or normalize value in an "
+            "rl-zoo file or --set only; for this key give YAML's map form, e.g. "
+            "'policy_kwargs.net_arch={pi: [64], vf: [64]}')");
   EXPECT_EQ(OverrideError("carbon.pue={a: 1}"), "carbon.pue: got '{a: 1}'; a number >= 1");
 }
 

@@ -104,15 +104,29 @@ void ValidateBudgetOptions(const BudgetOptions& options) {
                   kFractionRange);
   RequireFraction("energy.budget.skip_at", options.skip_at, kFractionRange);
   RequireFraction("energy.budget.throttle_at", options.throttle_at, kFractionRange);
-  if (options.skip_at < options.reduced_precision_at) {
-    throw ConfigError("energy.budget.skip_at", fmt::format("{}", options.skip_at),
-                      fmt::format("a value >= energy.budget.reduced_precision_at ({})",
-                                  options.reduced_precision_at));
-  }
-  if (options.throttle_at < options.skip_at) {
-    throw ConfigError("energy.budget.throttle_at", fmt::format("{}", options.throttle_at),
-                      fmt::format("a value >= energy.budget.skip_at ({})", options.skip_at));
-  }
+  // Two rungs out of order: the error names the one the user set, the upper one when both are
+  // set or both at their defaults, and says which value is a default.
+  const BudgetOptions defaults;
+  const auto check_order = [](const char* lower_key, double lower, double lower_default,
+                              const char* upper_key, double upper, double upper_default) {
+    if (upper >= lower) return;
+    const auto default_note = [](double value, double default_value) {
+      return value == default_value ? ", its default" : "";
+    };
+    if (upper == upper_default && lower != lower_default) {
+      throw ConfigError(lower_key, fmt::format("{}", lower),
+                        fmt::format("a value <= {} ({}{})", upper_key, upper,
+                                    default_note(upper, upper_default)));
+    }
+    throw ConfigError(
+        upper_key, fmt::format("{}", upper),
+        fmt::format("a value >= {} ({}{})", lower_key, lower, default_note(lower, lower_default)));
+  };
+  check_order("energy.budget.reduced_precision_at", options.reduced_precision_at,
+              defaults.reduced_precision_at, "energy.budget.skip_at", options.skip_at,
+              defaults.skip_at);
+  check_order("energy.budget.skip_at", options.skip_at, defaults.skip_at,
+              "energy.budget.throttle_at", options.throttle_at, defaults.throttle_at);
   RequireUnitInterval("energy.budget.throttle_duty_cycle", options.throttle_duty_cycle,
                       "a fraction of wall time spent working, in (0, 1] (1 = no idling)");
   RequireUnitInterval("energy.budget.throttle_env_threads_fraction",

@@ -416,12 +416,29 @@ TEST(BudgetControllerTest, InvalidOptionsRefused) {
     BudgetOptions o;
     o.skip_at = 0.5;  // below reduced_precision_at 0.6
     EXPECT_THAT(ExpectConfigError(o, "energy.budget.skip_at"),
-                HasSubstr(">= energy.budget.reduced_precision_at (0.6)"));
+                HasSubstr(">= energy.budget.reduced_precision_at (0.6, its default)"));
   }
   {
     BudgetOptions o;
     o.throttle_at = 0.7;  // below skip_at 0.75
-    ExpectConfigError(o, "energy.budget.throttle_at");
+    EXPECT_THAT(ExpectConfigError(o, "energy.budget.throttle_at"),
+                HasSubstr("got '0.7'; a value >= energy.budget.skip_at (0.75, its default)"));
+  }
+  {
+    // A rung set above the next one's default: the error names the key that was set.
+    BudgetOptions o;
+    o.reduced_precision_at = 0.8;  // above skip_at's default 0.75
+    EXPECT_THAT(ExpectConfigError(o, "energy.budget.reduced_precision_at"),
+                HasSubstr("got '0.8'; a value <= energy.budget.skip_at (0.75, its default)"));
+    BudgetOptions skip;
+    skip.skip_at = 2;  // above throttle_at's default 0.9
+    EXPECT_THAT(ExpectConfigError(skip, "energy.budget.skip_at"),
+                HasSubstr("got '2'; a value <= energy.budget.throttle_at (0.9, its default)"));
+    BudgetOptions both;  // both set: the upper one is named
+    both.skip_at = 0.8;
+    both.throttle_at = 0.7;
+    EXPECT_THAT(ExpectConfigError(both, "energy.budget.throttle_at"),
+                HasSubstr("got '0.7'; a value >= energy.budget.skip_at (0.8)"));
   }
   for (double bad : {0.0, 1.5, nan}) {
     BudgetOptions o;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -288,6 +289,11 @@ IntensitySeries::IntensitySeries(std::vector<IntensityPoint> points, std::string
 }
 
 IntensitySeries IntensitySeries::LoadCsv(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // an ifstream would read it as empty
+    throw ConfigError(
+        fmt::format("intensity series {}: cannot read the file (it is a directory)", path));
+  }
   std::string text;
   try {
     text = ReadFile(path);

@@ -204,6 +204,13 @@ TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
     EXPECT_THAT(error.what(),
                 HasSubstr("intensity series /nonexistent/grid.csv: cannot read the file"));
   }
+  try {
+    IntensitySeries::LoadCsv(::testing::TempDir());
+    ADD_FAILURE() << "no error for a directory";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()), "intensity series " + ::testing::TempDir() +
+                                             ": cannot read the file (it is a directory)");
+  }
   EXPECT_THROW(IntensitySeries({}, "empty"), ConfigError);
   EXPECT_THROW(IntensitySeries({{2.0, 1.0}, {1.0, 1.0}}, "backwards"), ConfigError);
 }

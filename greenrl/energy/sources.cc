@@ -272,7 +272,7 @@ SourceStatus ProbeAmdEnergy(const std::string& hwmon_root) {
 
 // ---- estimator --------------------------------------------------------------------------------
 
-SourceStatus EstimatorStatus(bool rapl_available) {
+SourceStatus EstimatorStatus(bool rapl_available, double watts_per_core) {
   SourceStatus status;
   status.name = "estimator";
   status.available = true;
@@ -280,9 +280,9 @@ SourceStatus EstimatorStatus(bool rapl_available) {
   status.state = SourceState::kOk;
   status.domains = {"cpu:process"};
   status.reason = fmt::format(
-      "always available: this process's CPU time x {} W per busy core (Green Algorithms "
-      "default; energy.watts_per_core), an estimate{}",
-      kDefaultWattsPerCore,
+      "always available: this process's CPU time x {} W per busy core ({}energy.watts_per_core), "
+      "an estimate{}",
+      watts_per_core, watts_per_core == kDefaultWattsPerCore ? "Green Algorithms default; " : "",
       rapl_available ? "; not used: RAPL measures the CPU packages"
                      : "; used: RAPL is not readable");
   return status;
@@ -310,7 +310,7 @@ std::vector<SourceStatus> ListEnergySources(const SourceOptions& options) {
   statuses.back().would_use = statuses.back().available;
   statuses.push_back(ProbeNvml(options.nvml_library));
   statuses.push_back(ProbeAmdEnergy(options.hwmon_root));
-  statuses.push_back(EstimatorStatus(statuses.front().available));
+  statuses.push_back(EstimatorStatus(statuses.front().available, options.watts_per_core));
   return statuses;
 }
 

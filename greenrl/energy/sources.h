@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/rapl_meter.h"
 
 namespace greenrl::energy {
@@ -19,6 +20,8 @@ struct SourceOptions {
   std::string hwmon_root = "/sys/class/hwmon";
   // The NVML library passed to dlopen.
   std::string nvml_library = "libnvidia-ml.so.1";
+  // energy.watts_per_core, power_w per busy core: what the estimator's row says it would use.
+  double watts_per_core = kDefaultWattsPerCore;
 };
 
 // The state of one source.

@@ -68,6 +68,15 @@ TEST(SourcesTest, NothingPresentFallsBackToEstimator) {
   EXPECT_EQ(sources[3].state, SourceState::kOk);
   EXPECT_EQ(sources[3].domains, (std::vector<std::string>{"cpu:process"}));
   EXPECT_THAT(sources[3].reason, HasSubstr("used: RAPL is not readable"));
+  EXPECT_THAT(sources[3].reason,
+              HasSubstr("CPU time x 12 W per busy core (Green Algorithms default; "
+                        "energy.watts_per_core)"));
+
+  // The estimator's row gives the watts a run would use (energy.watts_per_core).
+  SourceOptions set = Options("/nonexistent/greenrl/powercap", "/nonexistent/greenrl/hwmon");
+  set.watts_per_core = 20.5;
+  EXPECT_THAT(ListEnergySources(set)[3].reason,
+              HasSubstr("CPU time x 20.5 W per busy core (energy.watts_per_core), an estimate"));
 }
 
 TEST(SourcesTest, ReadableRaplIsUsedWithItsDomains) {

@@ -84,7 +84,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
   std::vector<std::string> env_ids;
   for (const auto& r : env::RegisteredEnvs()) env_ids.push_back(r.spec->id);
   AddKey(&s, "algo", ValueType::kString, algo, "algorithm", {}, {}, ids);
-  AddKey(&s, "env_id", ValueType::kString, "CartPole-v1", "Gymnasium env id", {}, {}, env_ids);
+  // SAC needs Box actions, so its default is the env of its classic-control preset.
+  AddKey(&s, "env_id", ValueType::kString, algo == "sac" ? "Pendulum-v1" : "CartPole-v1",
+         "Gymnasium env id", {}, {}, env_ids);
   AddKey(&s, "seed", ValueType::kInt, "0", "seed of envs, network init, sampling, shuffling", 0,
          4294967295.0);
   AddKey(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
@@ -398,7 +400,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   // for the defaults, which an empty --config gives.
   const std::optional<YAML::Node> root = PeekYaml(yaml_path);
   // rl-zoo's Python values given to --set as such (policy_kwargs=dict(...),
-  // normalize={'norm_obs': ...}) become greenrl's keys, as in an rl-zoo file.
+  // normalize=dict(norm_obs=...) or {'norm_obs': ...}) become greenrl's keys, as in an rl-zoo
+  // file.
   std::vector<std::string> set_overrides;
   for (const std::string& text : given_overrides) {
     const size_t eq = text.find('=');
@@ -407,7 +410,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     std::vector<std::string> expanded = {text};
     if (key == "policy_kwargs" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
       expanded = ZooPolicyKwargs(PeekAlgo(root, given_overrides), value);
-    } else if (key == "normalize" && value.rfind("{", 0) == 0) {
+    } else if (key == "normalize" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
       expanded = ZooNormalize(value);
     }
     set_overrides.insert(set_overrides.end(), expanded.begin(), expanded.end());
@@ -418,7 +421,9 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
                       "file holds none; leave --config out to train the defaults)");
   }
   Config config = [&] {
-    if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides)) {
+    std::vector<std::string> env_ids;
+    for (const auto& r : env::RegisteredEnvs()) env_ids.push_back(r.spec->id);
+    if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides, env_ids)) {
       // An rl-zoo file: its env's section, as overrides before the caller's.
       const ConfigSchema schema = BuildSchema(zoo->algo);
       // A section key that the caller's --set replaces is dropped unparsed, as a preset file's
@@ -458,7 +463,13 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   energy::ValidateBudgetOptions(BudgetOptionsFrom(config));
   RewardThresholdFrom(config);
   const std::string& series = config.GetString("carbon.intensity_csv");
-  if (!series.empty()) energy::IntensitySeries::LoadCsv(series);
+  if (!series.empty()) {
+    try {
+      energy::IntensitySeries::LoadCsv(series);
+    } catch (const ConfigError& e) {  // named by the key that gave the path
+      throw ConfigError("carbon.intensity_csv: " + std::string(e.what()));
+    }
+  }
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);
   if (config.GetString("algo") == "dqn") algo::DqnConfigFromConfig(config);
   if (config.GetString("algo") == "sac") algo::SacConfigFromConfig(config);

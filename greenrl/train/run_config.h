@@ -19,7 +19,8 @@ namespace greenrl::train {
 const std::vector<std::string>& AlgorithmIds();
 
 // The accepted keys for `algo`: the common keys (algo, env_id, seed, n_envs, n_timesteps,
-// threads.*, eval.*, energy.*, carbon.*) followed by the algorithm's own.
+// threads.*, eval.*, energy.*, carbon.*) followed by the algorithm's own. env_id's default is
+// CartPole-v1, Pendulum-v1 for SAC (which needs Box actions).
 // Errors: ConfigError("algo", algo, "one of: ppo") for an unknown algorithm.
 ConfigSchema BuildSchema(const std::string& algo);
 

@@ -86,6 +86,21 @@ void CreateRunDir(const std::string& dir) {
   fs::create_directories(fs::path(dir) / "checkpoints", ec);
   if (ec) throw std::runtime_error("cannot create run directory '" + dir + "': " + ec.message());
 }
+
+// A dry run's check of a new run's directory: creates what CreateRunDir would, with the same
+// error where it fails, then removes what it created, so nothing is left.
+// Errors: CreateRunDir's std::runtime_error.
+void ProbeRunDir(const std::string& dir) {
+  std::error_code ec;
+  fs::path first_missing = fs::path(dir) / "checkpoints";
+  for (fs::path p = first_missing.parent_path(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    first_missing = p;
+    if (p == p.parent_path()) break;
+  }
+  CreateRunDir(dir);
+  fs::remove_all(first_missing, ec);
+}
 }  // namespace
 
 void ConfigureThreads(int torch_threads) {
@@ -263,9 +278,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
         }
       } catch (const std::exception&) {  // no or an older energy.json: final.pt says enough
       }
-      throw ConfigError(
-          "--resume", run_dir,
-          "an unfinished run (this one finished" + why + "; it has checkpoints/final.pt)");
+      throw ConfigError("--resume", run_dir,
+                        "an unfinished run (this one finished" + why +
+                            "; it has checkpoints/final.pt); to train its agent further, start a "
+                            "new run from it: greenrl train --config " +
+                            run_dir + "/config.yaml --trained-agent " + run_dir +
+                            " --set n_timesteps=N");
     }
     // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
     // under a larger budget (or none), which must be given before any work.
@@ -473,6 +491,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
   }
   if (options.dry_run) {  // every check a run makes before its first write has passed
+    if (writer && !options.resume) ProbeRunDir(run_dir);
     TrainResult result;
     result.rank = rank;
     result.dry_run = true;

@@ -283,6 +283,27 @@ TEST(RunConfigTest, RlZooPythonValuesInSetAreReadAsInAZooFile) {
   EXPECT_TRUE(c.GetBool("normalize"));
   EXPECT_TRUE(c.GetBool("normalize_kwargs.norm_obs"));
   EXPECT_FALSE(c.GetBool("normalize_kwargs.norm_reward"));
+  // normalize in rl-zoo's dict(...) form too, as its files and -params write it.
+  const Config d =
+      LoadRunConfig(Preset(), {"normalize=dict(norm_obs=False, norm_reward=True)"}, {});
+  EXPECT_TRUE(d.GetBool("normalize"));
+  EXPECT_FALSE(d.GetBool("normalize_kwargs.norm_obs"));
+  EXPECT_TRUE(d.GetBool("normalize_kwargs.norm_reward"));
+  // A preset's dict(...) string for a section is refused with the map form to write instead.
+  const std::string yaml = FreshDir("dict_preset") + "/preset.yaml";
+  fs::create_directories(fs::path(yaml).parent_path());
+  std::ofstream(yaml) << "algo: ppo\nenv_id: CartPole-v1\npolicy_kwargs: \"dict(net_arch=[32])\"\n";
+  try {
+    LoadRunConfig(yaml, {}, {});
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "Python's dict(...) is read as a whole policy_kwargs or normalize value in an "
+                  "rl-zoo file or --set only; in a preset give YAML's map, e.g. 'policy_kwargs: "
+                  "{net_arch: ...}'"),
+              std::string::npos)
+        << e.what();
+  }
   try {
     LoadRunConfig(Preset(), {"policy_kwargs=dict(net_arch=[32,"}, {});
     ADD_FAILURE() << "no error";
@@ -532,6 +553,9 @@ TEST(RunConfigTest, EmptyPresetFileIsRefused) {
         << e.what();
   }
   EXPECT_EQ(LoadRunConfig("", {}, std::nullopt).GetString("env_id"), "CartPole-v1");
+  // SAC needs Box actions: its default env is Pendulum-v1, so --algo sac alone trains.
+  EXPECT_EQ(LoadRunConfig("", {"algo=sac"}, std::nullopt).GetString("env_id"), "Pendulum-v1");
+  EXPECT_EQ(LoadRunConfig("", {"algo=dqn"}, std::nullopt).GetString("env_id"), "CartPole-v1");
 }
 
 TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
@@ -571,6 +595,10 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
       message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
       std::string::npos);
   EXPECT_NE(message({"energy.meter=nvml"}).find("energy.meter: got 'nvml'"), std::string::npos);
+  // The series' own error, named by the key that gave the path.
+  EXPECT_EQ(message({"carbon.intensity_csv=" + ::testing::TempDir()}),
+            "carbon.intensity_csv: intensity series " + ::testing::TempDir() +
+                ": cannot read the file (it is a directory)");
 }
 
 }  // namespace
@@ -777,8 +805,12 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
       ADD_FAILURE() << "a finished run resumed";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.field(), "--resume");
-      EXPECT_NE(std::string(e.what()).find("(this one finished; it has checkpoints/final.pt)"),
-                std::string::npos);
+      EXPECT_NE(std::string(e.what()).find(
+                    "(this one finished; it has checkpoints/final.pt); to train its agent "
+                    "further, start a new run from it: greenrl train --config " +
+                    dir + "/config.yaml --trained-agent " + dir + " --set n_timesteps=N"),
+                std::string::npos)
+          << e.what();
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -391,7 +392,8 @@ std::vector<std::string> ZooNormalize(const std::string& text) {
 }
 
 std::optional<ZooSection> ReadZooSection(const std::string& path,
-                                         const std::vector<std::string>& set_overrides) {
+                                         const std::vector<std::string>& set_overrides,
+                                         const std::vector<std::string>& known_env_ids) {
   if (path.empty()) return std::nullopt;
   YAML::Node root;
   try {
@@ -410,8 +412,25 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
     env_section = env_section || LooksLikeEnvId(entry.first.Scalar());
   }
   if (!env_section) return std::nullopt;
+  // The sections greenrl can train, when the caller says which; the others are counted.
   std::string listed;
-  for (const std::string& s : sections) listed += (listed.empty() ? "" : ", ") + s;
+  size_t others = 0;
+  for (const std::string& s : sections) {
+    if (!known_env_ids.empty() &&
+        std::find(known_env_ids.begin(), known_env_ids.end(), s) == known_env_ids.end()) {
+      ++others;
+      continue;
+    }
+    listed += (listed.empty() ? "" : ", ") + s;
+  }
+  if (others > 0) {
+    listed = listed.empty() ? fmt::format(
+                                  "none that greenrl can train ({} section{} for envs "
+                                  "greenrl does not have)",
+                                  others, others == 1 ? "" : "s")
+                            : fmt::format("{}; {} other section{} for envs greenrl does not have",
+                                          listed, others, others == 1 ? "" : "s");
+  }
 
   ZooSection section;
   section.env_id = LastOverride(set_overrides, "env_id");

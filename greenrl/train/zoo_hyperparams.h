@@ -42,6 +42,8 @@ struct ZooSection {
 //   preset and reports its errors): unreadable, empty, not a map, a top-level `algo` or
 //   `env_id` key, or no top-level map under a versioned env id ("CartPole-v1"); else the
 //   section. Other top-level entries (a stray scalar, an empty section) are not sections.
+//   known_env_ids: the env ids greenrl can train; when given, the errors below list only the
+//   sections for them and count the others.
 // Errors: ConfigError("--env", "", "the env id of one of the file's sections: ...") when no
 //   env_id is given; ConfigError("--env", id, "an env id with a section of hyperparameters in
 //   <path>: ...") when the file has none for it; ConfigError("algo", "", ...) when no algo is
@@ -50,7 +52,8 @@ struct ZooSection {
 //   "normalize" or "train_freq", text, ...) for a value it cannot read (ZooPolicyKwargs,
 //   ZooNormalize; train_freq as [n, "episode"]).
 std::optional<ZooSection> ReadZooSection(const std::string& path,
-                                         const std::vector<std::string>& set_overrides);
+                                         const std::vector<std::string>& set_overrides,
+                                         const std::vector<std::string>& known_env_ids = {});
 
 // An rl-zoo policy_kwargs text as greenrl overrides for `algo` ("ppo", "dqn", "sac").
 // - net_arch=[64, 64]: PPO policy_kwargs.net_arch.pi and .vf, DQN/SAC policy_kwargs.net_arch;
