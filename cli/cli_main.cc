@@ -174,9 +174,12 @@ int Main(int argc, char** argv) {
         return 2;
       }
     }
+    // The command's own help where one was given (`greenrl report ... --target-metric X`).
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    const std::string see = given.empty() ? "`greenrl --help` or `greenrl <command> --help`"
+                                          : "`greenrl " + given.front()->get_name() + " --help`";
     fmt::print(
-        stderr, "greenrl: error: {} (see `greenrl --help` or `greenrl <command> --help`){}\n",
-        e.what(),
+        stderr, "greenrl: error: {} (see {}){}\n", e.what(), see,
         launch_flags ? "; the command goes after --: greenrl launch --nproc N -- train ..." : "");
     return 2;
   }

@@ -720,6 +720,17 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("export --run " + out + " --out " + out + "/cartpole.pt");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/cartpole.pt"));
+  // A flag's CLI11 error points at the command's own help.
+  EXPECT_EQ(RunGreenrl("report " + out + " --target-metric eval/mean_reward").output,
+            "greenrl: error: --target-metric requires --target-return (see `greenrl report "
+            "--help`)\n");
+  // An --out whose folder is missing fails naming the file asked for (not its temporary copy).
+  r = RunGreenrl("export --run " + out + " --out " + out + "/no/such/p.pt");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("greenrl: failed: cannot create '" + out +
+                          "/no/such/p.pt': No such file or directory\n"),
+            std::string::npos)
+      << r.output;
   // An --out that is a directory: refused before any work, with a file path to give.
   ExpectRefused(RunGreenrl("export --run " + out + " --out " + out),
                 "greenrl: error: --out: got '" + out + "'; a file path (it is a directory: e.g. " +

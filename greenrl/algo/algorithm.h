@@ -18,6 +18,10 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/env/vec_env.h"
 
+namespace greenrl::env {
+class NormalizeVecEnv;  // wrappers.h
+}  // namespace greenrl::env
+
 namespace greenrl::algo {
 
 class CheckpointWriter;  // checkpoint.h
@@ -192,6 +196,15 @@ class Algorithm {
   virtual void SetCollectives(Collectives* collectives) {
     GREENRL_CHECK(collectives == nullptr, name() + " has no data-parallel update");
   }
+
+  // normalize: true (VecNormalize) for an off-policy algorithm (DQN, SAC), as SB3 does it: the
+  // replay buffer stores the raw obs, final_obs and rewards of `normalizer`'s inner env
+  // (OffPolicyAlgorithm._store_transition), and each sampled batch is normalised with the
+  // statistics current when it is drawn (ReplayBuffer._get_samples); acting still reads the
+  // normalised obs. Call once, before the first rollout, with the NormalizeVecEnv the rollouts
+  // step (it must outlive the algorithm). The default ignores it: PPO's rollout buffer holds the
+  // normalised values of its one rollout, as SB3's does.
+  virtual void SetReplayNormalizer(const env::NormalizeVecEnv* /*normalizer*/) {}
 
   // A copy of every trainable parameter in the model's flat layout, float32 [num_params]
   // (for tests, parameter broadcast and checkpoint comparison).

@@ -15,6 +15,7 @@
 
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/env/wrappers.h"
 #include "greenrl/nn/categorical.h"
 #include "greenrl/nn/init.h"
 
@@ -320,6 +321,10 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   for (int t = 0; t < config_.train_freq; ++t) {
     const float* obs = env.obs();
     std::copy(obs, obs + static_cast<size_t>(n) * obs_dim_, last_obs_.begin());
+    if (replay_normalizer_ != nullptr) {  // SB3's _last_original_obs
+      const float* raw = replay_normalizer_->raw_obs();
+      last_raw_obs_.assign(raw, raw + static_cast<size_t>(n) * obs_dim_);
+    }
     const bool random =
         num_timesteps_ < config_.learning_starts || explore_rng_.Uniform() < exploration_rate_;
     if (random) {
@@ -332,12 +337,16 @@ int64_t Dqn::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 
     env.Step();
 
-    const float* final_obs = env.final_obs();
+    // normalize: true: the raw values, as SB3's _store_transition (normalised when sampled).
+    const bool raw = replay_normalizer_ != nullptr;
+    const float* stored_obs = raw ? last_raw_obs_.data() : last_obs_.data();
+    const float* final_obs = raw ? replay_normalizer_->raw_final_obs() : env.final_obs();
+    const float* reward = raw ? replay_normalizer_->raw_reward() : env.reward();
     for (int i = 0; i < n; ++i) {
       const size_t row = static_cast<size_t>(i) * obs_dim_;
       const bool terminated = env.terminated()[i] != 0, truncated = env.truncated()[i] != 0;
-      buffer_.AddDiscrete(&last_obs_[row], final_obs + row, env_actions[i], env.reward()[i],
-                          terminated, truncated);
+      buffer_.AddDiscrete(&stored_obs[row], final_obs + row, env_actions[i], reward[i], terminated,
+                          truncated);
     }
     AppendFinishedEpisodes(env, t, episodes);
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
@@ -454,10 +463,17 @@ void Dqn::OnlineForward(const int64_t* idx) {
     mb_rewards_[j] = buffer_.reward(idx[j]);
     mb_terminated_[j] = buffer_.terminated(idx[j]);
   }
+  if (replay_normalizer_ != nullptr) {  // SB3 ReplayBuffer._get_samples: current statistics
+    replay_normalizer_->NormalizeObs(mb_obs_.data(), mb_obs_.data(), b);
+    replay_normalizer_->NormalizeRewards(mb_rewards_.data(), b);
+  }
   if (config_.double_q) {
     for (int j = 0; j < b; ++j) {
       const float* s = buffer_.next_obs(idx[j]);
       std::copy(s, s + obs_dim_, &mb_next_obs_[static_cast<size_t>(j) * obs_dim_]);
+    }
+    if (replay_normalizer_ != nullptr) {
+      replay_normalizer_->NormalizeObs(mb_next_obs_.data(), mb_next_obs_.data(), b);
     }
     const float* q_next = q_net_.Forward(q_params_.data(), mb_next_obs_.data(), b);
     std::copy(q_next, q_next + static_cast<size_t>(b) * num_actions_, mb_next_q_online_.begin());
@@ -507,6 +523,9 @@ const float* Dqn::TargetForwardRows(const int64_t* idx, int n) {
   for (int r = 0; r < n; ++r) {
     const float* s = buffer_.next_obs(idx[r]);
     std::copy(s, s + obs_dim_, &chunk_next_obs_[static_cast<size_t>(r) * obs_dim_]);
+  }
+  if (replay_normalizer_ != nullptr) {
+    replay_normalizer_->NormalizeObs(chunk_next_obs_.data(), chunk_next_obs_.data(), n);
   }
   return target_net_.Forward(target_params_.data(), chunk_next_obs_.data(), n);
 }

@@ -160,6 +160,11 @@ class Dqn final : public Algorithm {
   // ranks (n_envs x world_size per vec step), so learning_starts, target_update_interval and the
   // epsilon schedule follow the job's steps, as n_timesteps does.
   void SetCollectives(Collectives* collectives) override;
+  // normalize: true: the replay buffer holds raw transitions, normalised when sampled
+  // (Algorithm::SetReplayNormalizer; SB3's DQN with VecNormalize).
+  void SetReplayNormalizer(const env::NormalizeVecEnv* normalizer) override {
+    replay_normalizer_ = normalizer;
+  }
 
   // For tests: `num_steps` gradient steps with minibatch k made of the transitions
   // indices[k * batch_size, (k + 1) * batch_size) (each in [0, replay_buffer().size())), at
@@ -226,6 +231,9 @@ class Dqn final : public Algorithm {
 
   // Storage.
   ReplayBuffer buffer_;
+  // normalize: true: the env whose raw values the buffer stores and whose current statistics
+  // normalise each sampled batch (SetReplayNormalizer); null: the buffer holds what the env gives.
+  const env::NormalizeVecEnv* replay_normalizer_ = nullptr;
 
   // Counters and schedule state.
   int64_t num_timesteps_ = 0;   // env steps so far (summed over envs and data-parallel ranks)
@@ -235,6 +243,7 @@ class Dqn final : public Algorithm {
 
   // Scratch (allocated once).
   std::vector<float> last_obs_;          // float32 [n_envs, obs_dim]: obs before the step
+  std::vector<float> last_raw_obs_;      // float32 [n_envs, obs_dim]: its raw values (normalize)
   std::vector<int64_t> indices_;         // int64 [gradient_steps * batch_size]
   std::vector<float> chunk_next_obs_;    // float32 [target_net_ max batch, obs_dim]
   // TargetForward's distinct transitions: an open-addressing table (power-of-two size, at least

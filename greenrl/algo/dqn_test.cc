@@ -7,14 +7,17 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/wrappers.h"
 #include "greenrl/nn/flat_optim.h"
 
 namespace greenrl::algo {
@@ -519,14 +522,11 @@ TEST(DqnGradientTest, FusedHuberBackwardMatchesAutograd) {
 // reference with torch::optim::Adam (eps 1e-8) from the same parameters and minibatches.
 class DqnUpdateTest : public ::testing::TestWithParam<bool> {};
 
-TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
-  const bool double_q = GetParam();
-  auto env = env::MakeVecEnv("CartPole-v1", 1, 6, 1);
-  env->Reset();
-  const DqnConfig c = GradCheckConfig(double_q);
-  Dqn dqn(c, env->spec());
-  std::vector<EpisodeRecord> episodes;
-  dqn.CollectRollout(*env, &episodes);
+// Two TrainOnIndices steps of `dqn` (its buffer filled, 200 transitions) at lr 3e-3 against the
+// LibTorch reference fed the same replay rows, after `prepare(idx, &batch)` (what the update is
+// to see of them): the metrics and the parameters agree after each step.
+void ExpectTwoStepsMatchLibTorch(Dqn& dqn, const DqnConfig& c, bool double_q,
+                                 const std::function<void(const int64_t*, TorchBatch*)>& prepare) {
   const std::vector<int> sizes = {4, 32, 32, 2};
   TorchQNet online(sizes, dqn.GetParameters()), target(sizes, dqn.target_parameters());
   const double lr = 3e-3;
@@ -536,9 +536,10 @@ TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
     std::vector<int64_t> idx(c.batch_size);
     for (auto& i : idx) i = static_cast<int64_t>(rng.Below(200));
     const Metrics& m = dqn.TrainOnIndices(idx.data(), 1, lr);
+    TorchBatch t = Gather(dqn.replay_buffer(), idx.data(), c.batch_size);
+    prepare(idx.data(), &t);
     adam.zero_grad();
-    torch::Tensor loss = ReferenceLoss(
-        online, target, Gather(dqn.replay_buffer(), idx.data(), c.batch_size), c.gamma, double_q);
+    torch::Tensor loss = ReferenceLoss(online, target, t, c.gamma, double_q);
     loss.backward();
     const double ref_norm = torch::nn::utils::clip_grad_norm_(online.parameters(), 0.5);
     adam.step();
@@ -550,6 +551,63 @@ TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
   }
   EXPECT_EQ(dqn.n_updates(), 2);
   EXPECT_EQ(dqn.target_parameters(), target.Flat());  // gradient steps leave the target alone
+}
+
+TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
+  const bool double_q = GetParam();
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 6, 1);
+  env->Reset();
+  const DqnConfig c = GradCheckConfig(double_q);
+  Dqn dqn(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  dqn.CollectRollout(*env, &episodes);
+  ExpectTwoStepsMatchLibTorch(dqn, c, double_q, [](const int64_t*, TorchBatch*) {});
+}
+
+// normalize: true, as SB3's DQN with VecNormalize: the replay buffer holds the raw obs, final_obs
+// and rewards (OffPolicyAlgorithm._store_transition), and each sampled minibatch is normalised
+// with the statistics current at the update (ReplayBuffer._get_samples). Two gradient steps match
+// the LibTorch reference fed the raw minibatch normalised by SB3's formulas.
+TEST_P(DqnUpdateTest, NormalizeStoresRawTransitionsAndNormalisesSampledBatches) {
+  const bool double_q = GetParam();
+  env::NormalizeVecEnv env(env::MakeVecEnv("CartPole-v1", 1, 6, 1), env::NormalizeOptions{});
+  auto raw = env::MakeVecEnv("CartPole-v1", 1, 6, 1);  // the same seed: the raw trajectory
+  env.Reset();
+  raw->Reset();
+  const DqnConfig c = GradCheckConfig(double_q);
+  Dqn dqn(c, env.spec());
+  dqn.SetReplayNormalizer(&env);
+  std::vector<float> raw_obs(raw->obs(), raw->obs() + 4);
+  std::vector<EpisodeRecord> episodes;
+  dqn.CollectRollout(env, &episodes);
+  const ReplayBuffer& rb = dqn.replay_buffer();
+  ASSERT_EQ(rb.size(), 200);
+  for (int64_t i = 0; i < rb.size(); ++i) {  // the raw env, driven by the stored actions
+    raw->discrete_actions()[0] = rb.discrete_action(i);
+    raw->Step();
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_EQ(rb.obs(i)[k], raw_obs[k]) << i;
+      ASSERT_EQ(rb.next_obs(i)[k], raw->final_obs()[k]) << i;
+    }
+    ASSERT_EQ(rb.reward(i), 1.0f) << i;  // CartPole's raw reward, not the scaled one
+    raw_obs.assign(raw->obs(), raw->obs() + 4);
+  }
+  // [version, obs_dim, obs_count, obs_mean[4], obs_var[4], ret_count, ret_mean, ret_var]
+  const std::vector<double> state = env.GetState();
+  const auto normalise = [&](float x, int k) {
+    return static_cast<float>(std::clamp(
+        (static_cast<double>(x) - state[3 + k]) / std::sqrt(state[7 + k] + 1e-8), -10.0, 10.0));
+  };
+  ExpectTwoStepsMatchLibTorch(dqn, c, double_q, [&](const int64_t* idx, TorchBatch* t) {
+    for (int j = 0; j < c.batch_size; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        t->obs[j][k] = normalise(rb.obs(idx[j])[k], k);
+        t->next_obs[j][k] = normalise(rb.next_obs(idx[j])[k], k);
+      }
+      t->rewards[j][0] = static_cast<float>(
+          std::clamp(rb.reward(idx[j]) / std::sqrt(state[13] + 1e-8), -10.0, 10.0));
+    }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(PlainAndDouble, DqnUpdateTest, ::testing::Values(false, true));

@@ -26,6 +26,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/thread_pool.h"
+#include "greenrl/env/wrappers.h"
 #include "greenrl/nn/flat_optim.h"
 #include "greenrl/nn/squashed_gaussian.h"
 #include "greenrl/nn/squashed_gaussian_actor.h"
@@ -414,6 +415,11 @@ class Sac final : public Algorithm {
     collectives_->Broadcast(target_flat_.data(), target_flat_.numel(), "sac target parameters");
     collectives_->Broadcast(&log_alpha_, 1, "sac log alpha");
   }
+  // normalize: true: the replay buffer holds raw transitions, normalised when sampled
+  // (Algorithm::SetReplayNormalizer; SB3's SAC with VecNormalize).
+  void SetReplayNormalizer(const env::NormalizeVecEnv* normalizer) override {
+    replay_normalizer_ = normalizer;
+  }
 
  private:
   // Policy actions in [-1, 1] for rows of obs (float32 [n, obs_dim]) into out (float32
@@ -488,12 +494,16 @@ class Sac final : public Algorithm {
 
   // Storage.
   ReplayBuffer buffer_;
+  // normalize: true: the env whose raw values the buffer stores and whose current statistics
+  // normalise each sampled batch (SetReplayNormalizer); null: the buffer holds what the env gives.
+  const env::NormalizeVecEnv* replay_normalizer_ = nullptr;
   int64_t num_timesteps_ = 0;  // env steps taken (all envs of all ranks), SB3's num_timesteps
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;
 
   // Scratch, allocated once.
   std::vector<float> step_obs_;                // float32 [N, obs_dim]: obs before the step
+  std::vector<float> step_raw_obs_;            // float32 [N, obs_dim]: its raw values (normalize)
   std::vector<float> step_actions_;            // float32 [N, act_dim]: actions in [-1, 1]
   std::vector<float> act_noise_;               // float32 [act_chunk, act_dim]
   std::vector<int64_t> indices_;               // int64 [B]
@@ -706,6 +716,10 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
   float* env_actions = env.continuous_actions();
   for (int t = 0; t < config_.train_freq; ++t) {
     std::copy(env.obs(), env.obs() + static_cast<size_t>(n) * obs_dim_, step_obs_.begin());
+    if (replay_normalizer_ != nullptr) {  // SB3's _last_original_obs
+      const float* raw = replay_normalizer_->raw_obs();
+      step_raw_obs_.assign(raw, raw + static_cast<size_t>(n) * obs_dim_);
+    }
     if (config_.use_sde &&
         (t == 0 || (config_.sde_sample_freq > 0 && t % config_.sde_sample_freq == 0))) {
       FillNormal(&sde_rollout_eps_, action_rng_);
@@ -720,8 +734,14 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
     nn::RescaleToBox(step_actions_.data(), n, act_dim_, low_.data(), high_.data(), env_actions);
     env.Step();
     // next_obs = final_obs: the real last observation where a row ended (truncated included).
-    buffer_.Add(step_obs_.data(), step_actions_.data(), env.reward(), env.terminated(),
-                env.truncated(), env.final_obs(), n);
+    // normalize: true: the raw values, as SB3's _store_transition (normalised when sampled).
+    if (replay_normalizer_ != nullptr) {
+      buffer_.Add(step_raw_obs_.data(), step_actions_.data(), replay_normalizer_->raw_reward(),
+                  env.terminated(), env.truncated(), replay_normalizer_->raw_final_obs(), n);
+    } else {
+      buffer_.Add(step_obs_.data(), step_actions_.data(), env.reward(), env.terminated(),
+                  env.truncated(), env.final_obs(), n);
+    }
     AppendFinishedEpisodes(env, t, episodes);
     // Data-parallel: every rank steps its n envs at once, so the job advanced n x world_size
     // env steps; learning_starts counts those (n_timesteps counts all ranks' steps too).
@@ -782,6 +802,11 @@ const Metrics& Sac::Update(double progress_remaining) {
     }
     buffer_.Gather(indices_.data(), b, b_obs_.data(), b_actions_.data(), b_rewards_.data(),
                    b_dones_.data(), b_next_obs_.data());
+    if (replay_normalizer_ != nullptr) {  // SB3 ReplayBuffer._get_samples: current statistics
+      replay_normalizer_->NormalizeObs(b_obs_.data(), b_obs_.data(), b);
+      replay_normalizer_->NormalizeObs(b_next_obs_.data(), b_next_obs_.data(), b);
+      replay_normalizer_->NormalizeRewards(b_rewards_.data(), b);
+    }
     if (config_.use_sde) {
       FillNormal(&sde_update_eps_, update_rng_);
     } else {

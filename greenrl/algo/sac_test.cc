@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/wrappers.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_config.h"
@@ -637,6 +639,67 @@ TEST(SacTest, TwoUpdateThreadsMatchOneBitForBit) {
 // ---------------------------------------------------------------------------------------------
 // Checkpoint round trip: a second agent (another seed) that loads the first one's checkpoint
 // has its parameters and acts identically; files for another algorithm or shape are refused.
+// normalize: true, as SB3's SAC with VecNormalize: the replay buffer holds the raw obs, final_obs
+// and rewards (OffPolicyAlgorithm._store_transition; read back from a resume checkpoint here),
+// and sampled batches are normalised with the statistics current at the update
+// (ReplayBuffer._get_samples): with statistics frozen, that equals storing the normalised
+// values, bit for bit; with statistics that move, it differs.
+TEST(SacTest, NormalizeStoresRawTransitionsAndNormalisesSampledBatches) {
+  const std::string dir = FreshDir("normalize");
+  fs::create_directories(dir);
+  env::NormalizeVecEnv env(env::MakeVecEnv("Pendulum-v1", 1, 5, 1), env::NormalizeOptions{});
+  SacConfig config = SmallConfig(3);
+  auto sac = MakeSac(config, env.spec());
+  sac->SetReplayNormalizer(&env);
+  env.Reset();
+  std::vector<float> obs, next_obs, rewards;
+  std::vector<EpisodeRecord> episodes;
+  for (int t = 0; t < 60; ++t) {
+    obs.insert(obs.end(), env.raw_obs(), env.raw_obs() + 3);
+    sac->CollectRollout(env, &episodes);
+    sac->Update(1.0);
+    next_obs.insert(next_obs.end(), env.raw_final_obs(), env.raw_final_obs() + 3);
+    rewards.push_back(env.raw_reward()[0]);
+    ASSERT_NE(env.reward()[0], env.raw_reward()[0]) << t;  // the env's own reward is scaled
+  }
+  const std::string path = dir + "/state.pt";
+  sac->SaveTrainingState(path, /*replay_buffer=*/true, [](CheckpointWriter&) {});
+  CheckpointReader r(path, "sac", "Pendulum-v1", /*format_version=*/1);  // sac.cc's
+  ASSERT_EQ(r.Int("replay.size"), 60);
+  std::vector<float> stored_obs(180), stored_next(180), stored_rewards(60);
+  r.ReadFloats("replay.obs", stored_obs.data(), 180);
+  r.ReadFloats("replay.next_obs", stored_next.data(), 180);
+  r.ReadFloats("replay.rewards", stored_rewards.data(), 60);
+  EXPECT_EQ(stored_obs, obs);
+  EXPECT_EQ(stored_next, next_obs);
+  EXPECT_EQ(stored_rewards, rewards);
+
+  // Frozen statistics: the same run whether the buffer stores raw values normalised when sampled
+  // or the normalised values themselves. Moving statistics: not the same run.
+  const std::vector<double> stats = env.GetState();
+  for (const bool frozen : {true, false}) {
+    std::vector<std::vector<float>> params;
+    for (const bool replay_normalizer : {true, false}) {
+      env::NormalizeVecEnv e(env::MakeVecEnv("Pendulum-v1", 1, 8, 1), env::NormalizeOptions{});
+      e.SetState(stats);
+      e.set_training(!frozen);
+      auto agent = MakeSac(config, e.spec());
+      if (replay_normalizer) agent->SetReplayNormalizer(&e);
+      e.Reset();
+      for (int t = 0; t < 80; ++t) {
+        agent->CollectRollout(e, &episodes);
+        agent->Update(1.0);
+      }
+      params.push_back(agent->GetParameters());
+    }
+    if (frozen) {
+      EXPECT_EQ(params[0], params[1]);
+    } else {
+      EXPECT_NE(params[0], params[1]);
+    }
+  }
+}
+
 TEST(SacTest, CheckpointRoundTrip) {
   const std::string dir = FreshDir("ckpt");
   fs::create_directories(dir);

@@ -45,7 +45,7 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const bool inject_failure = InjectedWriteFailure();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError("create", tmp, errno);
+  if (fd < 0) throw IoError("create", path, errno);  // the file asked for: its folder, its rights
   size_t written = 0;
   while (written < bytes.size()) {
     if (inject_failure && written >= bytes.size() / 2) {

@@ -119,14 +119,27 @@ NormalizeVecEnv::NormalizeVecEnv(std::unique_ptr<VecEnv> inner, const NormalizeO
   }
 }
 
-void NormalizeVecEnv::NormalizeRows(const float* src, float* dst) const {
+void NormalizeVecEnv::NormalizeObs(const float* src, float* dst, int64_t rows) const {
   const size_t dim = obs_rms_.mean.size();
-  const size_t total = static_cast<size_t>(num_envs()) * dim;
+  const size_t total = static_cast<size_t>(rows) * dim;
+  if (!options_.norm_obs) {
+    if (src != dst) std::copy(src, src + total, dst);
+    return;
+  }
   for (size_t j = 0; j < total; ++j) {
     const size_t k = j % dim;
     const double z = (static_cast<double>(src[j]) - obs_rms_.mean[k]) /
                      std::sqrt(obs_rms_.var[k] + options_.epsilon);
     dst[j] = static_cast<float>(std::clamp(z, -options_.clip_obs, options_.clip_obs));
+  }
+}
+
+void NormalizeVecEnv::NormalizeRewards(float* rewards, int64_t n) const {
+  if (!options_.norm_reward) return;
+  const double scale = std::sqrt(ret_rms_.var[0] + options_.epsilon);
+  for (int64_t i = 0; i < n; ++i) {
+    rewards[i] = static_cast<float>(
+        std::clamp(rewards[i] / scale, -options_.clip_reward, options_.clip_reward));
   }
 }
 
@@ -137,7 +150,7 @@ void NormalizeVecEnv::Reset() {
     if (training_) {
       obs_rms_.Update(inner_->obs(), num_envs(), &scratch_mean_, &scratch_var_);
     }
-    NormalizeRows(inner_->obs(), obs_.data());
+    NormalizeObs(inner_->obs(), obs_.data(), num_envs());
     std::copy(obs_.begin(), obs_.end(), final_obs_.begin());
   }
   if (options_.norm_reward) std::fill(reward_.begin(), reward_.end(), 0.0f);
@@ -148,8 +161,8 @@ void NormalizeVecEnv::Step() {
   const int n = num_envs();
   if (options_.norm_obs) {
     if (training_) obs_rms_.Update(inner_->obs(), n, &scratch_mean_, &scratch_var_);
-    NormalizeRows(inner_->obs(), obs_.data());
-    NormalizeRows(inner_->final_obs(), final_obs_.data());
+    NormalizeObs(inner_->obs(), obs_.data(), num_envs());
+    NormalizeObs(inner_->final_obs(), final_obs_.data(), num_envs());
   }
   const float* raw = inner_->reward();
   if (training_) {
@@ -157,11 +170,8 @@ void NormalizeVecEnv::Step() {
     ret_rms_.Update(returns_.data(), n, &scratch_mean_, &scratch_var_);
   }
   if (options_.norm_reward) {
-    const double scale = std::sqrt(ret_rms_.var[0] + options_.epsilon);
-    for (int i = 0; i < n; ++i) {
-      reward_[i] = static_cast<float>(
-          std::clamp(raw[i] / scale, -options_.clip_reward, options_.clip_reward));
-    }
+    std::copy(raw, raw + n, reward_.begin());
+    NormalizeRewards(reward_.data(), n);
   }
   const uint8_t* terminated = inner_->terminated();
   const uint8_t* truncated = inner_->truncated();

@@ -99,9 +99,20 @@ class NormalizeVecEnv final : public VecEnvWrapper {
   bool training() const { return training_; }
   void set_training(bool training) { training_ = training; }
 
-  // The raw (unnormalised) buffers of the inner env: float32 [N, obs_dim] and float32 [N].
+  // The raw (unnormalised) buffers of the inner env: float32 [N, obs_dim], float32 [N] and
+  // float32 [N, obs_dim] (final_obs: where a row ended, its real last observation). An
+  // off-policy algorithm stores these in its replay buffer, as SB3's
+  // OffPolicyAlgorithm._store_transition stores get_original_obs() and get_original_reward().
   const float* raw_obs() const { return inner_->obs(); }
   const float* raw_reward() const { return inner_->reward(); }
+  const float* raw_final_obs() const { return inner_->final_obs(); }
+
+  // SB3 VecNormalize.normalize_obs with the current statistics, on `rows` observations: src and
+  // dst float32 [rows, obs_dim] (they may be the same buffer). Identity when norm_obs is false.
+  void NormalizeObs(const float* src, float* dst, int64_t rows) const;
+  // SB3 VecNormalize.normalize_reward with the current statistics: clip(r / sqrt(ret_rms.var +
+  // epsilon), +-clip_reward) on `n` float32 rewards in place. Identity when norm_reward is false.
+  void NormalizeRewards(float* rewards, int64_t n) const;
 
   const RunningMeanStd& obs_rms() const { return obs_rms_; }
   const RunningMeanStd& ret_rms() const { return ret_rms_; }
@@ -123,8 +134,6 @@ class NormalizeVecEnv final : public VecEnvWrapper {
   static RunningMeanStd ObsStatsFromState(const std::vector<double>& state, int64_t obs_dim);
 
  private:
-  void NormalizeRows(const float* src, float* dst) const;
-
   NormalizeOptions options_;
   bool training_ = true;
   RunningMeanStd obs_rms_;

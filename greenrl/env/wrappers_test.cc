@@ -118,6 +118,46 @@ TEST(NormalizeVecEnvTest, MatchesSb3VecNormalizeFormulas) {
   EXPECT_NEAR(env->obs_rms().count, 1e-4 + kN * 301, 1e-6);
 }
 
+// NormalizeObs / NormalizeRewards (what DQN and SAC apply to a sampled replay batch) with set
+// statistics, against values computed by hand: obs (x - mean) / sqrt(var + 1e-8) clipped to
+// +-10, reward r / sqrt(ret_var + 1e-8) clipped to +-10; identity when switched off.
+TEST(NormalizeVecEnvTest, NormalizeObsAndRewardsUseTheCurrentStatistics) {
+  auto env = MakeNormalized("CartPole-v1", 1, 0);
+  // [version, obs_dim, obs_count, mean[4], var[4], ret_count, ret_mean, ret_var]
+  env->SetState({1.0, 4.0, 10.0, 1.0, 0.0, -2.0, 0.5, 4.0, 1.0, 0.25, 0.01, 7.0, 0.0, 16.0});
+  const float rows[8] = {3.0f, 1.0f, -2.0f, 100.0f, -1.0f, -1.0f, 0.0f, 0.5f};
+  float out[8];
+  env->NormalizeObs(rows, out, 2);
+  const double expected[8] = {(3.0 - 1.0) / std::sqrt(4.0 + 1e-8),
+                              1.0 / std::sqrt(1.0 + 1e-8),
+                              0.0,
+                              10.0,  // (99.5 / 0.1) clipped
+                              (-1.0 - 1.0) / std::sqrt(4.0 + 1e-8),
+                              -1.0 / std::sqrt(1.0 + 1e-8),
+                              2.0 / std::sqrt(0.25 + 1e-8),
+                              0.0};
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(out[j], static_cast<float>(expected[j])) << j;
+  float in_place[8];
+  std::copy(rows, rows + 8, in_place);
+  env->NormalizeObs(in_place, in_place, 2);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(in_place[j], out[j]) << j;
+  float rewards[3] = {2.0f, -100.0f, 0.5f};
+  env->NormalizeRewards(rewards, 3);
+  EXPECT_EQ(rewards[0], static_cast<float>(2.0 / std::sqrt(16.0 + 1e-8)));
+  EXPECT_EQ(rewards[1], -10.0f);  // -25 clipped
+  EXPECT_EQ(rewards[2], static_cast<float>(0.5 / std::sqrt(16.0 + 1e-8)));
+
+  NormalizeOptions off;
+  off.norm_obs = false;
+  off.norm_reward = false;
+  NormalizeVecEnv plain(MakeVecEnv("CartPole-v1", 1, 0, 1), off);
+  plain.NormalizeObs(rows, out, 2);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(out[j], rows[j]) << j;
+  float kept[1] = {2.0f};
+  plain.NormalizeRewards(kept, 1);
+  EXPECT_EQ(kept[0], 2.0f);
+}
+
 TEST(NormalizeVecEnvTest, FrozenStatisticsNeverChange) {
   auto env = MakeNormalized("Acrobot-v1", 5, 7);
   env->Reset();

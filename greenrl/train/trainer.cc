@@ -396,6 +396,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     return NormalizerSnapshot{normalizer->options(), normalizer->GetState()};
   };
   auto algorithm = MakeAlgorithm(rank_config, env->spec());
+  // Off-policy replay stores the raw transitions and normalises sampled batches (SB3).
+  if (normalizer != nullptr) algorithm->SetReplayNormalizer(normalizer);
   if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
     try {
       algorithm->LoadCheckpoint(trained_agent->checkpoint);
