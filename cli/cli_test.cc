@@ -267,6 +267,15 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                              "for sac on Pendulum-v1 (n_timesteps 20000)\n"),
             std::string::npos)
       << bare.output;
+  // Pusher's reward_threshold 0 is out of reach: said.
+  const Result pusher =
+      RunGreenrl("train --env Pusher-v4 --algo sac --set eval.reward_threshold=env --dry-run");
+  EXPECT_EQ(pusher.exit_code, 0) << pusher.output;
+  EXPECT_NE(pusher.output.find("greenrl: eval.reward_threshold env is Pusher-v4's "
+                               "reward_threshold 0, which no episode reaches (every Pusher reward "
+                               "is negative): it cannot stop this run; give a number instead\n"),
+            std::string::npos)
+      << pusher.output;
   // SAC's default env is Pendulum-v1 (SAC needs Box actions), so --algo sac alone trains it.
   const Result sac_alone = RunGreenrl("train --algo sac --dry-run");
   EXPECT_EQ(sac_alone.exit_code, 0) << sac_alone.output;

@@ -479,6 +479,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
                "n_timesteps {} (eval.freq {}): it cannot stop this run\n",
                config.GetInt("n_timesteps"), config.GetInt("eval.freq"));
   }
+  // Pusher's Gymnasium reward_threshold is 0, and each of its reward terms (distance to the
+  // goal, control cost, distance of the arm to the object) is <= 0 (Gymnasium 1.0 pusher_v4/v5):
+  // no episode reaches the threshold.
+  if (options.verbose && writer && reward_threshold &&
+      config.GetString("eval.reward_threshold") == "env" &&
+      config.GetString("env_id").rfind("Pusher-", 0) == 0) {
+    fmt::print(stderr,
+               "greenrl: eval.reward_threshold env is {}'s reward_threshold 0, which no episode "
+               "reaches (every Pusher reward is negative): it cannot stop this run; give a "
+               "number instead\n",
+               config.GetString("env_id"));
+  }
   // DQN and SAC update only once num_timesteps passes learning_starts (SB3's rule), which a
   // short run never reaches (the MuJoCo presets' 10000 against a quick --set n_timesteps).
   if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
