@@ -97,9 +97,9 @@ struct BudgetOptions {
 // Checks the options; call before training starts.
 // Errors: greenrl::ConfigError naming "energy.budget_wh" (negative or not finite),
 //   "energy.budget.warmup_steps" (negative), "energy.budget.reduced_precision_at",
-//   "energy.budget.skip_at", "energy.budget.throttle_at" (not finite, <= 0, or out of order:
-//   of two rungs out of order, the one that differs from its default when only one does, else
-//   the upper one, with the other's value and whether it is its default),
+//   "energy.budget.skip_at", "energy.budget.throttle_at" (not finite, <= 0, or out of order; of
+//   two rungs out of order the error names the one that differs from its default when only one
+//   does, else the upper one, with the other's value and whether it is its default),
 //   "energy.budget.throttle_duty_cycle", "energy.budget.throttle_env_threads_fraction" (outside
 //   (0, 1]) or "energy.budget.stop_margin" (< 1 or not finite), with the value and the range.
 void ValidateBudgetOptions(const BudgetOptions& options);

@@ -79,9 +79,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::TryLoad(const std::string& path, std::
   if (raw == nullptr) {
     const char* error = ::dlerror();
     *why_not = "cannot load NVML (" + path + "): " + (error != nullptr ? error : "unknown error") +
-               "; no NVIDIA GPU: nothing to fix; otherwise install the NVIDIA driver (it ships "
-               "libnvidia-ml.so.1), or in a container run with the NVIDIA container toolkit "
-               "(--gpus), or set energy.nvml_library to its path";
+               "; " + kNvmlLoadFix;
     return nullptr;
   }
   std::shared_ptr<NvmlLibrary> library(new NvmlLibrary());

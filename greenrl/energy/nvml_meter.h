@@ -28,6 +28,12 @@
 
 namespace greenrl::energy {
 
+// What to do when NVML cannot be loaded, as `greenrl meters` and a run's meter line both say it.
+inline constexpr const char* kNvmlLoadFix =
+    "no NVIDIA GPU: nothing to fix; otherwise install the NVIDIA driver (it ships "
+    "libnvidia-ml.so.1), or in a container run with the NVIDIA Container Toolkit (--gpus), or set "
+    "energy.nvml_library to its path";
+
 // The subset of nvml.h that greenrl calls, declared from NVIDIA's API reference (no nvml.h is
 // needed to build). Shared with the fake library in testing/fake_nvml.cc.
 namespace nvml_abi {

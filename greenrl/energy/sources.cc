@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "greenrl/energy/estimator_meter.h"
+#include "greenrl/energy/nvml_meter.h"
 
 namespace greenrl::energy {
 namespace {
@@ -134,9 +135,7 @@ SourceStatus ProbeNvml(const std::string& library) {
     const char* error = ::dlerror();
     status.state = SourceState::kMissing;
     status.reason = "cannot load " + library + ": " + (error != nullptr ? error : "unknown error");
-    status.fix =
-        "no NVIDIA GPU: nothing to fix; otherwise install the NVIDIA driver (it ships "
-        "libnvidia-ml.so.1), and in a container run with the NVIDIA Container Toolkit (--gpus)";
+    status.fix = kNvmlLoadFix;
     return status;
   }
   const auto init = LookUp<NvmlInitFn>(handle.get(), "nvmlInit_v2");

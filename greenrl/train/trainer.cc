@@ -480,8 +480,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
                config.GetInt("n_timesteps"), config.GetInt("eval.freq"));
   }
   // Pusher's Gymnasium reward_threshold is 0, and each of its reward terms (distance to the
-  // goal, control cost, distance of the arm to the object) is <= 0 (Gymnasium 1.0 pusher_v4/v5):
-  // no episode reaches the threshold.
+  // goal, control cost, distance of the arm to the object) is <= 0 (Gymnasium 1.0 pusher_v4/v5),
+  // so no episode reaches the threshold.
   if (options.verbose && writer && reward_threshold &&
       config.GetString("eval.reward_threshold") == "env" &&
       config.GetString("env_id").rfind("Pusher-", 0) == 0) {
