@@ -173,6 +173,21 @@ PpoConfig PpoConfigFromConfig(const Config& config) {
   c.grad_scaler.growth_interval = config.GetInt("grad_scaler.growth_interval");
   // batch_size above n_steps * n_envs is SB3's one minibatch of the whole rollout per epoch
   // (rl-zoo's tuned MountainCarContinuous-v0: 256 over a rollout of 8); the trainer says so.
+  // A one-row minibatch has no advantage standard deviation: SB3's PPO.__init__ asserts
+  // batch_size > 1 and n_steps * n_envs > 1 when normalize_advantage is on.
+  if (c.normalize_advantage && c.batch_size < 2) {
+    throw ConfigError("batch_size", std::to_string(c.batch_size),
+                      "an integer >= 2 with normalize_advantage: true (a one-row minibatch has "
+                      "no advantage standard deviation; SB3 refuses it too), or set "
+                      "normalize_advantage: false");
+  }
+  if (c.normalize_advantage && static_cast<int64_t>(c.n_steps) * c.n_envs < 2) {
+    throw ConfigError("n_steps", std::to_string(c.n_steps),
+                      "n_steps * n_envs >= 2 with normalize_advantage: true (n_envs is " +
+                          std::to_string(c.n_envs) +
+                          "; a one-row rollout has no advantage standard deviation; SB3 "
+                          "refuses it too), or set normalize_advantage: false");
+  }
   return c;
 }
 

@@ -77,9 +77,10 @@ void AddPpoKeys(ConfigSchema* schema);
 // Reads PPO's fields from a loaded config (keys declared by AddPpoKeys plus "n_envs" and
 // "seed"). `device: auto` resolves to "cuda" when this LibTorch has CUDA and a device is
 // present, else "cpu"; update_path "auto" to "fused" on the CPU in fp32, else "autograd".
-// Errors: ConfigError for combinations a single key's range cannot express (batch_size >
-// n_steps * n_envs; device cuda without a CUDA device; update_path fused with device cuda;
-// precision fp16 on the CPU).
+// Errors: ConfigError for combinations a single key's range cannot express (batch_size 1, or
+// n_steps * n_envs 1, with normalize_advantage, as SB3's PPO.__init__ asserts; device cuda
+// without a CUDA device; update_path fused with device cuda; precision fp16 on the CPU). A
+// batch_size above n_steps * n_envs is accepted, as in SB3: each epoch is then one minibatch.
 PpoConfig PpoConfigFromConfig(const Config& config);
 
 // Creates PPO for `spec`: a categorical policy for Discrete actions, a diagonal Gaussian (or

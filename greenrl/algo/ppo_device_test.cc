@@ -194,5 +194,27 @@ TEST(PpoDeviceConfigTest, DeviceAndUpdatePathRules) {
   }
 }
 
+// SB3's PPO.__init__ asserts batch_size > 1 and n_steps * n_envs > 1 with normalize_advantage:
+// a one-row minibatch has no advantage standard deviation.
+TEST(PpoDeviceConfigTest, OneRowMinibatchNeedsNormalizeAdvantageOff) {
+  auto refused_field = [](const std::vector<std::string>& sets) -> std::string {
+    try {
+      PpoConfigFromConfig(LoadPpoConfig(sets));
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("normalize_advantage: false"), std::string::npos)
+          << e.what();
+      return e.field();
+    }
+    return "";
+  };
+  EXPECT_EQ(refused_field({"batch_size=1"}), "batch_size");
+  EXPECT_EQ(refused_field({"n_steps=1", "batch_size=2"}), "n_steps");  // n_envs 1
+  EXPECT_EQ(refused_field({"batch_size=1", "normalize_advantage=false"}), "");
+  EXPECT_EQ(refused_field({"n_steps=1", "normalize_advantage=false"}), "");
+  EXPECT_EQ(refused_field({"batch_size=2"}), "");
+  EXPECT_EQ(refused_field({"n_steps=1", "n_envs=2"}), "");       // two rows
+  EXPECT_EQ(refused_field({"n_steps=4", "batch_size=64"}), "");  // one minibatch, as SB3
+}
+
 }  // namespace
 }  // namespace greenrl::algo
