@@ -842,6 +842,21 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
                 "'learning_rate'? every key with its default: `greenrl keys --algo ppo`\n");
 }
 
+// energy.meter: rapl where RAPL cannot be read: train refuses before writing anything, and
+// meters says a run would not start (both exit 2), rather than an estimate in RAPL's place.
+TEST(CliTest, RequestedRaplThatCannotBeReadIsRefused) {
+  const std::string out = Dir("rapl_refused");
+  const std::string set = " --set energy.meter=rapl --set energy.powercap_root=" + out + "_none";
+  const Result train = RunGreenrl("train --config " + Preset() + " --out " + out + set);
+  ExpectRefused(train,
+                "greenrl: error: energy.meter: got 'rapl'; auto or estimator on this "
+                "machine, where RAPL is unavailable (" +
+                    out + "_none does not exist");
+  EXPECT_FALSE(fs::exists(out));
+  const Result meters = RunGreenrl("meters" + set);
+  ExpectRefused(meters, "a run would not start: energy.meter: got 'rapl'");
+}
+
 // greenrl meters reads a powercap tree wherever energy.powercap_root points (containers mount
 // the host's sysfs elsewhere) and says which source a run would use.
 TEST(CliTest, MetersReadsPowercapTreeFromSetting) {

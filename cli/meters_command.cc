@@ -62,7 +62,13 @@ Runner RegisterMeters(CLI::App& app) {
       fmt::print("      {}\n", s.reason);
       if (!s.fix.empty() && !s.would_use) fmt::print("      fix: {}\n", s.fix);
     }
-    energy::MeterChoice choice = energy::SelectMeter(train::MeterOptionsFrom(config));
+    energy::MeterChoice choice;
+    try {
+      choice = energy::SelectMeter(train::MeterOptionsFrom(config));
+    } catch (const ConfigError& e) {  // energy.meter rapl where RAPL is unreadable
+      fmt::print("a run would not start: {}\n", e.what());
+      return 2;
+    }
     fmt::print("a run would use: {}\n                 {}\n", choice.reason, choice.gpu_reason);
     if (args->watch_s == 0) return 0;
 

@@ -131,8 +131,16 @@ std::size_t StepIndex(const std::vector<IntensityPoint>& points, double unix_s) 
   return after == points.begin() ? 0 : static_cast<std::size_t>(after - points.begin()) - 1;
 }
 
+// The accepted intensities, for errors.
+constexpr const char* kIntensityRange =
+    "g CO2e per kWh from 0 to 2000 (the highest national average, India's, is 713.4; a larger "
+    "value is likely another unit, such as g per MWh)";
+
 constexpr const char* kTimestampForms =
-    "Unix seconds (1795971600) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)";
+    "Unix seconds (1795971600; at most 253402300799, the end of year 9999: a larger value is "
+    "likely milliseconds) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)";
+// 9999-12-31T23:59:59Z in Unix seconds, the last instant ISO 8601's four-digit years name.
+constexpr double kLastUnixS = 253402300799.0;
 
 }  // namespace
 
@@ -186,9 +194,10 @@ void ValidateCarbonOptions(const CarbonOptions& options) {
     throw ConfigError("carbon.region", options.region, AcceptedRegions());
   }
   if (options.intensity_g_per_kwh.has_value() &&
-      (!std::isfinite(*options.intensity_g_per_kwh) || *options.intensity_g_per_kwh < 0.0)) {
+      (!std::isfinite(*options.intensity_g_per_kwh) || *options.intensity_g_per_kwh < 0.0 ||
+       *options.intensity_g_per_kwh > kMaxIntensityGPerKwh)) {
     throw ConfigError("carbon.intensity_g_per_kwh", fmt::format("{}", *options.intensity_g_per_kwh),
-                      "a finite grid intensity in g CO2e per kWh, >= 0");
+                      std::string("a grid intensity, ") + kIntensityRange);
   }
   if (!std::isfinite(options.pue) || options.pue < 1.0) {
     throw ConfigError("carbon.pue", fmt::format("{}", options.pue),
@@ -233,7 +242,9 @@ std::optional<double> ParseTimestampUnixS(const std::string& raw) {
     while (pos < text.size() && IsDigit(text[pos])) ++pos;
     double fraction = 0.0;
     if (pos == 0 || !ReadFraction(text, pos, fraction) || pos != text.size()) return std::nullopt;
-    return ParseNumber(text);
+    const std::optional<double> unix_s = ParseNumber(text);
+    if (unix_s && *unix_s > kLastUnixS) return std::nullopt;  // milliseconds, most likely
+    return unix_s;
   }
   // ISO 8601, UTC.
   std::size_t pos = 0;
@@ -274,10 +285,11 @@ IntensitySeries::IntensitySeries(std::vector<IntensityPoint> points, std::string
       throw ConfigError(fmt::format("intensity series {}, point {}: timestamp {} is not finite",
                                     source_, i, point.unix_s));
     }
-    if (!std::isfinite(point.intensity_g_per_kwh) || point.intensity_g_per_kwh < 0.0) {
-      throw ConfigError(fmt::format(
-          "intensity series {}, point {}: intensity {} g/kWh; expected a finite value >= 0",
-          source_, i, point.intensity_g_per_kwh));
+    if (!std::isfinite(point.intensity_g_per_kwh) || point.intensity_g_per_kwh < 0.0 ||
+        point.intensity_g_per_kwh > kMaxIntensityGPerKwh) {
+      throw ConfigError(
+          fmt::format("intensity series {}, point {}: intensity {} g/kWh; expected {}", source_, i,
+                      point.intensity_g_per_kwh, kIntensityRange));
     }
     if (i > 0 && point.unix_s <= points_[i - 1].unix_s) {
       throw ConfigError(fmt::format(
@@ -336,9 +348,8 @@ IntensitySeries IntensitySeries::ParseCsv(const std::string& text, const std::st
       throw fail(fmt::format("bad timestamp '{}'; expected {}", fields[0], kTimestampForms));
     }
     const std::optional<double> intensity = ParseNumber(fields[1]);
-    if (!intensity.has_value() || *intensity < 0.0) {
-      throw fail(fmt::format("bad intensity '{}'; expected a finite number of g CO2e per kWh, >= 0",
-                             fields[1]));
+    if (!intensity.has_value() || *intensity < 0.0 || *intensity > kMaxIntensityGPerKwh) {
+      throw fail(fmt::format("bad intensity '{}'; expected {}", fields[1], kIntensityRange));
     }
     if (!points.empty() && *unix_s <= points.back().unix_s) {
       throw fail(
@@ -359,62 +370,92 @@ double IntensitySeries::IntensityAtGPerKwh(double unix_s) const {
   return points_[StepIndex(points_, unix_s)].intensity_g_per_kwh;
 }
 
-CarbonResult ComputeCarbonSeries(const std::vector<EnergyInterval>& intervals,
-                                 const IntensitySeries& series, double pue) {
+SeriesCarbon::SeriesCarbon(const IntensitySeries& series, double pue, SeriesCarbonState state)
+    : series_(&series), pue_(pue), state_(state) {
   CarbonOptions pue_only;
   pue_only.pue = pue;
   ValidateCarbonOptions(pue_only);
-  const std::vector<IntensityPoint>& points = series.points();
-  double total_j = 0.0;
-  double kwh_x_g_per_kwh = 0.0;  // sum over pieces of kWh x intensity, g
-  double before_series_j = 0.0;  // energy before the first timestamp
-  for (const EnergyInterval& interval : intervals) {
-    GREENRL_CHECK(std::isfinite(interval.start_unix_s) && std::isfinite(interval.end_unix_s) &&
-                      interval.end_unix_s >= interval.start_unix_s,
-                  fmt::format("bad interval [{}, {}]", interval.start_unix_s, interval.end_unix_s));
-    GREENRL_CHECK(std::isfinite(interval.energy_j) && interval.energy_j >= 0.0,
-                  fmt::format("energy_j must be finite and >= 0, got {}", interval.energy_j));
-    total_j += interval.energy_j;
-    const double duration_s = interval.end_unix_s - interval.start_unix_s;
-    if (duration_s == 0.0) {
-      kwh_x_g_per_kwh +=
-          interval.energy_j / kJoulesPerKwh * series.IntensityAtGPerKwh(interval.start_unix_s);
-      if (interval.start_unix_s < points.front().unix_s) before_series_j += interval.energy_j;
-      continue;
-    }
-    // Walk the steps of the series across [start, end).
-    double piece_start_s = interval.start_unix_s;
-    while (piece_start_s < interval.end_unix_s) {
-      const std::size_t index = StepIndex(points, piece_start_s);
-      // The value of `index` holds until the next point (the first point's also before it).
-      double change_s = index + 1 < points.size() ? points[index + 1].unix_s
-                                                  : std::numeric_limits<double>::infinity();
-      if (piece_start_s < points.front().unix_s) change_s = std::min(change_s, points[0].unix_s);
-      const double piece_end_s = std::min(change_s, interval.end_unix_s);
-      const double piece_j = interval.energy_j * ((piece_end_s - piece_start_s) / duration_s);
-      kwh_x_g_per_kwh += piece_j / kJoulesPerKwh * points[index].intensity_g_per_kwh;
-      if (piece_start_s < points.front().unix_s) before_series_j += piece_j;
-      piece_start_s = piece_end_s;
-    }
+}
+
+void SeriesCarbon::Add(const EnergyInterval& interval) {
+  GREENRL_CHECK(std::isfinite(interval.start_unix_s) && std::isfinite(interval.end_unix_s) &&
+                    interval.end_unix_s >= interval.start_unix_s,
+                fmt::format("bad interval [{}, {}]", interval.start_unix_s, interval.end_unix_s));
+  GREENRL_CHECK(std::isfinite(interval.energy_j) && interval.energy_j >= 0.0,
+                fmt::format("energy_j must be finite and >= 0, got {}", interval.energy_j));
+  const std::vector<IntensityPoint>& points = series_->points();
+  // Past one step of the last two points' spacing after the last timestamp, the last value is
+  // stale (a series of one point is a constant, never stale).
+  const double stale_after_s = points.size() > 1
+                                   ? 2.0 * points.back().unix_s - points[points.size() - 2].unix_s
+                                   : std::numeric_limits<double>::infinity();
+  if (!state_.any) {
+    state_.any = true;
+    state_.first_unix_s = interval.start_unix_s;
   }
+  state_.energy_j += interval.energy_j;
+  const double duration_s = interval.end_unix_s - interval.start_unix_s;
+  // The energy of [a, b) within the interval, spread evenly over its time span.
+  const auto share_j = [&](double a, double b) {
+    if (duration_s == 0.0)
+      return a <= interval.start_unix_s && interval.start_unix_s < b ? interval.energy_j : 0.0;
+    const double lo = std::max(a, interval.start_unix_s), hi = std::min(b, interval.end_unix_s);
+    return hi > lo ? interval.energy_j * ((hi - lo) / duration_s) : 0.0;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  state_.before_series_j += share_j(-inf, points.front().unix_s);
+  state_.after_series_j += share_j(stale_after_s, inf);
+  if (duration_s == 0.0) {
+    state_.kwh_x_g_per_kwh +=
+        interval.energy_j / kJoulesPerKwh * series_->IntensityAtGPerKwh(interval.start_unix_s);
+    return;
+  }
+  // Walk the steps of the series across [start, end).
+  double piece_start_s = interval.start_unix_s;
+  while (piece_start_s < interval.end_unix_s) {
+    const std::size_t index = StepIndex(points, piece_start_s);
+    // The value of `index` holds until the next point (the first point's also before it).
+    double change_s = index + 1 < points.size() ? points[index + 1].unix_s : inf;
+    if (piece_start_s < points.front().unix_s) change_s = std::min(change_s, points[0].unix_s);
+    const double piece_end_s = std::min(change_s, interval.end_unix_s);
+    const double piece_j = interval.energy_j * ((piece_end_s - piece_start_s) / duration_s);
+    state_.kwh_x_g_per_kwh += piece_j / kJoulesPerKwh * points[index].intensity_g_per_kwh;
+    piece_start_s = piece_end_s;
+  }
+}
+
+CarbonResult SeriesCarbon::Result() const {
+  const std::vector<IntensityPoint>& points = series_->points();
   CarbonResult result;
-  result.energy_kwh = total_j / kJoulesPerKwh;
-  result.pue = pue;
+  result.energy_kwh = state_.energy_j / kJoulesPerKwh;
+  result.pue = pue_;
   result.intensity_g_per_kwh =
       result.energy_kwh > 0.0
-          ? kwh_x_g_per_kwh / result.energy_kwh
-          : series.IntensityAtGPerKwh(intervals.empty() ? points.front().unix_s
-                                                        : intervals.front().start_unix_s);
-  result.kg_co2e = kwh_x_g_per_kwh * pue / 1000.0;
+          ? state_.kwh_x_g_per_kwh / result.energy_kwh
+          : series_->IntensityAtGPerKwh(state_.any ? state_.first_unix_s : points.front().unix_s);
+  result.kg_co2e = state_.kwh_x_g_per_kwh * pue_ / 1000.0;
   result.region = "series";
   result.intensity_source = fmt::format("time series {} ({} points, energy-weighted mean)",
-                                        series.source(), points.size());
-  if (before_series_j > 0.0) {
-    result.intensity_source +=
-        fmt::format("; {} J before its first timestamp, at its first value", before_series_j);
+                                        series_->source(), points.size());
+  if (state_.before_series_j > 0.0) {
+    result.intensity_source += fmt::format("; {} J before its first timestamp, at its first value",
+                                           state_.before_series_j);
+  }
+  if (state_.after_series_j > 0.0) {
+    result.intensity_source += fmt::format(
+        "; {} J more than one step ({} s) after its last timestamp, at its last value (the "
+        "series may be out of date)",
+        state_.after_series_j, points.back().unix_s - points[points.size() - 2].unix_s);
   }
   result.intensity_is_default = false;
   return result;
+}
+
+CarbonResult ComputeCarbonSeries(const std::vector<EnergyInterval>& intervals,
+                                 const IntensitySeries& series, double pue) {
+  SeriesCarbon carbon(series, pue);
+  for (const EnergyInterval& interval : intervals) carbon.Add(interval);
+  return carbon.Result();
 }
 
 }  // namespace greenrl::energy

@@ -25,6 +25,12 @@ inline constexpr double kWorldIntensityGPerKwh = 481.0;
 // Human-readable source of kWorldIntensityGPerKwh, written to energy.json / emissions.csv.
 inline constexpr const char* kWorldIntensitySource = "Ember world average, 2023";
 
+// Largest grid intensity accepted, g CO2e per kWh (carbon.intensity_g_per_kwh, a series'
+// values): about 2.8 times the table's highest national average (India, 713.4 in 2023;
+// ../shared/REFERENCES.md), so a value above it is taken for a unit mistake (g per MWh, or a
+// series in other units) and refused.
+inline constexpr double kMaxIntensityGPerKwh = 2000.0;
+
 // Default power usage effectiveness: 1.0 (facility energy = IT energy), CodeCarbon's default, so
 // the figure covers exactly the energy the meters measured. Data centres are higher (Uptime
 // Institute survey averages about 1.55-1.59 for 2020-2023; carbontracker fixes 1.58): set
@@ -147,6 +153,48 @@ struct EnergyInterval {
   double energy_j = 0.0;      // energy used in [start_unix_s, end_unix_s], J (finite, >= 0)
 };
 
+// The running sums of a SeriesCarbon: what a resume checkpoint carries so that a resumed run
+// prices its earlier segments' energy at the times it was used.
+struct SeriesCarbonState {
+  double energy_j = 0.0;         // energy added so far, J
+  double kwh_x_g_per_kwh = 0.0;  // sum over pieces of kWh x intensity, g CO2e before the PUE
+  double before_series_j = 0.0;  // of energy_j, J used before the series' first timestamp
+  // Of energy_j, J used after the series' last step (one step of its last two points' spacing
+  // past its last timestamp): priced at its last value, which may be stale.
+  double after_series_j = 0.0;
+  double first_unix_s = 0.0;  // start of the first interval added, Unix s (0 before any)
+  bool any = false;           // whether any interval was added
+};
+
+// Integrates energy x intensity as a run goes, one interval at a time (each interval's energy
+// spread evenly over its time span, split where the series' value changes), so that a figure is
+// available at any moment and across resumed segments. ComputeCarbonSeries is one of these fed
+// every interval at once.
+class SeriesCarbon {
+ public:
+  // Args: series: outlives this object; pue: as carbon.pue (>= 1); state: the sums so far (a
+  //   resume checkpoint's), empty for a new run.
+  // Errors: greenrl::ConfigError naming "carbon.pue" (< 1 or not finite).
+  SeriesCarbon(const IntensitySeries& series, double pue, SeriesCarbonState state = {});
+
+  // Adds `interval`'s energy. Errors: GREENRL_CHECK on non-finite times, end < start, or a
+  // negative or non-finite energy_j.
+  void Add(const EnergyInterval& interval);
+
+  // Returns: the sums so far, for a checkpoint.
+  const SeriesCarbonState& state() const { return state_; }
+
+  // Returns: as ComputeCarbonSeries for the intervals added so far (the state's, for a resumed
+  //   run), the notes on energy before the series' first timestamp or after its last step
+  //   included.
+  CarbonResult Result() const;
+
+ private:
+  const IntensitySeries* series_;
+  double pue_;
+  SeriesCarbonState state_;
+};
+
 // Integrates energy x intensity over a run: each interval's energy is assumed spread evenly over
 // its time span, so an interval that spans an intensity change is split in proportion to the time
 // on either side; a zero-length interval takes the intensity at its instant. Intervals may be in
@@ -155,8 +203,8 @@ struct EnergyInterval {
 // Returns: energy_kwh (total), pue, kg_co2e = sum over pieces of kWh x pue x intensity / 1000,
 //   intensity_g_per_kwh = the energy-weighted mean intensity (the series' value at the first
 //   interval's start when there is no energy), region "series", intensity_source naming the
-//   series' source (and, when some energy falls before the series' first timestamp, how much),
-//   intensity_is_default false.
+//   series' source (and, when some energy falls before the series' first timestamp or more than
+//   one step after its last, how much), intensity_is_default false.
 // Errors: greenrl::ConfigError naming "carbon.pue" (< 1 or not finite); GREENRL_CHECK on an
 //   interval with non-finite times, end < start, or a negative or non-finite energy_j.
 CarbonResult ComputeCarbonSeries(const std::vector<EnergyInterval>& intervals,

@@ -113,12 +113,16 @@ TEST(CarbonTest, ErrorsNameTheirFields) {
   EXPECT_THAT(message, HasSubstr("got 'Atlantis'"));
   EXPECT_THAT(message, HasSubstr("one of: AU, BR, CA"));
 
-  for (double bad :
-       {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+  for (double bad : {-1.0, 2000.5, 400000.0, std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity()}) {
     CarbonOptions intensity;
     intensity.intensity_g_per_kwh = bad;
-    ExpectConfigError(intensity, "carbon.intensity_g_per_kwh");
+    EXPECT_THAT(ExpectConfigError(intensity, "carbon.intensity_g_per_kwh"),
+                HasSubstr("g CO2e per kWh from 0 to 2000"));
   }
+  CarbonOptions highest;
+  highest.intensity_g_per_kwh = kMaxIntensityGPerKwh;
+  EXPECT_NO_THROW(ValidateCarbonOptions(highest));
   for (double bad : {0.99, 0.0, std::numeric_limits<double>::quiet_NaN(),
                      std::numeric_limits<double>::infinity()}) {
     CarbonOptions pue;
@@ -142,6 +146,11 @@ TEST(IntensitySeriesTest, Timestamps) {
   EXPECT_EQ(ParseTimestampUnixS("1970-01-01T00:00:00Z"), 0.0);
   EXPECT_EQ(ParseTimestampUnixS("2000-03-01T00:00:00Z"), 951868800.0);
   EXPECT_EQ(ParseTimestampUnixS("2024-02-29T23:59:59Z"), 1709251199.0);  // leap day
+  // Unix seconds up to the end of year 9999; above, most likely milliseconds, refused.
+  EXPECT_EQ(ParseTimestampUnixS("253402300799"), 253402300799.0);
+  EXPECT_EQ(ParseTimestampUnixS("9999-12-31T23:59:59Z"), 253402300799.0);
+  EXPECT_FALSE(ParseTimestampUnixS("253402300800").has_value());
+  EXPECT_FALSE(ParseTimestampUnixS("1795971600000").has_value());
   for (const char* bad : {"", "2026-11-29T17:00:00", "2026-11-29T17:00:00+01:00",
                           "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-29T24:00:00Z",
                           "2026-11-29T17:00:60Z", "2026-11-29", "1.2.3", "-5", "1e9", "noon"}) {
@@ -186,11 +195,16 @@ std::string CsvError(const std::string& text) {
 TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
   EXPECT_EQ(CsvError("timestamp,g_per_kwh\n2026-11-29T17:00:00Z,100\n2026-11-29T17:00:00,90\n"),
             "intensity series grid.csv, line 3: bad timestamp '2026-11-29T17:00:00'; expected "
-            "Unix seconds (1795971600) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)");
+            "Unix seconds (1795971600; at most 253402300799, the end of year 9999: a larger value "
+            "is likely milliseconds) or ISO 8601 UTC (2026-11-29T17:00:00Z, or +00:00)");
+  EXPECT_THAT(CsvError("1795971600000,100\n"), HasSubstr("line 1: bad timestamp '1795971600000'"));
   EXPECT_EQ(CsvError("1795971600,abc\n"),
-            "intensity series grid.csv, line 1: bad intensity 'abc'; expected a finite number of "
-            "g CO2e per kWh, >= 0");
+            "intensity series grid.csv, line 1: bad intensity 'abc'; expected g CO2e per kWh from "
+            "0 to 2000 (the highest national average, India's, is 713.4; a larger value is likely "
+            "another unit, such as g per MWh)");
   EXPECT_THAT(CsvError("1795971600,-1\n"), HasSubstr("line 1: bad intensity '-1'"));
+  EXPECT_THAT(CsvError("1795971600,400000\n"), HasSubstr("line 1: bad intensity '400000'"));
+  EXPECT_NO_THROW(IntensitySeries::ParseCsv("1795971600,2000\n", "grid.csv"));
   EXPECT_THAT(CsvError("1795971600,1,2\n"), HasSubstr("line 1: '1795971600,1,2' has 3 fields"));
   EXPECT_THAT(CsvError("1795971600,1\n1795971600,2\n"),
               HasSubstr("line 2: timestamp '1795971600' does not come after"));
@@ -213,6 +227,7 @@ TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
   }
   EXPECT_THROW(IntensitySeries({}, "empty"), ConfigError);
   EXPECT_THROW(IntensitySeries({{2.0, 1.0}, {1.0, 1.0}}, "backwards"), ConfigError);
+  EXPECT_THROW(IntensitySeries({{2.0, 2001.0}}, "too high"), ConfigError);
 }
 
 TEST(IntensitySeriesTest, LoadsFile) {
@@ -252,7 +267,9 @@ TEST(CarbonSeriesTest, IntervalSpanningAChangeIsSplitByTime) {
 TEST(CarbonSeriesTest, SeveralIntervalsEdgesAndOutsideTheSeries) {
   // Interval A: 0.5 kWh, 16:00-17:00, before the series: its first value (100) -> 50 g.
   // Interval B: 0.25 kWh, 17:30-17:30 (zero length) at 17:30 -> 300 -> 75 g.
-  // Interval C: 1 kWh, 18:00-20:00, the last value holds on: 50 -> 50 g.
+  // Interval C: 1 kWh, 18:00-20:00, the last value holds on: 50 -> 50 g. Past 18:30 (one step
+  // of the last two points' 30 min after the last timestamp) the value is stale: 1.5 h of the
+  // 2 h, 0.75 kWh = 2,700,000 J, which the source notes.
   // Total 1.75 kWh, 175 g, PUE 2 -> 350 g = 0.35 kg; mean intensity 175 / 1.75 = 100.
   const CarbonResult result =
       ComputeCarbonSeries({{k1700 + 3600, k1700 + 3 * 3600, kJoulesPerKwh},
@@ -264,7 +281,8 @@ TEST(CarbonSeriesTest, SeveralIntervalsEdgesAndOutsideTheSeries) {
   EXPECT_EQ(result.intensity_g_per_kwh, 100.0);
   EXPECT_EQ(result.intensity_source,
             "time series steps (3 points, energy-weighted mean); 1800000 J before its first "
-            "timestamp, at its first value");
+            "timestamp, at its first value; 2700000 J more than one step (1800 s) after its "
+            "last timestamp, at its last value (the series may be out of date)");
 
   // No energy: 0 kg, the intensity in force at the first interval's start.
   const CarbonResult none =
@@ -278,6 +296,43 @@ TEST(CarbonSeriesTest, SeveralIntervalsEdgesAndOutsideTheSeries) {
       ComputeCarbonSeries({{k1700 - 100, k1700 + 100, 10.0 * kJoulesPerKwh}}, constant, 1.0);
   EXPECT_DOUBLE_EQ(flat.kg_co2e, 0.56);
   EXPECT_EQ(flat.intensity_g_per_kwh, 56.0);
+}
+
+// SeriesCarbon fed one interval at a time gives ComputeCarbonSeries's figures at every step, and
+// one rebuilt from its state (a resume checkpoint's) goes on as the original would.
+TEST(CarbonSeriesTest, RunningSumsAndResumeFromState) {
+  const IntensitySeries series = ThreeSteps();
+  const std::vector<EnergyInterval> intervals = {
+      {k1700 - 600, k1700 + 600, 0.5 * kJoulesPerKwh},     // 10 min before the series
+      {k1700 + 600, k1700 + 2400, kJoulesPerKwh},          // across 17:30
+      {k1700 + 2400, k1700 + 2400, 0.25 * kJoulesPerKwh},  // an instant at 300
+      {k1700 + 3000, k1700 + 6000, 3.0 * kJoulesPerKwh}};  // 18:30-18:40 stale (1/5 of it)
+  SeriesCarbon running(series, 1.5);
+  std::vector<EnergyInterval> so_far;
+  for (const EnergyInterval& interval : intervals) {
+    running.Add(interval);
+    so_far.push_back(interval);
+    const CarbonResult all = ComputeCarbonSeries(so_far, series, 1.5);
+    EXPECT_EQ(running.Result().kg_co2e, all.kg_co2e);
+    EXPECT_EQ(running.Result().intensity_source, all.intensity_source);
+  }
+  // By hand, g before the PUE: 0.5 kWh x 100 = 50; 1 kWh: 20 min at 100, 10 at 300 -> 66.67 +
+  // 100; 0.25 x 300 = 75; 3 kWh over 50 min: 10 min at 300 (0.6 kWh, 180 g), 40 min at 50
+  // (2.4 kWh, 120 g). Sum 591.67 g x PUE 1.5 = 887.5 g.
+  EXPECT_NEAR(running.Result().kg_co2e, (50.0 + 200.0 / 3.0 + 100.0 + 75.0 + 300.0) * 1.5 / 1000.0,
+              1e-15);
+  EXPECT_EQ(running.state().before_series_j, 0.25 * kJoulesPerKwh);
+  EXPECT_EQ(running.state().after_series_j, 0.6 * kJoulesPerKwh);  // 18:30-18:40
+
+  SeriesCarbon first(series, 1.5);
+  first.Add(intervals[0]);
+  first.Add(intervals[1]);
+  SeriesCarbon resumed(series, 1.5, first.state());
+  resumed.Add(intervals[2]);
+  resumed.Add(intervals[3]);
+  EXPECT_EQ(resumed.Result().kg_co2e, running.Result().kg_co2e);
+  EXPECT_EQ(resumed.Result().intensity_source, running.Result().intensity_source);
+  EXPECT_EQ(resumed.state().first_unix_s, k1700 - 600);
 }
 
 TEST(CarbonSeriesTest, Errors) {

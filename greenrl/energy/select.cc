@@ -94,11 +94,15 @@ MeterChoice SelectMeter(const MeterOptions& options) {
     choice.meter = std::move(rapl);
     return choice;
   }
+  if (options.meter == "rapl") {  // asked for measured figures: never an estimate instead
+    throw ConfigError("energy.meter", "rapl",
+                      "auto or estimator on this machine, where RAPL is unavailable (" + why_not +
+                          "); auto falls back to the CPU-time estimator, whose figures are "
+                          "labelled estimated (`greenrl meters` lists the sources and fixes)");
+  }
   choice.meter = std::make_unique<EstimatorMeter>(options.watts_per_core);
-  const std::string prefix = options.meter == "rapl"
-                                 ? "energy.meter=rapl requested but RAPL unavailable: "
-                                 : "RAPL unavailable: ";
-  choice.reason = prefix + why_not + "; using " + EstimatorLabel(options.watts_per_core);
+  choice.reason =
+      "RAPL unavailable: " + why_not + "; using " + EstimatorLabel(options.watts_per_core);
   choice.brief = EstimatorLabel(options.watts_per_core, "RAPL unavailable");
   return choice;
 }

@@ -17,8 +17,8 @@ namespace greenrl::energy {
 
 // The `energy.*` config fields that pick the CPU meter.
 struct MeterOptions {
-  // energy.meter: "auto" (RAPL when readable, else the estimator), "rapl" (RAPL; falls back to the
-  // estimator with a reason when unreadable), or "estimator".
+  // energy.meter: "auto" (RAPL when readable, else the estimator), "rapl" (RAPL, or a
+  // ConfigError where it is unreadable: measured figures or none), or "estimator".
   std::string meter = "auto";
   // energy.powercap_root: powercap sysfs directory (a bind mount of /sys/devices/virtual/powercap
   // in containers).
@@ -57,12 +57,14 @@ void ValidateMeterOptions(const MeterOptions& options);
 
 // Builds the meter `options` asks for.
 // Returns: a RaplMeter when meter is "auto" or "rapl" and RAPL is readable under powercap_root,
-//   otherwise an EstimatorMeter (watts_per_core); `reason` says which and, on fallback, why RAPL
-//   was not used, e.g. "RAPL unavailable: /sys/class/powercap has no intel-rapl zones; using
-//   CPU-time estimator (estimate, 12 W per core)". Beside it, with gpu "auto", an NvmlMeter for
-//   the GPUs CUDA_VISIBLE_DEVICES makes visible (gpu_meter), or null with gpu_reason saying why.
-// Errors: as ValidateMeterOptions, plus "energy.gpu" (not auto or off) (checked first); an
-// unreadable RAPL never throws.
+//   otherwise (meter "auto" or "estimator") an EstimatorMeter (watts_per_core); `reason` says
+//   which and, on fallback, why RAPL was not used, e.g. "RAPL unavailable: /sys/class/powercap
+//   has no intel-rapl zones; using CPU-time estimator (estimate, 12 W per core)". Beside it, with
+//   gpu "auto", an NvmlMeter for the GPUs CUDA_VISIBLE_DEVICES makes visible (gpu_meter), or null
+//   with gpu_reason saying why.
+// Errors: as ValidateMeterOptions (checked first); greenrl::ConfigError naming "energy.meter"
+//   for meter "rapl" where RAPL is unreadable (why, and the values that would run). With meter
+//   "auto" an unreadable RAPL never throws.
 MeterChoice SelectMeter(const MeterOptions& options);
 
 }  // namespace greenrl::energy

@@ -41,18 +41,30 @@ TEST(SelectMeterTest, AutoFallsBackToEstimatorWithOneReason) {
             "unavailable)");
 }
 
-TEST(SelectMeterTest, RequestedRaplThatCannotBeReadFallsBack) {
+// energy.meter: rapl asks for measured figures: where RAPL cannot be read it is a ConfigError
+// saying why and which values would run, never an estimate in its place.
+TEST(SelectMeterTest, RequestedRaplThatCannotBeReadIsRefused) {
   MeterOptions options;
   options.meter = "rapl";
   options.powercap_root = "/nonexistent/greenrl/powercap";
   options.watts_per_core = 8.0;
-  MeterChoice choice = SelectMeter(options);
-  ASSERT_NE(choice.meter, nullptr);
+  try {
+    SelectMeter(options);
+    ADD_FAILURE() << "no error for an unreadable RAPL with energy.meter rapl";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "energy.meter");
+    EXPECT_THAT(e.what(), StartsWith("energy.meter: got 'rapl'; auto or estimator on this "
+                                     "machine, where RAPL is unavailable (/nonexistent/greenrl/"
+                                     "powercap does not exist"));
+    EXPECT_THAT(e.what(), HasSubstr("auto falls back to the CPU-time estimator"));
+  }
+  options.meter = "auto";  // the same machine under auto: the estimator, with the reason
+  const MeterChoice choice = SelectMeter(options);
   EXPECT_EQ(choice.meter->name(), "estimator");
-  EXPECT_THAT(choice.reason, StartsWith("energy.meter=rapl requested but RAPL unavailable: "
-                                        "/nonexistent/greenrl/powercap does not exist"));
+  EXPECT_THAT(choice.reason, StartsWith("RAPL unavailable: /nonexistent/greenrl/powercap does "
+                                        "not exist"));
   EXPECT_THAT(choice.reason, HasSubstr("using CPU-time estimator (estimate, 8 W per core)"));
-  EXPECT_EQ(static_cast<EstimatorMeter&>(*choice.meter).watts_per_core(), 8.0);
+  EXPECT_EQ(static_cast<const EstimatorMeter&>(*choice.meter).watts_per_core(), 8.0);
 }
 
 TEST(SelectMeterTest, EstimatorOnRequest) {

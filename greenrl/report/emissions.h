@@ -31,11 +31,14 @@ struct EmissionsRow {
   std::optional<double> cpu_power_w;   // cpu_power: average CPU power, W (cpu_energy_j / duration)
   std::optional<double> gpu_power_w;   // gpu_power: average GPU power, W
   std::optional<double> ram_power_w;   // ram_power: average DRAM power, W
-  std::optional<double> cpu_energy_j;  // cpu_energy: J, written as kWh
-  std::optional<double> gpu_energy_j;  // gpu_energy: J, written as kWh
-  std::optional<double> ram_energy_j;  // ram_energy: J, written as kWh
-  // energy_consumed: all energy the emissions were computed from, J, written as kWh (may exceed
-  // cpu + gpu + ram when a domain fits none of them, e.g. psys).
+  // The energy columns are CodeCarbon's: the metered energy times the PUE (the facility's
+  // energy; codecarbon/core/measure.py multiplies each reading by its PUE), so that emissions /
+  // energy_consumed is the grid intensity; the power columns above are the hardware's.
+  std::optional<double> cpu_energy_j;  // cpu_energy: J x PUE, written as kWh
+  std::optional<double> gpu_energy_j;  // gpu_energy: J x PUE, written as kWh
+  std::optional<double> ram_energy_j;  // ram_energy: J x PUE, written as kWh
+  // energy_consumed: all energy the emissions were computed from, J x PUE, written as kWh (may
+  // exceed cpu + gpu + ram when a domain fits none of them, e.g. psys).
   double energy_consumed_j = 0.0;
   std::string country_name;        // country_name: "France" (empty for the world average)
   std::string country_iso_code;    // country_iso_code: CodeCarbon uses ISO 3166-1 alpha-3 ("FRA")

@@ -154,6 +154,17 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
     state.allreduce_s = a.at("s").get<double>();
   }
   if (j.contains("budget")) state.budget = BudgetSnapshotFrom(j.at("budget"));
+  if (j.contains("carbon_series")) {
+    const auto& c = j.at("carbon_series");
+    energy::SeriesCarbonState cs;
+    cs.energy_j = c.at("energy_j").get<double>();
+    cs.kwh_x_g_per_kwh = c.at("kwh_x_g_per_kwh").get<double>();
+    cs.before_series_j = c.at("before_series_j").get<double>();
+    cs.after_series_j = c.at("after_series_j").get<double>();
+    cs.first_unix_s = c.at("first_unix_s").get<double>();
+    cs.any = c.at("any").get<bool>();
+    state.carbon_series = cs;
+  }
   return state;
 }
 }  // namespace
@@ -183,6 +194,14 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["allreduce"] = {
       {"calls", state.allreduce_calls}, {"bytes", state.allreduce_bytes}, {"s", state.allreduce_s}};
   if (state.budget) j["budget"] = BudgetSnapshotJson(*state.budget);
+  if (const auto& c = state.carbon_series) {
+    j["carbon_series"] = {{"energy_j", c->energy_j},
+                          {"kwh_x_g_per_kwh", c->kwh_x_g_per_kwh},
+                          {"before_series_j", c->before_series_j},
+                          {"after_series_j", c->after_series_j},
+                          {"first_unix_s", c->first_unix_s},
+                          {"any", c->any}};
+  }
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)

@@ -26,6 +26,7 @@
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/config.h"
 #include "greenrl/energy/budget.h"
+#include "greenrl/energy/carbon.h"
 #include "greenrl/energy/monitor.h"
 #include "greenrl/train/evaluate.h"
 
@@ -87,6 +88,10 @@ struct TrainerState {
   // The energy budget's ladder and decisions (BudgetController::Snapshot), when the run had a
   // budget or decisions; absent in checkpoints without one (and in those written before it).
   std::optional<energy::BudgetSnapshot> budget;
+  // carbon.intensity_csv: the series-priced carbon of the run so far (energy::SeriesCarbon's
+  // sums, the job's energy on rank 0), so that a resumed run prices the earlier segments' energy
+  // at the times it was used; absent for runs without a series (and in checkpoints before it).
+  std::optional<energy::SeriesCarbonState> carbon_series;
 };
 
 // The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,

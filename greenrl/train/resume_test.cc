@@ -2,20 +2,24 @@
 // stopped at step N and resumed ends with the same parameters, bit for bit, as an uninterrupted
 // run of the same seed (PPO on CartPole and Pendulum, DQN, SAC), with metrics.csv continuous and
 // the energy total carried across (README "Checkpoints, resume and signals").
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "greenrl/algo/dqn.h"
 #include "greenrl/core/atomic_file.h"
+#include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
@@ -172,6 +176,56 @@ TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
                      "eval.final_episodes=2", "checkpoint_freq=512", "checkpoint_keep=2"},
                     3);
   ExpectResumeIsExact("ppo_cartpole", config, 768);  // evaluations at 512 (before), 1024, ...
+}
+
+// carbon.intensity_csv prices each segment's energy at the times it was used: the stopped
+// segment's 10 J at 100 g/kWh, the resumed one's 20 J at 1000 (the series' second value starts
+// between the two), in energy.json, emissions.csv and every metrics row's carbon/g_co2e.
+TEST(ResumeTest, IntensitySeriesPricesEachSegmentAtItsTime) {
+  const std::string csv = ::testing::TempDir() + "/greenrl_resume_series.csv";
+  std::ofstream(csv) << "timestamp,g_per_kwh\n0,100\n";
+  const Config config =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1",
+                     "carbon.intensity_csv=" + csv, "carbon.pue=1.5", "carbon.region=FR"},
+                    3);
+  const std::string dir = FreshDir("series");
+  auto last_row_g = [&] {
+    const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+    const size_t c = std::find(header.begin(), header.end(), "carbon/g_co2e") - header.begin();
+    return rows.back().at(c);
+  };
+  auto energy_json = [&] {
+    std::ifstream in(dir + "/energy.json");
+    return nlohmann::json::parse(in);
+  };
+  const double first_kg = 10.0 / 3.6e6 * 100.0 * 1.5 / 1000.0;
+  const TrainResult first = RunTraining(config, dir, 10.0, false, 512);
+  ASSERT_TRUE(first.interrupted);
+  EXPECT_DOUBLE_EQ(energy_json()["carbon"]["kg_co2e"].get<double>(), first_kg);
+  EXPECT_DOUBLE_EQ(last_row_g(), first_kg * 1000.0);
+
+  // From now on the series says 1000 g/kWh; the resumed segment starts after it.
+  const double change_s = UnixNowS();
+  std::ofstream(csv) << fmt::format("timestamp,g_per_kwh\n0,100\n{:.6f},1000\n", change_s);
+  while (UnixNowS() <= change_s + 0.01) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const TrainResult second = RunTraining(config, dir, 20.0, /*resume=*/true);
+  EXPECT_FALSE(second.interrupted);
+  const double kg = (10.0 * 100.0 + 20.0 * 1000.0) / 3.6e6 * 1.5 / 1000.0;
+  const auto j = energy_json();
+  EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(j["carbon"]["kg_co2e"].get<double>(), kg);
+  EXPECT_DOUBLE_EQ(j["carbon"]["intensity_g_per_kwh"].get<double>(), 21000.0 / 30.0);
+  EXPECT_EQ(j["carbon"]["region"], "FR");  // carbon.region names the country beside a series
+  EXPECT_DOUBLE_EQ(last_row_g(), kg * 1000.0);
+  // emissions.csv: the same kg; the energy columns are CodeCarbon's, times the PUE.
+  std::ifstream in(dir + "/emissions.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_NE(row.find("," + fmt::format("{}", 30.0 * 1.5 / 3.6e6) + ",France,FRA,"),
+            std::string::npos)
+      << row;
 }
 
 TEST(ResumeTest, PpoPendulumWithNormalizeResumedRunIsBitIdentical) {

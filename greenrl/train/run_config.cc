@@ -463,6 +463,11 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   energy::ValidateBudgetOptions(BudgetOptionsFrom(config));
   RewardThresholdFrom(config);
   const std::string& series = config.GetString("carbon.intensity_csv");
+  if (!series.empty() && config.GetString("carbon.intensity_g_per_kwh") != "auto") {
+    throw ConfigError("carbon.intensity_g_per_kwh", config.GetString("carbon.intensity_g_per_kwh"),
+                      "auto while carbon.intensity_csv is set (the series prices the energy; set "
+                      "one of the two)");
+  }
   if (!series.empty()) {
     try {
       energy::IntensitySeries::LoadCsv(series);

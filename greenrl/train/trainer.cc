@@ -144,11 +144,15 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
       has_cpu = true;
     }
   }
+  // CodeCarbon's energy columns are the facility's energy: it multiplies each reading by the PUE
+  // before adding it up (codecarbon/core/measure.py, MeasurePowerEnergy.do_measure), while its
+  // power columns are the hardware's draw.
+  const double pue = r.carbon.pue;
   const double t = r.wall_time_s > 0 ? r.wall_time_s : 1.0;
-  if (has_cpu) row.cpu_energy_j = cpu_j, row.cpu_power_w = cpu_j / t;
-  if (has_gpu) row.gpu_energy_j = gpu_j, row.gpu_power_w = gpu_j / t;
-  if (has_ram) row.ram_energy_j = ram_j, row.ram_power_w = ram_j / t;
-  row.energy_consumed_j = r.total_energy_j();
+  if (has_cpu) row.cpu_energy_j = cpu_j * pue, row.cpu_power_w = cpu_j / t;
+  if (has_gpu) row.gpu_energy_j = gpu_j * pue, row.gpu_power_w = gpu_j / t;
+  if (has_ram) row.ram_energy_j = ram_j * pue, row.ram_power_w = ram_j / t;
+  row.energy_consumed_j = r.total_energy_j() * pue;
   if (const energy::RegionIntensity* region = energy::FindRegion(r.carbon.region)) {
     row.country_name = region->name;
     row.country_iso_code = region->alpha3;
@@ -785,6 +789,34 @@ TrainResult Train(const Config& config, TrainOptions options) {
     last_checkpoint = resumed_path;
     skips_seen = algorithm->nonfinite_skips();
   }
+  // carbon.intensity_csv: the energy is priced as the run goes, each iteration's at its own time
+  // (the earlier segments' as their checkpoint carries it; a checkpoint without those sums, or
+  // one of a run without a series, gets its energy priced in this segment's first iteration).
+  std::optional<energy::SeriesCarbon> series_carbon;
+  double series_priced_to_unix_s = start_unix_s;
+  if (intensity_series) {
+    series_carbon.emplace(*intensity_series, carbon_options.pue,
+                          resumed.carbon_series.value_or(energy::SeriesCarbonState{}));
+  }
+  // Prices the energy since the last call (`total`: the run's, or the job's with several ranks).
+  auto price_energy = [&](const energy::Measurement& total) {
+    if (!series_carbon) return;
+    const double now = UnixNowS();
+    const double new_j = total.total_energy_j() - series_carbon->state().energy_j;
+    series_carbon->Add(
+        {series_priced_to_unix_s, std::max(now, series_priced_to_unix_s), std::max(0.0, new_j)});
+    series_priced_to_unix_s = std::max(now, series_priced_to_unix_s);
+  };
+  // The carbon of `total`, priced by price_energy with a series, else by the fixed intensity;
+  // with a series, carbon.region names the country (emissions.csv) when set.
+  auto carbon_of = [&](const energy::Measurement& total) {
+    if (!series_carbon) return energy::ComputeCarbon(total.total_energy_j(), carbon_options);
+    energy::CarbonResult c = series_carbon->Result();
+    if (const energy::RegionIntensity* row = energy::FindRegion(carbon_options.region)) {
+      c.region = row->code;
+    }
+    return c;
+  };
   // Totals of this process plus the earlier segments'.
   auto total_so_far = [&]() {
     energy::Measurement m = monitor.Total();
@@ -844,6 +876,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
       st.allreduce_s = resumed.allreduce_s + group->stats().allreduce_s;
     }
     if (budget.enabled() || !budget.events().empty()) st.budget = budget.Snapshot();
+    if (series_carbon) {
+      // A single process prices its energy up to the checkpoint's reading, so a resumed run
+      // starts where this one stopped; ranks of a data-parallel run keep the sums of their last
+      // iteration (the job's energy needs a collective; the energy since then, a few joules at
+      // most, goes to the resumed run's first iteration).
+      if (world_size == 1) price_energy(st.energy);
+      st.carbon_series = series_carbon->state();
+    }
     // Data-parallel: every rank saves its own state (envs, generators, replay buffer, energy),
     // rank r > 0 under checkpoints/rank<r>/ (checkpointing.h).
     const std::string path = CheckpointPath(run_dir, steps, rank);
@@ -882,8 +922,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       r->emplace_back("energy/" + domain + "_wh", e / kJoulesPerWh);
     }
     r->emplace_back("energy/power_w", elapsed_s > 0 ? total.total_energy_j() / elapsed_s : NAN);
-    r->emplace_back("carbon/g_co2e",
-                    energy::ComputeCarbon(total.total_energy_j(), carbon_options).kg_co2e * 1000.0);
+    r->emplace_back("carbon/g_co2e", carbon_of(total).kg_co2e * 1000.0);
   };
 
   EvalResult final_eval;
@@ -1088,6 +1127,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // Data-parallel: the whole job's energy (all ranks), for the metrics row and the budget.
     const energy::Measurement total =
         world_size > 1 ? job_total_so_far(&budget_time_s) : total_so_far();
+    price_energy(total);
 
     // The budget acts on what this iteration cost (energy.json records every decision); with
     // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
@@ -1240,6 +1280,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     r.wall_time_s = wall_time_s;
     return result;
   }
+  price_energy(total);
   row[1].second = wall_time_s;
   row[2].second = steps / wall_time_s;
   energy_columns(total, wall_time_s, &row);
@@ -1300,8 +1341,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   for (const energy::EnergyMeter* m : monitor.meters()) {  // read at the end: final counters
     for (const auto& [k, v] : m->Details()) r.meter_details.emplace_back(m->name() + "." + k, v);
   }
-  r.carbon = CarbonOfSampledSpan(total, sampler, intensity_series, carbon_options, start_unix_s,
-                                 wall_time_s);
+  r.carbon = carbon_of(total);
   r.early_stop = early_stop;
   r.budget.enabled = budget.enabled();
   r.budget.budget_wh = budget_options.budget_wh;

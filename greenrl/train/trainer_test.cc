@@ -599,6 +599,13 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   EXPECT_EQ(message({"carbon.intensity_csv=" + ::testing::TempDir()}),
             "carbon.intensity_csv: intensity series " + ::testing::TempDir() +
                 ": cannot read the file (it is a directory)");
+  // A fixed intensity beside a series would contradict it.
+  const std::string csv = ::testing::TempDir() + "/greenrl_run_config_series.csv";
+  std::ofstream(csv) << "0,100\n";
+  EXPECT_EQ(message({"carbon.intensity_csv=" + csv, "carbon.intensity_g_per_kwh=56"}),
+            "carbon.intensity_g_per_kwh: got '56'; auto while carbon.intensity_csv is set (the "
+            "series prices the energy; set one of the two)");
+  EXPECT_EQ(message({"carbon.intensity_csv=" + csv, "carbon.region=FR"}), "no error");
 }
 
 }  // namespace
