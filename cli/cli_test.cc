@@ -1110,6 +1110,19 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   EXPECT_NE(r.output.find("policy_kwargs.ortho_init: got 'false'; the run's own true"),
             std::string::npos)
       << r.output;
+  // The network, the normaliser the policy was trained with: named, whatever the override's
+  // form (PPO's net_arch shorthand sets pi and vf; a normalize_kwargs map sets each key).
+  r = RunGreenrl("train --resume " + out + " --set policy_kwargs.net_arch=[32,32] --quiet");
+  ExpectRefused(r,
+                "policy_kwargs.net_arch.pi: got '[32,32]'; the run's own [64, 64]: "
+                "policy_kwargs.net_arch.pi shapes the network whose trained parameters a "
+                "resume continues, so it cannot change");
+  r = RunGreenrl("train --resume " + out + " --set policy_kwargs.activation_fn=relu --quiet");
+  ExpectRefused(r, "policy_kwargs.activation_fn: got 'relu'; the run's own 'tanh'");
+  r = RunGreenrl("train --resume " + out + " --set normalize=true --quiet");
+  ExpectRefused(r,
+                "normalize: got 'true'; the run's own false: normalize describes the "
+                "observations the agent was trained on");
   size_t event_files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
     event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
@@ -1128,6 +1141,40 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   const std::string saved((std::istreambuf_iterator<char>(after)),
                           std::istreambuf_iterator<char>());
   EXPECT_NE(saved.find("n_timesteps: 1024 "), std::string::npos) << saved;
+}
+
+// A normalize: true run's normaliser settings and a SAC run's replay capacity and auto ent_coef
+// initial value are fixed at a resume; the reward's clip range and a fixed ent_coef may change.
+TEST(CliTest, ResumeRefusesNormalizerBufferAndEntCoefInitChanges) {
+  const std::string out = Dir("resume_fixed_sac");
+  Result r = RunGreenrl(
+      "train --algo sac --env Pendulum-v1 --set n_timesteps=300 "
+      "--set learning_starts=100 --set normalize=true --set checkpoint_freq=200 "
+      "--set eval.final_episodes=1 --quiet --out " +
+      out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::remove(out + "/checkpoints/final.pt");  // as if stopped after the checkpoint at 200
+  r = RunGreenrl("train --resume " + out + " --set normalize=false --quiet");
+  ExpectRefused(r, "normalize: got 'false'; the run's own true");
+  r = RunGreenrl("train --resume " + out + " --set 'normalize_kwargs={norm_obs: false}' --quiet");
+  ExpectRefused(r, "normalize_kwargs.norm_obs: got '{norm_obs: false}'; the run's own true");
+  r = RunGreenrl("train --resume " + out + " --set normalize_kwargs.clip_obs=5 --quiet");
+  ExpectRefused(r, "normalize_kwargs.clip_obs: got '5'; the run's own 10");
+  r = RunGreenrl("train --resume " + out + " --set buffer_size=1000 --quiet");
+  ExpectRefused(r,
+                "buffer_size: got '1000'; the run's own 1000000: a resume continues the "
+                "saved replay buffer");
+  r = RunGreenrl("train --resume " + out + " --set ent_coef=auto_0.5 --quiet");
+  ExpectRefused(r,
+                "ent_coef: got 'auto_0.5'; the run's own 'auto': an auto ent_coef's initial "
+                "value only starts the learned coefficient");
+  r = RunGreenrl("train --resume " + out + " --set normalize_kwargs.norm_reward=false --quiet");
+  ExpectRefused(r,
+                "normalize_kwargs.norm_reward: got 'false'; the run's own true: a resume "
+                "continues the saved normaliser");
+  r = RunGreenrl("train --resume " + out +
+                 " --set normalize_kwargs.clip_reward=5 --set ent_coef=0.1 --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 // Every file under `dir` with its size and last write time.
@@ -1191,7 +1238,7 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   const Result other_net = RunGreenrl("train --resume " + parent +
                                       " --set n_timesteps=1024 --set "
                                       "policy_kwargs.net_arch=[32,32] --dry-run");
-  ExpectRefused(other_net, "for net_arch.pi [32,32] (it was written for [64,64])");
+  ExpectRefused(other_net, "policy_kwargs.net_arch.pi: got '[32,32]'; the run's own [64, 64]");
   EXPECT_EQ(other_net.output.find("energy meter"), std::string::npos)  // only why
       << other_net.output;
   r = RunCommand(bin + "--resume " + parent + " --set n_timesteps=1024 --dry-run 2>&1");

@@ -139,6 +139,10 @@ int RunLaunch(const LaunchArgs& a) {
   if (a.nproc < 1 || a.nproc > 1024) {
     throw ConfigError("--nproc", std::to_string(a.nproc), "an integer in [1, 1024]");
   }
+  if (a.master_port < 0 || a.master_port > 65535) {  // before any rank starts
+    throw ConfigError("--master-port", std::to_string(a.master_port),
+                      "an integer in [1, 65535], or 0 for a free port (the default)");
+  }
   if (a.command.empty()) {
     throw ConfigError("command", "(none)", "a greenrl command after --, e.g. -- train --config X");
   }

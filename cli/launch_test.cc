@@ -147,6 +147,29 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
   }
   EXPECT_NEAR(j["total_energy_j"].get<double>(), ranks_total, 1e-9 * ranks_total);
   EXPECT_TRUE(fs::exists(out + "/checkpoints/final.pt"));
+  // config.yaml says how to rerun it: its keys alone would train one rank.
+  const std::string config = ReadFile(out + "/config.yaml");
+  EXPECT_EQ(config.rfind("# trained by 2 data-parallel ranks: greenrl launch --nproc 2 -- train "
+                         "--config <this file> reruns it\n#",
+                         0),
+            0u)
+      << config;
+}
+
+// A port no socket can have is refused by the launcher itself, naming its flag, before any rank
+// starts (the ranks would each refuse MASTER_PORT).
+TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
+  const std::string cmd =
+      std::string(GREENRL_BIN) + " launch --nproc 2 --master-port 70000 -- envs 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+  const int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+  EXPECT_EQ(output,
+            "greenrl: error: --master-port: got '70000'; an integer in [1, 65535], or 0 for a "
+            "free port (the default)\n");
 }
 
 TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {

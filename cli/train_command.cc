@@ -1,5 +1,6 @@
 // greenrl train: loads and validates the config, trains, prints the summary.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -101,16 +102,25 @@ auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
 }
 
 // Keys a resume cannot change, each with what fixes it: the checkpoint holds the agent of that
-// algo, the envs of that id and count, and generators seeded from that seed (the run directory
-// is named after it too). Checked before the overrides are validated, where a change would fail
-// on some other key first (a smaller n_envs on batch_size's bound, another algo on its keys).
-// Init-only keys (policy_kwargs.log_std_init, .ortho_init) are refused too when they change.
+// algo and network, the envs of that id and count, the normaliser statistics its policy was
+// trained with, the replay buffer of that capacity, and generators seeded from that seed (the
+// run directory is named after it too). Checked before the overrides are validated, where a
+// change would fail on some other key first (a smaller n_envs on batch_size's bound, another algo
+// on its keys, another net_arch as a checkpoint that does not load). Init-only keys
+// (policy_kwargs.log_std_init, .ortho_init, SAC's ent_coef auto_<initial>) are refused too when
+// they change. A shorthand or section override (policy_kwargs.net_arch for PPO's pi and vf,
+// normalize_kwargs={...}) is judged on each key it sets.
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
 void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
   static constexpr const char* kInitOnly =
       " only sets the agent's initial parameters, which a resume takes from its checkpoint, so "
       "it cannot change";
+  static constexpr const char* kNetwork =
+      " shapes the network whose trained parameters a resume continues, so it cannot change";
+  static constexpr const char* kNormalized =
+      " describes the observations the agent was trained on, whose normaliser statistics a "
+      "resume continues, so it cannot change";
   struct Fixed {
     const char* key;
     std::string why;
@@ -126,36 +136,75 @@ void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::st
       {"trained_agent",
        "trained_agent only sets the agent a new run starts from, which a resume takes from its "
        "checkpoint, so it cannot change"},
+      {"normalize", std::string("normalize") + kNormalized},
+      {"normalize_kwargs.norm_obs", std::string("normalize_kwargs.norm_obs") + kNormalized},
+      {"normalize_kwargs.clip_obs", std::string("normalize_kwargs.clip_obs") + kNormalized},
+      {"normalize_kwargs.norm_reward",
+       "a resume continues the saved normaliser, whose state holds the reward normalisation's "
+       "running returns only with norm_reward on, so normalize_kwargs.norm_reward cannot "
+       "change"},
+      {"policy_kwargs.net_arch", std::string("policy_kwargs.net_arch") + kNetwork},
+      {"policy_kwargs.net_arch.pi", std::string("policy_kwargs.net_arch.pi") + kNetwork},
+      {"policy_kwargs.net_arch.vf", std::string("policy_kwargs.net_arch.vf") + kNetwork},
+      {"policy_kwargs.activation_fn", std::string("policy_kwargs.activation_fn") + kNetwork},
+      {"use_sde", std::string("use_sde") + kNetwork},
+      {"buffer_size",
+       "a resume continues the saved replay buffer of that capacity, so buffer_size cannot "
+       "change"},
       {"policy_kwargs.log_std_init", std::string("policy_kwargs.log_std_init") + kInitOnly},
       {"policy_kwargs.ortho_init", std::string("policy_kwargs.ortho_init") + kInitOnly}};
-  std::map<std::string, std::string> last;  // key -> its last --set value, which is the one used
+  // Every key an override sets (a shorthand's or section's each), with the override's value text
+  // for the message; the last override of a key is the one the run would use.
+  std::map<std::string, std::pair<std::string, std::string>> last;  // key -> (set key, value)
   for (const std::string& set : sets) {
     const size_t eq = set.find('=');
-    if (eq != std::string::npos) last[set.substr(0, eq)] = set.substr(eq + 1);
+    if (eq == std::string::npos) continue;  // refused later, as any malformed --set
+    for (const std::string& key : Config::KeysSetBy(saved.schema(), set)) {
+      last[key] = {set.substr(0, eq), set.substr(eq + 1)};
+    }
   }
+  // A key's value as the run's config.yaml would give it.
+  const auto text = [](const Config& config, const KeySpec& spec) -> std::string {
+    switch (spec.type) {
+      case ValueType::kInt:
+        return std::to_string(config.GetInt(spec.key));
+      case ValueType::kBool:
+        return config.GetBool(spec.key) ? "true" : "false";
+      case ValueType::kFloat:
+        return fmt::format("{}", config.GetFloat(spec.key));
+      case ValueType::kIntList:
+        return fmt::format("[{}]", fmt::join(config.GetIntList(spec.key), ", "));
+      default:
+        return "'" + config.GetString(spec.key) + "'";
+    }
+  };
   for (const Fixed& f : kFixed) {
     const auto it = last.find(f.key);
     const KeySpec* spec = saved.schema().Find(f.key);
     if (it == last.end() || spec == nullptr) continue;  // an unknown key is refused later
+    const bool normalizer_key = std::string(f.key).rfind("normalize_kwargs.", 0) == 0;
+    if (normalizer_key && !saved.GetBool("normalize")) continue;  // no statistics to keep
     Config changed = saved;
-    changed.Set(f.key, it->second);  // a malformed value is refused here, as any --set
-    if (changed.ToYaml() == saved.ToYaml()) continue;
-    std::string own;
-    switch (spec->type) {
-      case ValueType::kInt:
-        own = std::to_string(saved.GetInt(f.key));
-        break;
-      case ValueType::kBool:
-        own = saved.GetBool(f.key) ? "true" : "false";
-        break;
-      case ValueType::kFloat:
-        own = fmt::format("{}", saved.GetFloat(f.key));
-        break;
-      default:
-        own = "'" + saved.GetString(f.key) + "'";
-        break;
+    changed.Set(it->second.first, it->second.second);  // a malformed value is refused here
+    if (text(changed, *spec) == text(saved, *spec)) continue;
+    throw ConfigError(f.key, it->second.second,
+                      "the run's own " + text(saved, *spec) + ": " + f.why);
+  }
+  // SAC's ent_coef auto_<initial>: the learned coefficient is in the checkpoint, so another
+  // initial value would do nothing (a fixed value, or auto after a fixed one, does act).
+  const auto ent = last.find("ent_coef");
+  if (saved.GetString("algo") == "sac" && ent != last.end()) {
+    Config changed = saved;
+    changed.Set("ent_coef", ent->second.second);
+    const std::string& mine = saved.GetString("ent_coef");
+    const std::string& want = changed.GetString("ent_coef");
+    if (mine.rfind("auto", 0) == 0 && want.rfind("auto", 0) == 0 && mine != want) {
+      throw ConfigError("ent_coef", ent->second.second,
+                        "the run's own '" + mine +
+                            "': an auto ent_coef's initial value only starts the learned "
+                            "coefficient, which a resume takes from its checkpoint, so it cannot "
+                            "change (a fixed number can)");
     }
-    throw ConfigError(f.key, it->second, "the run's own " + own + ": " + f.why);
   }
 }
 

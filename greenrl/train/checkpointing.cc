@@ -1,6 +1,9 @@
 #include "greenrl/train/checkpointing.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,6 +47,43 @@ CheckpointOptions CheckpointOptionsFrom(const Config& config) {
   o.guard_max_consecutive = static_cast<int>(config.GetInt("guard.max_consecutive"));
   o.guard_on_repeat = config.GetString("guard.on_repeat");
   return o;
+}
+
+RunDirLock::RunDirLock(const std::string& run_dir) {
+  const std::string path = run_dir + "/train.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    std::string holder;
+    if (error == EWOULDBLOCK) {
+      char buffer[32] = {};
+      const ssize_t n = ::pread(fd_, buffer, sizeof(buffer) - 1, 0);
+      holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    }
+    ::close(fd_);
+    fd_ = -1;
+    if (error != EWOULDBLOCK) {
+      throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
+    }
+    throw ConfigError("run_dir", run_dir,
+                      "a run directory no other greenrl process is training in (" +
+                          (holder.empty() ? std::string("another process") : "pid " + holder) +
+                          " holds " + path + "; wait for it to end, or stop it and resume)");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  // The pid is only for a refused process's message: without it the lock holds all the same.
+  if (::ftruncate(fd_, 0) == 0) {
+    const ssize_t written = ::pwrite(fd_, pid.data(), pid.size(), 0);
+    static_cast<void>(written);
+  }
+}
+
+RunDirLock::~RunDirLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
 std::string CheckpointDir(const std::string& run_dir, int rank) {

@@ -94,6 +94,25 @@ struct TrainerState {
   std::optional<energy::SeriesCarbonState> carbon_series;
 };
 
+// An exclusive hold on a run directory for this object's life, so that two processes never
+// train into one run directory (a resume started while the run still goes on, a cluster's
+// requeue): flock(LOCK_EX | LOCK_NB) on <run_dir>/train.lock, which holds the holder's pid. The
+// kernel drops the lock when the holder ends, however it ends (SIGKILL included), so the file
+// left behind never blocks a later resume.
+class RunDirLock {
+ public:
+  // Errors: ConfigError("run_dir", run_dir, ...) naming the holder's pid when another process
+  //   (or another RunDirLock of this one) holds it; std::runtime_error naming the file when it
+  //   cannot be created or locked otherwise.
+  explicit RunDirLock(const std::string& run_dir);
+  ~RunDirLock();
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,
 // <run_dir>/checkpoints/rank<rank> for rank > 0.
 std::string CheckpointDir(const std::string& run_dir, int rank = 0);

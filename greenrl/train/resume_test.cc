@@ -4,6 +4,7 @@
 // the energy total carried across (README "Checkpoints, resume and signals").
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -236,6 +237,27 @@ TEST(ResumeTest, PpoPendulumWithNormalizeResumedRunIsBitIdentical) {
                      "eval.final_episodes=1", "normalize=true", "checkpoint_freq=0"},
                     5);
   ExpectResumeIsExact("ppo_pendulum", config, 512);
+}
+
+// A checkpoint whose env state the resumed run's envs do not read to its end (another
+// normalize setting than the one it was written with, which `greenrl train --resume` refuses by
+// name) is refused before training, not half read.
+TEST(ResumeTest, EnvStateLeftPartlyUnreadIsRefused) {
+  const std::vector<std::string> sets = {"n_timesteps=1024", "n_steps=128", "eval.freq=0",
+                                         "eval.final_episodes=1", "checkpoint_freq=0"};
+  std::vector<std::string> normalized = sets;
+  normalized.push_back("normalize=true");
+  const std::string dir = FreshDir("unread_env_state");
+  ASSERT_TRUE(
+      RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), normalized, 5), dir, 10.0, false, 512)
+          .interrupted);
+  try {
+    RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 5), dir, 20.0, true);
+    ADD_FAILURE() << "a normalised run's env state resumed without its normaliser";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "checkpoint");
+    EXPECT_NE(std::string(e.what()).find("bytes were left unread"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ResumeTest, DqnResumedRunIsBitIdenticalWithReplayBuffer) {
@@ -551,6 +573,33 @@ TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
   }
+}
+
+// A run directory another process trains in is refused (the pid in train.lock named) before
+// anything is written, and taken once that process has let go, however it ended.
+TEST(ResumeTest, RunDirectoryInUseIsRefused) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string dir = FreshDir("in_use");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, 512).interrupted);
+  const auto rows = [&] { return CsvSteps(dir); };
+  const std::vector<double> before = rows();
+  {
+    const RunDirLock held(dir);  // as another process's training would hold it
+    try {
+      RunTraining(config, dir, 1.0, /*resume=*/true);
+      ADD_FAILURE() << "resumed into a run directory in use";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "run_dir");
+      EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid()) + " holds " + dir +
+                                           "/train.lock"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(rows(), before);  // nothing written
+    EXPECT_THROW(RunDirLock again(dir), ConfigError);
+  }
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
 }
 
 // The guard: NaN gradients in 3 updates in a row (guard.max_consecutive 3) restore the last

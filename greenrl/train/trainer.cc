@@ -527,12 +527,25 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::unique_ptr<report::MonitorCsv> monitor_csv;
   const std::string monitor_path = run_dir + (rank == 0 ? std::string("/monitor.csv")
                                                         : fmt::format("/rank{}.monitor.csv", rank));
+  // config.yaml: the resolved config; a data-parallel run's first line says how many ranks
+  // trained it, which the file's keys do not (a plain `train --config` of it trains one).
+  auto config_file_text = [&] {
+    const std::string ranks =
+        world_size > 1 ? fmt::format(
+                             "# trained by {} data-parallel ranks: greenrl launch --nproc "
+                             "{} -- train --config <this file> reruns it\n",
+                             world_size, world_size)
+                       : "";
+    return ranks + saved_config.ToYaml();
+  };
+  std::optional<RunDirLock> run_lock;  // no second process trains into this directory
   if (writer) {
     CreateRunDir(run_dir);
+    run_lock.emplace(run_dir);
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing.
     if (!options.resume) {
-      WriteFileAtomic(run_dir + "/config.yaml", saved_config.ToYaml());
+      WriteFileAtomic(run_dir + "/config.yaml", config_file_text());
       metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
       tfevents.emplace(run_dir);
     }
@@ -680,6 +693,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
         throw ConfigError("checkpoint", resumed_path,
                           std::string("an env state for this config (") + e.what() + ")");
       }
+      if (offset != st.env_state.size()) {  // e.g. a VecNormalize's statistics left unread
+        throw ConfigError("checkpoint", resumed_path,
+                          fmt::format("an env state for this config ({} of its {} bytes were "
+                                      "left unread: the checkpoint's envs were wrapped otherwise)",
+                                      st.env_state.size() - offset, st.env_state.size()));
+      }
     } else {
       env->Reset();
       if (normalizer != nullptr && !st.normalizer.empty()) normalizer->SetState(st.normalizer);
@@ -714,7 +733,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // The resolved config of this segment (--set overrides such as a larger n_timesteps
     // included), so a later plain --resume continues with it; written only once the checkpoint
     // has loaded, so a refused resume leaves the file as it was.
-    if (writer) WriteFileAtomic(run_dir + "/config.yaml", saved_config.ToYaml());
+    if (writer) WriteFileAtomic(run_dir + "/config.yaml", config_file_text());
   }
   // --- end resume
 
