@@ -1294,10 +1294,20 @@ TEST(CliTest, ReportComparesRunsAndBadCheckpointsExit2) {
   EXPECT_NE(r.output.find("| greenrl_cli_report_run | ppo | CartPole-v1 | 512 |"),
             std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find(" | estimated | "), std::string::npos) << r.output;  // Wh metered as
   const std::string two = Dir("report_two") + ".html";
-  r = RunGreenrl("report " + out + " " + out + " --out " + two);
+  const std::string copy = Dir("report_copy");
+  fs::copy(out, copy, fs::copy_options::recursive);
+  r = RunGreenrl("report " + out + " " + copy + " --out " + two);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(two));
+  // One run given twice, by any path, would be counted twice: refused, nothing written.
+  const std::string again = out + "/../" + fs::path(out).filename().string();
+  fs::remove(two);
+  r = RunGreenrl("report " + out + " " + again + " --out " + two);
+  ExpectRefused(r,
+                "RUN_DIR: got '" + again + "'; each run once (" + out + " is the same directory)");
+  EXPECT_FALSE(fs::exists(two));
   r = RunGreenrl("report " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream page(out + "/report.html");

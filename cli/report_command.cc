@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "cli/commands.h"
@@ -63,6 +64,17 @@ Runner RegisterReport(CLI::App& app) {
                         "a finite number");
     }
     // Everything is read and checked before anything is written.
+    // A run named twice (the same directory by two paths too) would be counted twice.
+    std::map<std::string, std::string> seen;  // canonical path -> the path as first given
+    for (const auto& dir : args->run_dirs) {
+      std::error_code ec;
+      const std::string key = std::filesystem::weakly_canonical(dir, ec).string();
+      const auto [it, added] = seen.emplace(ec ? dir : key, dir);
+      if (!added) {
+        throw ConfigError("RUN_DIR", dir,
+                          "each run once (" + it->second + " is the same directory)");
+      }
+    }
     std::vector<report::RunData> runs;
     for (const auto& dir : args->run_dirs) runs.push_back(report::LoadRun(dir));
     report::DistinguishNames(&runs);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/report/run_report.h"
@@ -92,6 +93,24 @@ RunData LoadRun(const std::string& dir) {
   }
   if (j.contains("eval_mean_return") && j["eval_mean_return"].is_number()) {
     run.eval_mean_return = j["eval_mean_return"].get<double>();
+  }
+  if (j.contains("domains") && j["domains"].is_object()) {
+    std::set<std::string> kinds;
+    for (const auto& [name, d] : j["domains"].items()) {
+      if (d.is_object() && d.contains("provenance") && d["provenance"].is_string()) {
+        kinds.insert(d["provenance"].get<std::string>());
+      }
+    }
+    for (const std::string& kind : kinds) {
+      run.energy_provenance += (run.energy_provenance.empty() ? "" : "+") + kind;
+    }
+  }
+  if (j.contains("budget") && j["budget"].is_object() &&
+      j["budget"].value("stopped_by_budget", false)) {
+    run.unfinished = "budget stop";
+  } else if (j.contains("eval_note") && j["eval_note"].is_string() &&
+             j["eval_note"].get<std::string>().rfind("interrupted", 0) == 0) {
+    run.unfinished = "interrupted";
   }
   if (j.contains("windows") && j["windows"].is_object()) {
     for (const char* phase : {"rollout", "update", "eval"}) {
@@ -191,6 +210,8 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.energy_wh = run.energy_wh;
     row.g_co2e = run.g_co2e;
     row.eval_mean_return = run.eval_mean_return;
+    row.energy_provenance = run.energy_provenance;
+    row.unfinished = run.unfinished;
     const int ret = run.MetricsColumn(target_metric);
     const int wh = run.MetricsColumn("energy/total_wh");
     if (target_return && ret >= 0 && wh >= 0) {
@@ -207,10 +228,21 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
   return out;
 }
 
+std::string EvalReturnCell(const ComparisonRow& r) {
+  if (r.eval_mean_return || r.unfinished.empty()) return Cell(r.eval_mean_return, "{:.2f}");
+  return "n/a (" + r.unfinished + ")";
+}
+
+std::string ProvenanceCell(const ComparisonRow& r) {
+  return r.energy_provenance.empty() ? "n/a" : r.energy_provenance;
+}
+
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return, const std::string& target_metric) {
-  std::string s = "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |";
-  std::string rule = "|---|---|---|---:|---:|---:|---:|---:|---:|";
+  std::string s =
+      "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+      "eval return |";
+  std::string rule = "|---|---|---|---:|---:|---:|---:|---|---:|---:|";
   if (target_return) {
     const std::string label = Escape(TargetLabel(target_metric));
     s += fmt::format(" Wh to {} >= {:g} | steps to {} >= {:g} |", label, *target_return, label,
@@ -219,10 +251,10 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
   }
   s += "\n" + rule + "\n";
   for (const auto& r : rows) {
-    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} |", Escape(r.name),
+    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |", Escape(r.name),
                      Escape(r.algo), Escape(r.env_id), r.steps, r.wall_time_s, r.steps_per_s,
-                     FormatAmount(r.energy_wh), FormatAmount(r.g_co2e),
-                     Cell(r.eval_mean_return, "{:.2f}"));
+                     FormatAmount(r.energy_wh), Escape(ProvenanceCell(r)), FormatAmount(r.g_co2e),
+                     EvalReturnCell(r));
     if (target_return) {
       if (r.wh_to_target) {
         s += fmt::format(" {} | {} |", FormatAmount(*r.wh_to_target), *r.steps_to_target);

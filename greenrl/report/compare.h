@@ -40,7 +40,13 @@ struct RunData {
   double energy_wh = 0.0;    // total_energy_wh
   double g_co2e = 0.0;       // carbon.kg_co2e x 1000
   std::optional<double> eval_mean_return;  // final deterministic evaluation, if it ran
-  std::vector<PhaseEnergy> phases;         // rollout, update, eval (those present), other
+  // How energy.json's domains were metered, their provenances joined by '+' in name order
+  // ("estimated", "measured", "estimated+measured"); empty when energy.json lists none.
+  std::string energy_provenance;
+  // Why an unfinished run has no final evaluation: "budget stop" (energy.json's
+  // budget.stopped_by_budget), "interrupted" (its eval_note), else empty.
+  std::string unfinished;
+  std::vector<PhaseEnergy> phases;  // rollout, update, eval (those present), other
   std::vector<BudgetMark> budget_marks;
   // metrics.csv, columns as in the file (global_step first); empty cells are NaN.
   std::vector<std::string> metrics_header;
@@ -86,6 +92,7 @@ struct ComparisonRow {
   std::string name, algo, env_id;
   int64_t steps = 0;
   double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0, g_co2e = 0.0;
+  std::string energy_provenance, unfinished;  // as RunData's
   std::optional<double> eval_mean_return;
   // First metrics.csv row whose target metric (kTargetMetric unless CompareRuns is given
   // another) is >= the target: its energy/total_wh and global_step. Empty when no target was
@@ -99,6 +106,12 @@ struct ComparisonRow {
 std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
                                        std::optional<double> target_return,
                                        const std::string& target_metric = kTargetMetric);
+
+// Returns: the eval return cell of a comparison table: the final evaluation's mean ("480.50"),
+//   else "n/a", with why for an unfinished run ("n/a (budget stop)", "n/a (interrupted)").
+std::string EvalReturnCell(const ComparisonRow& row);
+// Returns: the "Wh metered as" cell: the row's energy_provenance, or "n/a" when unknown.
+std::string ProvenanceCell(const ComparisonRow& row);
 
 // Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant
 // digits show (0.5 -> "0.5000", 0.0000812 -> "0.00008120"); 0 -> "0.0000".

@@ -37,6 +37,7 @@ std::string MakeRunA(const std::string& root) {
               "update": {"count": 4, "duration_s": 2.0, "total_energy_j": 360.0},
               "eval": {"count": 2, "duration_s": 1.0, "total_energy_j": 180.0}},
   "unattributed": {"total_energy_j": 360.0},
+  "domains": {"cpu:process": {"energy_j": 1800.0, "provenance": "estimated"}},
   "budget": {"enabled": true, "events": [
     {"global_step": 2048, "time_s": 4.0, "action": "skip_non_critical", "taken": true,
      "energy_used_j": 900.0, "reason": "forecast 0.9 of the budget"}]},
@@ -52,13 +53,17 @@ std::string MakeRunA(const std::string& root) {
   return dir;
 }
 
-// run_b: DQN, 2048 steps in 1 s, 0.2 Wh, 0.1 g, final eval skipped, never reaches 195.
+// run_b: DQN, 2048 steps in 1 s, 0.2 Wh (RAPL's package measured, its DRAM integrated), 0.1 g,
+// stopped by its energy budget (no final eval), never reaches 195.
 std::string MakeRunB(const std::string& root) {
   const std::string dir = root + "/run_b";
   fs::create_directories(dir);
   WriteText(dir + "/energy.json", R"({
   "algo": "dqn", "env_id": "CartPole-v1", "seed": 2, "steps": 2048, "wall_time_s": 1.0,
-  "eval_mean_return": null, "total_energy_wh": 0.2, "carbon": {"kg_co2e": 0.0001}
+  "eval_mean_return": null, "total_energy_wh": 0.2, "carbon": {"kg_co2e": 0.0001},
+  "domains": {"cpu:package-0": {"provenance": "measured"}, "dram:0": {"provenance": "integrated"},
+              "cpu:package-1": {"provenance": "measured"}},
+  "budget": {"enabled": true, "stopped_by_budget": true, "events": []}
 })");
   WriteText(dir + "/metrics.csv",
             "global_step,time_s,rollout/ep_rew_mean,energy/total_wh\n"
@@ -131,8 +136,8 @@ TEST(CompareTest, TargetMetricPicksTheColumn) {
   EXPECT_FALSE(CompareRuns({a}, 500.0, "eval/mean_reward")[0].wh_to_target.has_value());
   const std::string md = FormatMarkdown(rows, 195.0, "eval/mean_reward");
   EXPECT_EQ(md.substr(0, md.find('\n')),
-            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return | "
-            "Wh to eval/mean_reward >= 195 | steps to eval/mean_reward >= 195 |");
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+            "eval return | Wh to eval/mean_reward >= 195 | steps to eval/mean_reward >= 195 |");
   EXPECT_NO_THROW(CheckTargetMetric({a, b}, "rollout/ep_rew_mean"));
   try {
     CheckTargetMetric({a, b}, "eval/mean_reward");
@@ -151,18 +156,21 @@ TEST(CompareTest, MarkdownIsExact) {
   const std::string root = Root("md");
   const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
   EXPECT_EQ(FormatMarkdown(CompareRuns(runs, 195.0), 195.0),
-            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return | "
-            "Wh to return >= 195 | steps to return >= 195 |\n"
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | 0.2400 | 480.50 | 0.3750 "
-            "| 3072 |\n"
-            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | 0.1000 | n/a | not reached "
-            "| not reached |\n");
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+            "eval return | Wh to return >= 195 | steps to return >= 195 |\n"
+            "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"
+            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 480.50 "
+            "| 0.3750 | 3072 |\n"
+            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+            "0.1000 | n/a (budget stop) | not reached | not reached |\n");
   EXPECT_EQ(FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt),
-            "| run | algo | env | steps | wall time (s) | steps/s | Wh | g CO2e | eval return |\n"
-            "|---|---|---|---:|---:|---:|---:|---:|---:|\n"
-            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | 0.2400 | 480.50 |\n"
-            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | 0.1000 | n/a |\n");
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+            "eval return |\n"
+            "|---|---|---|---:|---:|---:|---:|---|---:|---:|\n"
+            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 480.50 "
+            "|\n"
+            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+            "0.1000 | n/a (budget stop) |\n");
 }
 
 TEST(CompareTest, AmountsKeepFourSignificantDigits) {
@@ -265,10 +273,12 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   const std::string eval_html =
       RenderHtml(runs, 195.0, "/* fake Chart.js */ var Chart;", "eval/mean_reward");
   EXPECT_NE(eval_html.find("\"target_metric\":\"eval/mean_reward\""), std::string::npos);
-  EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
-                      "<td>8.0</td><td>512</td><td>0.5000</td><td>0.2400</td><td>480.50</td>"
-                      "<td>0.3750</td><td>3072</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      html.find(
+          "<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
+          "<td>8.0</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td><td>480.50</td>"
+          "<td>0.3750</td><td>3072</td></tr>"),
+      std::string::npos);
   for (const char* id : {"chart-return-steps", "chart-return-time", "chart-return-wh",
                          "chart-power", "chart-phases"}) {
     EXPECT_NE(html.find(std::string("<canvas id=\"") + id + "\""), std::string::npos) << id;

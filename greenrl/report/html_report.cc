@@ -72,15 +72,12 @@ nlohmann::json Columns(const std::vector<std::string>& header,
   return out;
 }
 
-std::string Optional(const std::optional<double>& v, const char* spec) {
-  return v ? fmt::format(fmt::runtime(spec), *v) : std::string("n/a");
-}
-
 std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<double> target_return,
                       const std::string& target_metric) {
-  std::string s = "<table id=\"comparison\">\n<tr><th>run</th><th>algo</th><th>env</th>"
-                  "<th>steps</th><th>wall time (s)</th><th>steps/s</th><th>Wh</th>"
-                  "<th>g CO2e</th><th>eval return</th>";
+  std::string s =
+      "<table id=\"comparison\">\n<tr><th>run</th><th>algo</th><th>env</th>"
+      "<th>steps</th><th>wall time (s)</th><th>steps/s</th><th>Wh</th>"
+      "<th>Wh metered as</th><th>g CO2e</th><th>eval return</th>";
   if (target_return) {
     const std::string label = EscapeHtml(TargetLabel(target_metric));
     s += fmt::format("<th>Wh to {} &ge; {:g}</th><th>steps to {} &ge; {:g}</th>", label,
@@ -90,10 +87,10 @@ std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<doub
   for (const auto& r : rows) {
     s += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
         EscapeHtml(r.name), EscapeHtml(r.algo), EscapeHtml(r.env_id), r.steps, r.wall_time_s,
-        r.steps_per_s, FormatAmount(r.energy_wh), FormatAmount(r.g_co2e),
-        Optional(r.eval_mean_return, "{:.2f}"));
+        r.steps_per_s, FormatAmount(r.energy_wh), EscapeHtml(ProvenanceCell(r)),
+        FormatAmount(r.g_co2e), EscapeHtml(EvalReturnCell(r)));
     if (target_return) {
       s += r.wh_to_target
                ? fmt::format("<td>{}</td><td>{}</td>", FormatAmount(*r.wh_to_target),

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -24,6 +25,12 @@ constexpr double kJoulesPerWh = 3600.0;
 std::string Amount(double value) {
   return std::fabs(value) >= 0.001 || value == 0.0 ? fmt::format("{:.4f}", value)
                                                    : fmt::format("{:.3g}", value);
+}
+
+// How far a run with a budget went past it, Wh (0 within it, or without a budget).
+double OverBudgetWh(const RunReport& r) {
+  if (!r.budget.enabled || r.budget.budget_wh <= 0.0) return 0.0;
+  return std::max(0.0, r.total_energy_j() / kJoulesPerWh - r.budget.budget_wh);
 }
 
 nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetEvent>& events) {
@@ -197,6 +204,14 @@ std::string FormatSummary(const RunReport& r) {
                      : r.budget.interrupted ? "interrupted within it, state " + state
                                             : "finished within it, final state " + state,
                      r.budget.events.size());
+    // A run may pass its budget by the iteration that stops it and what the stop writes; the
+    // rounded figures above would hide it.
+    if (const double over_wh = OverBudgetWh(r); over_wh > 0.0) {
+      s += fmt::format(
+          "                 {:.4g} Wh over it: {:.6g} Wh used (the last iteration and what the "
+          "stop wrote; one iteration can cost more than a budget this small)\n",
+          over_wh, r.total_energy_j() / kJoulesPerWh);
+    }
   }
   s += FormatCarbonLines(r.carbon);
   return s;
@@ -212,6 +227,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["steps"] = r.steps;
   j["wall_time_s"] = r.wall_time_s;
   j["cpu_time_s"] = r.cpu_time_s;
+  j["cpu_before_meters_s"] = r.cpu_before_meters_s;
   j["env_non_finite_resets"] = r.env_non_finite_resets;
   j["eval_episodes"] = r.eval_episodes;
   j["eval_mean_return"] =
@@ -263,6 +279,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   budget["budget_wh"] = r.budget.budget_wh;
   budget["final_state"] = r.budget.final_state;
   budget["stopped_by_budget"] = r.budget.stopped;
+  budget["over_budget_wh"] = OverBudgetWh(r);
   budget["stop_reason"] = r.budget.stop_reason;
   budget["events"] = BudgetEventsOrderedJson(r.budget.events);
   j["budget"] = budget;

@@ -91,6 +91,10 @@ struct RunReport {
   int64_t steps = 0;                  // env steps, summed over envs
   double wall_time_s = 0.0;           // training loop wall time (setup excluded)
   double cpu_time_s = 0.0;            // process CPU seconds over the same span
+  // CPU seconds this process spent before its meters started (loading LibTorch and greenrl,
+  // reading the config; about 0.8 s on the 2-core VM of 2026-12-06), in no total: no meter saw
+  // them. Of the last segment's process for a resumed run.
+  double cpu_before_meters_s = 0.0;
   double steps_per_s = 0.0;           // steps / wall_time_s
   int64_t env_non_finite_resets = 0;  // training env steps reset after a simulator fault
   int eval_episodes = 0;              // final deterministic evaluation (0: skipped, see eval_note)

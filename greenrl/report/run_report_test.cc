@@ -180,6 +180,13 @@ TEST(RunReportTest, SummaryBudgetLine) {
   r.budget.stop_reason = "step 7: used 9 J";
   EXPECT_NE(FormatSummary(r).find("the budget ended the run: step 7: used 9 J"), std::string::npos)
       << FormatSummary(r);
+  // Past the budget (7200 J against 0.5 Wh = 1800 J): said, with the unrounded figures.
+  EXPECT_NE(FormatSummary(r).find("                 1.5 Wh over it: 2 Wh used (the last "
+                                  "iteration and what the stop wrote;"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.budget_wh = 2.5;  // within it: no such line
+  EXPECT_EQ(FormatSummary(r).find("over it"), std::string::npos) << FormatSummary(r);
 }
 
 TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {

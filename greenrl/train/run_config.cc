@@ -155,7 +155,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "energy.nvml_library", ValueType::kString, "libnvidia-ml.so.1",
          "NVML library loaded with dlopen at run time");
   AddKey(&s, "energy.sample_period_s", ValueType::kFloat, "1.0",
-         "power sampling period of the sampler thread (power.csv), s", 0.0, 3600.0, {}, true);
+         "power sampling period of the sampler thread (power.csv), s", 0.01, 3600.0);
   AddKey(&s, "energy.budget_wh", ValueType::kFloat, "0.0",
          "energy budget of the run in Wh (0: none); the ladder below acts as it nears", 0.0, 1e9);
   AddKey(&s, "energy.budget.warmup_steps", ValueType::kInt, "1000",

@@ -447,6 +447,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   require_steps_left(resumed, resumed_path);
 
+  // What this process spent before its meters start (loading LibTorch, reading the config):
+  // reported beside the totals, never in them, as no meter saw it.
+  const double cpu_before_meters_s = ProcessCpuSeconds();
   std::string meter_reason, meter_brief;
   std::vector<std::unique_ptr<energy::EnergyMeter>> meters =
       RunMeters(config, std::move(options.meter_override), &meter_reason, &meter_brief);
@@ -1316,6 +1319,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.steps = steps;
   r.wall_time_s = wall_time_s;
   r.cpu_time_s = cpu_time_s;
+  r.cpu_before_meters_s = cpu_before_meters_s;
   r.steps_per_s = steps / wall_time_s;
   r.env_non_finite_resets = env->non_finite_resets();
   // The command that continues this run: a data-parallel one needs its world size back.

@@ -91,6 +91,9 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   EXPECT_EQ(j["windows"]["eval"]["count"], 2);  // at 1024 steps and the final one
   EXPECT_NEAR(window_sum + j["unattributed"]["total_energy_j"].get<double>(), total_j, 1e-9);
   EXPECT_GE(j["unattributed"]["total_energy_j"].get<double>(), 0.0);
+  // The process's CPU time before its meters started: reported, in no total.
+  EXPECT_GT(j["cpu_before_meters_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["cpu_before_meters_s"].get<double>(), r.cpu_before_meters_s);
   EXPECT_EQ(j["domains"]["cpu:process"]["provenance"], "estimated");
   EXPECT_EQ(j["domains"]["cpu:process"]["scope"], "process");
   EXPECT_NEAR(j["carbon"]["kg_co2e"].get<double>(), total_j / 3.6e6 * 481.0 / 1000.0, 1e-15);
@@ -595,6 +598,8 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
       message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
       std::string::npos);
   EXPECT_NE(message({"energy.meter=nvml"}).find("energy.meter: got 'nvml'"), std::string::npos);
+  EXPECT_EQ(message({"energy.sample_period_s=1e-9"}),
+            "energy.sample_period_s: got '1e-9'; a number in [0.01, 3600]");
   // The series' own error, named by the key that gave the path.
   EXPECT_EQ(message({"carbon.intensity_csv=" + ::testing::TempDir()}),
             "carbon.intensity_csv: intensity series " + ::testing::TempDir() +
