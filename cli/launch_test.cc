@@ -42,6 +42,16 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// Runs `cmd` in a shell; returns its wait status and its stdout (the commands here redirect
+// stderr into it).
+std::pair<int, std::string> RunShell(const std::string& cmd) {
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+  return {::pclose(pipe), output};
+}
+
 int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -120,11 +130,7 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
                           " --set eval.final_episodes=1"
                           " --set energy.meter=estimator --set dist.timeout_s=60 --quiet --out " +
                           out + " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
-  const int status = ::pclose(pipe);
+  const auto [status, output] = RunShell(cmd);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
   EXPECT_NE(output.find("[rank 0]"), std::string::npos) << output;
   const auto j = nlohmann::json::parse(ReadFile(out + "/energy.json"));
@@ -161,11 +167,7 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
 TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
   const std::string cmd =
       std::string(GREENRL_BIN) + " launch --nproc 2 --master-port 70000 -- envs 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
-  const int status = ::pclose(pipe);
+  const auto [status, output] = RunShell(cmd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
   EXPECT_EQ(output,
             "greenrl: error: --master-port: got '70000'; an integer in [1, 65535], or 0 for a "
@@ -175,11 +177,7 @@ TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
 TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
   const std::string cmd = std::string(GREENRL_BIN) +
                           " launch --nproc 2 --grace-s 30 -- train --set n_step=1 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
-  const int status = ::pclose(pipe);
+  const auto [status, output] = RunShell(cmd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
   // Both ranks find the same config error; it is shown once, under whichever rank printed it
   // first, and the other rank's copy is counted.
