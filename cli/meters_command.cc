@@ -55,6 +55,7 @@ Runner RegisterMeters(CLI::App& app) {
     options.hwmon_root = config.GetString("energy.hwmon_root");
     options.nvml_library = config.GetString("energy.nvml_library");
     options.watts_per_core = config.GetFloat("energy.watts_per_core");
+    options.meter = config.GetString("energy.meter");
     fmt::print("greenrl meters: energy sources on this machine\n");
     for (const energy::SourceStatus& s : energy::ListEnergySources(options)) {
       fmt::print("  {:<20} {:<18} {}\n", s.name, s.would_use ? "USED" : energy::ToString(s.state),

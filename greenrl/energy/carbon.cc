@@ -438,12 +438,12 @@ CarbonResult SeriesCarbon::Result() const {
   result.intensity_source = fmt::format("time series {} ({} points, energy-weighted mean)",
                                         series_->source(), points.size());
   if (state_.before_series_j > 0.0) {
-    result.intensity_source += fmt::format("; {} J before its first timestamp, at its first value",
-                                           state_.before_series_j);
+    result.intensity_source += fmt::format(
+        "; {:.2f} J before its first timestamp, at its first value", state_.before_series_j);
   }
   if (state_.after_series_j > 0.0) {
     result.intensity_source += fmt::format(
-        "; {} J more than one step ({} s) after its last timestamp, at its last value (the "
+        "; {:.2f} J more than one step ({:g} s) after its last timestamp, at its last value (the "
         "series may be out of date)",
         state_.after_series_j, points.back().unix_s - points[points.size() - 2].unix_s);
   }

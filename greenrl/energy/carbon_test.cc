@@ -280,8 +280,8 @@ TEST(CarbonSeriesTest, SeveralIntervalsEdgesAndOutsideTheSeries) {
   EXPECT_EQ(result.kg_co2e, 0.35);
   EXPECT_EQ(result.intensity_g_per_kwh, 100.0);
   EXPECT_EQ(result.intensity_source,
-            "time series steps (3 points, energy-weighted mean); 1800000 J before its first "
-            "timestamp, at its first value; 2700000 J more than one step (1800 s) after its "
+            "time series steps (3 points, energy-weighted mean); 1800000.00 J before its first "
+            "timestamp, at its first value; 2700000.00 J more than one step (1800 s) after its "
             "last timestamp, at its last value (the series may be out of date)");
 
   // No energy: 0 kg, the intensity in force at the first interval's start.

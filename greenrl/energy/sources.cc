@@ -271,19 +271,22 @@ SourceStatus ProbeAmdEnergy(const std::string& hwmon_root) {
 
 // ---- estimator --------------------------------------------------------------------------------
 
-SourceStatus EstimatorStatus(bool rapl_available, double watts_per_core) {
+SourceStatus EstimatorStatus(bool rapl_available, double watts_per_core, const std::string& meter) {
   SourceStatus status;
   status.name = "estimator";
   status.available = true;
-  status.would_use = !rapl_available;
+  status.would_use = meter == "estimator" || (meter == "auto" && !rapl_available);
   status.state = SourceState::kOk;
   status.domains = {"cpu:process"};
+  const char* why = meter == "estimator" ? "; used: energy.meter=estimator"
+                    : meter == "rapl"    ? "; not used: energy.meter=rapl asks for RAPL"
+                    : rapl_available     ? "; not used: RAPL measures the CPU packages"
+                                         : "; used: RAPL is not readable";
   status.reason = fmt::format(
       "always available: this process's CPU time x {} W per busy core ({}energy.watts_per_core), "
       "an estimate{}",
       watts_per_core, watts_per_core == kDefaultWattsPerCore ? "Green Algorithms default; " : "",
-      rapl_available ? "; not used: RAPL measures the CPU packages"
-                     : "; used: RAPL is not readable");
+      why);
   return status;
 }
 
@@ -306,10 +309,15 @@ std::string ToString(SourceState state) {
 std::vector<SourceStatus> ListEnergySources(const SourceOptions& options) {
   std::vector<SourceStatus> statuses;
   statuses.push_back(ProbeRapl(options.powercap_root));
-  statuses.back().would_use = statuses.back().available;
+  SourceStatus& rapl = statuses.back();
+  rapl.would_use = rapl.available && options.meter != "estimator";
+  if (rapl.available && options.meter == "estimator") {
+    rapl.reason += "; not used: energy.meter=estimator";
+  }
+  const bool rapl_available = rapl.available;
   statuses.push_back(ProbeNvml(options.nvml_library));
   statuses.push_back(ProbeAmdEnergy(options.hwmon_root));
-  statuses.push_back(EstimatorStatus(statuses.front().available, options.watts_per_core));
+  statuses.push_back(EstimatorStatus(rapl_available, options.watts_per_core, options.meter));
   return statuses;
 }
 

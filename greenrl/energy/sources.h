@@ -22,6 +22,9 @@ struct SourceOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   // energy.watts_per_core, power_w per busy core: what the estimator's row says it would use.
   double watts_per_core = kDefaultWattsPerCore;
+  // energy.meter: "auto", "rapl" or "estimator", which decides the rows' would_use (rapl where
+  // RAPL is unreadable: none, since a run would not start).
+  std::string meter = "auto";
 };
 
 // The state of one source.

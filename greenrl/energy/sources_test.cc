@@ -103,6 +103,27 @@ TEST(SourcesTest, ReadableRaplIsUsedWithItsDomains) {
   EXPECT_THAT(sources[2].reason, HasSubstr("no hwmon device under " + hwmon.root()));
 }
 
+// energy.meter decides which row a run would use: estimator over a readable RAPL, and rapl
+// where RAPL is unreadable none (a run would not start).
+TEST(SourcesTest, MeterSettingDecidesTheRowUsed) {
+  FakePowercap powercap;
+  powercap.AddZone("intel-rapl:0", "package-0", 1'000'000);
+  FakePowercap hwmon;
+  SourceOptions estimator = Options(powercap.root(), hwmon.root());
+  estimator.meter = "estimator";
+  std::vector<SourceStatus> sources = ListEnergySources(estimator);
+  EXPECT_FALSE(sources[0].would_use);
+  EXPECT_THAT(sources[0].reason, HasSubstr("; not used: energy.meter=estimator"));
+  EXPECT_TRUE(sources[3].would_use);
+  EXPECT_THAT(sources[3].reason, HasSubstr("; used: energy.meter=estimator"));
+
+  SourceOptions rapl = Options("/nonexistent/greenrl/powercap", hwmon.root());
+  rapl.meter = "rapl";
+  sources = ListEnergySources(rapl);
+  for (const SourceStatus& s : sources) EXPECT_FALSE(s.would_use) << s.name;
+  EXPECT_THAT(sources[3].reason, HasSubstr("; not used: energy.meter=rapl asks for RAPL"));
+}
+
 TEST(SourcesTest, RaplWithoutPackageIsUnsupported) {
   FakePowercap powercap;
   powercap.AddZone("intel-rapl:0", "psys", 1'000'000);

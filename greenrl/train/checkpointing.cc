@@ -49,6 +49,23 @@ CheckpointOptions CheckpointOptionsFrom(const Config& config) {
   return o;
 }
 
+namespace {
+// The refusal of a run directory whose train.lock another holder has: the pid written in it
+// (read through `fd`), else "another process".
+ConfigError RunDirInUse(const std::string& run_dir, int fd) {
+  char buffer[32] = {};
+  const ssize_t n = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
+  std::string holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  return ConfigError("run_dir", run_dir,
+                     "a run directory no other greenrl process is training in (" +
+                         (holder.empty() ? std::string("another process") : "pid " + holder) +
+                         " holds " + run_dir +
+                         "/train.lock; wait for it to end, or stop it and "
+                         "resume)");
+}
+}  // namespace
+
 RunDirLock::RunDirLock(const std::string& run_dir) {
   const std::string path = run_dir + "/train.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -57,22 +74,11 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
-    std::string holder;
-    if (error == EWOULDBLOCK) {
-      char buffer[32] = {};
-      const ssize_t n = ::pread(fd_, buffer, sizeof(buffer) - 1, 0);
-      holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
-      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    }
+    const ConfigError in_use = RunDirInUse(run_dir, fd_);
     ::close(fd_);
     fd_ = -1;
-    if (error != EWOULDBLOCK) {
-      throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
-    }
-    throw ConfigError("run_dir", run_dir,
-                      "a run directory no other greenrl process is training in (" +
-                          (holder.empty() ? std::string("another process") : "pid " + holder) +
-                          " holds " + path + "; wait for it to end, or stop it and resume)");
+    if (error == EWOULDBLOCK) throw in_use;
+    throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   // The pid is only for a refused process's message: without it the lock holds all the same.
@@ -80,6 +86,17 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
     const ssize_t written = ::pwrite(fd_, pid.data(), pid.size(), 0);
     static_cast<void>(written);
   }
+}
+
+void RunDirLock::RefuseIfHeld(const std::string& run_dir) {
+  const int fd = ::open((run_dir + "/train.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no file: nobody holds it (nothing is created)
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    const ConfigError in_use = RunDirInUse(run_dir, fd);
+    ::close(fd);
+    throw in_use;
+  }
+  ::close(fd);  // releases the shared lock it may have taken; nothing was written
 }
 
 RunDirLock::~RunDirLock() {

@@ -106,6 +106,10 @@ class RunDirLock {
   //   cannot be created or locked otherwise.
   explicit RunDirLock(const std::string& run_dir);
   ~RunDirLock();
+
+  // The same refusal without taking the lock or writing anything (a dry run's check).
+  // Errors: ConfigError("run_dir", ...) as the constructor's when another process holds it.
+  static void RefuseIfHeld(const std::string& run_dir);
   RunDirLock(const RunDirLock&) = delete;
   RunDirLock& operator=(const RunDirLock&) = delete;
 

@@ -598,7 +598,20 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
     }
     EXPECT_EQ(rows(), before);  // nothing written
     EXPECT_THROW(RunDirLock again(dir), ConfigError);
+    TrainOptions dry;  // a dry run finds it too, and writes nothing
+    dry.out_dir = dir;
+    dry.verbose = false;
+    dry.resume = true;
+    dry.dry_run = true;
+    EXPECT_THROW(Train(config, std::move(dry)), ConfigError);
+    EXPECT_NO_THROW(RunDirLock::RefuseIfHeld(FreshDir("no_lock_file")));  // nothing to hold
   }
+  TrainOptions dry;
+  dry.out_dir = dir;
+  dry.verbose = false;
+  dry.resume = true;
+  dry.dry_run = true;
+  EXPECT_TRUE(Train(config, std::move(dry)).dry_run);
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
 }
 

@@ -447,6 +447,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   require_steps_left(resumed, resumed_path);
 
+  // No second process trains into this directory (checkpointing.h): a resume takes the lock
+  // before anything is logged, so a refusal prints only why; a new run once it made the
+  // directory (below); a dry run checks it and writes nothing.
+  std::optional<RunDirLock> run_lock;
+  if (writer && options.resume) {
+    if (options.dry_run) {
+      RunDirLock::RefuseIfHeld(run_dir);
+    } else {
+      run_lock.emplace(run_dir);
+    }
+  }
   // What this process spent before its meters start (loading LibTorch, reading the config):
   // reported beside the totals, never in them, as no meter saw it.
   const double cpu_before_meters_s = ProcessCpuSeconds();
@@ -541,10 +552,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
                        : "";
     return ranks + saved_config.ToYaml();
   };
-  std::optional<RunDirLock> run_lock;  // no second process trains into this directory
   if (writer) {
     CreateRunDir(run_dir);
-    run_lock.emplace(run_dir);
+    if (!run_lock) run_lock.emplace(run_dir);
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing.
     if (!options.resume) {
