@@ -1,6 +1,7 @@
 #include "greenrl/report/compare.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -58,18 +59,69 @@ int RunData::MetricsColumn(const std::string& column) const {
   return -1;
 }
 
+namespace {
+// A run killed before it wrote energy.json (SIGKILL, a crash, a lost node): energy.json's fields
+// from what it left, its last metrics.csv row (global_step, time_s, energy/total_wh,
+// carbon/g_co2e, all written as it went) and config.yaml (algo, env_id, seed), with "killed".
+// Errors: as LoadRun's, naming what is missing.
+nlohmann::json KilledRunJson(const std::string& dir) {
+  std::vector<std::string> header;
+  std::vector<std::vector<double>> rows;
+  try {
+    std::tie(header, rows) = ReadMetricsCsv(dir + "/metrics.csv");
+  } catch (const std::exception& e) {
+    BadRunDir(dir, std::string("metrics.csv is malformed: ") + e.what());
+  }
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() || rows.empty() ? NAN : rows.back()[it - header.begin()];
+  };
+  const double step = column("global_step"), time_s = column("time_s"),
+               wh = column("energy/total_wh");
+  if (!std::isfinite(step) || !std::isfinite(time_s) || !std::isfinite(wh)) {
+    BadRunDir(dir,
+              "energy.json is missing and metrics.csv has no row with global_step, time_s and "
+              "energy/total_wh: did the run start?");
+  }
+  nlohmann::json j;
+  try {
+    const YAML::Node config = YAML::LoadFile(dir + "/config.yaml");
+    j["algo"] = config["algo"].as<std::string>();
+    j["env_id"] = config["env_id"].as<std::string>();
+    j["seed"] = config["seed"].as<uint64_t>();
+  } catch (const std::exception& e) {  // missing file or key, not YAML
+    BadRunDir(dir,
+              std::string("energy.json is missing and config.yaml is unreadable: ") + e.what());
+  }
+  j["steps"] = static_cast<int64_t>(step);
+  j["wall_time_s"] = time_s;
+  j["total_energy_wh"] = wh;
+  if (std::isfinite(column("carbon/g_co2e"))) {
+    j["carbon"] = {{"kg_co2e", column("carbon/g_co2e") / 1000.0}};
+  }
+  j["killed"] = true;
+  return j;
+}
+}  // namespace
+
 RunData LoadRun(const std::string& dir) {
   if (!fs::is_directory(dir)) BadRunDir(dir, "it is not a directory");
   const std::string energy_path = dir + "/energy.json";
   const std::string metrics_path = dir + "/metrics.csv";
-  if (!fs::exists(energy_path)) BadRunDir(dir, "energy.json is missing: did the run finish?");
-  if (!fs::exists(metrics_path)) BadRunDir(dir, "metrics.csv is missing");
+  if (!fs::exists(metrics_path)) {
+    BadRunDir(dir, fs::exists(energy_path) ? "metrics.csv is missing"
+                                           : "energy.json and metrics.csv are missing");
+  }
   nlohmann::json j;
-  try {
-    std::ifstream in(energy_path);
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    BadRunDir(dir, std::string("energy.json is not valid JSON: ") + e.what());
+  if (!fs::exists(energy_path)) {
+    j = KilledRunJson(dir);
+  } else {
+    try {
+      std::ifstream in(energy_path);
+      j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      BadRunDir(dir, std::string("energy.json is not valid JSON: ") + e.what());
+    }
   }
   if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() ||
       !j.contains("total_energy_wh") || !j["total_energy_wh"].is_number()) {
@@ -111,6 +163,8 @@ RunData LoadRun(const std::string& dir) {
   } else if (j.contains("eval_note") && j["eval_note"].is_string() &&
              j["eval_note"].get<std::string>().rfind("interrupted", 0) == 0) {
     run.unfinished = "interrupted";
+  } else if (j.value("killed", false)) {
+    run.unfinished = "killed";
   }
   if (j.contains("windows") && j["windows"].is_object()) {
     for (const char* phase : {"rollout", "update", "eval"}) {

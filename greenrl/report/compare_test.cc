@@ -181,6 +181,36 @@ TEST(CompareTest, AmountsKeepFourSignificantDigits) {
   EXPECT_EQ(FormatAmount(0.0), "0.0000");
 }
 
+// A run killed before writing energy.json (SIGKILL) is reported from its last metrics.csv row
+// and config.yaml: its steps, time, Wh and g CO2e so far, "n/a (killed)" as its eval return.
+TEST(CompareTest, KilledRunIsReadFromItsLastMetricsRow) {
+  const std::string dir = Root("killed") + "/run_k";
+  fs::create_directories(dir);
+  WriteText(dir + "/config.yaml",
+            "# greenrl resolved config\nalgo: sac  # algorithm\nenv_id: Pendulum-v1  # id\n"
+            "seed: 4  # seed\n");
+  WriteText(dir + "/metrics.csv",
+            "global_step,time_s,rollout/ep_rew_mean,energy/total_wh,carbon/g_co2e\n"
+            "1000,10,-1200,0.04,0.02\n"
+            "2000,20,-900,0.08,0.04\n"
+            "3000,30");  // torn by the kill: not a row
+  const RunData run = LoadRun(dir);
+  EXPECT_EQ(run.algo, "sac");
+  EXPECT_EQ(run.env_id, "Pendulum-v1");
+  EXPECT_EQ(run.seed, 4u);
+  EXPECT_EQ(run.steps, 2000);
+  EXPECT_EQ(run.wall_time_s, 20.0);
+  EXPECT_EQ(run.energy_wh, 0.08);
+  EXPECT_EQ(run.g_co2e, 0.04);
+  EXPECT_EQ(run.unfinished, "killed");
+  EXPECT_EQ(FormatMarkdown(CompareRuns({run}, std::nullopt), std::nullopt),
+            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+            "eval return |\n"
+            "|---|---|---|---:|---:|---:|---:|---|---:|---:|\n"
+            "| run_k | sac | Pendulum-v1 | 2000 | 20.0 | 100 | 0.08000 | n/a | 0.04000 | n/a "
+            "(killed) |\n");
+}
+
 TEST(CompareTest, BadRunDirsNameTheProblem) {
   const std::string root = Root("bad");
   auto message = [](const std::string& dir) {
@@ -193,7 +223,15 @@ TEST(CompareTest, BadRunDirsNameTheProblem) {
   };
   EXPECT_NE(message(root + "/missing").find("not a directory"), std::string::npos);
   fs::create_directories(root + "/empty");
-  EXPECT_NE(message(root + "/empty").find("energy.json is missing"), std::string::npos);
+  EXPECT_NE(message(root + "/empty").find("energy.json and metrics.csv are missing"),
+            std::string::npos);
+  // No energy.json, and no metrics.csv row to read a killed run's figures from.
+  WriteText(root + "/empty/metrics.csv", "");
+  EXPECT_NE(message(root + "/empty")
+                .find("metrics.csv has no row with global_step, time_s and "
+                      "energy/total_wh: did the run start?"),
+            std::string::npos)
+      << message(root + "/empty");
   const std::string broken = MakeRunB(root);
   WriteText(broken + "/energy.json", "{\"steps\": ");
   EXPECT_NE(message(broken).find("energy.json is not valid JSON"), std::string::npos);
