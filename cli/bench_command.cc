@@ -25,6 +25,7 @@
 #include "greenrl/nn/small_gemm.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/signals.h"
 #include "greenrl/train/trainer.h"
 
 namespace greenrl::cli {
@@ -39,11 +40,12 @@ struct BenchArgs {
   std::vector<std::string> sets;
 };
 
-// A benchmark: its preset (path relative to the configs dir) and the mean eval return a seed
-// must reach to count as solved.
+// A benchmark: its preset (path relative to the configs dir), the mean eval return a seed must
+// reach to count as solved, and the algo and env its threshold and GFLOP/s model are for.
 struct Benchmark {
   std::string preset;
   double threshold;
+  std::string algo, env_id;
 };
 
 // Thresholds: CartPole-v1's reward_threshold 475 (Gymnasium registry); Pendulum-v1 has none:
@@ -52,11 +54,12 @@ struct Benchmark {
 // reward_threshold 90 (Gymnasium registry; rl-zoo's SAC: 94.68 +- 1.13 at 5e4 steps).
 const std::map<std::string, Benchmark>& Benchmarks() {
   static const std::map<std::string, Benchmark> b = {
-      {"ppo-cartpole", {"ppo/cartpole.yaml", 475.0}},
-      {"ppo-pendulum", {"ppo/pendulum.yaml", -172.2}},
-      {"dqn-cartpole", {"dqn/cartpole.yaml", 475.0}},
-      {"sac-pendulum", {"sac/pendulum.yaml", -200.0}},
-      {"sac-mountaincarcontinuous", {"sac/mountaincarcontinuous.yaml", 90.0}}};
+      {"ppo-cartpole", {"ppo/cartpole.yaml", 475.0, "ppo", "CartPole-v1"}},
+      {"ppo-pendulum", {"ppo/pendulum.yaml", -172.2, "ppo", "Pendulum-v1"}},
+      {"dqn-cartpole", {"dqn/cartpole.yaml", 475.0, "dqn", "CartPole-v1"}},
+      {"sac-pendulum", {"sac/pendulum.yaml", -200.0, "sac", "Pendulum-v1"}},
+      {"sac-mountaincarcontinuous",
+       {"sac/mountaincarcontinuous.yaml", 90.0, "sac", "MountainCarContinuous-v0"}}};
   return b;
 }
 
@@ -174,6 +177,18 @@ Runner RegisterBench(CLI::App& app) {
     if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
     // Validate once before the first run.
     const Config probe = train::LoadRunConfig(preset, sets, 0);
+    // A presets folder of one's own (--configs) must hold this benchmark's algo and env: its
+    // threshold and GFLOP/s model are theirs.
+    for (const auto& [key, want] :
+         {std::pair<const char*, const std::string&>{"algo", it->second.algo},
+          {"env_id", it->second.env_id}}) {
+      if (probe.GetString(key) != want) {
+        throw ConfigError(
+            "--configs", config_dir,
+            fmt::format("a presets folder whose {} has {} {} for {} (it has {})", it->second.preset,
+                        key, want, args->name, probe.GetString(key)));
+      }
+    }
     const bool keep = !args->out.empty();
     const std::string base =
         keep ? args->out
@@ -189,7 +204,7 @@ Runner RegisterBench(CLI::App& app) {
     const std::optional<double> stop_threshold = train::RewardThresholdFrom(probe);
     fmt::print(
         "greenrl bench {}: {} seed{}, n_timesteps {} (a run ends with the iteration that reaches "
-        "it{}), preset {} (threads.torch {}, threads.env {}{})\n",
+        "it{}), preset {} (threads.torch {}, threads.env {}{}, threads.update {})\n",
         args->name, args->seeds, args->seeds == 1 ? "" : "s", probe.GetInt("n_timesteps"),
         stop_threshold ? fmt::format(", or earlier at the first periodic eval with a mean reward "
                                      ">= eval.reward_threshold {}",
@@ -198,9 +213,11 @@ Runner RegisterBench(CLI::App& app) {
         preset, probe.GetInt("threads.torch"), env_threads_asked,
         env_threads < env_threads_asked
             ? fmt::format(": {} used for {} envs", env_threads, probe.GetInt("n_envs"))
-            : std::string());
+            : std::string(),
+        probe.schema().Find("threads.update") != nullptr ? probe.GetInt("threads.update") : 1);
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     fmt::print("blas: {}\n", DescribeBlas());
+    std::fflush(stdout);  // the header before the first seed's minutes, also through a pipe
     double flops_per_update = 0.0, floor_gflops = 0.0;
     int batch = 1;
     if (ppo) {
@@ -232,15 +249,30 @@ Runner RegisterBench(CLI::App& app) {
     fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "steps",
                "wall_s", "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%",
                "update_GFLOP/s");
+    std::fflush(stdout);
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
-    for (int seed = 0; seed < args->seeds; ++seed) {
+    // SIGINT/SIGTERM: the running seed finishes its iteration and writes its reports and resume
+    // checkpoint, as `greenrl train` does (signals.h); no later seed starts, the seeds done are
+    // summed up, a temp folder is removed, and the bench exits 128 + signal.
+    train::StopSignalScope signals;
+    int stop_signal = 0;
+    for (int seed = 0; seed < args->seeds && stop_signal == 0; ++seed) {
       const Config config = train::LoadRunConfig(preset, sets, seed);
+      const std::string out_dir = base + "/seed" + std::to_string(seed);
       train::TrainOptions options;
-      options.out_dir = base + "/seed" + std::to_string(seed);
+      options.out_dir = out_dir;
       options.verbose = false;
-      fs::remove_all(options.out_dir);
+      options.handle_signals = true;
+      fs::remove_all(out_dir);
       const train::TrainResult result = train::Train(config, std::move(options));
+      if (result.interrupted) {
+        stop_signal = result.stop_signal;
+        fmt::print("seed {} stopped by signal {} at step {}{}; no later seed runs\n", seed,
+                   stop_signal, result.report.steps,
+                   keep ? fmt::format(" (its run, resumable: {})", out_dir) : std::string());
+        break;
+      }
       const report::RunReport& r = result.report;
       // Sampler overhead: CPU time of the power-sampling thread over the run's CPU time.
       const double sampler_pct =
@@ -274,15 +306,21 @@ Runner RegisterBench(CLI::App& app) {
       returns.push_back(r.eval_mean_return);
       if (r.eval_mean_return >= threshold) ++solved;
     }
-    fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", "", Median(walls),
-               Median(sps), Median(cpus), Median(returns));
-    if (ppo) {
-      fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
-                 Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
+    const int done = static_cast<int>(walls.size());
+    if (done > 0) {
+      fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", "", Median(walls),
+                 Median(sps), Median(cpus), Median(returns));
+      if (ppo) {
+        fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
+                   Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
+      }
     }
-    fmt::print("seeds with mean eval return >= {:g}: {} of {}\n", threshold, solved, args->seeds);
+    fmt::print(
+        "seeds with mean eval return >= {:g}: {} of {}{}\n", threshold, solved, done,
+        done < args->seeds ? fmt::format(" finished ({} asked)", args->seeds) : std::string());
+    std::fflush(stdout);
     if (!keep) fs::remove_all(base);
-    return 0;
+    return stop_signal != 0 ? 128 + stop_signal : 0;
   };
 }
 

@@ -400,6 +400,36 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
             std::string::npos)
       << kept.output;
   EXPECT_TRUE(fs::exists(cwd + "/kept/seed0/mine.txt"));
+  // A presets folder whose file for this bench trains another env or algo: refused, since the
+  // threshold and GFLOP/s model are the bench's.
+  fs::create_directories(cwd + "/other/ppo");
+  fs::copy_file(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/pendulum.yaml",
+                cwd + "/other/ppo/cartpole.yaml");
+  ExpectRefused(RunGreenrl("bench ppo-cartpole --seeds 1 --configs " + cwd + "/other"),
+                "--configs: got '" + cwd +
+                    "/other'; a presets folder whose ppo/cartpole.yaml "
+                    "has env_id CartPole-v1 for ppo-cartpole (it has Pendulum-v1)");
+}
+
+// SIGINT during a bench stops it as it stops `greenrl train`: the running seed writes its
+// reports and resume checkpoint, no later seed starts, the summary counts the seeds finished,
+// and the bench exits 130; the header (threads.update too) comes before any seed ends.
+TEST(CliTest, BenchStopsOnSignalWithTheRunningSeedsReports) {
+  const std::string out = Dir("bench_signal");
+  const Result r = RunCommand("timeout --preserve-status -s INT 8 " + std::string(GREENRL_BIN) +
+                              " bench dqn-cartpole --seeds 2 --steps 100000000 --set "
+                              "threads.update=2 --out " +
+                              out + " 2>&1");
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_NE(r.output.find("(threads.torch 1, threads.env 1, threads.update 2)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("seed 0 stopped by signal 2 at step "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("seeds with mean eval return >= 475: 0 of 0 finished (2 asked)\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(fs::exists(out + "/seed0/energy.json"));
+  EXPECT_FALSE(fs::exists(out + "/seed1"));
+  EXPECT_EQ(RunGreenrl("train --resume " + out + "/seed0 --dry-run").exit_code, 0);
 }
 
 // A user's own OPENBLAS_CORETYPE is left alone: no restart, and the bench header names it.
