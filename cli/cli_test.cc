@@ -1184,24 +1184,23 @@ TEST(CliTest, ResumeRefusesNormalizerBufferAndEntCoefInitChanges) {
       out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::remove(out + "/checkpoints/final.pt");  // as if stopped after the checkpoint at 200
-  r = RunGreenrl("train --resume " + out + " --set normalize=false --quiet");
-  ExpectRefused(r, "normalize: got 'false'; the run's own true");
-  r = RunGreenrl("train --resume " + out + " --set 'normalize_kwargs={norm_obs: false}' --quiet");
-  ExpectRefused(r, "normalize_kwargs.norm_obs: got '{norm_obs: false}'; the run's own true");
-  r = RunGreenrl("train --resume " + out + " --set normalize_kwargs.clip_obs=5 --quiet");
-  ExpectRefused(r, "normalize_kwargs.clip_obs: got '5'; the run's own 10");
-  r = RunGreenrl("train --resume " + out + " --set buffer_size=1000 --quiet");
-  ExpectRefused(r,
-                "buffer_size: got '1000'; the run's own 1000000: a resume continues the "
-                "saved replay buffer");
-  r = RunGreenrl("train --resume " + out + " --set ent_coef=auto_0.5 --quiet");
-  ExpectRefused(r,
-                "ent_coef: got 'auto_0.5'; the run's own 'auto': an auto ent_coef's initial "
-                "value only starts the learned coefficient");
-  r = RunGreenrl("train --resume " + out + " --set normalize_kwargs.norm_reward=false --quiet");
-  ExpectRefused(r,
-                "normalize_kwargs.norm_reward: got 'false'; the run's own true: a resume "
-                "continues the saved normaliser");
+  const std::pair<std::string, std::string> refused[] = {
+      {"normalize=false", "normalize: got 'false'; the run's own true"},
+      {"'normalize_kwargs={norm_obs: false}'",
+       "normalize_kwargs.norm_obs: got '{norm_obs: false}'; the run's own true"},
+      {"normalize_kwargs.clip_obs=5", "normalize_kwargs.clip_obs: got '5'; the run's own 10"},
+      {"normalize_kwargs.norm_reward=false",
+       "normalize_kwargs.norm_reward: got 'false'; the run's own true: a resume continues the "
+       "saved normaliser"},
+      {"buffer_size=1000",
+       "buffer_size: got '1000'; the run's own 1000000: a resume continues the saved replay "
+       "buffer"},
+      {"ent_coef=auto_0.5",
+       "ent_coef: got 'auto_0.5'; the run's own 'auto': an auto ent_coef's initial value only "
+       "starts the learned coefficient"}};
+  for (const auto& [set, expected] : refused) {
+    ExpectRefused(RunGreenrl("train --resume " + out + " --set " + set + " --quiet"), expected);
+  }
   r = RunGreenrl("train --resume " + out +
                  " --set normalize_kwargs.clip_reward=5 --set ent_coef=0.1 --quiet");
   EXPECT_EQ(r.exit_code, 0) << r.output;
