@@ -194,8 +194,8 @@ TEST(PpoDeviceConfigTest, DeviceAndUpdatePathRules) {
   }
 }
 
-// SB3's PPO.__init__ asserts batch_size > 1 and n_steps * n_envs > 1 with normalize_advantage:
-// a one-row minibatch has no advantage standard deviation.
+// SB3's PPO.__init__ asserts batch_size > 1 and n_steps * n_envs > 1 with normalize_advantage,
+// since a one-row minibatch has no advantage standard deviation.
 TEST(PpoDeviceConfigTest, OneRowMinibatchNeedsNormalizeAdvantageOff) {
   auto refused_field = [](const std::vector<std::string>& sets) -> std::string {
     try {

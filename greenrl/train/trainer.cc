@@ -458,7 +458,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       run_lock.emplace(run_dir);
     }
   }
-  // What this process spent before its meters start (loading LibTorch, reading the config):
+  // What this process spent before its meters start (loading LibTorch, reading the config) is
   // reported beside the totals, never in them, as no meter saw it.
   const double cpu_before_meters_s = ProcessCpuSeconds();
   std::string meter_reason, meter_brief;
