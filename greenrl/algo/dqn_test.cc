@@ -453,15 +453,30 @@ DqnConfig GradCheckConfig(bool double_q) {
   return c;
 }
 
+// A DQN of GradCheckConfig(double_q) whose replay buffer holds one rollout (train_freq steps) of
+// a CartPole env seeded env_seed, with that env.
+struct FilledDqn {
+  std::unique_ptr<env::VecEnv> env;
+  DqnConfig config;
+  std::unique_ptr<Dqn> dqn;
+};
+FilledDqn FillGradCheckDqn(bool double_q, uint64_t env_seed) {
+  FilledDqn f;
+  f.env = env::MakeVecEnv("CartPole-v1", 1, env_seed, 1);
+  f.env->Reset();
+  f.config = GradCheckConfig(double_q);
+  f.dqn = std::make_unique<Dqn>(f.config, f.env->spec());
+  std::vector<EpisodeRecord> episodes;
+  f.dqn->CollectRollout(*f.env, &episodes);
+  return f;
+}
+
 // Part 1: the fused Huber-loss gradient (HuberTdLossAndGrad + FusedMlp::Backward + ClipGradNorm)
 // on one replay minibatch equals LibTorch autograd's, before and after clipping.
 TEST(DqnGradientTest, FusedHuberBackwardMatchesAutograd) {
-  auto env = env::MakeVecEnv("CartPole-v1", 1, 4, 1);
-  env->Reset();
-  const DqnConfig c = GradCheckConfig(false);
-  Dqn dqn(c, env->spec());
-  std::vector<EpisodeRecord> episodes;
-  dqn.CollectRollout(*env, &episodes);
+  const FilledDqn filled = FillGradCheckDqn(false, 4);
+  const DqnConfig& c = filled.config;
+  Dqn& dqn = *filled.dqn;
   const int b = c.batch_size;
   std::vector<int64_t> idx(b);
   Rng rng(5);
@@ -555,13 +570,9 @@ void ExpectTwoStepsMatchLibTorch(Dqn& dqn, const DqnConfig& c, bool double_q,
 
 TEST_P(DqnUpdateTest, TwoStepsMatchLibTorch) {
   const bool double_q = GetParam();
-  auto env = env::MakeVecEnv("CartPole-v1", 1, 6, 1);
-  env->Reset();
-  const DqnConfig c = GradCheckConfig(double_q);
-  Dqn dqn(c, env->spec());
-  std::vector<EpisodeRecord> episodes;
-  dqn.CollectRollout(*env, &episodes);
-  ExpectTwoStepsMatchLibTorch(dqn, c, double_q, [](const int64_t*, TorchBatch*) {});
+  const FilledDqn filled = FillGradCheckDqn(double_q, 6);
+  ExpectTwoStepsMatchLibTorch(*filled.dqn, filled.config, double_q,
+                              [](const int64_t*, TorchBatch*) {});
 }
 
 // normalize: true, as SB3's DQN with VecNormalize: the replay buffer holds the raw obs, final_obs
