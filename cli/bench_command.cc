@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/openblas_core.h"
+#include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
@@ -34,7 +36,7 @@ namespace {
 struct BenchArgs {
   std::string name;
   int seeds = 5;
-  std::optional<int64_t> steps;
+  std::optional<std::string> steps;  // as given: "100000" or "1e5" (internal::ParseYamlInt)
   std::string config_dir;  // --configs; empty: DefaultConfigDir()
   std::string out;
   std::vector<std::string> sets;
@@ -129,7 +131,8 @@ Runner RegisterBench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark a preset over several seeds");
   cmd->add_option("benchmark", args->name, "one of: " + BenchmarkNames())->required();
   cmd->add_option("--seeds", args->seeds, "seeds 0..N-1 (default 5)");
-  cmd->add_option("--steps", args->steps, "env steps per seed (default: the preset's n_timesteps)");
+  cmd->add_option("--steps", args->steps,
+                  "env steps per seed, e.g. 100000 or 1e5 (default: the preset's n_timesteps)");
   cmd->add_option("--configs", args->config_dir,
                   "presets folder (default: ./configs, else an installed greenrl's "
                   "share/greenrl/configs, else the source tree's)");
@@ -156,8 +159,13 @@ Runner RegisterBench(CLI::App& app) {
               "greenrl, else " +
               GREENRL_CONFIGS_SOURCE_DIR + ")");
     }
-    if (args->steps && *args->steps < 1) {
-      throw ConfigError("--steps", std::to_string(*args->steps), "an integer >= 1 (env steps)");
+    std::optional<int64_t> steps;
+    if (args->steps) {
+      steps = internal::ParseYamlInt(*args->steps);
+      if (!steps || *steps < 1) {
+        throw ConfigError("--steps", *args->steps,
+                          "an integer >= 1 (env steps), e.g. 100000 or 1e5");
+      }
     }
     // The bench's name fixes the preset's algo and env (its threshold and GFLOP/s model are
     // theirs) and --seeds the seeds: such a --set would be ignored or mislabelled.
@@ -174,7 +182,7 @@ Runner RegisterBench(CLI::App& app) {
     // A kept --out must be new or empty (the rule of train's --out): the seeds' runs go in it.
     if (!args->out.empty()) train::RequireNewOrEmptyDir(args->out);
     std::vector<std::string> sets = args->sets;
-    if (args->steps) sets.push_back("n_timesteps=" + std::to_string(*args->steps));
+    if (steps) sets.push_back("n_timesteps=" + std::to_string(*steps));
     // Validate once before the first run.
     const Config probe = train::LoadRunConfig(preset, sets, 0);
     // A presets folder of one's own (--configs) must hold this benchmark's algo and env: its
@@ -246,9 +254,11 @@ Runner RegisterBench(CLI::App& app) {
           "on this machine {:.1f} GFLOP/s ({})\n",
           precision, flops_per_update / 1e6, floor_gflops, floor.what);
     }
-    fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>12} {:>13} {:>14}\n", "seed", "steps",
-               "wall_s", "steps/s", "cpu_s", "eval_return", "energy_wh", "sampler_cpu%",
-               "update_GFLOP/s");
+    // `solved`: whether the seed's unrounded mean eval return reaches the threshold, the count
+    // the last line gives (eval_return is printed to 0.1: 474.96 shows as 475.0 and is not).
+    fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>6} {:>12} {:>13} {:>14}\n", "seed",
+               "steps", "wall_s", "steps/s", "cpu_s", "eval_return", "solved", "energy_wh",
+               "sampler_cpu%", "update_GFLOP/s");
     std::fflush(stdout);
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
@@ -293,12 +303,13 @@ Runner RegisterBench(CLI::App& app) {
       gflops.push_back(update_gflops);
       // The GFLOP/s column is modelled for ppo-cartpole only; "-" elsewhere (not a 0 rate).
       fmt::print(
-          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8} ± {:<5} {:>12.5f} {:>13.4f} "
+          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8} ± {:<5} {:>6} {:>12.5f} {:>13.4f} "
           "{:>14}\n",
           seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s,
           report::FixedNoNegativeZero(r.eval_mean_return, 1),
-          report::FixedNoNegativeZero(r.eval_std_return, 1), r.total_energy_j() / 3600.0,
-          sampler_pct, ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
+          report::FixedNoNegativeZero(r.eval_std_return, 1),
+          r.eval_mean_return >= threshold ? "yes" : "no", r.total_energy_j() / 3600.0, sampler_pct,
+          ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);

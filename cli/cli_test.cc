@@ -51,6 +51,12 @@ void ExpectRefused(const Result& r, const std::string& text) {
   EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
 }
 
+// The command succeeded (exit code 0) with `text` in its output (a warning or note).
+void ExpectSucceedsSaying(const Result& r, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+}
+
 std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
 
 std::string Dir(const std::string& name) {
@@ -268,14 +274,11 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
             std::string::npos)
       << bare.output;
   // Pusher's reward_threshold 0 is out of reach: said.
-  const Result pusher =
-      RunGreenrl("train --env Pusher-v4 --algo sac --set eval.reward_threshold=env --dry-run");
-  EXPECT_EQ(pusher.exit_code, 0) << pusher.output;
-  EXPECT_NE(pusher.output.find("greenrl: eval.reward_threshold env is Pusher-v4's "
-                               "reward_threshold 0, which no episode reaches (every Pusher reward "
-                               "is negative): it cannot stop this run; give a number instead\n"),
-            std::string::npos)
-      << pusher.output;
+  ExpectSucceedsSaying(
+      RunGreenrl("train --env Pusher-v4 --algo sac --set eval.reward_threshold=env --dry-run"),
+      "greenrl: eval.reward_threshold env is Pusher-v4's reward_threshold 0, which no episode "
+      "reaches (every Pusher reward is negative): it cannot stop this run; give a number "
+      "instead\n");
   // SAC's default env is Pendulum-v1 (SAC needs Box actions), so --algo sac alone trains it.
   const Result sac_alone = RunGreenrl("train --algo sac --dry-run");
   EXPECT_EQ(sac_alone.exit_code, 0) << sac_alone.output;
@@ -350,16 +353,25 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   fs::create_directories(cwd);
   const std::string bin = GREENRL_BIN;
   const std::string out = RunCommand("cd " + cwd + " && " + bin +
-                                     " bench ppo-cartpole --seeds 1 --steps 600 2>&1; echo "
+                                     " bench ppo-cartpole --seeds 1 --steps 6e2 2>&1; echo "
                                      "\"rc=$?\"")
                               .output;
   EXPECT_NE(out.find("rc=0"), std::string::npos) << out;
   EXPECT_NE(out.find("/configs/ppo/cartpole.yaml"), std::string::npos) << out;
-  // The row gives the steps run: whole rollouts of 8 envs x 32 steps, 768 for n_timesteps 600.
+  // --steps reads rl-zoo's 6e2 as 600. The row gives the steps run: whole rollouts of 8 envs x
+  // 32 steps, 768 for n_timesteps 600.
   EXPECT_NE(out.find("n_timesteps 600 (a run ends with the iteration that reaches it)"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("\n    0       768 "), std::string::npos) << out;
+  // `solved` says per seed whether its unrounded return counts (768 steps do not solve it).
+  EXPECT_NE(out.find("eval_return solved"), std::string::npos) << out;
+  const size_t row = out.find("\n    0       768 ");
+  if (row != std::string::npos) {
+    const std::string line = out.substr(row + 1, out.find('\n', row + 1) - row - 1);
+    EXPECT_NE(line.find("     no "), std::string::npos) << line;
+  }
+  EXPECT_NE(out.find("seeds with mean eval return >= 475: 0 of 1"), std::string::npos) << out;
   // The header names the BLAS kernels; where OpenBLAS fell back to its generic ones
   // (RestartWithOpenBlasCoreTypeIfNeeded), the restarted run's, and what OpenBLAS chose.
   EXPECT_NE(out.find("\nblas: "), std::string::npos) << out;
@@ -382,8 +394,15 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
       << r.output;
   const Result steps = RunGreenrl("bench ppo-cartpole --steps 0");
   EXPECT_EQ(steps.exit_code, 2);
-  EXPECT_NE(steps.output.find("--steps: got '0'; an integer >= 1 (env steps)"), std::string::npos)
+  EXPECT_NE(steps.output.find("--steps: got '0'; an integer >= 1 (env steps), e.g. 100000 or 1e5"),
+            std::string::npos)
       << steps.output;
+  for (const char* bad : {"1.5", "abc", "-2"}) {
+    const Result r = RunGreenrl(std::string("bench ppo-cartpole --steps ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.output.find(std::string("--steps: got '") + bad + "'"), std::string::npos)
+        << r.output;
+  }
   // A --set the bench would ignore or mislabel, and a kept --out holding files, are refused
   // (the out folder's files are left as they were).
   const Result seed = RunGreenrl("bench ppo-cartpole --set seed=5");
@@ -1201,6 +1220,13 @@ TEST(CliTest, ResumeRefusesNormalizerBufferAndEntCoefInitChanges) {
   for (const auto& [set, expected] : refused) {
     ExpectRefused(RunGreenrl("train --resume " + out + " --set " + set + " --quiet"), expected);
   }
+  // learning_starts may change; raised past n_timesteps, the warning names this segment's steps
+  // only (the checkpoint at 200 was trained from step 100).
+  ExpectSucceedsSaying(
+      RunGreenrl("train --resume " + out + " --set learning_starts=1000 --dry-run"),
+      "greenrl: learning_starts 1000 is not below n_timesteps 300: from the checkpoint's step 200 "
+      "on, this run takes uniform random actions and makes no gradient step (any updates made "
+      "before it are kept)\n");
   r = RunGreenrl("train --resume " + out +
                  " --set normalize_kwargs.clip_reward=5 --set ent_coef=0.1 --quiet");
   EXPECT_EQ(r.exit_code, 0) << r.output;

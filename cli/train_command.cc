@@ -393,6 +393,15 @@ Runner RegisterTrain(CLI::App& app) {
                  result.stop_signal, result.report.steps, result.resume_checkpoint);
       return 128 + result.stop_signal;
     }
+    if (result.late_stop_signal != 0) {
+      fmt::print(stderr,
+                 "greenrl: signal {} arrived after the last iteration had begun; the run {} at "
+                 "step {} with its reports written{}\n",
+                 result.late_stop_signal,
+                 result.report.budget.stopped ? "was stopped by the energy budget" : "finished",
+                 result.report.steps,
+                 result.report.budget.stopped ? " and its resume checkpoint" : " and final.pt");
+    }
     return 0;
   };
 }

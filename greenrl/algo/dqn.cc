@@ -42,7 +42,7 @@ void AddDqnKeys(ConfigSchema* schema) {
          1.0, std::vector<std::string>{}, /*min_exclusive=*/true);
   AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
   AddKey(schema, "train_freq", ValueType::kInt, "4", "vec steps per rollout (between updates)", 1,
-         1 << 24);
+         1 << 24, {}, false, kTrainFreqAccepted);
   AddKey(schema, "gradient_steps", ValueType::kInt, "1",
          "gradient steps per update (-1: as many as env steps collected, train_freq * n_envs)", -1,
          1 << 20);

@@ -793,11 +793,19 @@ TEST(DqnPresetTest, BadValuesNameTheKey) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.field(), "exploration_final_eps");
   }
-  try {
-    LoadPreset({"train_freq=0"});
-    FAIL() << "expected ConfigError";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "train_freq");
+  for (const char* bad : {"train_freq=0", "train_freq=[256, episode]"}) {
+    try {
+      LoadPreset({bad});
+      FAIL() << "expected ConfigError for " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "train_freq");
+      // SB3's tuple form is named: [n, "step"] is written n, the episode unit is not supported.
+      EXPECT_NE(std::string(e.what()).find("an integer in [1, 16777216]; vec-env steps (SB3's "
+                                           "[n, \"step\"] is written n; the episode unit is "
+                                           "not supported)"),
+                std::string::npos)
+          << e.what();
+    }
   }
   try {
     LoadPreset({"threads.update=3"});  // 1 or 2

@@ -684,20 +684,13 @@ const Metrics& Ppo::Update(double progress_remaining) {
   const double explained_variance = var_y == 0.0 ? std::nan("") : 1.0 - var_d / var_y;
   const double m = static_cast<double>(std::max<int64_t>(num_minibatches, 1));
   // The keys are built once (first call); later calls only write values: no allocation.
-  const double values[] = {lr,
-                           clip_range,
-                           sum.value_loss / m,
-                           sum.pg_loss / m,
-                           sum.entropy / m,
-                           sum.old_approx_kl / m,
-                           sum.approx_kl / m,
-                           sum.clip_fraction / m,
-                           explained_variance,
-                           grad_norm_sum / m,
-                           static_cast<double>(adam_.step_count()),
-                           static_cast<double>(epochs_run),
-                           scaler_.scale(),
-                           static_cast<double>(scaler_.skipped_steps())};
+  const double values[] = {
+      lr, clip_range, sum.value_loss / m, sum.pg_loss / m, sum.entropy / m, sum.old_approx_kl / m,
+      sum.approx_kl / m, sum.clip_fraction / m, explained_variance, grad_norm_sum / m,
+      static_cast<double>(adam_.step_count()), static_cast<double>(epochs_run), scaler_.scale(),
+      // The scaler's skips (README: 0 when it is off; the guard counts
+      // non-finite steps without loss scaling, nonfinite_skips_).
+      scaler_.enabled() ? static_cast<double>(scaler_.skipped_steps()) : 0.0};
   static const char* const kKeys[] = {
       "charts/learning_rate", "charts/clip_range",   "losses/value_loss",
       "losses/policy_loss",   "losses/entropy",      "losses/old_approx_kl",
@@ -974,7 +967,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, Minib
     AllReduceGradients(opt_.grads.data_ptr<float>());  // CPU only (SetCollectives)
     nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
     torch::NoGradGuard no_grad;
-    stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));
+    stats_.narrow(0, 6, 1).add_(opt_.grad_norm.masked_fill(opt_.found_inf > 0, 0.0));
   };
   const bool early_stop = config_.target_kl > 0.0;
   const bool use_graph = device_.is_cuda() && config_.cuda_graph && !early_stop;
@@ -1004,7 +997,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, Minib
         AllReduceGradients(opt_.grads.data_ptr<float>());
         nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
         torch::NoGradGuard no_grad;
-        stats_.narrow(0, 6, 1).add_(opt_.grad_norm * (1.0 - opt_.found_inf));
+        stats_.narrow(0, 6, 1).add_(opt_.grad_norm.masked_fill(opt_.found_inf > 0, 0.0));
       } else if (use_graph && batch == config_.batch_size) {
         mb_index_.copy_(rows);
         if (graph_->captured()) {
@@ -1209,6 +1202,7 @@ void Ppo::WriteModel(CheckpointWriter& w) const {
   w.WriteFloats("adam.exp_avg", adam_.exp_avg().data(), n);
   w.WriteFloats("adam.exp_avg_sq", adam_.exp_avg_sq().data(), n);
   w.WriteInt("adam.step", adam_.step_count());
+  w.WriteString("grad_scaler.enabled", scaler_.enabled() ? "true" : "false");
   w.WriteDouble("grad_scaler.scale", scaler_.scale());
   w.WriteInt("grad_scaler.growth_tracker", scaler_.growth_tracker());
   w.WriteInt("grad_scaler.skipped_steps", scaler_.skipped_steps());
@@ -1234,11 +1228,22 @@ void Ppo::ReadModel(CheckpointReader& r) {
   const double scale = r.Double("grad_scaler.scale");
   const int64_t growth_tracker = r.Int("grad_scaler.growth_tracker");
   const int64_t skipped = r.Int("grad_scaler.skipped_steps");
+  // A checkpoint written with the scaler off holds no scaler state: an enabled scaler starts
+  // from init_scale, as a fresh GradScaler (PyTorch's load_state_dict refuses a disabled
+  // scaler's empty state instead). Checkpoints older than the "grad_scaler.enabled" entry saved
+  // an off scaler as scale 1 with growth tracker 0; an on scaler in that state restarts the same.
+  const bool saved_enabled = r.Has("grad_scaler.enabled")
+                                 ? r.String("grad_scaler.enabled") == "true"
+                                 : !(scale == 1.0 && growth_tracker == 0);
   std::copy(params.begin(), params.end(), params_.params());
   adam_.exp_avg() = m;
   adam_.exp_avg_sq() = v;
   adam_.set_step_count(step);
-  scaler_.Restore(scale, growth_tracker, skipped);
+  if (saved_enabled || !scaler_.enabled()) {
+    scaler_.Restore(scale, growth_tracker, skipped);
+  } else {
+    scaler_.Restore(static_cast<float>(config_.grad_scaler.init_scale), 0, 0);
+  }
   tensor_ready_ = false;  // the autograd path's device state is rebuilt from the loaded state
 }
 

@@ -251,6 +251,66 @@ TEST(PpoPrecisionTest, LossScalingByPowerOfTwoIsExact) {
   }
 }
 
+double MetricValue(const Metrics& metrics, const std::string& key) {
+  for (const auto& [k, value] : metrics) {
+    if (k == key) return value;
+  }
+  ADD_FAILURE() << "no metric " << key;
+  return std::nan("");
+}
+
+// The scaler's state across a checkpoint written with it off (an fp32 run resumed, or its agent
+// fine-tuned, with grad_scaler.enabled true): the enabled scaler starts at its init_scale, as a
+// fresh GradScaler, not at the scale 1 an off scaler reports. With the scaler off,
+// losses/skipped_steps stays 0 while the guard counts a non-finite step (nonfinite_skips).
+TEST(PpoPrecisionTest, ScalerTurnedOnAfterAnOffCheckpointStartsAtInitScale) {
+  PpoConfig plain = SmallConfig("fused");
+  auto env = env::MakeVecEnv("CartPole-v1", 4, 2, 1);
+  env->Reset();
+  auto a = MakePpo(plain, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  a->CollectRollout(*env, &episodes);
+  a->InjectNonFiniteForTesting(1);
+  const Metrics ma = a->Update(0.9);
+  EXPECT_GT(a->nonfinite_skips(), 0);
+  EXPECT_EQ(MetricValue(ma, "losses/skipped_steps"), 0.0);
+  EXPECT_EQ(MetricValue(ma, "charts/loss_scale"), 1.0);
+  const std::string path = ::testing::TempDir() + "/ppo_scaler_off.pt";
+  a->SaveCheckpoint(path);
+  for (const char* update_path : {"fused", "autograd"}) {
+    SCOPED_TRACE(update_path);
+    PpoConfig scaled = SmallConfig(update_path);
+    scaled.grad_scaler = {true, 1024.0, 2.0, 0.5, 2000};
+    auto b = MakePpo(scaled, env->spec());
+    b->LoadCheckpoint(path);
+    b->CollectRollout(*env, &episodes);
+    const Metrics mb = b->Update(0.9);
+    EXPECT_EQ(MetricValue(mb, "charts/loss_scale"), 1024.0);
+    EXPECT_EQ(MetricValue(mb, "losses/skipped_steps"), 0.0);
+  }
+}
+
+// Steps the scaler skips (gradients that overflow at a scale near float32's largest) are left
+// out of losses/grad_norm on both update paths, so the metric stays finite; it averages over
+// every minibatch, skipped ones adding 0.
+TEST(PpoPrecisionTest, SkippedStepsLeaveGradNormFinite) {
+  for (const char* update_path : {"fused", "autograd"}) {
+    SCOPED_TRACE(update_path);
+    PpoConfig config = SmallConfig(update_path);
+    config.grad_scaler = {true, 3e38, 2.0, 0.5, 2000};
+    auto env = env::MakeVecEnv("CartPole-v1", 4, 2, 1);
+    env->Reset();
+    auto ppo = MakePpo(config, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    const Metrics m = ppo->Update(0.9);
+    EXPECT_GT(MetricValue(m, "losses/skipped_steps"), 0.0);
+    EXPECT_LT(MetricValue(m, "charts/loss_scale"), 3e38);
+    EXPECT_TRUE(std::isfinite(MetricValue(m, "losses/grad_norm")));
+    EXPECT_GT(MetricValue(m, "losses/grad_norm"), 0.0);
+  }
+}
+
 // bf16 autocast (CPU): the update runs, stays finite and lands near the float32 update.
 TEST(PpoPrecisionTest, Bf16UpdateIsFiniteAndCloseToFp32) {
   PpoConfig fp32 = SmallConfig("autograd");

@@ -75,6 +75,12 @@ class ReplayBuffer {
   std::unique_ptr<uint8_t[]> truncated_;     // uint8 [capacity]
 };
 
+// What DQN's and SAC's `train_freq` key accepts beside its range, for its ConfigError: the key
+// counts vec-env steps; SB3's tuple form [n, "step"] is written n, and SB3's episode unit,
+// [n, "episode"], is not supported (rl-zoo files are translated by train/zoo_hyperparams.h).
+inline constexpr char kTrainFreqAccepted[] =
+    "vec-env steps (SB3's [n, \"step\"] is written n; the episode unit is not supported)";
+
 // The part of an off-policy algorithm's resume checkpoint (DQN, SAC) beside its model and RNGs:
 // the numerical guard's counters and, optionally, the replay buffer. Keys: "guard.nonfinite_skips"
 // (int), "guard.lr_scale" (double), "replay.saved" (0 or 1) and, when saved, ReplayBuffer::Save

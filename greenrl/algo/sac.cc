@@ -55,7 +55,7 @@ void AddSacKeys(ConfigSchema* schema) {
          1.0, std::vector<std::string>{}, /*min_exclusive=*/true);
   AddKey(schema, "gamma", ValueType::kFloat, "0.99", "discount factor", 0.0, 1.0);
   AddKey(schema, "train_freq", ValueType::kInt, "1", "VecEnv steps between updates (unit: step)", 1,
-         1 << 24);
+         1 << 24, {}, false, kTrainFreqAccepted);
   AddKey(schema, "gradient_steps", ValueType::kInt, "1",
          "gradient steps per update (-1: as many as env steps collected)", -1, 1 << 24);
   AddKey(schema, "ent_coef", ValueType::kString, "auto",
@@ -65,7 +65,9 @@ void AddSacKeys(ConfigSchema* schema) {
          "target entropy of the learned coefficient: auto (-dim(A)) or a number", {}, {}, {}, false,
          kTargetEntropyAccepted);
   AddKey(schema, "target_update_interval", ValueType::kInt, "1",
-         "gradient steps between target-critic updates", 1, 1e9);
+         "target-critic updates at gradient steps 0, N, 2N, ... of each update (SB3's count, "
+         "from 0 in every update)",
+         1, 1e9);
   AddKey(schema, "policy_kwargs.net_arch", ValueType::kIntList, "[256, 256]",
          "hidden sizes of the actor and of each critic", 1, 65536);
   AddKey(schema, "policy_kwargs.activation_fn", ValueType::kString, "relu", "hidden activation",
@@ -762,7 +764,9 @@ int64_t Sac::CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episod
 //   4. critic_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)); Adam step of both critics;
 //   5. actor_loss = (alpha log_pi - min(Q1, Q2)(s, a_pi)).mean() with the updated critics;
 //      Adam step of the actor;
-//   6. every target_update_interval gradient steps: Polyak update of the target critics.
+//   6. Polyak update of the target critics at gradient steps 0, N, 2N, ... of this update, N =
+//      target_update_interval (SB3: `gradient_step % target_update_interval == 0`, counted from
+//      0 in each train() call, so the first step of every update takes one).
 const Metrics& Sac::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
   const bool inject_nonfinite = inject_nonfinite_ > 0;
@@ -982,7 +986,7 @@ const Metrics& Sac::Update(double progress_remaining) {
 
     // 6. Targets.
     ++n_updates_;
-    if (n_updates_ % config_.target_update_interval == 0) {
+    if (g % config_.target_update_interval == 0) {
       PolyakUpdate(critic_flat_.data(), target_flat_.data(), critic_flat_.numel(), config_.tau);
     }
     sum_alpha += alpha;

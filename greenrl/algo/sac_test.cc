@@ -700,6 +700,44 @@ TEST(SacTest, NormalizeStoresRawTransitionsAndNormalisesSampledBatches) {
   }
 }
 
+// target_update_interval N counts as SB3's train() does: Polyak updates at gradient steps 0, N,
+// 2N, ... of each update, from 0 again in the next. With tau 1 (a copy) the target critics equal
+// the critics after an update exactly when its last gradient step g took one (g % N == 0): one
+// step per update with N = 1000 copies every time (a run-wide count would never reach 1000); 3
+// steps with N = 2 copy at g = 2; with N = 3 only at g = 0, which steps 1 and 2 then leave behind
+// (a run-wide count would copy at the end of every update).
+TEST(SacTest, TargetUpdateIntervalCountsGradientStepsOfEachUpdate) {
+  const std::string dir = FreshDir("target_interval");
+  fs::create_directories(dir);
+  struct Case {
+    int gradient_steps, interval;
+    bool target_is_critic;
+  };
+  for (const Case& c : {Case{1, 1000, true}, Case{3, 2, true}, Case{3, 3, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.gradient_steps << " steps, N " << c.interval);
+    auto env = env::MakeVecEnv("Pendulum-v1", 1, 0, 1);
+    SacConfig config = SmallConfig();
+    config.tau = 1.0;
+    config.gradient_steps = c.gradient_steps;
+    config.target_update_interval = c.interval;
+    auto sac = MakeSac(config, env->spec());
+    env->Reset();
+    std::vector<EpisodeRecord> episodes;
+    for (int t = 0; t < 60; ++t) {  // learning_starts 50: 10 updates
+      sac->CollectRollout(*env, &episodes);
+      sac->Update(1.0);
+    }
+    const std::string path = dir + "/sac.pt";
+    sac->SaveCheckpoint(path);
+    CheckpointReader r(path, "sac", "Pendulum-v1", 1);
+    const int64_t n = 2 * ((3 + 1) * 32 + 32 + 32 * 32 + 32 + 32 + 1);  // both critics
+    std::vector<float> critic(n), target(n);
+    r.ReadFloats("critic", critic.data(), n);
+    r.ReadFloats("critic_target", target.data(), n);
+    EXPECT_EQ(critic == target, c.target_is_critic);
+  }
+}
+
 TEST(SacTest, CheckpointRoundTrip) {
   const std::string dir = FreshDir("ckpt");
   fs::create_directories(dir);

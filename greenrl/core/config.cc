@@ -103,7 +103,7 @@ std::string RangeText(const KeySpec& spec) {
 std::string Describe(const KeySpec& spec) {
   switch (spec.type) {
     case ValueType::kInt:
-      return "an integer" + RangeText(spec);
+      return "an integer" + RangeText(spec) + (spec.accepted.empty() ? "" : "; " + spec.accepted);
     case ValueType::kFloat:
       return "a number" + RangeText(spec);
     case ValueType::kBool:
@@ -128,23 +128,6 @@ bool InRange(const KeySpec& spec, double value) {
     return false;
   }
   return !(spec.max && !(value <= *spec.max));
-}
-
-// YAML 1.2 int, or a float with an integral value in int64 range ("1e5" -> 100000).
-std::optional<int64_t> ParseInt(const std::string& text) {
-  const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
-  const char* last = text.data() + text.size();
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec == std::errc() && ptr == last && first != last) return value;
-  const std::optional<double> number = internal::ParseYamlNumber(text);
-  // 2^63 is exactly representable; every double below it in magnitude fits int64_t.
-  constexpr double kTwoPow63 = 9223372036854775808.0;
-  if (!number || !std::isfinite(*number) || std::trunc(*number) != *number ||
-      *number >= kTwoPow63 || *number < -kTwoPow63) {
-    return std::nullopt;
-  }
-  return static_cast<int64_t>(*number);
 }
 
 // Whether a key's default is the empty string ('' in YAML): such a key takes it back when given
@@ -184,7 +167,7 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
   const bool scalar = node.IsScalar();
   switch (spec.type) {
     case ValueType::kInt: {
-      const std::optional<int64_t> value = scalar ? ParseInt(text) : std::nullopt;
+      const std::optional<int64_t> value = scalar ? internal::ParseYamlInt(text) : std::nullopt;
       if (!value || !InRange(spec, static_cast<double>(*value))) throw fail();
       return *value;
     }
@@ -233,7 +216,7 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
       std::vector<int64_t> values;
       for (const YAML::Node& item : node) {
         const std::optional<int64_t> value =
-            item.IsScalar() ? ParseInt(item.Scalar()) : std::nullopt;
+            item.IsScalar() ? internal::ParseYamlInt(item.Scalar()) : std::nullopt;
         if (!value || !InRange(spec, static_cast<double>(*value))) throw fail();
         values.push_back(*value);
       }
@@ -506,8 +489,9 @@ void ConfigSchema::Add(KeySpec spec) {
                 "config key '" + spec.key + "': min/max on a " + ValueTypeName(spec.type));
   GREENRL_CHECK(spec.type == ValueType::kString || spec.choices.empty(),
                 "config key '" + spec.key + "': choices on a " + ValueTypeName(spec.type));
-  GREENRL_CHECK(spec.type == ValueType::kString || spec.accepted.empty(),
-                "config key '" + spec.key + "': an accepted text on a " + ValueTypeName(spec.type));
+  GREENRL_CHECK(
+      spec.type == ValueType::kString || spec.type == ValueType::kInt || spec.accepted.empty(),
+      "config key '" + spec.key + "': an accepted text on a " + ValueTypeName(spec.type));
   if (spec.default_yaml) {
     try {
       ParseValue(spec, YAML::Load(*spec.default_yaml));

@@ -67,9 +67,10 @@ struct KeySpec {
   bool min_exclusive = false;
   // For kString only: the accepted values; empty = any text.
   std::vector<std::string> choices;
-  // For kString only: what the key accepts, in words, for a text that its reader checks (e.g.
+  // For kString: what the key accepts, in words, for a text that its reader checks (e.g.
   // "off, env or a finite number"); an error at Load names it instead of "a string" (empty:
-  // "a string", or the choices).
+  // "a string", or the choices). For kInt: a note an error at Load adds after the range (e.g.
+  // how SB3's other spellings of the value are written).
   std::string accepted;
 };
 

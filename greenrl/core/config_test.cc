@@ -396,9 +396,16 @@ TEST(ConfigTest, StringKeyNamesItsAcceptedText) {
   EXPECT_EQ(error("stop="),
             "stop: got ''; off or a number (an empty value, null or ~ is no value for any key)");
   EXPECT_EQ(Config::Load(schema, "", {"stop=12"}).GetString("stop"), "12");
-  KeySpec bad = Spec("width", ValueType::kInt, "1", "an int");
-  bad.accepted = "a width";
+  KeySpec bad = Spec("flag", ValueType::kBool, "true", "a bool");
+  bad.accepted = "a flag";
   EXPECT_THROW(schema.Add(bad), InternalError);
+  // An int key's accepted text is a note after its range.
+  KeySpec width = Spec("width", ValueType::kInt, "1", "an int");
+  width.min = 1;
+  width.accepted = "columns (a [n, unit] pair is written n)";
+  schema.Add(width);
+  EXPECT_EQ(error("width=0"),
+            "width: got '0'; an integer >= 1; columns (a [n, unit] pair is written n)");
 }
 
 TEST(ConfigTest, ShorthandSetsEveryTarget) {

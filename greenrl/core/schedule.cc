@@ -109,6 +109,22 @@ std::optional<double> ParseYamlNumber(const std::string& text) {
   return value;
 }
 
+std::optional<int64_t> ParseYamlInt(const std::string& text) {
+  const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char* last = text.data() + text.size();
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc() && ptr == last && first != last) return value;
+  const std::optional<double> number = ParseYamlNumber(text);
+  // 2^63 is exactly representable; every double below it in magnitude fits int64_t.
+  constexpr double kTwoPow63 = 9223372036854775808.0;
+  if (!number || !std::isfinite(*number) || std::trunc(*number) != *number ||
+      *number >= kTwoPow63 || *number < -kTwoPow63) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(*number);
+}
+
 std::string FormatShortestDouble(double value) {
   if (std::isnan(value)) return ".nan";
   if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";

@@ -10,6 +10,7 @@
 // Config shares them so that schedules and float keys accept and print numbers identically.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -73,6 +74,12 @@ inline constexpr char kScheduleAccepted[] = "a number or lin_<number>, e.g. lin_
 // casings). Locale-independent. No surrounding spaces, no hex/octal, no "inf"/"nan" without a dot.
 // Returns: the value (possibly non-finite), or nullopt when `text` is not such a number.
 std::optional<double> ParseYamlNumber(const std::string& text);
+
+// Parses an integer as greenrl's int config keys read one: a YAML 1.2 int ([-+]?[0-9]+), or a
+// ParseYamlNumber float with an integral value in int64 range ("1e5" and "1.0e5" -> 100000, as
+// rl-zoo writes `n_timesteps: !!float 1e5`). Returns nullopt for anything else ("1.5", "1e99",
+// ".inf", "abc").
+std::optional<int64_t> ParseYamlInt(const std::string& text);
 
 // Returns: the shortest decimal text of `value` that parses back to the same double
 // ("0.001", "2.5e-05", "100000"); ".nan", ".inf", "-.inf" for non-finite values (YAML spelling).

@@ -98,5 +98,18 @@ TEST(YamlNumberTest, FollowsYaml12CoreSchema) {
   EXPECT_EQ(internal::FormatShortestDouble(-std::numeric_limits<double>::infinity()), "-.inf");
 }
 
+TEST(YamlNumberTest, IntegersIncludeIntegralFloats) {
+  using internal::ParseYamlInt;
+  EXPECT_EQ(ParseYamlInt("100000"), 100000);
+  EXPECT_EQ(ParseYamlInt("+7"), 7);
+  EXPECT_EQ(ParseYamlInt("-3"), -3);
+  EXPECT_EQ(ParseYamlInt("1e5"), 100000);
+  EXPECT_EQ(ParseYamlInt("2.5e3"), 2500);
+  EXPECT_EQ(ParseYamlInt("9223372036854775807"), std::numeric_limits<int64_t>::max());
+  for (const char* bad : {"", "1.5", "1e-1", "9.3e18", "1e99", ".inf", ".nan", "abc", "1_000"}) {
+    EXPECT_FALSE(ParseYamlInt(bad).has_value()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace greenrl

@@ -42,7 +42,8 @@ void TensorOptimStep(TensorOptimState& s, const AdamOptions& adam, double max_gr
   torch::NoGradGuard no_grad;
   // 1. Unscale and check (checked on the scaled values, as ATen does).
   s.found_inf.zero_();
-  const torch::Tensor inv_scale = s.scale.reciprocal();
+  // GradScaler._unscale_grads_: inv_scale = _scale.double().reciprocal().float().
+  const torch::Tensor inv_scale = s.scale.to(torch::kFloat64).reciprocal().to(torch::kFloat32);
   if (s.grads.is_cuda()) {
     at::_amp_foreach_non_finite_check_and_unscale_({s.grads}, s.found_inf, inv_scale);
   } else {
@@ -78,10 +79,15 @@ void TensorOptimStep(TensorOptimState& s, const AdamOptions& adam, double max_gr
     at::_amp_update_scale_(s.scale, s.growth_tracker, s.found_inf, scaler.growth_factor,
                            scaler.backoff_factor, scaler.growth_interval);
   } else {
+    // _amp_update_scale_cpu_kernel's rules: products in double rounded to float32, and a growth
+    // that overflows float32 leaves the scale as it is.
     const torch::Tensor grown = s.growth_tracker + 1;
     const torch::Tensor at_interval = grown == scaler.growth_interval;
-    s.scale.copy_(torch::where(found, s.scale * scaler.backoff_factor,
-                               torch::where(at_interval, s.scale * scaler.growth_factor, s.scale)));
+    const torch::Tensor scale64 = s.scale.to(torch::kFloat64);
+    const torch::Tensor backed_off = (scale64 * scaler.backoff_factor).to(torch::kFloat32);
+    torch::Tensor larger = (scale64 * scaler.growth_factor).to(torch::kFloat32);
+    larger = torch::where(larger.isfinite(), larger, s.scale);
+    s.scale.copy_(torch::where(found, backed_off, torch::where(at_interval, larger, s.scale)));
     s.growth_tracker.copy_(
         torch::where(found.logical_or(at_interval), torch::zeros_like(grown), grown));
   }

@@ -105,5 +105,25 @@ TEST(TensorOptimTest, LossScaleSequence) {
   EXPECT_EQ(s.skipped.item<float>(), 1.0f);
 }
 
+// As GradScalerTest.GrowthStopsAtTheLargestFiniteFloat on the tensor path: from 2^126 with
+// growth_interval 1 the scale grows to 2^127 and then stays (2^128 overflows float32); a
+// non-finite step backs it off to 2^126.
+TEST(TensorOptimTest, LossScaleStopsGrowingBeforeInf) {
+  const std::vector<float> params = {0.f};
+  TensorOptimState s = MakeTensorOptimState(params.data(), nullptr, nullptr, 1, 0,
+                                            std::ldexp(1.0, 126), 0, 0, torch::TensorOptions());
+  s.lr.fill_(1e-3);
+  const ScaleUpdateOptions scaler{true, 2.0, 0.5, 1};
+  const float finite[] = {1.f, 1.f, 1.f, std::numeric_limits<float>::infinity()};
+  const double want_scale[] = {std::ldexp(1.0, 127), std::ldexp(1.0, 127), std::ldexp(1.0, 127),
+                               std::ldexp(1.0, 126)};
+  for (int k = 0; k < 4; ++k) {
+    s.grads.fill_(finite[k]);
+    TensorOptimStep(s, AdamOptions{0.9, 0.999, 1e-5}, 0.0, scaler);
+    EXPECT_EQ(s.scale.item<float>(), static_cast<float>(want_scale[k])) << k;
+  }
+  EXPECT_EQ(s.step.item<float>(), 3.0f);
+}
+
 }  // namespace
 }  // namespace greenrl::nn

@@ -42,6 +42,9 @@ void SetEnabled(AutocastDevice d, bool on) {
 void SetDtype(AutocastDevice d, at::ScalarType t) {
   at::autocast::set_autocast_dtype(ToDeviceType(d), t);
 }
+at::ScalarType GetDtype(AutocastDevice d) {
+  return at::autocast::get_autocast_dtype(ToDeviceType(d));
+}
 #else
 bool IsEnabled(AutocastDevice d) {
   return d == AutocastDevice::kCpu ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
@@ -60,6 +63,10 @@ void SetDtype(AutocastDevice d, at::ScalarType t) {
     at::autocast::set_autocast_gpu_dtype(t);
   }
 }
+at::ScalarType GetDtype(AutocastDevice d) {
+  return d == AutocastDevice::kCpu ? at::autocast::get_autocast_cpu_dtype()
+                                   : at::autocast::get_autocast_gpu_dtype();
+}
 #endif
 }  // namespace
 
@@ -73,6 +80,7 @@ AutocastScope::AutocastScope(Precision precision, AutocastDevice device, bool ca
   }
   previous_enabled_ = IsEnabled(device);
   previous_cache_enabled_ = at::autocast::is_autocast_cache_enabled();
+  previous_dtype_ = static_cast<int>(GetDtype(device));
   SetEnabled(device, true);
   SetDtype(device, precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
   at::autocast::set_autocast_cache_enabled(cache_enabled);
@@ -84,6 +92,7 @@ AutocastScope::~AutocastScope() {
   if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   SetEnabled(device_, previous_enabled_);
+  SetDtype(device_, static_cast<at::ScalarType>(previous_dtype_));  // as autocast.__exit__
   at::autocast::set_autocast_cache_enabled(previous_cache_enabled_);
 }
 

@@ -21,7 +21,8 @@ bool CpuHasNativeBf16();
 enum class AutocastDevice { kCpu, kCuda };
 
 // RAII autocast region: bf16 (CPU or CUDA) or fp16 (CUDA) enables LibTorch's autocast for that
-// device with that dtype and restores the previous state at scope exit; fp32 does nothing.
+// device with that dtype and restores the previous state (enabled flag, dtype and cache flag, as
+// PyTorch's autocast.__exit__) at scope exit; fp32 does nothing.
 // cache_enabled = false turns off autocast's weight-cast cache inside the region, as PyTorch
 // requires for a region captured in a CUDA graph (torch.cuda.graph docs: "autocast caching must
 // be disabled"). Works with LibTorch 1.13 (per-device setters) and >= 2.4 (device-type API).
@@ -39,6 +40,7 @@ class AutocastScope {
   AutocastDevice device_ = AutocastDevice::kCpu;
   bool previous_enabled_ = false;
   bool previous_cache_enabled_ = true;
+  int previous_dtype_ = 0;  // at::ScalarType of the device's autocast dtype before the scope
 };
 
 }  // namespace greenrl::precision

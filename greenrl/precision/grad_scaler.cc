@@ -12,7 +12,7 @@ std::string Num(double v) { return std::to_string(v); }
 }  // namespace
 
 GradScaler::GradScaler(const GradScalerOptions& options)
-    : options_(options), scale_(options.init_scale) {
+    : options_(options), scale_(static_cast<float>(options.init_scale)) {
   if (!std::isfinite(options.init_scale) || options.init_scale <= 0.0) {
     throw ConfigError("grad_scaler.init_scale", Num(options.init_scale), "a finite number > 0");
   }
@@ -42,13 +42,18 @@ bool GradScaler::UnscaleAndCheck(float* grads, int64_t n) const {
 void GradScaler::Update(bool found_inf) {
   if (found_inf) ++skipped_steps_;
   if (!options_.enabled) return;
+  // The scale is a float32 value, as GradScaler's _scale tensor: each product is formed in
+  // double and rounded to float32 (ATen's _amp_update_scale_ kernels), and growth that would
+  // overflow float32 to inf leaves the scale as it is ("Do not grow the scale past fp32 bounds
+  // to inf", AmpGradScalerKernels.cpp and AmpKernels.cu).
   if (found_inf) {
-    scale_ *= options_.backoff_factor;
+    scale_ = static_cast<float>(scale_ * options_.backoff_factor);
     growth_tracker_ = 0;
     return;
   }
   if (++growth_tracker_ == options_.growth_interval) {
-    scale_ *= options_.growth_factor;
+    const float grown = static_cast<float>(scale_ * options_.growth_factor);
+    if (std::isfinite(grown)) scale_ = grown;
     growth_tracker_ = 0;
   }
 }

@@ -39,8 +39,10 @@ class GradScaler {
   bool UnscaleAndCheck(float* grads, int64_t n) const;
 
   // _amp_update_scale_: on found_inf, scale *= backoff_factor and the growth tracker resets; else
-  // the tracker counts up and at growth_interval scale *= growth_factor and the tracker resets.
-  // Also counts skipped steps (found_inf). Disabled: only counts.
+  // the tracker counts up and at growth_interval scale *= growth_factor (kept as it was when the
+  // product overflows float32, as ATen's kernels do) and the tracker resets. The scale is held as
+  // a float32 value (init_scale rounded to float32, each product rounded), as GradScaler's
+  // float32 _scale tensor. Also counts skipped steps (found_inf). Disabled: only counts.
   void Update(bool found_inf);
 
   int64_t growth_tracker() const { return growth_tracker_; }

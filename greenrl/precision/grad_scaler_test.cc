@@ -38,6 +38,26 @@ TEST(GradScalerTest, ScriptedSequenceGivesExactScalesAndStepCount) {
   EXPECT_EQ(scaler.growth_tracker(), 1);
 }
 
+// Growth stops below float32's largest value, as ATen's kernels (AmpGradScalerKernels.cpp):
+// 2^126 x 2 = 2^127 is finite, 2^127 x 2 overflows float32 and the scale stays 2^127; a
+// back-off halves it as usual. A growth factor of 1.5 rounds each product to float32.
+TEST(GradScalerTest, GrowthStopsAtTheLargestFiniteFloat) {
+  GradScaler scaler({true, std::ldexp(1.0, 126), 2.0, 0.5, 1});
+  scaler.Update(false);
+  EXPECT_EQ(scaler.scale(), std::ldexp(1.0, 127));
+  for (int i = 0; i < 3; ++i) {
+    scaler.Update(false);
+    EXPECT_EQ(scaler.scale(), std::ldexp(1.0, 127)) << i;
+    EXPECT_EQ(scaler.growth_tracker(), 0);
+  }
+  scaler.Update(true);
+  EXPECT_EQ(scaler.scale(), std::ldexp(1.0, 126));
+  GradScaler odd({true, 0.1, 1.5, 0.5, 1});
+  EXPECT_EQ(odd.scale(), static_cast<double>(0.1f));
+  odd.Update(false);
+  EXPECT_EQ(odd.scale(), static_cast<double>(static_cast<float>(static_cast<double>(0.1f) * 1.5)));
+}
+
 TEST(GradScalerTest, DisabledIsIdentityButStillDetects) {
   GradScaler scaler({false, 65536.0, 2.0, 0.5, 2000});
   EXPECT_EQ(scaler.scale(), 1.0);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,7 @@
 #include "greenrl/train/evaluate.h"
 #include "greenrl/train/run_compare_testing.h"
 #include "greenrl/train/run_config.h"
+#include "greenrl/train/signals.h"
 #include "greenrl/train/trained_agent.h"
 #include "greenrl/train/trainer.h"
 
@@ -789,6 +791,42 @@ TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {
   }
   const TrainResult resumed = RunTraining(with_steps(2048), dir, 1.0, /*resume=*/true);
   EXPECT_EQ(resumed.report.steps, 2048);
+}
+
+// A stop signal in the last iteration (here before its update; the final evaluation is later in
+// the same iteration) finds a run that finishes: final.pt and the reports, not interrupted, and
+// TrainResult::late_stop_signal says which signal came, for the CLI's note. One iteration
+// earlier the same signal interrupts the run at that iteration's end.
+TEST(ResumeTest, StopSignalInTheLastIterationFinishesTheRun) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=768", "eval.freq=0", "eval.final_episodes=1"}, 5);
+  for (const int64_t at : {3, 2}) {  // 256 steps per iteration: iteration 3 is the last
+    StopSignalScope signals;
+    TrainOptions options;
+    options.out_dir = FreshDir("late_signal_" + std::to_string(at));
+    options.verbose = false;
+    options.handle_signals = true;
+    options.meter_override = FixedMeter(1.0);
+    options.before_update = [at](int64_t iteration, algo::Algorithm&) {
+      if (iteration == at) {
+        ASSERT_EQ(std::raise(SIGINT), 0);
+      }
+    };
+    const TrainResult result = Train(config, std::move(options));
+    if (at == 3) {
+      EXPECT_FALSE(result.interrupted);
+      EXPECT_EQ(result.late_stop_signal, SIGINT);
+      EXPECT_EQ(result.report.steps, 768);
+      EXPECT_TRUE(fs::exists(result.report.run_dir + "/checkpoints/final.pt"));
+      EXPECT_EQ(result.report.eval_episodes, 1);
+    } else {
+      EXPECT_TRUE(result.interrupted);
+      EXPECT_EQ(result.stop_signal, SIGINT);
+      EXPECT_EQ(result.late_stop_signal, 0);
+      EXPECT_EQ(result.report.steps, 512);
+      EXPECT_FALSE(fs::exists(result.report.run_dir + "/checkpoints/final.pt"));
+    }
+  }
 }
 
 // A write that fails as a full disk does (GREENRL_FAIL_WRITES_AFTER): the error names the file

@@ -513,10 +513,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // short run never reaches (the MuJoCo presets' 10000 against a quick --set n_timesteps).
   if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
       config.GetInt("learning_starts") >= total_steps) {
-    fmt::print(stderr,
-               "greenrl: learning_starts {} is not below n_timesteps {}: the run ends before its "
-               "updates start (warm-up actions only, no gradient step)\n",
-               config.GetInt("learning_starts"), total_steps);
+    if (options.resume && !resume_from.empty()) {
+      // Earlier segments may have made updates (a resume that raised learning_starts): only
+      // this segment's steps are warm-up ones. The checkpoint's step: the one loaded, or for
+      // several ranks (which agree on one later) the newest.
+      const int64_t from = world_size == 1 ? resumed.steps : resume_from.back().first;
+      fmt::print(stderr,
+                 "greenrl: learning_starts {} is not below n_timesteps {}: from the "
+                 "checkpoint's step {} on, this run takes uniform random actions and makes no "
+                 "gradient step (any updates made before it are kept)\n",
+                 config.GetInt("learning_starts"), total_steps, from);
+    } else {
+      fmt::print(stderr,
+                 "greenrl: learning_starts {} is not below n_timesteps {}: the run ends before "
+                 "its updates start (warm-up actions only, no gradient step)\n",
+                 config.GetInt("learning_starts"), total_steps);
+    }
   }
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
@@ -1307,9 +1319,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
   report::RunReport& r = result.report;
+  // A stop signal after the last iteration began finds a run that finishes anyway (the loop
+  // checks the flag only between iterations): TrainResult::late_stop_signal.
+  const bool handle_signals = options.handle_signals;
+  auto note_late_signal = [&] {
+    if (!interrupted && handle_signals) result.late_stop_signal = StopSignalReceived();
+  };
   if (!writer) {  // the run dir and its reports are rank 0's
     r.steps = steps;
     r.wall_time_s = wall_time_s;
+    note_late_signal();
     return result;
   }
   price_energy(total);
@@ -1424,6 +1443,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     WriteFileAtomic(run_dir + "/energy.json", j.dump(2) + "\n");
   }
   report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
+  note_late_signal();
   return result;
 }
 

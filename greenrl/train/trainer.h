@@ -68,6 +68,10 @@ struct TrainResult {
   // The CLI exits 128 + signal.
   bool interrupted = false;
   int stop_signal = 0;
+  // A stop signal that arrived once the last iteration had begun (during its update, the final
+  // evaluation or the final writes), when handle_signals is set: the run still finished, with
+  // final.pt and its reports, and is not interrupted; the CLI says so and exits 0. 0 otherwise.
+  int late_stop_signal = 0;
   // The resume checkpoint an interrupted or budget-stopped run wrote last (this rank's).
   std::string resume_checkpoint;
   // Times the numerical guard restored the last checkpoint (guard.on_repeat: restore).
