@@ -617,16 +617,15 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
                 "-> --set n_timesteps=5000; -params gamma:0.9 -> --set gamma=0.9 (see `greenrl "
                 "train --help`)\n");
   EXPECT_FALSE(fs::exists(Dir("zoo_flags")));
-  // The algorithm is the --config file's (a preset's algo key, an rl-zoo file's name), so
-  // policy_kwargs get that algorithm's keys.
-  for (const std::string& config :
-       {std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml",
-        std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/sac.yml --env "
-                                          "Pendulum-v1"}) {
-    ExpectRefused(
-        RunGreenrl("train --config " + config + " -params 'policy_kwargs:dict(net_arch=[64, 64])'"),
-        "-> --set 'policy_kwargs.net_arch=[64, 64]' (see");
-  }
+  // policy_kwargs stays one whole value, and the --set it suggests reads it for the algorithm of
+  // the --config file (a preset's algo key, an rl-zoo file's name): SAC's one net_arch key.
+  const std::string sac_pendulum = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml";
+  ExpectRefused(RunGreenrl("train --config " + sac_pendulum +
+                           " -params 'policy_kwargs:dict(net_arch=[64, 64])'"),
+                "-> --set 'policy_kwargs=dict(net_arch=[64, 64])' (see");
+  ExpectSucceedsSaying(RunGreenrl("train --config " + sac_pendulum +
+                                  " --set 'policy_kwargs=dict(net_arch=[64, 64])' --dry-run"),
+                       "\n  net_arch: [64, 64]");
   // rl-zoo's --seed -1 (random), refused by --seed's own range, with the other flags' spellings.
   ExpectRefused(RunGreenrl("train --config " + Preset() + " --eval-freq -1 --seed -1"),
                 "--seed: got '-1'; an integer in [0, 4294967295] (rl-zoo's --seed -1 draws a "

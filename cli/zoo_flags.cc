@@ -1,10 +1,11 @@
 #include "cli/zoo_flags.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <string_view>
-
-#include "greenrl/core/errors.h"
-#include "greenrl/train/zoo_hyperparams.h"
+#include <vector>
 
 namespace greenrl::cli {
 
@@ -152,16 +153,30 @@ std::string ShellWord(const std::string& arg) {
   return quoted + "'";
 }
 
-// rl-zoo's -params key:value (StoreDict: the value evaluated as Python) as greenrl overrides:
-// policy_kwargs and normalize as an rl-zoo file's (zoo_hyperparams.h), the rest key=value.
-std::vector<std::string> ParamsAsSets(const std::string& item, const std::string& algo) {
+// rl-zoo's -params key:value (StoreDict: the value evaluated as Python) as greenrl overrides.
+// policy_kwargs and normalize stay whole values (--set policy_kwargs=dict(...)), which greenrl
+// reads as rl-zoo does: the whole value replaces the preset's (train::LoadRunConfig). Python's
+// int(x) and float(x) become x, and train_freq's (n, 'step') becomes n. Anything else is
+// key=value as given, for greenrl's own check to name.
+std::vector<std::string> ParamsAsSets(const std::string& item) {
   const size_t colon = item.find(':');
   if (colon == std::string::npos) return {item};
-  const std::string key = item.substr(0, colon), value = item.substr(colon + 1);
-  try {
-    if (key == "policy_kwargs") return train::ZooPolicyKwargs(algo.empty() ? "ppo" : algo, value);
-    if (key == "normalize") return train::ZooNormalize(value);
-  } catch (const ConfigError&) {  // shown as given: greenrl's own check names what is wrong
+  const std::string key = item.substr(0, colon);
+  std::string value = item.substr(colon + 1);
+  for (const char* call : {"int(", "float("}) {
+    if (value.rfind(call, 0) == 0 && value.back() == ')') {
+      value = value.substr(std::strlen(call), value.size() - std::strlen(call) - 1);
+    }
+  }
+  if (key == "train_freq" && value.size() > 2 && (value[0] == '(' || value[0] == '[')) {
+    const size_t comma = value.find(',');
+    std::string unit = comma == std::string::npos ? "" : value.substr(comma + 1);
+    unit.erase(std::remove_if(unit.begin(), unit.end(),
+                              [](char c) {
+                                return c == ' ' || c == '\'' || c == '"' || c == ')' || c == ']';
+                              }),
+               unit.end());
+    if (unit == "step") return {key + "=" + value.substr(1, comma - 1)};
   }
   return {key + "=" + value};
 }
@@ -205,7 +220,7 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       greenrl = flag->greenrl;
     } else if (flag->values == Values::kMany) {  // -params key:value ... -> --set key=value ...
       for (const std::string& value : values) {
-        for (const std::string& set : ParamsAsSets(value, algo)) {
+        for (const std::string& set : ParamsAsSets(value)) {
           greenrl += (greenrl.empty() ? "--set " : " --set ") + ShellWord(set);
         }
       }

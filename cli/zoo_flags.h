@@ -23,9 +23,10 @@ struct ZooFlags {
 // {"-n", "5", "-params", "gamma:0.9"}, "rl-zoo's flags, which `greenrl train` spells otherwise:
 // -n 5 -> --set n_timesteps=5; -params gamma:0.9 -> --set gamma=0.9". rl-zoo's -1 sentinels
 // (--eval-freq -1: no evaluation) get greenrl's own (eval.freq=0); -params' policy_kwargs and
-// normalize values become greenrl's keys as an rl-zoo file's would (zoo_hyperparams.h, for
-// `algo`, "" for ppo; --device, a PPO key, needs nothing for another algo); a --set whose value
-// a shell would split or expand is single-quoted. Flags greenrl has no use for say why ("-tb
+// normalize values stay whole (--set 'policy_kwargs=dict(...)', which greenrl reads as rl-zoo
+// does), int(x) and float(x) become x, and train_freq's (n, 'step') n; `algo` ("" for ppo)
+// decides --device (a PPO key: nothing for another algo); a --set whose value a shell would
+// split or expand is single-quoted. Flags greenrl has no use for say why ("-tb
 // logs -> nothing: ..."). Commands: "train" (rl-zoo's train.py; flags of rl_zoo3 2.x) and
 // "eval" (enjoy.py); any other command finds none.
 // Errors: none (a value greenrl cannot translate is shown as given).

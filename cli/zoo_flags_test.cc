@@ -52,21 +52,24 @@ TEST(ZooFlagsTest, MinusOneSentinelsBecomeGreenrlsOwn) {
             "lines are on unless --quiet");
 }
 
-// -params' values are Python: policy_kwargs and normalize become greenrl's keys (for the algo
-// given), and a --set a shell would split is quoted.
+// -params' values are Python: policy_kwargs and normalize stay whole values, which greenrl reads
+// as rl-zoo does (the whole value replaces the preset's); int(...), float(...) and train_freq's
+// (n, 'step') become greenrl's numbers; a --set a shell would split is quoted.
 TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
   EXPECT_EQ(
       Hint("train", {"-params", "policy_kwargs:dict(net_arch=[64, 64], ortho_init=False)",
                      "normalize:{'norm_obs': True, 'norm_reward': False}"}),
       "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
       "'policy_kwargs:dict(net_arch=[64, 64], ortho_init=False)' 'normalize:{'\\''norm_obs'\\'': "
-      "True, '\\''norm_reward'\\'': False}' -> --set 'policy_kwargs.net_arch.pi=[64, 64]' --set "
-      "'policy_kwargs.net_arch.vf=[64, 64]' --set policy_kwargs.ortho_init=false --set "
-      "normalize=true --set normalize_kwargs.norm_obs=true --set "
-      "normalize_kwargs.norm_reward=false");
-  EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:dict(net_arch=[32])"}, "sac"),
+      "True, '\\''norm_reward'\\'': False}' -> --set 'policy_kwargs=dict(net_arch=[64, 64], "
+      "ortho_init=False)' --set 'normalize={'\\''norm_obs'\\'': True, '\\''norm_reward'\\'': "
+      "False}'");
+  EXPECT_EQ(Hint("train", {"-params", "train_freq:(4, 'step')", "n_timesteps:int(1e5)",
+                           "train_freq:[1, 'episode']"}),
             "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
-            "'policy_kwargs:dict(net_arch=[32])' -> --set 'policy_kwargs.net_arch=[32]'");
+            "'train_freq:(4, '\\''step'\\'')' 'n_timesteps:int(1e5)' 'train_freq:[1, "
+            "'\\''episode'\\'']' -> --set train_freq=4 --set n_timesteps=1e5 --set "
+            "'train_freq=[1, '\\''episode'\\'']'");
   // --device is a PPO key: for DQN and SAC, nothing in its place.
   EXPECT_EQ(Hint("train", {"--device", "cpu"}, "sac"),
             "rl-zoo's flag, which `greenrl train` does not need: --device cpu -> nothing: "

@@ -70,6 +70,19 @@ DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv_fn) {
                           " launch; e.g. export MASTER_ADDR=$(scontrol show hostnames | head -n1))");
   }
   if (const char* port = get("MASTER_PORT")) d.master_port = ParseInt("MASTER_PORT", port, 1, 65535);
+  // torchrun's elastic agent (torch/distributed/elastic/agent/server/local_elastic_agent.py)
+  // passes str(bool): "True" or "False".
+  if (const char* agent = get("TORCHELASTIC_USE_AGENT_STORE")) {
+    const std::string value = agent;
+    if (value != "True" && value != "False") {
+      throw ConfigError("TORCHELASTIC_USE_AGENT_STORE", value,
+                        "True or False (torchrun sets it: whether its agent hosts the store)");
+    }
+    d.use_agent_store = value == "True";
+  }
+  if (const char* restarts = get("TORCHELASTIC_RESTART_COUNT")) {
+    d.restart_count = ParseInt("TORCHELASTIC_RESTART_COUNT", restarts, 0, 1 << 30);
+  }
   return d;
 }
 

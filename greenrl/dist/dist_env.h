@@ -26,13 +26,22 @@ struct DistEnv {
   // "greenrl launch" (the same variables plus GREENRL_LAUNCH=1, set by `greenrl launch`),
   // "slurm", "openmpi" or "none" (one process).
   std::string source = "none";
+  // torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True, which torchrun's static and c10d
+  // rendezvous set): torchrun's agent already hosts the TCPStore on MASTER_ADDR:MASTER_PORT, so
+  // every rank, rank 0 too, joins it as a client, under the key prefix
+  // "/worker/attempt_<TORCHELASTIC_RESTART_COUNT>" (torch/distributed/rendezvous.py,
+  // _create_c10d_store). False: rank 0 hosts the store itself.
+  bool use_agent_store = false;
+  int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT (0 when unset)
 };
 
 // Reads the variables through `getenv` (default: std::getenv).
 // Errors: greenrl::ConfigError naming the variable, its value and what is accepted, for: a
 // non-integer or out-of-range number; RANK without WORLD_SIZE (or the reverse, likewise for the
 // SLURM and Open MPI pairs); rank >= world size; MASTER_ADDR missing when world size > 1 under
-// SLURM or Open MPI (torchrun always sets it); MASTER_ADDR empty; MASTER_PORT outside [1, 65535].
+// SLURM or Open MPI (torchrun always sets it); MASTER_ADDR empty; MASTER_PORT outside [1, 65535];
+// TORCHELASTIC_USE_AGENT_STORE other than True or False; TORCHELASTIC_RESTART_COUNT not an
+// integer >= 0.
 DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv = nullptr);
 
 }  // namespace greenrl::dist

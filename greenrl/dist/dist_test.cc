@@ -13,6 +13,8 @@
 #include <future>
 #include <map>
 #include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "greenrl/core/errors.h"
 #include "greenrl/dist/dist_env.h"
@@ -42,6 +44,30 @@ TEST(DistEnvTest, TorchrunVariables) {
   // The same variables from `greenrl launch`, which marks itself.
   EXPECT_EQ(ReadDistEnv(Vars({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"GREENRL_LAUNCH", "1"}})).source,
             "greenrl launch");
+}
+
+// torchrun's agent store (torch/distributed/rendezvous.py): "True" makes every rank a client,
+// with the restart count in the key prefix; any other text than True or False is refused.
+TEST(DistEnvTest, TorchrunAgentStoreVariables) {
+  const std::map<std::string, std::string> base = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "n0"}};
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return ReadDistEnv(Vars(extra));
+  };
+  EXPECT_FALSE(with({}).use_agent_store);
+  const DistEnv agent =
+      with({{"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
+  EXPECT_TRUE(agent.use_agent_store);
+  EXPECT_EQ(agent.restart_count, 2);
+  EXPECT_FALSE(with({{"TORCHELASTIC_USE_AGENT_STORE", "False"}}).use_agent_store);
+  try {
+    with({{"TORCHELASTIC_USE_AGENT_STORE", "1"}});
+    ADD_FAILURE() << "accepted 1";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "TORCHELASTIC_USE_AGENT_STORE");
+  }
+  EXPECT_THROW(with({{"TORCHELASTIC_RESTART_COUNT", "-1"}}), ConfigError);
 }
 
 TEST(DistEnvTest, SlurmAndOpenMpiAndNone) {
@@ -201,6 +227,63 @@ TEST(ProcessGroupTest, TwoRanksAllReduceAndBroadcast) {
   EXPECT_EQ(calls1, 2);
   EXPECT_EQ(pg->stats().allreduce_bytes, 3 * 4 + 2 * 8);
   EXPECT_EQ(pg->stats().broadcast_calls, 1);
+  std::filesystem::remove(store);
+}
+
+// torchrun's agent hosts the TCPStore (here: this test, on a port it picked) and sets
+// TORCHELASTIC_USE_AGENT_STORE=True: both ranks join it as clients, rank 0 too (hosting a second
+// server on that port failed with "the port is in use"), and their keys go under
+// /worker/attempt_<restart count>, where a rank of the same attempt finds them.
+TEST(ProcessGroupTest, TorchrunAgentStoreHostsTheRendezvous) {
+  c10d::TCPStoreOptions so;
+  so.port = 0;
+  so.isServer = true;
+  so.numWorkers = 3;
+  so.waitWorkers = false;
+  so.timeout = std::chrono::seconds(20);
+  auto agent = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+  auto join = [&](int rank) {
+    DistEnv env;
+    env.rank = rank;
+    env.world_size = 2;
+    env.master_addr = "127.0.0.1";
+    env.master_port = agent->getPort();
+    env.source = "torchrun";
+    env.use_agent_store = true;
+    env.restart_count = 1;
+    DistOptions o;
+    o.timeout_s = 20.0;
+    return ProcessGroup::Connect(env, o);
+  };
+  auto rank1 = std::async(std::launch::async, [&] {
+    auto pg = join(1);
+    std::vector<double> s{1.0, 2.0};
+    pg->AllReduceSum(s.data(), 2, "test");
+    return s;
+  });
+  auto pg = join(0);
+  std::vector<double> s{10.0, 20.0};
+  pg->AllReduceSum(s.data(), 2, "test");
+  EXPECT_EQ(s, (std::vector<double>{11.0, 22.0}));
+  EXPECT_EQ(rank1.get(), (std::vector<double>{11.0, 22.0}));
+  // Every key the ranks wrote is under the attempt's prefix.
+  c10d::PrefixStore attempt("/worker/attempt_1", agent);
+  EXPECT_TRUE(attempt.check({"pg/0/0", "pg/0/1"}));
+  EXPECT_FALSE(agent->check({"pg/0/0"}));
+}
+
+// AllGatherText gives every rank every rank's text, in rank order (the trainer's config check and
+// rank 0's run directory name).
+TEST(ProcessGroupTest, AllGatherTextGivesEveryRanksText) {
+  const std::string store = StorePath("gather");
+  auto rank1 = std::async(std::launch::async, [&] {
+    auto pg = Join(1, store, 20.0);
+    return pg->AllGatherText("name", "runs/b", "test");
+  });
+  auto pg = Join(0, store, 20.0);
+  const std::vector<std::string> mine = pg->AllGatherText("name", "runs/a", "test");
+  EXPECT_EQ(mine, (std::vector<std::string>{"runs/a", "runs/b"}));
+  EXPECT_EQ(rank1.get(), mine);
   std::filesystem::remove(store);
 }
 

@@ -134,11 +134,17 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Connect(const DistEnv& env,
     } else {
       c10d::TCPStoreOptions so;
       so.port = static_cast<uint16_t>(env.master_port);
-      so.isServer = env.rank == 0;
+      // Under torchrun's agent store every rank is a client of the agent's server, with the
+      // keys of this restart attempt under its prefix (DistEnv::use_agent_store).
+      so.isServer = env.rank == 0 && !env.use_agent_store;
       so.numWorkers = env.world_size;
       so.waitWorkers = false;
       so.timeout = timeout;
       impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+      if (env.use_agent_store) {
+        impl->store = c10::make_intrusive<c10d::PrefixStore>(
+            "/worker/attempt_" + std::to_string(env.restart_count), impl->store);
+      }
     }
     impl->own_keys = c10::make_intrusive<c10d::PrefixStore>("greenrl", impl->store);
     auto pg_options = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -206,6 +212,28 @@ void ProcessGroup::Broadcast(float* data, int64_t n, const char* what) {
     o.rootRank = 0;
     s.pg->broadcast(t, o)->wait();
   });
+}
+
+std::vector<std::string> ProcessGroup::AllGatherText(const std::string& key,
+                                                     const std::string& text, const char* what) {
+  Impl& s = *impl_;
+  std::vector<std::string> texts(static_cast<size_t>(s.env.world_size));
+  texts[static_cast<size_t>(s.env.rank)] = text;
+  if (s.env.world_size == 1) return texts;
+  double ignored_s = 0.0;
+  int64_t ignored_calls = 0;
+  const int64_t bytes = static_cast<int64_t>(text.size());
+  s.Run("all-gather of a text", what, bytes, &ignored_s, &ignored_calls, [&] {
+    const std::string prefix = "gather/" + key + "/";
+    s.own_keys->set(prefix + std::to_string(s.env.rank),
+                    std::vector<uint8_t>(text.begin(), text.end()));
+    for (int r = 0; r < s.env.world_size; ++r) {
+      if (r == s.env.rank) continue;
+      const std::vector<uint8_t> value = s.own_keys->get(prefix + std::to_string(r));
+      texts[static_cast<size_t>(r)].assign(value.begin(), value.end());
+    }
+  });
+  return texts;
 }
 
 void ProcessGroup::Barrier(const char* what) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "greenrl/core/collectives.h"
 #include "greenrl/dist/dist_env.h"
@@ -63,6 +64,13 @@ class ProcessGroup final : public Collectives {
   void Broadcast(float* data, int64_t n, const char* what) override;
   // Waits until every rank has reached this point. Errors: as AllReduceMean.
   void Barrier(const char* what);
+  // Every rank's `text` (index = rank), exchanged through the rendezvous store under
+  // "greenrl/gather/<key>/<rank>" (a key used once per group): for small texts such as the
+  // resolved config or rank 0's run directory. Blocks until every rank has given its text.
+  // Errors: as AllReduceMean (a rank that never gives its text fails the others within
+  // dist.timeout_s).
+  std::vector<std::string> AllGatherText(const std::string& key, const std::string& text,
+                                         const char* what);
 
   const CommStats& stats() const;
 

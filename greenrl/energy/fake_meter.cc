@@ -40,8 +40,16 @@ std::vector<double> FakeMeter::ReadEnergyJ() {
 
 std::vector<std::pair<std::string, std::string>> FakeMeter::Details() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return {{"scripted_readings_left", std::to_string(scripted_j_.size())},
-          {"reads", std::to_string(read_count_)}};
+  std::vector<std::pair<std::string, std::string>> details = {
+      {"scripted_readings_left", std::to_string(scripted_j_.size())},
+      {"reads", std::to_string(read_count_)}};
+  details.insert(details.end(), extra_details_.begin(), extra_details_.end());
+  return details;
+}
+
+void FakeMeter::SetExtraDetails(std::vector<std::pair<std::string, std::string>> details) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  extra_details_ = std::move(details);
 }
 
 void FakeMeter::SetEnergyJ(std::size_t index, double energy_j) {

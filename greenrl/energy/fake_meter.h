@@ -39,8 +39,10 @@ class FakeMeter final : public EnergyMeter {
   Provenance provenance() const override { return provenance_; }
   Scope scope() const override { return scope_; }
   std::vector<double> ReadEnergyJ() override;
-  // Returns: {"scripted_readings_left", n}, {"reads", n}.
+  // Returns: {"scripted_readings_left", n}, {"reads", n}, then what SetExtraDetails gave.
   std::vector<std::pair<std::string, std::string>> Details() const override;
+  // Details() entries to report after the two above (e.g. a GPU meter's sharing verdict).
+  void SetExtraDetails(std::vector<std::pair<std::string, std::string>> details);
 
   // Sets the cumulative energy of domain `index`, J. Errors: GREENRL_CHECK on a bad index or a
   // value below the current one.
@@ -57,6 +59,7 @@ class FakeMeter final : public EnergyMeter {
  private:
   void CheckReading(const std::vector<double>& previous_j, const std::vector<double>& next_j) const;
 
+  std::vector<std::pair<std::string, std::string>> extra_details_;
   const std::vector<std::string> domains_;
   const Provenance provenance_;
   const Scope scope_;

@@ -53,6 +53,11 @@ std::vector<std::pair<std::string, std::string>> IntegratedMeter::Details() cons
 }
 
 void IntegratedMeter::Sample(double now_s) {
+  // Already sampled at this time or later (a window read came between the sampler's clock read
+  // and its call): nothing to add, and not a rejected sample.
+  if (integrators_.front().sample_count() > 0 && now_s <= integrators_.front().last_time_s()) {
+    return;
+  }
   std::vector<double> power_w;
   if (!read_power_w_(&power_w) || power_w.size() != integrators_.size()) {
     ++failed_reads_;

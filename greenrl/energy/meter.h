@@ -75,9 +75,11 @@ class EnergyMeter {
   virtual std::vector<std::pair<std::string, std::string>> Details() const = 0;
 
   // Called by the sampler thread once per sampling period (through EnergyMonitor, under its
-  // mutex) with the monitor clock's time in s. Meters that integrate power (provenance
-  // kIntegrated, e.g. NVML on GPUs without an energy counter) take a power sample here; counter
-  // and model meters ignore it.
+  // mutex) with the monitor clock's time in s, and for meters of provenance kIntegrated also at
+  // every monitor reading (a window's start and end, a total), so that their energy reaches the
+  // reading's time. Meters that integrate power (e.g. NVML on GPUs without an energy counter)
+  // take a power sample here, and ignore a time not after their last sample; counter and model
+  // meters ignore it.
   virtual void Sample(double now_s) { (void)now_s; }
 };
 

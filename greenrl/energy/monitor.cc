@@ -63,6 +63,12 @@ std::vector<double> EnergyMonitor::ReadMetersLocked() const {
 EnergyMonitor::Reading EnergyMonitor::ReadLocked() const {
   Reading reading;
   reading.time_s = clock_->NowS();
+  // A meter that integrates power samples reads up to its last sample: without one now, a
+  // window would end at the sampler's last tick (up to one sampling period earlier) and its
+  // energy would go to the next window or to no window.
+  for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
+    if (meter->provenance() == Provenance::kIntegrated) meter->Sample(reading.time_s);
+  }
   reading.energy_j = ReadMetersLocked();
   return reading;
 }

@@ -4,6 +4,7 @@
 
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
+#include "greenrl/energy/integrated_meter.h"
 
 namespace greenrl::energy {
 namespace {
@@ -145,6 +146,30 @@ TEST_F(MonitorTest, MisuseIsABrokenInvariant) {
   EXPECT_THROW(monitor_->EndWindow("rollout"), InternalError);
 }
 
+// A power-integrating meter (a GPU without an energy counter) is sampled at each reading: a
+// window at a constant 100 W from t = 1 s to t = 3.5 s holds 250 J with no sampler running
+// (before, 0 J: the integral stopped at the last sampler tick), and a sampler tick at a time
+// not after the last reading adds nothing and is not counted as rejected.
+TEST(EnergyMonitorTest, IntegratingMetersAreSampledAtEveryReading) {
+  FakeClock clock;
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::make_unique<IntegratedMeter>("power", std::vector<std::string>{"gpu:0"},
+                                                     Scope::kDevice, [](std::vector<double>* w) {
+                                                       *w = {100.0};
+                                                       return true;
+                                                     }));
+  EnergyMonitor monitor(std::move(meters), clock);
+  clock.AdvanceS(1.0);
+  monitor.BeginWindow("update");
+  clock.AdvanceS(2.5);
+  EXPECT_DOUBLE_EQ(monitor.EndWindow("update").energy_j.at("gpu:0"), 250.0);
+  monitor.SampleAll(3.0);  // older than the last reading: skipped
+  EXPECT_DOUBLE_EQ(monitor.Total().energy_j.at("gpu:0"), 350.0);
+  for (const auto& [key, value] : monitor.meters()[0]->Details()) {
+    if (key == "rejected_samples") EXPECT_EQ(value, "0");
+  }
+}
+
 TEST(EnergyMonitorTest, DuplicateDomainAcrossMetersIsRejected) {
   FakeClock clock;
   std::vector<std::unique_ptr<EnergyMeter>> meters;
@@ -196,6 +221,7 @@ class SampleRecordingMeter final : public EnergyMeter {
   std::vector<double> ReadEnergyJ() override { return {energy_j}; }
   std::vector<std::pair<std::string, std::string>> Details() const override { return {}; }
   void Sample(double now_s) override {
+    if (!sample_times_s.empty() && now_s <= sample_times_s.back()) return;  // meter.h's contract
     sample_times_s.push_back(now_s);
     energy_j += 5.0;  // integrates a 5 J step per sample
   }
@@ -221,9 +247,10 @@ TEST(EnergyMonitorTest, SampleAllCallsSampleThenReadsSinceStart) {
   EXPECT_EQ(first.energy_j, (std::vector<double>{5.0, 7.5}));  // since construction
   const CumulativeReading second = monitor.SampleAll(52.0);
   EXPECT_EQ(second.energy_j, (std::vector<double>{10.0, 7.5}));
-  EXPECT_EQ(recording_ptr->sample_times_s, (std::vector<double>{51.0, 52.0}));
+  // The monitor's own first reading (at construction, t = 50 s) samples too: kIntegrated.
+  EXPECT_EQ(recording_ptr->sample_times_s, (std::vector<double>{50.0, 51.0, 52.0}));
   EXPECT_EQ(sync_calls, 1);  // construction only: the sampler never syncs the device
-  // Windows see what Sample() integrated.
+  // Windows see what Sample() integrated; a reading at the clock's 50 s adds no sample.
   EXPECT_EQ(monitor.Total().energy_j.at("gpu:0"), 10.0);
 }
 

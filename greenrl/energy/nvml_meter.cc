@@ -441,6 +441,8 @@ void NvmlMeter::Sample(double now_s) {
   const nvml_abi::Api& api = library_->api();
   for (Gpu& gpu : gpus_) {
     if (gpu.has_counter) continue;
+    // Sampled at this time or later already (EnergyMonitor samples at each read too).
+    if (gpu.integrator.sample_count() > 0 && now_s <= gpu.integrator.last_time_s()) continue;
     unsigned int power_mw = 0;
     if (api.get_power_mw(gpu.info.handle, &power_mw) != nvml_abi::kSuccess) {
       ++gpu.read_errors;  // the trapezoid spans the gap to the next good sample
@@ -461,24 +463,66 @@ void NvmlMeter::RefreshSharing(Gpu* gpu) {
     gpu->sharing_error = "the library lacks nvmlDeviceGetComputeRunningProcesses_v3/_v2";
     return;
   }
-  std::vector<nvml_abi::ProcessInfo> processes(64);
-  unsigned int count = 0;
+  // The driver's record size (16, 24 or 32 bytes, nvml_meter.h) is found from what it writes:
+  // the list is read twice into a buffer filled first with 0xA5 and then with 0x5A bytes. Bytes
+  // the driver wrote hold the same values both times, the others keep the two fillers, so the
+  // written extent is the end of the last equal byte, and the record size that extent over the
+  // count. The buffer has room for 32-byte records, so no record size overruns it.
+  constexpr std::size_t kRecord = nvml_abi::kMaxProcessRecordBytes;
+  std::vector<unsigned char> first, second;
+  unsigned int capacity = 64, count = 0;
   nvml_abi::Return rc = nvml_abi::kErrorInsufficientSize;
-  for (int attempt = 0; attempt < 3 && rc == nvml_abi::kErrorInsufficientSize; ++attempt) {
-    count = static_cast<unsigned int>(processes.size());
-    rc = api.get_compute_processes(gpu->info.handle, &count, processes.data());
-    if (rc == nvml_abi::kErrorInsufficientSize) {
-      processes.resize(std::max<std::size_t>(count, processes.size()) + 16);
+  bool settled = false;
+  for (int attempt = 0; attempt < 4 && !settled; ++attempt) {
+    first.assign(std::size_t{capacity} * kRecord, 0xA5);
+    second.assign(first.size(), 0x5A);
+    count = capacity;
+    rc = api.get_compute_processes(gpu->info.handle, &count, first.data());
+    unsigned int count_again = capacity;
+    const nvml_abi::Return rc_again =
+        rc == nvml_abi::kSuccess
+            ? api.get_compute_processes(gpu->info.handle, &count_again, second.data())
+            : rc;
+    if (rc == nvml_abi::kErrorInsufficientSize || rc_again == nvml_abi::kErrorInsufficientSize) {
+      capacity = std::max({capacity, count, count_again}) + 16;
+    } else if (rc != nvml_abi::kSuccess || rc_again != nvml_abi::kSuccess) {
+      rc = rc != nvml_abi::kSuccess ? rc : rc_again;  // an error: reported below
+      settled = true;
+    } else {
+      settled = count == count_again;  // else a process started or ended: read again
     }
   }
-  if (rc != nvml_abi::kSuccess) {
-    gpu->sharing_error = library_->processes_symbol() + ": " + library_->ErrorText(rc);
+  if (!settled || rc != nvml_abi::kSuccess) {
+    gpu->sharing_error = library_->processes_symbol() + ": " +
+                         (settled ? library_->ErrorText(rc)
+                                  : std::string("the process list kept changing between reads"));
+    return;
+  }
+  std::size_t written = 0;
+  for (std::size_t i = std::size_t{count} * kRecord; i > 0; --i) {
+    if (first[i - 1] == second[i - 1]) {
+      written = i;
+      break;
+    }
+  }
+  // Each layout ends with a field that does not change between two reads (usedGpuMemory's top
+  // byte, the instance ids, usedGpuCcProtectedMemory), so the extent is count records exactly.
+  std::size_t record = 0;
+  for (const std::size_t size : {std::size_t{16}, std::size_t{24}, std::size_t{32}}) {
+    if (count > 0 && written == count * size) record = size;
+  }
+  if (count > 0 && record == 0) {
+    gpu->sharing_error = library_->processes_symbol() + ": " + std::to_string(count) +
+                         " process records filled " + std::to_string(written) +
+                         " bytes, which is no known record size (16, 24 or 32 bytes)";
     return;
   }
   const unsigned int self = static_cast<unsigned int>(::getpid());
   std::set<unsigned int> others;
-  for (unsigned int i = 0; i < count && i < processes.size(); ++i) {
-    if (processes[i].pid != self) others.insert(processes[i].pid);
+  for (unsigned int i = 0; i < count; ++i) {
+    unsigned int pid = 0;
+    std::memcpy(&pid, first.data() + std::size_t{i} * record, sizeof pid);
+    if (pid != self) others.insert(pid);
   }
   gpu->sharing_error.clear();
   if (!others.empty()) {

@@ -15,6 +15,7 @@
 // - no per-MIG-slice energy: MIG entries in CUDA_VISIBLE_DEVICES are not metered.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,13 +69,14 @@ struct PciInfo {
   char bus_id[kPciBusIdBufferSize];         // "00000000:3B:00.0", 8-digit domain
 };
 
-// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 / _v2 fill it.
-struct ProcessInfo {
-  unsigned int pid;                    // host PID namespace
-  unsigned long long used_gpu_memory;  // bytes
-  unsigned int gpu_instance_id;        // MIG only
-  unsigned int compute_instance_id;    // MIG only
-};
+// The process records nvmlDeviceGetComputeRunningProcesses_v3 / _v2 fill: an array whose
+// record size depends on the driver, not on the symbol's version. nvmlProcessInfo_v1_t {pid,
+// usedGpuMemory} is 16 bytes, _v2_t (+ gpuInstanceId, computeInstanceId) 24, and R535-era
+// drivers' _v3_t (+ usedGpuCcProtectedMemory) 32; later drivers fill _v3 with the 24-byte
+// record again (nvitop PRs #79 and #226, go-nvml issue #75). Every layout starts with the
+// unsigned int pid (host PID namespace), so callers size the buffer for kMaxProcessRecordBytes
+// per record and find the record size the driver used (NvmlMeter::RefreshSharing).
+inline constexpr std::size_t kMaxProcessRecordBytes = 32;
 
 // Entry points, with the symbol each is resolved from. Required ones are never null in a loaded
 // NvmlLibrary; optional ones are null when the library does not export them.
@@ -89,7 +91,8 @@ struct Api {
   Return (*get_name)(Device, char*, unsigned int);             // nvmlDeviceGetName (required)
   Return (*get_total_energy_mj)(Device, unsigned long long*);  // ..TotalEnergyConsumption
   Return (*get_power_mw)(Device, unsigned int*);               // nvmlDeviceGetPowerUsage
-  Return (*get_compute_processes)(Device, unsigned int*, ProcessInfo*);  // ..Processes_v3|_v2
+  // ..Processes_v3|_v2, into records of 16, 24 or 32 bytes (kMaxProcessRecordBytes).
+  Return (*get_compute_processes)(Device, unsigned int*, void*);
   Return (*get_power_limit_mw)(Device, unsigned int*);                   // ..PowerManagementLimit
   Return (*get_power_limit_constraints_mw)(Device, unsigned int*, unsigned int*);  // min, max
   Return (*get_power_default_limit_mw)(Device, unsigned int*);  // ..PowerManagementDefaultLimit

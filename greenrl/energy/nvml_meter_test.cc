@@ -287,17 +287,25 @@ TEST(NvmlMeterTest, SharedDeviceDetection) {
             "error 4))");
 }
 
-TEST(NvmlMeterTest, ManyProcessesGrowTheBuffer) {
-  std::string pids;
-  for (int pid = 1000; pid < 1100; ++pid) pids += " " + std::to_string(pid);
-  FakeNvmlScript script("device GPU-busy 00000000:01:00.0 GPU\nenergy_mj 0 0\nprocesses 0" + pids +
-                        "\n");
-  std::unique_ptr<NvmlMeter> meter = NvmlMeter::TryCreate(FakeOptions(), nullptr);
-  ASSERT_NE(meter, nullptr);
-  auto details = DetailsMap(*meter);
-  EXPECT_EQ(details["gpu:0.shared_with_other_processes"], "yes");
-  EXPECT_THAT(details["gpu:0.other_pids"], StartsWith("1000 1001 "));
-  EXPECT_THAT(details["gpu:0.other_pids"], testing::EndsWith(" 1099"));
+// 100 processes (more than the first buffer's 64) in each driver's record size: 16 bytes
+// (nvmlProcessInfo_v1_t), 24 (_v2_t) and 32 (R535's _v3_t). Read with a fixed 24-byte record,
+// the 32-byte ones gave garbage pids after the first and overran the buffer.
+TEST(NvmlMeterTest, ManyProcessesInEveryDriversRecordSize) {
+  std::string pids, want;
+  for (int pid = 1000; pid < 1100; ++pid) {
+    pids += " " + std::to_string(pid);
+    want += (want.empty() ? "" : " ") + std::to_string(pid);
+  }
+  for (const int bytes : {16, 24, 32}) {
+    SCOPED_TRACE(bytes);
+    FakeNvmlScript script("device GPU-busy 00000000:01:00.0 GPU\nenergy_mj 0 0\nprocesses 0" +
+                          pids + " SELF\nprocess_record_bytes 0 " + std::to_string(bytes) + "\n");
+    std::unique_ptr<NvmlMeter> meter = NvmlMeter::TryCreate(FakeOptions(), nullptr);
+    ASSERT_NE(meter, nullptr);
+    auto details = DetailsMap(*meter);
+    EXPECT_EQ(details["gpu:0.shared_with_other_processes"], "yes");
+    EXPECT_EQ(details["gpu:0.other_pids"], want);
+  }
 }
 
 // MapCudaVisibleDevices without the library.

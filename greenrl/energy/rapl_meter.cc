@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -368,6 +369,14 @@ RaplMeter::RaplMeter(std::string root, std::vector<Zone> zones, std::string zone
       zones_(std::move(zones)),
       zones_skipped_(std::move(zones_skipped)),
       options_(std::move(options)) {
+  if (!options_.now_s) {
+    options_.now_s = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  const double now_s = options_.now_s();
+  for (Zone& zone : zones_) zone.last_read_s = now_s;  // the baseline reading was just taken
   max_safe_poll_period_s_ = std::numeric_limits<double>::infinity();
   for (const Zone& zone : zones_) {
     const double range_j = zone.range_known ? static_cast<double>(zone.max_energy_range_uj) / 1e6
@@ -406,6 +415,7 @@ std::vector<double> RaplMeter::ReadEnergyJ() {
     std::string why;
     RaplFailure failure = RaplFailure::kNone;
     if (ReadCounterUj(options_, zone.dir + "/energy_uj", &current_uj, &why, &failure)) {
+      const double now_s = options_.now_s();
       std::uint64_t delta_uj = 0;
       if (current_uj >= zone.last_uj) {
         delta_uj = current_uj - zone.last_uj;
@@ -420,9 +430,27 @@ std::vector<double> RaplMeter::ReadEnergyJ() {
         }
         ++wraps_dropped_;
       } else if (zone.last_uj <= zone.max_energy_range_uj) {
-        // Wrapped once: up to the wrap point, then from 0 (../shared/REFERENCES.md).
-        delta_uj = (zone.max_energy_range_uj - zone.last_uj) + current_uj;
-        ++counter_wraps_;
+        // Wrapped once: up to the wrap point, then from 0 (../shared/REFERENCES.md), unless that
+        // is more energy than the zone can draw in the time since the last read.
+        const std::uint64_t wrap_uj = (zone.max_energy_range_uj - zone.last_uj) + current_uj;
+        const double plausible_uj = kMaxPlausiblePowerFactor * zone.max_power_w *
+                                    (std::max(now_s - zone.last_read_s, 0.0) + 1.0) * 1e6;
+        if (static_cast<double>(wrap_uj) <= plausible_uj) {
+          delta_uj = wrap_uj;
+          ++counter_wraps_;
+        } else {
+          if (counter_resets_ == 0) {
+            Warn(fmt::format(
+                "RAPL counter {}/energy_uj went down ({} -> {} uJ) {:.3f} s after the previous "
+                "read; a wrap would mean {:.0f} J, more than {:g} x its {:g} W can draw, so the "
+                "counter was reset and only the {} uJ since counts",
+                zone.dir, zone.last_uj, current_uj, now_s - zone.last_read_s,
+                static_cast<double>(wrap_uj) / 1e6, kMaxPlausiblePowerFactor, zone.max_power_w,
+                current_uj));
+          }
+          delta_uj = current_uj;
+          ++counter_resets_;
+        }
       } else {
         // Previous value beyond the advertised range: count only what is certain.
         delta_uj = current_uj;
@@ -430,6 +458,7 @@ std::vector<double> RaplMeter::ReadEnergyJ() {
       }
       zone.accumulated_uj += delta_uj;
       zone.last_uj = current_uj;
+      zone.last_read_s = now_s;
     } else {
       ++read_errors_;
     }
@@ -454,6 +483,7 @@ std::vector<std::pair<std::string, std::string>> RaplMeter::Details() const {
   details.emplace_back("max_safe_poll_period_s", fmt::format("{}", max_safe_poll_period_s_));
   details.emplace_back("zones_skipped", zones_skipped_.empty() ? "none" : zones_skipped_);
   details.emplace_back("counter_wraps", std::to_string(counter_wraps_));
+  details.emplace_back("counter_resets", std::to_string(counter_resets_));
   details.emplace_back("wraps_dropped", std::to_string(wraps_dropped_));
   details.emplace_back("read_errors", std::to_string(read_errors_));
   return details;

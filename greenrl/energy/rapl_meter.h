@@ -49,6 +49,9 @@ struct RaplOptions {
   std::function<int(const std::string& path)> open_file;
   // Receives each warning (one line, no newline). Empty means "greenrl warning: <text>" on stderr.
   std::function<void(const std::string& message)> warn;
+  // Seconds on a monotonic clock, for the time between reads (the wrap check of ReadEnergyJ).
+  // Empty means std::chrono::steady_clock.
+  std::function<double()> now_s;
 };
 
 class RaplMeter;
@@ -80,6 +83,9 @@ class RaplMeter final : public EnergyMeter {
   // the shortest wrap in ../shared/REFERENCES.md (AMD's finer unit: about 274 s at 240 W).
   static constexpr double kFallbackEnergyRangeJ = 65536.0;
 
+  // A wrap implying more than this multiple of a zone's max power is taken as a counter reset.
+  static constexpr double kMaxPlausiblePowerFactor = 4.0;
+
   // Finds the zones under `root` and takes a baseline reading.
   // Args: root: a powercap directory: /sys/class/powercap (flat symlinks), or a copy / bind mount
   //         of /sys/devices/virtual/powercap (nested zone directories); both layouts are walked.
@@ -106,7 +112,10 @@ class RaplMeter final : public EnergyMeter {
   // keeps its last value (counted as "read_errors" in Details()). A value below the previous one
   // is a wrap: with max_energy_range_uj known, (max - prev) + cur is added; with it unreadable the
   // read pair adds nothing (the energy of that one period is lost, counted as "wraps_dropped") and
-  // the first such drop is warned about once.
+  // the first such drop is warned about once. A drop whose wrap would mean more than
+  // kMaxPlausiblePowerFactor x the zone's max power over the time since the previous read (plus
+  // one second) cannot be a wrap: the counter was reset (a driver reload, a restored VM), so only
+  // the current value is added (counted as "counter_resets", the first one warned about).
   std::vector<double> ReadEnergyJ() override;
 
   // Returns: whether each domain (domains() order) is additive: package and dram true; core,
@@ -123,7 +132,7 @@ class RaplMeter final : public EnergyMeter {
   // Returns: "root", per domain "<domain>.energy_uj_path", "<domain>.max_energy_range_uj" (or
   // "unknown (<why>)"), "<domain>.max_power_w" (and where it came from), "<domain>.additive";
   // "max_safe_poll_period_s", "zones_skipped" (zone, its name and why it is not reported),
-  // "counter_wraps", "wraps_dropped", "read_errors".
+  // "counter_wraps", "counter_resets", "wraps_dropped", "read_errors".
   std::vector<std::pair<std::string, std::string>> Details() const override;
 
  private:
@@ -138,6 +147,7 @@ class RaplMeter final : public EnergyMeter {
     double max_power_w = 0.0;               // power used for the poll-period bound, W
     std::string max_power_source;           // file it came from, or "default"
     std::uint64_t last_uj = 0;              // last energy_uj read, microjoules
+    double last_read_s = 0.0;               // when last_uj was read (options.now_s), s
     std::uint64_t accumulated_uj = 0;       // energy since construction, microjoules
   };
 
@@ -153,6 +163,7 @@ class RaplMeter final : public EnergyMeter {
   RaplOptions options_;
   double max_safe_poll_period_s_ = 0.0;
   std::int64_t counter_wraps_ = 0;
+  std::int64_t counter_resets_ = 0;
   std::int64_t wraps_dropped_ = 0;
   std::int64_t read_errors_ = 0;
 };

@@ -148,6 +148,34 @@ TEST(RaplMeterTest, WrapAroundOnSeveralZonesWithIntelRange) {
   EXPECT_EQ(DetailsMap(*meter).at("counter_wraps"), "2");
 }
 
+// A drop that no wrap can explain is a counter reset: with the Intel range (262,143 J) and the
+// default 240 W, package-0's 500 -> 100 uJ one second after the last read would be a 262 kJ
+// wrap, far more than 4 x 240 W x (1 + 1) s, so only the 100 uJ since the reset count (warned
+// once). package-1, near the top of the range, wraps in the same read by 1 J: a wrap.
+TEST(RaplMeterTest, ImplausibleWrapIsACounterReset) {
+  FakePowercap tree;
+  tree.AddZone("intel-rapl:0", "package-0", 500);
+  tree.AddZone("intel-rapl:1", "package-1", 262'143'000'000);
+  double now_s = 100.0;
+  std::vector<std::string> warnings;
+  RaplOptions options;
+  options.now_s = [&now_s] { return now_s; };
+  options.warn = [&warnings](const std::string& message) { warnings.push_back(message); };
+  RaplProbe probe = RaplMeter::Probe(tree.root(), options);
+  ASSERT_NE(probe.meter, nullptr) << probe.why_not;
+  RaplMeter& meter = *probe.meter;
+  now_s = 101.0;
+  tree.SetEnergyUj("intel-rapl:0", 100);
+  tree.SetEnergyUj("intel-rapl:1", 671'150);  // (262143328850 - 262143000000) + 671150 uJ
+  EXPECT_EQ(meter.ReadEnergyJ(), (std::vector<double>{0.0001, 1.0}));
+  const auto details = DetailsMap(meter);
+  EXPECT_EQ(details.at("counter_resets"), "1");
+  EXPECT_EQ(details.at("counter_wraps"), "1");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("500 -> 100 uJ) 1.000 s after the previous read; a wrap "
+                                     "would mean 262143 J, more than 4 x its 240 W can draw"));
+}
+
 // max_energy_range_uj unreadable (a directory in its place: read() fails even for root): the meter
 // is still created, and a counter that goes down adds nothing for that read pair, warned once.
 TEST(RaplMeterTest, WrapWithUnreadableRangeIsDroppedWithOneWarning) {

@@ -250,6 +250,13 @@ void NormalizeVecEnv::SetState(const std::vector<double>& state) {
   ret_rms_.count = state[j];
   ret_rms_.mean[0] = state[j + 1];
   ret_rms_.var[0] = state[j + 2];
+  // The observations already produced are normalised again with the new statistics, as SB3's
+  // VecNormalize.load gives them before the first reset: a MuJoCo resume (which resets the envs
+  // and then restores the statistics) and a data-parallel merge act on them next.
+  if (options_.norm_obs) {
+    NormalizeObs(inner_->obs(), obs_.data(), num_envs());
+    NormalizeObs(inner_->final_obs(), final_obs_.data(), num_envs());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -121,10 +121,12 @@ class NormalizeVecEnv final : public VecEnvWrapper {
   // The statistics as a flat float64 vector, for checkpoints:
   //   [kStateVersion, obs_dim, obs_count, obs_mean[obs_dim], obs_var[obs_dim], ret_count,
   //    ret_mean, ret_var]  (length 6 + 2 obs_dim).
-  // The discounted running returns of the current episodes are not included (SB3 pickles them;
-  // they restart at 0 after a reload, which only matters mid-episode for reward scaling).
+  // The discounted running returns of the current episodes are not included (as SB3, whose
+  // VecNormalize.__getstate__ drops them: they restart at 0 after a reload, which only matters
+  // mid-episode for reward scaling).
   std::vector<double> GetState() const;
-  // Restores statistics saved by GetState(). Errors: greenrl::ConfigError("normalizer_state",
+  // Restores statistics saved by GetState() and normalises obs() and final_obs() again with
+  // them (the inner env's current observations). Errors: greenrl::ConfigError("normalizer_state",
   // ...) when the vector has another version, obs_dim or length (nothing changes then).
   void SetState(const std::vector<double>& state);
   static constexpr double kStateVersion = 1.0;

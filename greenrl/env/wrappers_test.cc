@@ -38,6 +38,14 @@ void RandomDiscrete(VecEnv& env, Rng& rng) {
   }
 }
 
+// `steps` vec steps of uniform random Discrete actions.
+void StepRandomly(VecEnv& env, Rng& rng, int steps) {
+  for (int t = 0; t < steps; ++t) {
+    RandomDiscrete(env, rng);
+    env.Step();
+  }
+}
+
 std::unique_ptr<NormalizeVecEnv> MakeNormalized(const std::string& id, int n, uint64_t seed) {
   return std::make_unique<NormalizeVecEnv>(MakeVecEnv(id, n, seed, 1), NormalizeOptions{});
 }
@@ -162,17 +170,11 @@ TEST(NormalizeVecEnvTest, FrozenStatisticsNeverChange) {
   auto env = MakeNormalized("Acrobot-v1", 5, 7);
   env->Reset();
   Rng rng(2);
-  for (int t = 0; t < 50; ++t) {
-    RandomDiscrete(*env, rng);
-    env->Step();
-  }
+  StepRandomly(*env, rng, 50);
   env->set_training(false);
   const std::vector<double> frozen = env->GetState();
   env->Reset();
-  for (int t = 0; t < 200; ++t) {
-    RandomDiscrete(*env, rng);
-    env->Step();
-  }
+  StepRandomly(*env, rng, 200);
   EXPECT_EQ(env->GetState(), frozen);
 }
 
@@ -180,10 +182,7 @@ TEST(NormalizeVecEnvTest, SaveLoadRoundTripGivesIdenticalNormalizedObservations)
   auto trained = MakeNormalized("MountainCar-v0", 6, 11);
   trained->Reset();
   Rng rng(3);
-  for (int t = 0; t < 100; ++t) {
-    RandomDiscrete(*trained, rng);
-    trained->Step();
-  }
+  StepRandomly(*trained, rng, 100);
   const std::vector<double> saved = trained->GetState();
   ASSERT_EQ(saved.size(), 6u + 2u * 2u);
 
@@ -207,6 +206,23 @@ TEST(NormalizeVecEnvTest, SaveLoadRoundTripGivesIdenticalNormalizedObservations)
     for (int j = 0; j < 12; ++j) ASSERT_EQ(trained->obs()[j], loaded->obs()[j]) << t;
     for (int i = 0; i < 6; ++i) ASSERT_EQ(trained->reward()[i], loaded->reward()[i]) << t;
   }
+}
+
+// Statistics restored after the envs were reset (a MuJoCo resume; a data-parallel merge
+// between rollouts) apply to the observation the agent acts on next: obs() is normalised again
+// with them, as SB3's VecNormalize.load gives it before the first reset. Before, obs() kept the
+// fresh statistics' values (the first rows divided by a tiny reset variance).
+TEST(NormalizeVecEnvTest, SetStateNormalisesTheCurrentObservationsAgain) {
+  auto fresh = MakeNormalized("MountainCar-v0", 4, 9);
+  fresh->Reset();  // statistics from 4 reset observations
+  Rng rng(7);
+  auto trained = MakeNormalized("MountainCar-v0", 4, 5);
+  trained->Reset();
+  StepRandomly(*trained, rng, 50);
+  fresh->SetState(trained->GetState());
+  std::vector<float> want(8);
+  fresh->NormalizeObs(fresh->raw_obs(), want.data(), 4);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(fresh->obs()[j], want[j]) << j;
 }
 
 TEST(NormalizeVecEnvTest, BadStateAndOptionsAreConfigErrors) {

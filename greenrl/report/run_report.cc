@@ -115,11 +115,25 @@ std::string FixedNoNegativeZero(double value, int decimals) {
 
 std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
                               const std::string& meter_reason) {
-  std::string s = fmt::format("  energy         {} Wh in all\n",
-                              Amount(AdditiveEnergyJ(domains) / kJoulesPerWh));
+  // The total's provenance: estimated parts make it (partly) an estimate, said on the line.
+  int estimated = 0, additive = 0;
+  for (const auto& d : domains) {
+    if (!energy::IsAdditiveDomain(d.domain)) continue;
+    ++additive;
+    estimated += d.provenance == "estimated";
+  }
+  const char* label = estimated == 0          ? ""
+                      : estimated == additive ? " (estimated)"
+                                              : " (partly estimated: see the domains)";
+  std::string s = fmt::format("  energy         {} Wh in all{}\n",
+                              Amount(AdditiveEnergyJ(domains) / kJoulesPerWh), label);
   for (const auto& d : domains) {
     s += fmt::format("    {:<14} {} Wh  ({} by {}, scope {})\n", d.domain,
                      Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope);
+    // A device that other processes used (the meter saw them): its energy includes theirs.
+    if (d.scope == "device" && d.shared.rfind("yes", 0) == 0) {
+      s += fmt::format("      shared       {}\n", d.shared);
+    }
   }
   s += fmt::format("  meter          {}\n", meter_reason);
   return s;

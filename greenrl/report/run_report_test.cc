@@ -55,13 +55,30 @@ TEST(RunReportTest, SummaryNamesEverything) {
   EXPECT_NE(s.find("steps          1000"), std::string::npos) << s;
   EXPECT_NE(s.find("steps/s        500"), std::string::npos) << s;
   EXPECT_NE(s.find("500.00 ± 0.00 (10 deterministic episodes)"), std::string::npos) << s;
-  EXPECT_NE(s.find("2.0000 Wh in all"), std::string::npos) << s;
+  EXPECT_NE(s.find("2.0000 Wh in all (estimated)\n"), std::string::npos) << s;
   EXPECT_NE(s.find("cpu:process    2.0000 Wh  (estimated by estimator, scope process)"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("0.1680 g CO2e"), std::string::npos) << s;
   EXPECT_NE(s.find("FR"), std::string::npos) << s;
   EXPECT_EQ(s.find("env faults"), std::string::npos) << s;  // none: no line
+}
+
+// A GPU that other processes used gets a `shared` line under its energy; one used by this
+// process alone, and a package counter (shared by nature, said in energy.json), do not.
+TEST(RunReportTest, SummarySaysWhenOtherProcessesUsedTheGpu) {
+  RunReport r = MakeReport();
+  r.domains = {{"gpu:0", "nvml", "measured", "device", 3600.0, "yes (pids 77 4242)"},
+               {"gpu:1", "nvml", "measured", "device", 3600.0, "no (alone)"},
+               {"cpu:package-0", "rapl", "measured", "package", 3600.0, "yes (socket)"}};
+  const std::string s = FormatSummary(r);
+  EXPECT_NE(s.find("(measured by nvml, scope device)\n      shared       yes (pids 77 4242)\n"
+                   "    gpu:1"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("3.0000 Wh in all\n"), std::string::npos) << s;  // all measured
+  EXPECT_EQ(s.find("no (alone)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("yes (socket)"), std::string::npos) << s;
 }
 
 // Env faults (a MuJoCo step with a non-finite or unstable state or an engine error): one line

@@ -563,6 +563,32 @@ const std::vector<std::string> kSmallRun = {
     "eval.freq=0",      "eval.final_episodes=1", "checkpoint_freq=0", "energy.sample_period_s=3600",
     "dist.timeout_s=60"};
 
+// Ranks started with different configs (here another learning_rate on rank 1, as a torchrun or
+// srun user might by a per-rank --set) are refused on every rank once connected, naming the first
+// key that differs with both values, before anything is written: before, rank 1 trained beside
+// rank 0 with its own learning rate and the copies drifted apart.
+TEST(DataParallelConfigTest, RanksWithDifferentConfigsAreRefused) {
+  const std::string dir = FreshDir("dp_other_config");
+  std::vector<std::string> other = kSmallRun;
+  other.push_back("learning_rate=0.01");
+  const std::string store = StorePath("other_config");
+  auto r1 = std::async(std::launch::async, TrainRank, CartPoleConfig(other, 0), dir, 1, store,
+                       FixedMeter(1.0), false, 0);
+  const RankOutcome r0 =
+      TrainRank(CartPoleConfig(kSmallRun, 0), dir, 0, store, FixedMeter(1.0), false, 0);
+  const RankOutcome o1 = r1.get();
+  std::filesystem::remove(store);
+  for (const RankOutcome* o : {&r0, &o1}) {
+    EXPECT_TRUE(o->config_error) << o->error;
+    EXPECT_NE(o->error.find("config: got 'rank 1: learning_rate: 0.01'; the same resolved config "
+                            "on every rank (rank 0: learning_rate: lin_0.001); start every rank "
+                            "with the same --config and --set values"),
+              std::string::npos)
+        << o->error;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+}
+
 // Both ranks (threads of this process: one machine) read a package-scope counter, rank 0 10 J
 // and rank 1 10.5 J over the run: the job spent 10 J, counted once from rank 0, in energy.json
 // and in every metrics.csv row. Process-scope meters of 10 J and 1 J add up to 11 J, and every

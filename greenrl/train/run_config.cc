@@ -60,6 +60,33 @@ std::string PeekAlgo(const std::optional<YAML::Node>& root,
   return algo;
 }
 
+// "<key>=<default>" for every key of `sections` (e.g. "policy_kwargs") with a default that no
+// text of `sets` gives: appended to the overrides, they return the keys a whole rl-zoo value
+// leaves out to their defaults. A text whose keys cannot be read adds none (Config::Load names
+// its error).
+std::vector<std::string> SectionResets(const ConfigSchema& schema,
+                                       const std::set<std::string>& sections,
+                                       const std::vector<std::string>& sets) {
+  std::vector<std::string> resets;
+  if (sections.empty()) return resets;
+  std::set<std::string> given;
+  for (const std::string& text : sets) {
+    try {
+      for (std::string& key : Config::KeysSetBy(schema, text)) given.insert(std::move(key));
+    } catch (const ConfigError&) {
+    }
+  }
+  for (const KeySpec& spec : schema.keys()) {
+    for (const std::string& section : sections) {
+      if (spec.key.rfind(section + ".", 0) == 0 && given.count(spec.key) == 0 &&
+          spec.default_yaml) {
+        resets.push_back(spec.key + "=" + *spec.default_yaml);
+      }
+    }
+  }
+  return resets;
+}
+
 // Declares the keys of algorithm `id` (one of AlgorithmIds()).
 void AddAlgoKeys(const std::string& id, ConfigSchema* s) {
   if (id == "ppo") algo::AddPpoKeys(s);
@@ -402,7 +429,11 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   // rl-zoo's Python values given to --set as such (policy_kwargs=dict(...),
   // normalize=dict(norm_obs=...) or {'norm_obs': ...}) become greenrl's keys, as in an rl-zoo
   // file.
+  // Such a whole value replaces the whole section, as rl-zoo's --hyperparams does
+  // (hyperparams.update): its keys that the value does not give return to their defaults
+  // (SectionResets), where a dotted --set policy_kwargs.net_arch=... changes that key alone.
   std::vector<std::string> set_overrides;
+  std::set<std::string> replaced_sections;
   for (const std::string& text : given_overrides) {
     const size_t eq = text.find('=');
     const std::string key = text.substr(0, eq);
@@ -410,8 +441,10 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     std::vector<std::string> expanded = {text};
     if (key == "policy_kwargs" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
       expanded = ZooPolicyKwargs(PeekAlgo(root, given_overrides), value);
+      replaced_sections.insert("policy_kwargs");
     } else if (key == "normalize" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
       expanded = ZooNormalize(value);
+      replaced_sections.insert("normalize_kwargs");
     }
     set_overrides.insert(set_overrides.end(), expanded.begin(), expanded.end());
   }
@@ -426,6 +459,14 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     if (const std::optional<ZooSection> zoo = ReadZooSection(yaml_path, set_overrides, env_ids)) {
       // An rl-zoo file: its env's section, as overrides before the caller's.
       const ConfigSchema schema = BuildSchema(zoo->algo);
+      // rl-zoo's normalize is one value (true, false or a kwargs dict), so a --set normalize
+      // of any form replaces the section's whole normalize, kwargs included.
+      for (const std::string& text : set_overrides) {
+        if (text.rfind("normalize=", 0) == 0) replaced_sections.insert("normalize_kwargs");
+      }
+      const std::vector<std::string> resets =
+          SectionResets(schema, replaced_sections, set_overrides);
+      set_overrides.insert(set_overrides.end(), resets.begin(), resets.end());
       // A section key that the caller's --set replaces is dropped unparsed, as a preset file's
       // (algo and env_id, which the section repeats from the file's name and --env, stay).
       std::set<std::string> overridden;
@@ -453,7 +494,10 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
       overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
       return Config::Load(schema, "", overrides);
     }
-    return Config::Load(BuildSchema(PeekAlgo(root, set_overrides)), yaml_path, set_overrides);
+    const ConfigSchema schema = BuildSchema(PeekAlgo(root, set_overrides));
+    const std::vector<std::string> resets = SectionResets(schema, replaced_sections, set_overrides);
+    set_overrides.insert(set_overrides.end(), resets.begin(), resets.end());
+    return Config::Load(schema, yaml_path, set_overrides);
   }();
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists (or ranks have connected).

@@ -17,6 +17,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "greenrl/algo/dqn.h"
@@ -107,6 +109,34 @@ void ConfigureThreads(int torch_threads) {
   // Debian's LibTorch is built with OpenMP: at::set_num_threads also calls omp_set_num_threads,
   // which OpenBLAS's OpenMP build (libopenblas0-openmp) reads before each call.
   at::set_num_threads(torch_threads);
+}
+
+void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs) {
+  // The lines without their "  # doc" comments and surrounding blanks.
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      line = line.substr(0, line.find("  #"));
+      const size_t first = line.find_first_not_of(' ');
+      const size_t last = line.find_last_not_of(' ');
+      out.push_back(first == std::string::npos ? "" : line.substr(first, last - first + 1));
+    }
+    return out;
+  };
+  const std::vector<std::string> reference = lines(configs.at(0));
+  for (size_t r = 1; r < configs.size(); ++r) {
+    if (configs[r] == configs[0]) continue;
+    const std::vector<std::string> mine = lines(configs[r]);
+    size_t k = 0;
+    while (k < mine.size() && k < reference.size() && mine[k] == reference[k]) ++k;
+    const std::string theirs = k < mine.size() ? mine[k] : "(no more keys)";
+    const std::string rank0 = k < reference.size() ? reference[k] : "(no more keys)";
+    throw ConfigError("config", fmt::format("rank {}: {}", r, theirs),
+                      fmt::format("the same resolved config on every rank (rank 0: {}); start "
+                                  "every rank with the same --config and --set values",
+                                  rank0));
+  }
 }
 
 std::string DefaultRunDir(const Config& config) {
@@ -237,7 +267,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int eval_episodes = static_cast<int>(config.GetInt("eval.episodes"));
   const int final_episodes = static_cast<int>(config.GetInt("eval.final_episodes"));
   const bool save_best = config.GetBool("eval.save_best");
-  const std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
+  // Data-parallel without --out: every rank takes rank 0's name once connected (below), since
+  // each rank's clock may name another second.
+  std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
   // Data-parallel group (world size 1 without a launcher): checked before any work.
   const dist::DistOptions dist_options = DistOptionsFrom(config);
   dist::ValidateDistOptions(dist_options);
@@ -370,6 +402,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (group == nullptr && world_size > 1 && !options.dry_run) {
     owned_group = dist::ProcessGroup::Connect(dist_env, dist_options);
     group = owned_group.get();
+  }
+  if (group != nullptr && world_size > 1) {
+    // Every rank must train the same resolved config: a rank started with another --set would
+    // otherwise train beside the others (another learning rate: the copies drift apart) or stop
+    // matching their collectives. Compared line by line with rank 0's.
+    RequireSameConfigOnEveryRank(
+        group->AllGatherText("config", config.ToYaml(), "resolved config"));
+    if (options.out_dir.empty()) {
+      run_dir = group->AllGatherText("run_dir", run_dir, "run directory name")[0];
+    }
   }
   Config rank_config = config;
   if (rank > 0) rank_config.Set("seed", std::to_string(RankSeed(seed, rank)));
@@ -1377,7 +1419,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const auto it = total.energy_j.find(d.domain);
     r.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance),
                          energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second,
-                         SharedNote(d.scope)});
+                         SharedNote(d.domain, d.scope, monitor.meters())});
   }
   for (const auto& [key, totals] : windows_so_far()) {
     const auto job = job_window_j.find(key);  // data-parallel: the job's energy of the window

@@ -122,4 +122,10 @@ void RequireNewOrEmptyDir(const std::string& dir);
 // Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS>.
 std::string DefaultRunDir(const Config& config);
 
+// Checks that every rank of a data-parallel job resolved the same config: configs[r] is rank r's
+// config.yaml text (Config::ToYaml). Errors: ConfigError("config", "rank <r>: <its first line
+// that differs, without its comment>", "the same resolved config on every rank (rank 0: <its
+// line>); ...").
+void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs);
+
 }  // namespace greenrl::train

@@ -472,6 +472,49 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
             std::string::npos);
 }
 
+// A whole policy_kwargs or normalize value given to --set as rl-zoo writes it replaces the whole
+// section, as rl-zoo's --hyperparams does (hyperparams.update): the keys it leaves out return to
+// their defaults. A dotted key changes that key alone. In an rl-zoo file, --set normalize of any
+// form replaces the section's normalize dict, kwargs included.
+TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
+  const std::string mcc =
+      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/mountaincarcontinuous.yaml";
+  const Config whole = LoadRunConfig(mcc, {"policy_kwargs=dict(net_arch=[32, 32])"}, 0);
+  EXPECT_EQ(whole.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(whole.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(whole.GetFloat("policy_kwargs.log_std_init"), 0.0);  // the preset's -3.29: dropped
+  EXPECT_TRUE(whole.GetBool("policy_kwargs.ortho_init"));        // the preset's false: dropped
+  const Config empty = LoadRunConfig(mcc, {"policy_kwargs=dict()"}, 0);
+  EXPECT_EQ(empty.GetFloat("policy_kwargs.log_std_init"), 0.0);
+  EXPECT_EQ(empty.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{64, 64}));
+  const Config dotted = LoadRunConfig(mcc, {"policy_kwargs.net_arch=[32, 32]"}, 0);
+  EXPECT_EQ(dotted.GetFloat("policy_kwargs.log_std_init"), -3.29);
+  EXPECT_FALSE(dotted.GetBool("policy_kwargs.ortho_init"));
+  // normalize's kwargs: a dict value replaces them; a dotted or plain --set in a preset does not.
+  const std::string dir = ::testing::TempDir() + "/greenrl_zoo_replace";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/preset.yaml") << "algo: ppo\nenv_id: Pendulum-v1\nnormalize: true\n"
+                                         "normalize_kwargs: {norm_obs: false, clip_obs: 5}\n";
+  const Config norm_dict =
+      LoadRunConfig(dir + "/preset.yaml", {"normalize={'norm_reward': False}"}, 0);
+  EXPECT_TRUE(norm_dict.GetBool("normalize_kwargs.norm_obs"));
+  EXPECT_FALSE(norm_dict.GetBool("normalize_kwargs.norm_reward"));
+  EXPECT_EQ(norm_dict.GetFloat("normalize_kwargs.clip_obs"), 10.0);
+  const Config norm_plain = LoadRunConfig(dir + "/preset.yaml", {"normalize=true"}, 0);
+  EXPECT_FALSE(norm_plain.GetBool("normalize_kwargs.norm_obs"));
+  // In an rl-zoo file, normalize is one value: --set normalize=true gives its default kwargs.
+  std::ofstream(dir + "/ppo.yml")
+      << "Pendulum-v1:\n  normalize: \"{'norm_obs': False, 'norm_reward': True}\"\n"
+         "  n_timesteps: !!float 1e4\n";
+  const Config zoo = LoadRunConfig(dir + "/ppo.yml", {"env_id=Pendulum-v1"}, 0);
+  EXPECT_FALSE(zoo.GetBool("normalize_kwargs.norm_obs"));
+  const Config zoo_set =
+      LoadRunConfig(dir + "/ppo.yml", {"env_id=Pendulum-v1", "normalize=true"}, 0);
+  EXPECT_TRUE(zoo_set.GetBool("normalize"));
+  EXPECT_TRUE(zoo_set.GetBool("normalize_kwargs.norm_obs"));
+  EXPECT_TRUE(zoo_set.GetBool("normalize_kwargs.norm_reward"));
+}
+
 // A mistake inside an rl-zoo section is named with the file and section (not taken for a --set
 // one); SB3 constructor arguments greenrl has no key for say what it does instead; SB3's
 // clip_range_vf is a PPO key (0: off, SB3's None; lin_ schedules too).

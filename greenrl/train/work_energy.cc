@@ -25,6 +25,28 @@ std::string SharedNote(energy::Scope scope) {
   return "unknown";
 }
 
+std::string SharedNote(const std::string& domain, energy::Scope scope,
+                       const std::vector<const energy::EnergyMeter*>& meters) {
+  if (scope == energy::Scope::kDevice) {
+    for (const energy::EnergyMeter* meter : meters) {
+      std::string shared, pids;
+      for (const auto& [key, value] : meter->Details()) {
+        if (key == domain + ".shared_with_other_processes") shared = value;
+        if (key == domain + ".other_pids") pids = value;
+      }
+      if (shared == "yes") {
+        return "yes (other processes computed on the device: pids " + pids +
+               "; its energy includes theirs)";
+      }
+      if (shared == "no") {
+        return "no (no other process computed on the device at any poll, every 10 s)";
+      }
+      if (!shared.empty()) return "possibly (the whole device; " + shared + ")";
+    }
+  }
+  return SharedNote(scope);
+}
+
 energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
                                          const energy::Sampler& sampler,
                                          const std::optional<energy::IntensitySeries>& series,
@@ -96,7 +118,7 @@ WorkEnergy MeasureWork(const Config& config, const std::function<void()>& work,
     const auto it = total.energy_j.find(d.domain);
     out.domains.push_back({d.domain, d.meter, energy::ToString(d.provenance),
                            energy::ToString(d.scope), it == total.energy_j.end() ? 0.0 : it->second,
-                           SharedNote(d.scope)});
+                           SharedNote(d.domain, d.scope, monitor.meters())});
   }
   out.carbon =
       CarbonOfSampledSpan(total, sampler, series, carbon_options, start_unix_s, out.duration_s);

@@ -72,5 +72,11 @@ energy::CarbonResult CarbonOfSampledSpan(const energy::Measurement& total,
 // Whether a domain of `scope` holds other processes' energy too, in words for energy.json and
 // the summary: "no (this process's own CPU time)", "yes (...)", "possibly (...)".
 std::string SharedNote(energy::Scope scope);
+// SharedNote for `domain`, with what its meter observed when it says so: a device domain whose
+// meter lists "<domain>.shared_with_other_processes" in Details() (NvmlMeter polls the GPU's
+// compute processes every 10 s) reads "yes (other processes on the device: pids ...)", "no
+// (...)" or "possibly (... unknown: why)"; any other domain reads SharedNote(scope).
+std::string SharedNote(const std::string& domain, energy::Scope scope,
+                       const std::vector<const energy::EnergyMeter*>& meters);
 
 }  // namespace greenrl::train

@@ -21,6 +21,30 @@ std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ca
 
 // 7,200 J during the work = 2 Wh = 0.002 kWh; x PUE 1.5 x 400 g/kWh = 1.2 g CO2e. The meter's
 // reading before the work (50 J) is not the work's.
+// A device domain's sharing note follows what its meter observed (NvmlMeter's
+// "<domain>.shared_with_other_processes" and ".other_pids" details); without such details it is
+// the scope's general note, as for process and package domains.
+TEST(WorkEnergyTest, SharedNoteReportsTheMetersSharingVerdict) {
+  energy::FakeMeter gpus({"gpu:0", "gpu:1", "gpu:2", "gpu:3"});
+  gpus.SetExtraDetails({{"gpu:0.shared_with_other_processes", "yes"},
+                        {"gpu:0.other_pids", "77 4242"},
+                        {"gpu:1.shared_with_other_processes", "no"},
+                        {"gpu:1.other_pids", "none"},
+                        {"gpu:2.shared_with_other_processes", "unknown (no permission)"}});
+  const std::vector<const energy::EnergyMeter*> meters = {&gpus};
+  EXPECT_EQ(SharedNote("gpu:0", energy::Scope::kDevice, meters),
+            "yes (other processes computed on the device: pids 77 4242; its energy includes "
+            "theirs)");
+  EXPECT_EQ(SharedNote("gpu:1", energy::Scope::kDevice, meters),
+            "no (no other process computed on the device at any poll, every 10 s)");
+  EXPECT_EQ(SharedNote("gpu:2", energy::Scope::kDevice, meters),
+            "possibly (the whole device; unknown (no permission))");
+  EXPECT_EQ(SharedNote("gpu:3", energy::Scope::kDevice, meters),
+            SharedNote(energy::Scope::kDevice));
+  EXPECT_EQ(SharedNote("cpu:process", energy::Scope::kProcess, meters),
+            "no (this process's own CPU time)");
+}
+
 TEST(WorkEnergyTest, FakeMeterEnergyAndCarbonExact) {
   const Config config =
       LoadRunConfig(Preset(), {"carbon.intensity_g_per_kwh=400", "carbon.pue=1.5"}, std::nullopt);

@@ -18,6 +18,8 @@
 //                                             (default: NOT_SUPPORTED)
 //   processes <i> <pid|SELF>... | ERR:<code>  compute processes (SELF = the calling process;
 //                                             default: none)
+//   process_record_bytes <i> <16|24|32>       the size of the process records the _v3 call
+//                                             writes (nvml_meter.h: drivers differ; default 24)
 //   power_limits <i> <min> <max> <default> <current>   mW (default: NOT_SUPPORTED)
 //   set_limit_error <i> <code>                nvmlDeviceSetPowerManagementLimit returns <code>
 // Every nvmlDeviceSetPowerManagementLimit call, whatever its result, appends "<uuid> <mW>" to the
@@ -27,6 +29,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <sstream>
@@ -67,6 +70,7 @@ struct FakeDevice {
   Sequence power_mw;
   abi::Return processes_rc = abi::kSuccess;
   std::vector<unsigned int> pids;
+  unsigned int process_record_bytes = 24;
   abi::Return limits_rc = abi::kErrorNotSupported;
   unsigned int min_mw = 0, max_mw = 0, default_mw = 0, current_mw = 0;
   abi::Return set_rc = abi::kSuccess;
@@ -143,6 +147,8 @@ bool LoadScript(State* state) {
                                                 : static_cast<unsigned int>(std::stoul(token)));
         }
       }
+    } else if (directive == "process_record_bytes") {
+      words >> device.process_record_bytes;
     } else if (directive == "power_limits") {
       words >> device.min_mw >> device.max_mw >> device.default_mw >> device.current_mw;
       device.limits_rc = abi::kSuccess;
@@ -259,8 +265,11 @@ abi::Return nvmlDeviceGetPowerUsage(abi::Device handle, unsigned int* mw) {
   return value.rc;
 }
 
+// Writes records as a driver does: pid, 4 bytes of padding, usedGpuMemory (16 bytes so far),
+// then gpuInstanceId and computeInstanceId (0xFFFFFFFF: no MIG; 24), then
+// usedGpuCcProtectedMemory (0; 32), up to the scripted record size.
 abi::Return nvmlDeviceGetComputeRunningProcesses_v3(abi::Device handle, unsigned int* count,
-                                                    abi::ProcessInfo* infos) {
+                                                    void* infos) {
   const FakeDevice& device = *FromHandle(handle);
   if (device.processes_rc != abi::kSuccess) return device.processes_rc;
   const auto needed = static_cast<unsigned int>(device.pids.size());
@@ -268,7 +277,18 @@ abi::Return nvmlDeviceGetComputeRunningProcesses_v3(abi::Device handle, unsigned
     *count = needed;
     return abi::kErrorInsufficientSize;
   }
-  for (unsigned int i = 0; i < needed; ++i) infos[i] = abi::ProcessInfo{device.pids[i], 0, 0, 0};
+  auto* out = static_cast<unsigned char*>(infos);
+  for (unsigned int i = 0; i < needed; ++i) {
+    unsigned char record[32] = {};
+    const unsigned long long used_memory = 256ull << 20;
+    const unsigned int no_instance = 0xFFFFFFFFu;
+    std::memcpy(record, &device.pids[i], 4);
+    std::memcpy(record + 8, &used_memory, 8);
+    std::memcpy(record + 16, &no_instance, 4);
+    std::memcpy(record + 20, &no_instance, 4);
+    std::memcpy(out + std::size_t{i} * device.process_record_bytes, record,
+                device.process_record_bytes);
+  }
   *count = needed;
   return abi::kSuccess;
 }
