@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -382,6 +383,7 @@ std::unique_ptr<NvmlMeter> NvmlMeter::TryCreate(const NvmlOptions& options, std:
   }
   for (const std::string& note : unusable) visible->notes.push_back("not metered: " + note);
   std::unique_ptr<NvmlMeter> meter(new NvmlMeter(std::move(*visible), std::move(gpus)));
+  meter->warn_ = options.warn;
   for (Gpu& gpu : meter->gpus_) meter->RefreshSharing(&gpu);
   return meter;
 }
@@ -421,8 +423,23 @@ std::vector<double> NvmlMeter::ReadEnergyJ() {
       continue;
     }
     unsigned long long counter_mj = 0;
-    if (api.get_total_energy_mj(gpu.info.handle, &counter_mj) != nvml_abi::kSuccess) {
+    const nvml_abi::Return rc = api.get_total_energy_mj(gpu.info.handle, &counter_mj);
+    gpu.read_errors_in_a_row = rc == nvml_abi::kSuccess ? 0 : gpu.read_errors_in_a_row + 1;
+    if (rc != nvml_abi::kSuccess) {
       ++gpu.read_errors;  // keep the last value
+      if (gpu.read_errors_in_a_row == kReadErrorsToWarn) {
+        const std::string message =
+            "NVML: " + gpu.info.domain + " (" + gpu.info.identity.uuid + ") failed " +
+            std::to_string(kReadErrorsToWarn) +
+            " energy-counter reads in a row (nvmlDeviceGetTotalEnergyConsumption: " +
+            library_->ErrorText(rc) +
+            "); its energy stops growing until a read succeeds, so the totals may miss some";
+        if (warn_) {
+          warn_(message);
+        } else {
+          std::fprintf(stderr, "greenrl warning: %s\n", message.c_str());
+        }
+      }
     } else if (counter_mj < gpu.last_counter_mj) {
       // The counter counts since the driver loaded: a smaller value means a reload. Re-base
       // without adding (the energy between the last read and the reload is lost).

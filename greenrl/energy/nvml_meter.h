@@ -111,6 +111,8 @@ struct NvmlOptions {
   // Reads an environment variable (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER): std::nullopt when
   // unset. Null means the process environment (std::getenv). Tests inject their own.
   std::function<std::optional<std::string>(const std::string& name)> get_env;
+  // Receives each warning (one line, no newline). Empty means "greenrl warning: <text>" on stderr.
+  std::function<void(const std::string& message)> warn;
 };
 
 // A loaded (dlopen) and initialised (nvmlInit_v2) NVML. Destruction calls nvmlShutdown and then
@@ -273,13 +275,18 @@ class NvmlMeter final : public EnergyMeter {
     std::string sharing_error;             // why the list could not be read
     std::vector<unsigned int> other_pids;  // last seen, sorted
     std::int64_t read_errors = 0;
+    std::int64_t read_errors_in_a_row = 0;  // warned about once, at kReadErrorsToWarn
     std::int64_t counter_resets = 0;
   };
+  // Counter reads that fail this many times in a row are warned about (once per GPU): the
+  // domain's energy stops growing until a read succeeds (e.g. NVML_ERROR_GPU_IS_LOST).
+  static constexpr std::int64_t kReadErrorsToWarn = 3;
 
   NvmlMeter(NvmlVisibleGpus visible, std::vector<Gpu> gpus);
   void RefreshSharing(Gpu* gpu);
 
   std::shared_ptr<NvmlLibrary> library_;
+  std::function<void(const std::string& message)> warn_;
   std::string cuda_visible_devices_;
   std::vector<std::string> notes_;
   std::vector<Gpu> gpus_;

@@ -264,6 +264,30 @@ TEST(NvmlMeterTest, EmptyCudaVisibleDevicesSelectsNone) {
   EXPECT_EQ(why_not, "CUDA_VISIBLE_DEVICES='' selects none of the 3 GPU(s) NVML reports");
 }
 
+// A counter that keeps failing (a GPU fallen off the bus: NVML error 15) is warned about once,
+// at the third failure in a row; single failures are not, and the last value is kept.
+TEST(NvmlMeterTest, CounterFailingThreeTimesInARowIsWarnedOnce) {
+  FakeNvmlScript script(
+      "device GPU-lost 00000000:3B:00.0 GPU\n"
+      "energy_mj 0 0 1000 ERR:15 2000 ERR:15 ERR:15 ERR:15 ERR:15\n");
+  std::vector<std::string> warnings;
+  NvmlOptions options = FakeOptions();
+  options.warn = [&warnings](const std::string& message) { warnings.push_back(message); };
+  std::unique_ptr<NvmlMeter> meter = NvmlMeter::TryCreate(options, nullptr);
+  ASSERT_NE(meter, nullptr);
+  for (int i = 0; i < 4; ++i) meter->ReadEnergyJ();  // 1000, ERR, 2000, ERR: 2 J, no warning
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(2.0));
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(2.0));  // the third failure in a row
+  meter->ReadEnergyJ();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "NVML: gpu:0 (GPU-lost) failed 3 energy-counter reads in a row "
+            "(nvmlDeviceGetTotalEnergyConsumption: GPU is lost (NVML error 15)); its energy stops "
+            "growing until a read succeeds, so the totals may miss some");
+}
+
 TEST(NvmlMeterTest, SharedDeviceDetection) {
   FakeNvmlScript script(
       "device GPU-alone 00000000:01:00.0 GPU\n"
