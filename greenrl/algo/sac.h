@@ -49,8 +49,8 @@ struct SacConfig {
   double ent_coef_init = 1.0;
   // Target entropy of the learned alpha; NaN: SB3's "auto", -dim(A) (set by MakeSac).
   double target_entropy = std::nan("");
-  // Polyak updates at gradient steps 0, N, 2N, ... of each Update (SB3 sac.py train():
-  // gradient_step % target_update_interval == 0, gradient_step counted from 0 per call).
+  // Polyak updates at gradient steps 0, N, 2N, ... of each Update, as SB3's sac.py train()
+  // tests gradient_step % target_update_interval == 0 with gradient_step counted from 0 per call.
   int target_update_interval = 1;
   // gSDE, generalized state-dependent exploration (SB3 SAC use_sde; Raffin, Kober and Stulp,
   // 2022, arXiv:2005.05719): the actor's noise is latent @ E, E ~ N(0, exp(log_std)^2) float32

@@ -480,8 +480,8 @@ void NvmlMeter::RefreshSharing(Gpu* gpu) {
     gpu->sharing_error = "the library lacks nvmlDeviceGetComputeRunningProcesses_v3/_v2";
     return;
   }
-  // The driver's record size (16, 24 or 32 bytes, nvml_meter.h) is found from what it writes:
-  // the list is read twice into a buffer filled first with 0xA5 and then with 0x5A bytes. Bytes
+  // The driver's record size (16, 24 or 32 bytes, nvml_meter.h) is found from what it writes.
+  // The list is read twice into a buffer filled first with 0xA5 and then with 0x5A bytes. Bytes
   // the driver wrote hold the same values both times, the others keep the two fillers, so the
   // written extent is the end of the last equal byte, and the record size that extent over the
   // count. The buffer has room for 32-byte records, so no record size overruns it.

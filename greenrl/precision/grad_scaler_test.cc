@@ -38,7 +38,7 @@ TEST(GradScalerTest, ScriptedSequenceGivesExactScalesAndStepCount) {
   EXPECT_EQ(scaler.growth_tracker(), 1);
 }
 
-// Growth stops below float32's largest value, as ATen's kernels (AmpGradScalerKernels.cpp):
+// Growth stops below float32's largest value, as in ATen's kernels (AmpGradScalerKernels.cpp).
 // 2^126 x 2 = 2^127 is finite, 2^127 x 2 overflows float32 and the scale stays 2^127; a
 // back-off halves it as usual. A growth factor of 1.5 rounds each product to float32.
 TEST(GradScalerTest, GrowthStopsAtTheLargestFiniteFloat) {
