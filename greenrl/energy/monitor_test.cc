@@ -166,7 +166,9 @@ TEST(EnergyMonitorTest, IntegratingMetersAreSampledAtEveryReading) {
   monitor.SampleAll(3.0);  // older than the last reading: skipped
   EXPECT_DOUBLE_EQ(monitor.Total().energy_j.at("gpu:0"), 350.0);
   for (const auto& [key, value] : monitor.meters()[0]->Details()) {
-    if (key == "rejected_samples") EXPECT_EQ(value, "0");
+    if (key == "rejected_samples") {
+      EXPECT_EQ(value, "0");
+    }
   }
 }
 

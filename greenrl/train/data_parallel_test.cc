@@ -563,6 +563,40 @@ const std::vector<std::string> kSmallRun = {
     "eval.freq=0",      "eval.final_episodes=1", "checkpoint_freq=0", "energy.sample_period_s=3600",
     "dist.timeout_s=60"};
 
+// Rank 0 and rank 1 started apart: each with its own config and run directory.
+std::array<RankOutcome, 2> TrainTwoRanksApart(const Config& config0, const std::string& dir0,
+                                              const Config& config1, const std::string& dir1,
+                                              const std::string& store_name) {
+  const std::string store = StorePath(store_name);
+  auto r1 =
+      std::async(std::launch::async, TrainRank, config1, dir1, 1, store, FixedMeter(1.0), false, 0);
+  RankOutcome r0 = TrainRank(config0, dir0, 0, store, FixedMeter(1.0), false, 0);
+  std::array<RankOutcome, 2> out{std::move(r0), r1.get()};
+  std::filesystem::remove(store);
+  return out;
+}
+
+// Ranks given different --out directories are refused on every rank once connected, naming both:
+// rank 0 writes the reports and every rank its checkpoints into the one run directory (before, a
+// walkthrough found the run split over the two folders).
+TEST(DataParallelConfigTest, RanksWithDifferentRunDirectoriesAreRefused) {
+  const std::string a = FreshDir("dp_out_a"), b = FreshDir("dp_out_b");
+  const std::array<RankOutcome, 2> outcomes = TrainTwoRanksApart(
+      CartPoleConfig(kSmallRun, 0), a, CartPoleConfig(kSmallRun, 0), b, "other_out");
+  auto normal = [](const std::string& dir) {
+    return std::filesystem::path(dir).lexically_normal().string();
+  };
+  for (const RankOutcome* o : {&outcomes[0], &outcomes[1]}) {
+    EXPECT_TRUE(o->config_error) << o->error;
+    EXPECT_NE(o->error.find("--out: got 'rank 1: " + normal(b) +
+                            "'; the same run directory on every rank (rank 0: " + normal(a) + ")"),
+              std::string::npos)
+        << o->error;
+  }
+  EXPECT_FALSE(std::filesystem::exists(a + "/metrics.csv"));
+  EXPECT_FALSE(std::filesystem::exists(b + "/metrics.csv"));
+}
+
 // Ranks started with different configs (here another learning_rate on rank 1, as a torchrun or
 // srun user might by a per-rank --set) are refused on every rank once connected, naming the first
 // key that differs with both values, before anything is written: before, rank 1 trained beside
@@ -571,14 +605,9 @@ TEST(DataParallelConfigTest, RanksWithDifferentConfigsAreRefused) {
   const std::string dir = FreshDir("dp_other_config");
   std::vector<std::string> other = kSmallRun;
   other.push_back("learning_rate=0.01");
-  const std::string store = StorePath("other_config");
-  auto r1 = std::async(std::launch::async, TrainRank, CartPoleConfig(other, 0), dir, 1, store,
-                       FixedMeter(1.0), false, 0);
-  const RankOutcome r0 =
-      TrainRank(CartPoleConfig(kSmallRun, 0), dir, 0, store, FixedMeter(1.0), false, 0);
-  const RankOutcome o1 = r1.get();
-  std::filesystem::remove(store);
-  for (const RankOutcome* o : {&r0, &o1}) {
+  const std::array<RankOutcome, 2> outcomes = TrainTwoRanksApart(
+      CartPoleConfig(kSmallRun, 0), dir, CartPoleConfig(other, 0), dir, "other_config");
+  for (const RankOutcome* o : {&outcomes[0], &outcomes[1]}) {
     EXPECT_TRUE(o->config_error) << o->error;
     EXPECT_NE(o->error.find("config: got 'rank 1: learning_rate: 0.01'; the same resolved config "
                             "on every rank (rank 0: learning_rate: lin_0.001); start every rank "

@@ -409,8 +409,24 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // matching their collectives. Compared line by line with rank 0's.
     RequireSameConfigOnEveryRank(
         group->AllGatherText("config", config.ToYaml(), "resolved config"));
+    // One run directory for the job: without --out rank 0's name; with --out (or --resume) the
+    // same directory on every rank, else rank 0's reports and rank r's checkpoints would part.
+    const std::string given = fs::absolute(run_dir).lexically_normal().string();
+    const std::vector<std::string> dirs =
+        group->AllGatherText("run_dir", options.out_dir.empty() ? run_dir : given, "run directory");
     if (options.out_dir.empty()) {
-      run_dir = group->AllGatherText("run_dir", run_dir, "run directory name")[0];
+      run_dir = dirs[0];
+    } else {
+      for (size_t r = 1; r < dirs.size(); ++r) {
+        if (dirs[r] != dirs[0]) {
+          throw ConfigError(options.resume ? "--resume" : "--out",
+                            fmt::format("rank {}: {}", r, dirs[r]),
+                            fmt::format("the same run directory on every rank (rank 0: {}): "
+                                        "rank 0 writes the reports and every rank its checkpoints "
+                                        "into it",
+                                        dirs[0]));
+        }
+      }
     }
   }
   Config rank_config = config;
