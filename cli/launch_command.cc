@@ -253,11 +253,21 @@ int RunLaunch(const LaunchArgs& a) {
           first_failed = r;
           failed_at = Clock::now();
           // Exit code 2 is greenrl's bad input (a config error, which every rank prints alike
-          // before any work), not a crash.
-          const bool bad_input = WIFEXITED(k.status) && WEXITSTATUS(k.status) == 2;
-          fmt::print(stderr, "greenrl launch: rank {} {}{}; the other ranks get {} s to stop\n", r,
-                     DescribeStatus(k.status),
-                     bad_input ? " (bad input: the error above, not a crash)" : "", a.grace_s);
+          // before any work), not a crash; 130 and 143 are a stop signal's graceful stop, which
+          // every rank makes after the same iteration whichever rank the signal reached.
+          const int code = WIFEXITED(k.status) ? WEXITSTATUS(k.status) : -1;
+          const bool bad_input = code == 2;
+          if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+            fmt::print(stderr,
+                       "greenrl launch: rank {} stopped on signal {} (exit {}), as every rank "
+                       "does after a stop signal reaches any of them: each writes its checkpoint "
+                       "of the same step; the other ranks get {} s to stop\n",
+                       r, code - 128, code, a.grace_s);
+          } else {
+            fmt::print(stderr, "greenrl launch: rank {} {}{}; the other ranks get {} s to stop\n",
+                       r, DescribeStatus(k.status),
+                       bad_input ? " (bad input: the error above, not a crash)" : "", a.grace_s);
+          }
         }
       } else {
         any_running = true;

@@ -320,9 +320,10 @@ TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
 // iteration, rank 0 and rank 1 write their
 // resume checkpoints of that step, every process exits 130, nothing hangs. The run then refuses
 // a 1-process resume (exit 2, naming both world sizes) and finishes with a 2-rank resume.
-TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
-  const std::string out = Dir("sigint");
-  const std::string log = out + "_launch.log";
+// Starts `greenrl launch --nproc 2` of a long CartPole run into `out` (output to `log`) as the
+// leader of its own process group, as a shell job, and waits until it has written 2 rows.
+// Returns the launcher's pid, or -1 (launcher killed) when training did not start in 90 s.
+pid_t StartLongLaunch(const std::string& out, const std::string& log) {
   const pid_t launcher = ::fork();
   if (launcher == 0) {
     ::setpgid(0, 0);  // the launcher leads a process group, as a shell job does
@@ -345,8 +346,39 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   if (!WaitForRows(out + "/metrics.csv", 2, 90.0, both)) {
     ::kill(launcher, SIGKILL);
     ::waitpid(launcher, nullptr, 0);
-    FAIL() << "training did not start\n" << ReadFile(log);
+    return -1;
   }
+  return launcher;
+}
+
+// The pid of `parent`'s child whose environment holds RANK=<rank> (a rank greenrl launch
+// started), from /proc; -1 when none.
+pid_t ChildWithRank(pid_t parent, int rank) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadFile(entry.path().string() + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 1));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    if (ppid != parent) continue;
+    std::string environ = ReadFile(entry.path().string() + "/environ");
+    std::replace(environ.begin(), environ.end(), '\0', '\n');
+    if (("\n" + environ).find("\nRANK=" + std::to_string(rank) + "\n") != std::string::npos) {
+      return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return -1;
+}
+
+TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
+  const std::string out = Dir("sigint");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = StartLongLaunch(out, log);
+  if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
   ::kill(-launcher, SIGINT);  // the group: launcher and both ranks, as a terminal's Ctrl-C
   double waited_s = 0.0;
   const int status = WaitFor(launcher, 60.0, &waited_s);
@@ -373,6 +405,36 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   EXPECT_NE(out1.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << out1;
 
   ExpectTwoRankResumeFinishes(out, r0, 256);
+}
+
+// SIGTERM to rank 1 alone (a scheduler or `kill` reaching one process): every rank stops after
+// the same iteration with its checkpoint of that step, and the launcher says so as a stop, not
+// as a failure ("rank 0 exited with code 143" read as one), and exits 143.
+TEST(LaunchTest, SigtermToOneRankIsSaidToBeAStop) {
+  const std::string out = Dir("sigterm_one");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = StartLongLaunch(out, log);
+  if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
+  const pid_t rank1 = ChildWithRank(launcher, 1);
+  if (rank1 < 0) {
+    ::kill(-launcher, SIGKILL);
+    ::waitpid(launcher, nullptr, 0);
+    FAIL() << "no child of the launcher has RANK=1";
+  }
+  ::kill(rank1, SIGTERM);
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
+  EXPECT_NE(output.find("stopped on signal 15 (exit 143), as every rank does after a stop signal "
+                        "reaches any of them: each writes its checkpoint of the same step"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("exited with code"), std::string::npos) << output;
+  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
+  ASSERT_EQ(r0.size(), 1u) << output;
+  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
 }
 
 }  // namespace
