@@ -1,11 +1,12 @@
 #include "cli/zoo_flags.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "greenrl/train/zoo_hyperparams.h"
 
 namespace greenrl::cli {
 
@@ -168,15 +169,10 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
       value = value.substr(std::strlen(call), value.size() - std::strlen(call) - 1);
     }
   }
-  if (key == "train_freq" && value.size() > 2 && (value[0] == '(' || value[0] == '[')) {
-    const size_t comma = value.find(',');
-    std::string unit = comma == std::string::npos ? "" : value.substr(comma + 1);
-    unit.erase(std::remove_if(unit.begin(), unit.end(),
-                              [](char c) {
-                                return c == ' ' || c == '\'' || c == '"' || c == ')' || c == ']';
-                              }),
-               unit.end());
-    if (unit == "step") return {key + "=" + value.substr(1, comma - 1)};
+  if (key == "train_freq") {
+    if (const std::optional<std::string> steps = train::ZooTrainFreqSteps(value)) {
+      return {key + "=" + *steps};
+    }
   }
   return {key + "=" + value};
 }

@@ -381,6 +381,19 @@ std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::str
   return PolicyKwargsFrom(algo, text, PyParser("policy_kwargs", text).ParseAll());
 }
 
+std::optional<std::string> ZooTrainFreqSteps(const std::string& text) {
+  try {
+    const PyValue v = PyParser("train_freq", text).ParseAll();
+    if (v.kind == PyValue::Kind::kList && v.items.size() == 2 &&
+        v.items[0].kind == PyValue::Kind::kNumber && v.items[1].kind == PyValue::Kind::kString &&
+        v.items[1].text == "step") {
+      return v.items[0].text;
+    }
+  } catch (const ConfigError&) {  // not a Python literal: left to the caller
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> ZooNormalize(const std::string& text) {
   for (const char* t : {"true", "True", "TRUE"}) {
     if (text == t) return {"normalize=true"};

@@ -75,6 +75,11 @@ std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::str
 // Errors: ConfigError("normalize", text, ...) for any other text.
 std::vector<std::string> ZooNormalize(const std::string& text);
 
+// SB3's train_freq tuple written in Python, as rl-zoo's -params gives it, (4, 'step') or
+// [4, "step"], as its number of vec-env steps, "4". nullopt for any other text (the episode
+// unit, a plain number, what the parser cannot read), which callers pass on as given.
+std::optional<std::string> ZooTrainFreqSteps(const std::string& text);
+
 // The algorithm an rl-zoo hyperparameter file's name names: ppo.yml (or .yaml) -> "ppo", and so
 // for dqn and sac; "" for a name that is not an algorithm's.
 // Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).

@@ -194,6 +194,15 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
   EXPECT_THAT(message, HasSubstr("is for a2c, which greenrl does not have"));
 }
 
+// -params' train_freq tuples: the step unit gives its number; anything else is left to the caller.
+TEST(ZooHyperparamsTest, TrainFreqStepsFromPythonTuples) {
+  EXPECT_EQ(ZooTrainFreqSteps("(4, 'step')"), "4");
+  EXPECT_EQ(ZooTrainFreqSteps("[16, \"step\"]"), "16");
+  EXPECT_EQ(ZooTrainFreqSteps("(1, 'episode')"), std::nullopt);
+  EXPECT_EQ(ZooTrainFreqSteps("4"), std::nullopt);
+  EXPECT_EQ(ZooTrainFreqSteps("(4, 'step'"), std::nullopt);  // not a Python literal
+}
+
 TEST(ZooHyperparamsTest, NormalizeForms) {
   EXPECT_THAT(ZooNormalize("true"), ElementsAre("normalize=true"));
   EXPECT_THAT(ZooNormalize("True"), ElementsAre("normalize=true"));
