@@ -19,6 +19,8 @@ PACKAGES=(
   libmujoco-dev
   # TensorBoard event files (greenrl/report/tfevents.proto).
   protobuf-compiler libprotobuf-dev
+  # evaluations.npz, SB3's evaluation log (greenrl/report/evaluations_npz.cc).
+  libzip-dev
   # `greenrl report`: Chart.js inlined into the HTML page; headless Chromium for its render test.
   libjs-chart.js chromium
   # `make fuzz`: libFuzzer, ASan and UBSan.

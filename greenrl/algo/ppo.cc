@@ -282,7 +282,8 @@ class Ppo final : public Algorithm {
   // The autograd path: device state, one epoch loop over device tensors, one minibatch step.
   void EnsureTensorState();
   void TensorUpdate(double lr, double clip_range, double clip_range_vf, MinibatchStats* sum,
-                    int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run);
+                    int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run,
+                    bool* kl_stopped);
   // Loss and backward for the minibatch at rows `index` (int64 [batch] on the device) of the
   // device rollout; accumulates the stats into stats_. No host sync (capturable).
   void TensorLossAndGrad(const torch::Tensor& index, int batch);
@@ -613,10 +614,11 @@ const Metrics& Ppo::Update(double progress_remaining) {
   int64_t num_minibatches = 0;
   double grad_norm_sum = 0.0;
   bool stop = false;
+  bool kl_stopped = false;  // the last minibatch's loss was computed, and its step not taken
   int epochs_run = 0;
   if (use_autograd_) {
-    TensorUpdate(lr, clip_range, clip_range_vf, &sum, &num_minibatches, &grad_norm_sum,
-                 &epochs_run);
+    TensorUpdate(lr, clip_range, clip_range_vf, &sum, &num_minibatches, &grad_norm_sum, &epochs_run,
+                 &kl_stopped);
     stop = true;  // the fused loop below is skipped
   }
   for (int epoch = 0; epoch < config_.n_epochs && !stop; ++epoch) {
@@ -642,6 +644,7 @@ const Metrics& Ppo::Update(double progress_remaining) {
       ++num_minibatches;
       if (KlStop(s.approx_kl)) {
         stop = true;  // SB3: skip this step and the remaining epochs
+        kl_stopped = true;
         break;
       }
       AllReduceGradients(params_.grads());
@@ -682,11 +685,16 @@ const Metrics& Ppo::Update(double progress_remaining) {
     var_d += d * d;
   }
   const double explained_variance = var_y == 0.0 ? std::nan("") : 1.0 - var_d / var_y;
+  // The losses are means over every minibatch whose loss was computed, the KL-stopped one
+  // included (SB3 records its losses before the check); the gradient norm is the mean over the
+  // steps attempted (a step skipped for inf/NaN adds 0), which leaves the KL-stopped one out.
   const double m = static_cast<double>(std::max<int64_t>(num_minibatches, 1));
+  const double steps_attempted =
+      static_cast<double>(std::max<int64_t>(num_minibatches - (kl_stopped ? 1 : 0), 1));
   // The keys are built once (first call); later calls only write values: no allocation.
   const double values[] = {
       lr, clip_range, sum.value_loss / m, sum.pg_loss / m, sum.entropy / m, sum.old_approx_kl / m,
-      sum.approx_kl / m, sum.clip_fraction / m, explained_variance, grad_norm_sum / m,
+      sum.approx_kl / m, sum.clip_fraction / m, explained_variance, grad_norm_sum / steps_attempted,
       static_cast<double>(adam_.step_count()), static_cast<double>(epochs_run), scaler_.scale(),
       // The scaler's skips (README: 0 when it is off; the guard counts
       // non-finite steps without loss scaling, nonfinite_skips_).
@@ -704,9 +712,21 @@ const Metrics& Ppo::Update(double progress_remaining) {
     // SB3 logs train/clip_range_vf only when value clipping is on; so does this (a run's
     // clip_range_vf is on or off for all its updates).
     if (clip_range_vf >= 0.0) metrics_.emplace_back("charts/clip_range_vf", 0.0);
+    // SB3's train/std for a Gaussian policy, under SB3's own key (CleanRL has none): the mean
+    // of exp(log_std) over its entries after the update (th.exp(policy.log_std).mean(); with
+    // gSDE the [features, actions] matrix's, so not the action std itself).
+    if (gaussian_) metrics_.emplace_back("train/std", 0.0);
   }
   for (size_t k = 0; k < kNumKeys; ++k) metrics_[k].second = values[k];
-  if (metrics_.size() > kNumKeys) metrics_[kNumKeys].second = clip_range_vf;
+  size_t extra = kNumKeys;
+  if (clip_range_vf >= 0.0) metrics_[extra++].second = clip_range_vf;
+  if (gaussian_) {
+    const float* log_std = params_.log_std();
+    const int64_t n = params_.spec().log_std_size();
+    double sum_std = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum_std += std::exp(static_cast<double>(log_std[j]));
+    metrics_[extra].second = sum_std / static_cast<double>(std::max<int64_t>(n, 1));
+  }
   return metrics_;
 }
 
@@ -936,7 +956,8 @@ void Ppo::EnsureTensorState() {
 }
 
 void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, MinibatchStats* sum,
-                       int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run) {
+                       int64_t* num_minibatches, double* grad_norm_sum, int* epochs_run,
+                       bool* kl_stopped) {
   EnsureTensorState();
   auto host = [](auto* data, int64_t n, torch::ScalarType t) {
     return torch::from_blob(static_cast<void*>(data), {n}, t);
@@ -992,6 +1013,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, Minib
         TensorLossAndGrad(rows, batch);
         if (KlStop(last_stats_[3].item<double>())) {
           stop = true;
+          *kl_stopped = true;
           break;
         }
         AllReduceGradients(opt_.grads.data_ptr<float>());

@@ -197,7 +197,9 @@ TEST(PpoTest, LogsClipRangeVfOnlyWhenOn) {
     } else {
       ASSERT_NE(it, metrics.end());
       EXPECT_EQ(it->second, 0.05);
-      EXPECT_EQ(ppo->Update(0.5).back().first, "charts/clip_range_vf") << "the same keys again";
+      const Metrics& again = ppo->Update(0.5);
+      EXPECT_EQ(again[metrics.size() - 2].first, "charts/clip_range_vf") << "the same keys again";
+      EXPECT_EQ(again.back().first, "train/std");
     }
   }
 }
@@ -311,6 +313,39 @@ TEST(PpoPrecisionTest, SkippedStepsLeaveGradNormFinite) {
   }
 }
 
+// target_kl (SB3's early stop): the minibatch whose approx_kl exceeds 1.5 target_kl takes no
+// step and ends the update. With one minibatch per epoch and a tiny target_kl, epoch 1 steps
+// and epoch 2's minibatch stops: one optimiser step, and losses/grad_norm is that step's norm,
+// the grad_norm of the same update cut to one epoch (the stopped minibatch adds nothing to it).
+TEST(PpoTest, TargetKlStopTakesNoStepAndLeavesGradNormOfTheStepsTaken) {
+  for (const char* update_path : {"fused", "autograd"}) {
+    SCOPED_TRACE(update_path);
+    PpoConfig config = SmallConfig(update_path);
+    config.batch_size = config.n_steps * config.n_envs;  // one minibatch per epoch
+    config.n_epochs = 2;
+    config.target_kl = 1e-9;
+    PpoConfig one_epoch = config;
+    one_epoch.n_epochs = 1;
+    one_epoch.target_kl = 0.0;
+    Metrics metrics[2];
+    for (int k = 0; k < 2; ++k) {
+      auto env = env::MakeVecEnv("CartPole-v1", 4, 2, 1);
+      env->Reset();
+      auto ppo = MakePpo(k == 0 ? config : one_epoch, env->spec());
+      std::vector<EpisodeRecord> episodes;
+      ppo->CollectRollout(*env, &episodes);
+      metrics[k] = ppo->Update(1.0);
+    }
+    EXPECT_EQ(MetricValue(metrics[0], "losses/n_updates"), 1.0);
+    EXPECT_EQ(MetricValue(metrics[0], "losses/epochs"), 2.0);
+    EXPECT_GT(MetricValue(metrics[0], "losses/approx_kl"), 0.0);
+    EXPECT_EQ(MetricValue(metrics[1], "losses/n_updates"), 1.0);
+    EXPECT_GT(MetricValue(metrics[1], "losses/grad_norm"), 0.0);
+    EXPECT_DOUBLE_EQ(MetricValue(metrics[0], "losses/grad_norm"),
+                     MetricValue(metrics[1], "losses/grad_norm"));
+  }
+}
+
 // bf16 autocast (CPU): the update runs, stays finite and lands near the float32 update.
 TEST(PpoPrecisionTest, Bf16UpdateIsFiniteAndCloseToFp32) {
   PpoConfig fp32 = SmallConfig("autograd");
@@ -349,6 +384,37 @@ TEST(PpoGaussianTest, FusedUpdateMatchesAutograd) {
   // and is trained.
   EXPECT_EQ(initial.back(), -0.5f);
   EXPECT_NE(final_params.back(), initial.back()) << "the log std must be trained";
+}
+
+// SB3's train/std: mean of exp(log_std) after the update, logged for Gaussian policies only. On
+// Pendulum (one action) it is exp of the trained log std; with gSDE and a learning rate of 0 the
+// [features, actions] matrix keeps log_std_init in every entry; CartPole's logs none.
+TEST(PpoGaussianTest, LogsSb3sTrainStd) {
+  auto update = [](PpoConfig c, const std::string& env_id, std::vector<float>* params) {
+    auto env = env::MakeVecEnv(env_id, 4, 11, 1);
+    env->Reset();
+    auto ppo = MakePpo(c, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    Metrics m = ppo->Update(1.0);
+    if (params != nullptr) *params = ppo->GetParameters();
+    return m;
+  };
+  for (const char* update_path : {"fused", "autograd"}) {
+    SCOPED_TRACE(update_path);
+    PpoConfig c = SmallConfig(update_path);
+    c.log_std_init = -0.5;
+    std::vector<float> params;
+    const Metrics m = update(c, "Pendulum-v1", &params);
+    EXPECT_NE(params.back(), -0.5f);
+    EXPECT_DOUBLE_EQ(MetricValue(m, "train/std"), std::exp(static_cast<double>(params.back())));
+    c.use_sde = true;
+    c.learning_rate = Schedule::Constant(0.0);
+    EXPECT_NEAR(MetricValue(update(c, "Pendulum-v1", nullptr), "train/std"),
+                std::exp(static_cast<double>(-0.5f)), 1e-14);  // a mean of 64 equal entries
+    const Metrics discrete = update(SmallConfig(update_path), "CartPole-v1", nullptr);
+    for (const auto& [key, value] : discrete) EXPECT_NE(key, "train/std");
+  }
 }
 
 // The env gets samples clipped to the Box while the buffer keeps the unclipped sample and its

@@ -149,9 +149,12 @@ class NormalizeVecEnv final : public VecEnvWrapper {
 };
 
 // Gymnasium ClipAction, batched: Step() copies the caller's float32 [N, act_dim] actions into the
-// inner env's buffer clipped to the inner Box [low, high]; the exposed spec's action space is the
-// inner one. Errors (constructor): greenrl::ConfigError("wrappers.clip_action", env id, ...) for
-// a Discrete action space.
+// inner env's buffer clipped to the inner Box [low, high]. The exposed spec's action space stays
+// the inner Box, where Gymnasium 1.0's ClipAction widens it to (-inf, inf)
+// (gymnasium/wrappers/transform_action.py, "v1.0.0 - Action space is updated to infinite
+// bounds"): greenrl's agents read the Box's bounds (SAC rescales its tanh actions to them, PPO
+// clips its samples to them), so the bounds must stay those of the env. Errors (constructor):
+// greenrl::ConfigError("wrappers.clip_action", env id, ...) for a Discrete action space.
 class ClipActionVecEnv final : public VecEnvWrapper {
  public:
   explicit ClipActionVecEnv(std::unique_ptr<VecEnv> inner);

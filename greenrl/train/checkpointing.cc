@@ -17,6 +17,7 @@
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
 
 namespace greenrl::train {
@@ -366,6 +367,31 @@ std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir) {
     best.normalizer = LoadNormalizer(dir + "/best_normalizer.json");
   }
   return best;
+}
+
+report::EvaluationsLog ResumeEvaluationsLog(const std::string& path, int64_t steps,
+                                            int eval_episodes) {
+  if (!std::filesystem::exists(path)) return {};
+  report::EvaluationsLog log;
+  try {
+    log = report::ReadEvaluationsNpz(path);
+  } catch (const std::runtime_error& e) {
+    fmt::print(stderr, "greenrl: warning: {}; the next evaluation starts evaluations.npz anew\n",
+               e.what());
+    return {};
+  }
+  if (log.episodes() != 0 && log.episodes() != static_cast<size_t>(eval_episodes)) {
+    fmt::print(stderr,
+               "greenrl: warning: {} holds evaluations of {} episodes and eval.episodes is now {}: "
+               "the next evaluation starts it anew (metrics.csv keeps every evaluation's mean "
+               "and std)\n",
+               path, log.episodes(), eval_episodes);
+    return {};
+  }
+  const size_t before = log.timesteps.size();
+  log.KeepUpTo(steps);
+  if (log.timesteps.size() != before) report::WriteEvaluationsNpz(path, log);
+  return log;
 }
 
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {

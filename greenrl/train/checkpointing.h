@@ -28,6 +28,7 @@
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/energy/monitor.h"
+#include "greenrl/report/evaluations_npz.h"
 #include "greenrl/train/evaluate.h"
 
 namespace greenrl::train {
@@ -179,5 +180,15 @@ std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir);
 // row was due before the checkpoint: log_interval) is left empty and gives no columns.
 // Errors: std::runtime_error when it cannot be read or its header has no global_step column.
 std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps);
+
+// Resume: the evaluations of evaluations.npz at `path` up to `steps` (the later ones are
+// repeated), the log the resumed run appends to; the file is rewritten without the later ones.
+// A missing file (a run of a greenrl before 2026-12-06, or one with no evaluation yet) gives an
+// empty log. A file that does not read, or whose rows have another episode count than
+// `eval_episodes` (eval.episodes changed by a --set at this resume), is left as it is and the
+// log starts empty, said on stderr: the next evaluation replaces the file (metrics.csv keeps
+// every evaluation's mean and std). Errors: std::runtime_error when the file cannot be rewritten.
+report::EvaluationsLog ResumeEvaluationsLog(const std::string& path, int64_t steps,
+                                            int eval_episodes);
 
 }  // namespace greenrl::train

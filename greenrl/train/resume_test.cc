@@ -25,6 +25,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/report/testing/tfrecord_reader.h"
 #include "greenrl/report/tfevents.pb.h"
@@ -119,6 +120,16 @@ std::vector<std::pair<std::string, std::string>> MonitorEpisodes(const std::stri
   return episodes;
 }
 
+// evaluations.npz of two run directories: the same evaluations, bit for bit.
+void ExpectSameEvaluations(const std::string& dir, const std::string& reference) {
+  const report::EvaluationsLog a = report::ReadEvaluationsNpz(dir + "/evaluations.npz");
+  const report::EvaluationsLog b = report::ReadEvaluationsNpz(reference + "/evaluations.npz");
+  EXPECT_FALSE(b.timesteps.empty());
+  EXPECT_EQ(a.timesteps, b.timesteps);
+  EXPECT_EQ(a.results, b.results);
+  EXPECT_EQ(a.ep_lengths, b.ep_lengths);
+}
+
 // Uninterrupted run vs. the same run stopped at `stop_after` and resumed: identical parameters,
 // identical metrics rows (training columns), energy 10 J + 20 J.
 void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t stop_after) {
@@ -170,6 +181,8 @@ void ExpectResumeIsExact(const std::string& name, const Config& config, int64_t 
   // monitor.csv: the same episodes (none for SAC's 999-step MountainCarContinuous episodes),
   // those past the checkpoint written once.
   EXPECT_EQ(MonitorEpisodes(split), MonitorEpisodes(straight));
+  // evaluations.npz: the same evaluations, those before the stop kept and none written twice.
+  if (config.GetInt("eval.freq") > 0) ExpectSameEvaluations(split, straight);
 }
 
 TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
@@ -318,6 +331,15 @@ TEST(ResumeTest, BestEvalDescribesBestPtAfterACrash) {
   ASSERT_TRUE(stopped.interrupted);
   EXPECT_EQ(stopped.report.best_eval.global_step, best.global_step);
   EXPECT_EQ(stopped.report.best_eval.mean_reward, best.mean_reward);
+  // evaluations.npz: the crashed run's rows past its checkpoint (768 to 2048) were cut at the
+  // resume and written again up to the stop, as the uninterrupted run wrote them.
+  report::EvaluationsLog so_far = report::ReadEvaluationsNpz(straight + "/evaluations.npz");
+  ASSERT_EQ(so_far.timesteps, (std::vector<int64_t>{256, 512, 768, 1024, 1280, 1536, 1792, 2048}));
+  so_far.KeepUpTo(768);
+  const report::EvaluationsLog stopped_log =
+      report::ReadEvaluationsNpz(crashed + "/evaluations.npz");
+  EXPECT_EQ(stopped_log.timesteps, (std::vector<int64_t>{256, 512, 768}));
+  EXPECT_EQ(stopped_log.results, so_far.results);
   TrainedAgent agent = LoadTrainedAgent(crashed, std::nullopt, /*best=*/true);
   EXPECT_EQ(EvaluatePolicy(*agent.algorithm, "CartPole-v1", 2, 0).mean_return, best.mean_reward);
   // Resumed to the end: the uninterrupted run's best, and its policy bit for bit.
@@ -325,6 +347,7 @@ TEST(ResumeTest, BestEvalDescribesBestPtAfterACrash) {
   EXPECT_EQ(finished.report.best_eval.global_step, best.global_step);
   EXPECT_EQ(finished.report.best_eval.mean_reward, best.mean_reward);
   testing::ExpectBitIdenticalParameters(config, straight, crashed, "best.pt");
+  ExpectSameEvaluations(crashed, straight);
 }
 
 // eval.save_best: best.pt records its own evaluation and normaliser statistics in the same
@@ -760,9 +783,37 @@ TEST(ResumeTest, ResumeFollowsNewEvalAndCheckpointFrequencies) {
     if (!std::isnan(row[eval_col])) eval_steps.push_back(row[0]);
   }
   EXPECT_EQ(eval_steps, (std::vector<double>{1024, 1536, 2048}));
+  // evaluations.npz: those three, one episode each (the final one at 2048 was due as periodic).
+  const report::EvaluationsLog evaluations = report::ReadEvaluationsNpz(dir + "/evaluations.npz");
+  EXPECT_EQ(evaluations.timesteps, (std::vector<int64_t>{1024, 1536, 2048}));
+  EXPECT_EQ(evaluations.episodes(), 1u);
   std::vector<int64_t> checkpoint_steps;
   for (const auto& [step, path] : ListCheckpoints(dir)) checkpoint_steps.push_back(step);
   EXPECT_EQ(checkpoint_steps, (std::vector<int64_t>{768, 1024, 1536}));
+}
+
+// A resume that changes eval.episodes cannot add rows of another width to evaluations.npz: the
+// file is started anew from the resumed run's first evaluation; the final evaluation, with fewer
+// episodes than the periodic ones, gives no row.
+TEST(ResumeTest, EvaluationsNpzStartsAnewWhenEvalEpisodesChange) {
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                                      {"n_timesteps=1024", "eval.freq=256", "eval.episodes=2",
+                                       "eval.final_episodes=2", "checkpoint_freq=0"},
+                                      3);
+  const std::string dir = FreshDir("npz_width");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/512).interrupted);
+  EXPECT_EQ(report::ReadEvaluationsNpz(dir + "/evaluations.npz").timesteps,
+            (std::vector<int64_t>{256, 512}));
+  const Config again = LoadRunConfig(dir + "/config.yaml", {"eval.episodes=3"}, std::nullopt);
+  ::testing::internal::CaptureStderr();
+  RunTraining(again, dir, 1.0, /*resume=*/true);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("holds evaluations of 2 episodes and eval.episodes is now 3"),
+            std::string::npos)
+      << err;
+  const report::EvaluationsLog log = report::ReadEvaluationsNpz(dir + "/evaluations.npz");
+  EXPECT_EQ(log.timesteps, (std::vector<int64_t>{768}));
+  EXPECT_EQ(log.episodes(), 3u);
 }
 
 TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {

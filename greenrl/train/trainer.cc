@@ -38,6 +38,7 @@
 #include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
+#include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/monitor_csv.h"
 #include "greenrl/report/tfevents_writer.h"
 #include "greenrl/train/checkpointing.h"
@@ -796,6 +797,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // ones all ranks share.
     if (normalizer != nullptr) normalizer_base = normalizer->GetState();
   };
+  // evaluations.npz (SB3's EvalCallback log): every periodic evaluation's episodes, rewritten
+  // atomically after each; a resumed run keeps the ones up to its checkpoint.
+  const std::string evaluations_path = run_dir + "/evaluations.npz";
+  report::EvaluationsLog evaluations;
   if (!resumed_path.empty()) {
     restore_env(resumed);
     // metrics.csv without the rows past the checkpoint (the iterations repeated now), appended.
@@ -809,6 +814,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       tfevents->WriteRestart(resumed.steps + 1);
     }
     monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS());
+    if (writer) evaluations = ResumeEvaluationsLog(evaluations_path, resumed.steps, eval_episodes);
     if (options.verbose) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
                  resumed.steps);
@@ -1075,6 +1081,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
         metrics_csv = std::make_unique<report::MetricsCsv>(
             run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
         if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
+        evaluations.KeepUpTo(st.steps);
+        if (!evaluations.timesteps.empty())
+          report::WriteEvaluationsNpz(evaluations_path, evaluations);
       }
       monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
       monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s);
@@ -1143,6 +1152,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
+      // A periodic evaluation's row; the final evaluation gives the row of a periodic one due at
+      // the same step from its first eval.episodes episodes, those a periodic evaluation would
+      // run (episode i's env starts from seed stream i whatever the count), unless that step
+      // already has its row (eval.reward_threshold's stop evaluates twice there).
+      if (n == eval_episodes || (periodic_eval_due && n > eval_episodes)) {
+        if (evaluations.timesteps.empty() || evaluations.timesteps.back() != steps) {
+          evaluations.Append(steps, {eval.returns.begin(), eval.returns.begin() + eval_episodes},
+                             {eval.lengths.begin(), eval.lengths.begin() + eval_episodes});
+          report::WriteEvaluationsNpz(evaluations_path, evaluations);
+        }
+      }
       // eval.save_best (SB3's EvalCallback with best_model_save_path): a higher mean reward than
       // every earlier evaluation's keeps this policy, with its normaliser statistics.
       if (save_best && std::isfinite(eval.mean_return) &&

@@ -407,6 +407,19 @@ TEST(MountainCarContinuousTest, OutOfRangeActionClippedForPhysicsButPenalisedRaw
   for (double v : a.state()) EXPECT_EQ(v, static_cast<double>(static_cast<float>(v)));
 }
 
+// A NaN force goes through the physics as Gymnasium's Python min(max(nan, -1), 1) lets it: the
+// state becomes NaN (not a push of -1 with a finite state), the episode does not terminate.
+TEST(MountainCarContinuousTest, NanActionGivesANanStateAsInGymnasium) {
+  MountainCarContinuous env;
+  env.Reset(/*seed=*/2);
+  const float nan[1] = {std::numeric_limits<float>::quiet_NaN()};
+  const MountainCarContinuous::StepResult r = env.Step(nan);
+  EXPECT_TRUE(std::isnan(r.obs[0]));
+  EXPECT_TRUE(std::isnan(r.obs[1]));
+  EXPECT_TRUE(std::isnan(r.reward));
+  EXPECT_FALSE(r.terminated);
+}
+
 TEST(PendulumTest, AngleNormalizeIsFloorModulo) {
   constexpr double kPi = Pendulum::kPi;
   EXPECT_EQ(Pendulum::AngleNormalize(kPi), -kPi);

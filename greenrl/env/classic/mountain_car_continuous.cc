@@ -59,7 +59,8 @@ MountainCarContinuous::StepResult MountainCarContinuous::Step(Action action) {
   const double a = static_cast<double>(action[0]);
   double position = state_[0];
   double velocity = state_[1];
-  const double force = std::fmin(std::fmax(a, kMinAction), kMaxAction);
+  // Python's min(max(a, lo), hi), which passes a NaN through (std::fmin/fmax would not).
+  const double force = a < kMinAction ? kMinAction : (a > kMaxAction ? kMaxAction : a);
   velocity += force * kPower - kGravity * std::cos(3 * position);
   if (velocity > kMaxSpeed) velocity = kMaxSpeed;
   if (velocity < -kMaxSpeed) velocity = -kMaxSpeed;

@@ -23,7 +23,8 @@ namespace greenrl::env {
 class MountainCarContinuous : public ClassicEnvBase<MountainCarContinuous, 2> {
  public:
   static constexpr int kActDim = 1;
-  using Action = const float*;                     // float32 [1]: force, any finite value
+  using Action = const float*;  // float32 [1]: force (clipped to [-1, 1]
+                                //   for the physics; NaN passes, as in Gymnasium)
   static constexpr int kObsDim = 2;                // [position, velocity]
   using Observation = std::array<float, kObsDim>;  // float32 [2]
   using State = std::array<double, 2>;  // float64 [2]: position, velocity (float32 values after
