@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/openblas_core.h"
 
@@ -759,6 +760,9 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   EXPECT_FALSE(stochastic.empty());
   r = RunGreenrl("eval --run " + out + " --episodes 0");
   EXPECT_EQ(r.exit_code, 2);
+  ExpectRefused(RunGreenrl("eval --run " + out + " --episodes 10001"),
+                "greenrl: error: --episodes: got '10001'; an integer in [1, 10000] (eval.episodes' "
+                "range)\n");
   r = RunGreenrl("eval --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
@@ -777,6 +781,20 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("export --run " + out + " --out " + out + "/cartpole.pt");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/cartpole.pt"));
+  r = RunGreenrl("export --run " + out + " --out " + out + "/cartpole.pt");  // replaces its own
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // An --out that is another file (the run's final.pt, its config.yaml) is refused and left as
+  // it was: eval still loads the run.
+  const std::string final_pt = greenrl::ReadFile(out + "/checkpoints/final.pt");
+  for (const std::string& other : {out + "/checkpoints/final.pt", out + "/config.yaml"}) {
+    ExpectRefused(RunGreenrl("export --run " + out + " --out " + other),
+                  "greenrl: error: --out: got '" + other +
+                      "'; a new file, or a module greenrl "
+                      "export wrote (replaced); this file is something else (a checkpoint, config "
+                      "or report of a run?) and is left as it is: give another path\n");
+  }
+  EXPECT_EQ(greenrl::ReadFile(out + "/checkpoints/final.pt"), final_pt);
+  EXPECT_EQ(RunGreenrl("eval --run " + out + " --episodes 1").exit_code, 0);
   // A flag's CLI11 error points at the command's own help.
   EXPECT_EQ(RunGreenrl("report " + out + " --target-metric eval/mean_reward").output,
             "greenrl: error: --target-metric requires --target-return (see `greenrl report "

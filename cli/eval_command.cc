@@ -16,7 +16,7 @@ namespace greenrl::cli {
 namespace {
 struct EvalArgs {
   std::string run_dir;
-  int episodes = 10;
+  int64_t episodes = 10;
   std::optional<int64_t> seed;
   bool stochastic = false;  // sample actions instead of the policy's mode (rl-zoo's --stochastic)
   bool best = false;        // checkpoints/best.pt (rl-zoo's --load-best)
@@ -44,8 +44,11 @@ Runner RegisterEval(CLI::App& app) {
                 "no energy-meter line on stderr; the summary's meter line then gives its whole "
                 "text (as train --quiet)");
   return [args]() {
-    if (args->episodes < 1) {
-      throw ConfigError("--episodes", std::to_string(args->episodes), "an integer >= 1");
+    // Every episode runs in its own env at once (evaluate.h): the bound of eval.episodes keeps
+    // the memory of a MuJoCo evaluation in reach (a Hopper env is about 375 KB).
+    if (args->episodes < 1 || args->episodes > 10000) {
+      throw ConfigError("--episodes", std::to_string(args->episodes),
+                        "an integer in [1, 10000] (eval.episodes' range)");
     }
     const train::TrainedAgent agent =
         train::LoadTrainedAgent(args->run_dir, args->seed, args->best);
@@ -57,9 +60,10 @@ Runner RegisterEval(CLI::App& app) {
     // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.
     train::EvalResult r;
     const train::WorkEnergy cost = train::MeasureWork(config, [&] {
-      r = train::EvaluatePolicy(
-          *agent.algorithm, env_id, args->episodes, static_cast<uint64_t>(config.GetInt("seed")),
-          /*deterministic=*/!args->stochastic, agent.normalizer ? &*agent.normalizer : nullptr);
+      r = train::EvaluatePolicy(*agent.algorithm, env_id, static_cast<int>(args->episodes),
+                                static_cast<uint64_t>(config.GetInt("seed")),
+                                /*deterministic=*/!args->stochastic,
+                                agent.normalizer ? &*agent.normalizer : nullptr);
     });
     int64_t steps = 0;
     for (const int64_t length : r.lengths) steps += length;

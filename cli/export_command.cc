@@ -39,6 +39,15 @@ Runner RegisterExport(CLI::App& app) {
                             (std::filesystem::path(args->out) / "policy.torchscript.pt").string() +
                             ")");
     }
+    // An existing --out is replaced only when it is a module export wrote: a mistyped --out
+    // (the run's checkpoints/final.pt, its config.yaml) must never destroy the run.
+    if (!args->out.empty() && std::filesystem::exists(args->out) &&
+        !train::IsExportedPolicy(args->out)) {
+      throw ConfigError("--out", args->out,
+                        "a new file, or a module greenrl export wrote (replaced); this file is "
+                        "something else (a checkpoint, config or report of a run?) and is left "
+                        "as it is: give another path");
+    }
     const train::TrainedAgent agent =
         train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best);
     if (!agent.final_checkpoint) {

@@ -196,7 +196,7 @@ void BudgetController::FillFlags(double work_s, BudgetDecision& decision) const 
 }
 
 BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int64_t total_steps,
-                                             double energy_used_j, double now_s) {
+                                             double energy_used_j, double now_s, double reserve_j) {
   if (state_ == BudgetState::kStopped) {
     BudgetDecision again = last_decision_;
     again.actions.clear();
@@ -206,6 +206,8 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
   GREENRL_CHECK(global_step > last_step_,
                 fmt::format("global_step must increase: {} after {}", global_step, last_step_));
   GREENRL_CHECK(total_steps >= 0, fmt::format("total_steps must be >= 0, got {}", total_steps));
+  GREENRL_CHECK(std::isfinite(reserve_j) && reserve_j >= 0.0,
+                fmt::format("reserve_j must be finite and >= 0, got {}", reserve_j));
   GREENRL_CHECK(std::isfinite(energy_used_j) && energy_used_j >= last_energy_j_,
                 fmt::format("energy_used_j must be finite and non-decreasing: {} after {}",
                             energy_used_j, last_energy_j_));
@@ -224,6 +226,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
 
   BudgetDecision decision;
   decision.energy_used_j = energy_used_j;
+  decision.reserve_j = reserve_j;
   if (!enabled()) {
     FillFlags(work_s, decision);
     last_idle_s_ = 0.0;
@@ -256,14 +259,16 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
 
   const bool run_complete = total_steps > 0 && global_step >= total_steps;
   if (!run_complete) {
-    const double needed_j = energy_used_j + options_.stop_margin * decision.next_iteration_energy_j;
+    const double needed_j =
+        energy_used_j + options_.stop_margin * decision.next_iteration_energy_j + reserve_j;
     if (needed_j > budget_j_) {
       Fire(BudgetAction::kStop, BudgetState::kStopped,
-           fmt::format("step {}: used {} + stop_margin {} x next iteration ~{} = {} would exceed "
-                       "the budget of {} ({} Wh); the budget ends the run",
+           fmt::format("step {}: used {} + stop_margin {} x next iteration ~{}{} = {} would "
+                       "exceed the budget of {} ({} Wh); the budget ends the run",
                        global_step, Joules(energy_used_j), options_.stop_margin,
-                       Joules(decision.next_iteration_energy_j), Joules(needed_j),
-                       Joules(budget_j_), options_.budget_wh),
+                       Joules(decision.next_iteration_energy_j),
+                       reserve_j > 0.0 ? " + final evaluation ~" + Joules(reserve_j) : "",
+                       Joules(needed_j), Joules(budget_j_), options_.budget_wh),
            decision);
     } else {
       struct Rung {
@@ -351,6 +356,16 @@ double BudgetSnapshot::stopped_at_energy_j() const {
 std::int64_t BudgetSnapshot::stopped_at_step() const {
   const BudgetEvent* stop = stopped() ? LastStop(events) : nullptr;
   return stop != nullptr ? stop->global_step : 0;
+}
+
+void BudgetController::Rewind(std::int64_t global_step) {
+  GREENRL_CHECK(global_step >= 0 && global_step <= last_step_,
+                fmt::format("Rewind() to step {} after step {}", global_step, last_step_));
+  last_step_ = global_step;
+  if (has_anchor_) {
+    anchor_step_ = global_step;
+    anchor_energy_j_ = last_energy_j_;
+  }
 }
 
 BudgetSnapshot BudgetController::Snapshot() const { return {options_.budget_wh, state_, events_}; }

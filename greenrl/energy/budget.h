@@ -17,17 +17,20 @@
 // - to kThrottle         when fraction >= throttle_at,
 //   where fraction = max(forecast_j, energy_used_j) / budget_j (energy_used_j alone while there is
 //   no forecast yet, i.e. during the warm-up or when total_steps is unknown);
-// - to kStopped when energy_used_j + stop_margin x next_iteration_energy_j > budget_j, where
-//   next_iteration_energy_j = max(energy of the iteration just ended, forecast energy per step x
-//   steps of the iteration just ended). The stop rule applies from the first call, warm-up or not.
+// - to kStopped when energy_used_j + stop_margin x next_iteration_energy_j + reserve_j > budget_j,
+//   where next_iteration_energy_j = max(energy of the iteration just ended, forecast energy per
+//   step x steps of the iteration just ended) and reserve_j is the caller's estimate of what the
+//   run spends after its last iteration (the trainer's final evaluation). The stop rule applies
+//   from the first call, warm-up or not.
 // The ladder never climbs back: a cheaper regime lowers the energy per step, so the forecast
 // falls once a rung fires, and climbing back up on that would flap between regimes.
 //
 // The budget guarantee: the controller lets another iteration start only when energy_used_j +
-// next_iteration_energy_j <= budget_j. So the run overshoots its budget only if an iteration costs
-// more than the estimate, and then by less than that iteration's energy: a run never exceeds its
-// budget by more than one iteration's energy (with constant energy per iteration it never exceeds
-// it at all). Work after the stop (the final checkpoint) is not counted.
+// next_iteration_energy_j + reserve_j <= budget_j, so the iteration and what comes after the last
+// one fit. The run overshoots its budget only if an iteration (or the work after the last one)
+// costs more than its estimate, and then by less than that iteration's energy plus the estimate's
+// error: with constant energy per iteration and an exact reserve it never exceeds it. Work after
+// a stop (the resume checkpoint and reports) is not forecast; energy.json counts it.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +68,9 @@ const char* BudgetActionName(BudgetAction action);
 BudgetState ParseBudgetState(const std::string& name);
 BudgetAction ParseBudgetAction(const std::string& name);
 
-// The `energy.budget_wh` and `energy.budget.*` config fields. Defaults are the issue's.
+// The `energy.budget_wh` and `energy.budget.*` config fields. The defaults here are the
+// controller's own (a disabled budget, no warm-up); the config keys' defaults (greenrl keys:
+// warmup_steps 1000) are set by train::BudgetOptionsFrom.
 struct BudgetOptions {
   // energy.budget_wh: the run's energy budget, Wh (finite, >= 0). 0 = no budget: the controller
   // is disabled and never acts.
@@ -126,6 +131,7 @@ struct BudgetDecision {
   std::optional<double> forecast_j;  // forecast of the run's total, J; none during the warm-up
   double fraction = 0.0;             // max(forecast_j, energy_used_j) / budget_j (0 if no budget)
   double next_iteration_energy_j = 0.0;  // the stop rule's estimate of the next iteration, J
+  double reserve_j = 0.0;                // as passed in: kept for the work after the last one, J
 };
 
 // One decision, for energy.json and the final report.
@@ -187,8 +193,10 @@ class BudgetController {
   //   total_steps (> 0) the run is complete and no new action is taken. After kStopped every call
   //   returns the stopped decision again with no actions.
   // Errors: GREENRL_CHECK on arguments that break the rules above (steps or energy going back).
+  //   reserve_j: energy the run spends after its last iteration, J (finite, >= 0; the final
+  //   evaluation's estimate), kept out of what the iterations may use.
   BudgetDecision OnIteration(std::int64_t global_step, std::int64_t total_steps,
-                             double energy_used_j, double now_s);
+                             double energy_used_j, double now_s, double reserve_j = 0.0);
 
   // The trainer says it cannot carry out `action` (e.g. no reduced precision on this device);
   // `reason` says why ("float16 autocast unsupported on cpu"). Callable before the rung fires (it
@@ -219,6 +227,14 @@ class BudgetController {
   //   non-finite value.
   std::vector<BudgetAction> Resume(const BudgetSnapshot& saved, std::int64_t global_step,
                                    double energy_used_j, double now_s);
+
+  // The numerical guard went back to a resume checkpoint at `global_step` (at or before the last
+  // OnIteration() call's step) within this process: the steps after it are done again. Energy
+  // and time go on (the discarded iterations' energy was used, and counts against the budget),
+  // the state and the rungs that fired stay, and the forecast counts its rate again from here
+  // (energy since the restore over the steps since it), so the redone steps are not counted
+  // twice. Errors: GREENRL_CHECK when global_step is negative or past the last call's step.
+  void Rewind(std::int64_t global_step);
 
   // Returns: the current state.
   BudgetState state() const { return state_; }

@@ -557,6 +557,53 @@ TEST(BudgetControllerTest, ResumeAnchorsTheForecastAgainAfterTheWarmup) {
   EXPECT_THROW(controller.Resume(BudgetSnapshot{}, 0, 0.0, 0.0), InternalError);  // too late
 }
 
+// The guard's restore: steps go back to the checkpoint's (200), energy goes on. The iteration
+// after it counts its own steps and energy (210 - 200 steps, 5 J), and the forecast's rate is
+// that of the steps since the restore, 0.5 J/step: used 105 + 0.5 x (1000 - 210) = 500 J. A
+// rewind past the last step is a broken call.
+TEST(BudgetControllerTest, RewindRedoesStepsWithoutCountingThemTwice) {
+  BudgetOptions options;
+  options.budget_wh = 1.0;
+  options.warmup_steps = 0;
+  BudgetController controller(options, 0.0);
+  controller.OnIteration(100, 1000, 50.0, 1.0);
+  controller.OnIteration(200, 1000, 60.0, 2.0);
+  controller.OnIteration(300, 1000, 100.0, 3.0);
+  EXPECT_THROW(controller.Rewind(301), InternalError);
+  controller.Rewind(200);
+  const BudgetDecision d = controller.OnIteration(210, 1000, 105.0, 4.0);
+  ASSERT_TRUE(d.forecast_j.has_value());
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 105.0 + 0.5 * 790.0);
+  EXPECT_DOUBLE_EQ(d.next_iteration_energy_j, 5.0);
+  EXPECT_DOUBLE_EQ(d.energy_used_j, 105.0);
+}
+
+// The stop keeps the final evaluation's reserve in hand: 50 J per 100-step iteration against
+// 3600 J with a 200 J reserve goes on while used + 50 + 200 <= 3600, so through used 3350 J (step
+// 6700) and stops at 3400 J (step 6800), where without the reserve it stops at 3600 J (7200).
+TEST(BudgetControllerTest, StopKeepsTheFinalEvaluationsReserve) {
+  for (const double reserve_j : {200.0, 0.0}) {
+    BudgetOptions options;
+    options.budget_wh = 1.0;
+    options.warmup_steps = 0;
+    BudgetController controller(options, 0.0);
+    int64_t stopped_at = 0;
+    for (int i = 1; i <= 100 && stopped_at == 0; ++i) {
+      const BudgetDecision d = controller.OnIteration(100 * i, 10000, 50.0 * i, i, reserve_j);
+      EXPECT_EQ(d.reserve_j, reserve_j);
+      if (d.stop) stopped_at = 100 * i;
+    }
+    EXPECT_EQ(stopped_at, reserve_j > 0 ? 6800 : 7200);
+    EXPECT_EQ(controller.stop_reason().find("final evaluation ~200 J") != std::string::npos,
+              reserve_j > 0)
+        << controller.stop_reason();
+  }
+  BudgetOptions options;
+  options.budget_wh = 1.0;
+  BudgetController controller(options, 0.0);
+  EXPECT_THROW(controller.OnIteration(100, 1000, 1.0, 1.0, -1.0), InternalError);
+}
+
 TEST(BudgetControllerTest, Names) {
   EXPECT_STREQ(BudgetStateName(BudgetState::kSkipNonCritical), "skip_non_critical");
   EXPECT_STREQ(BudgetStateName(BudgetState::kStopped), "stopped");

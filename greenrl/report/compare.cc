@@ -122,6 +122,21 @@ RunData LoadRun(const std::string& dir) {
     } catch (const nlohmann::json::exception& e) {
       BadRunDir(dir, std::string("energy.json is not valid JSON: ") + e.what());
     }
+    // A resumed run killed before it wrote its own energy.json leaves the earlier segment's,
+    // while metrics.csv goes on past it: the rows are the run's latest word, as for a run killed
+    // in its first segment.
+    if (j.is_object() && j.contains("steps") && j["steps"].is_number_integer()) {
+      std::vector<std::string> header;
+      std::vector<std::vector<double>> rows;
+      try {
+        std::tie(header, rows) = ReadMetricsCsv(metrics_path);
+      } catch (const std::exception&) {  // KilledRunJson names a malformed file if it is needed
+      }
+      if (!rows.empty() && !header.empty() && header[0] == "global_step" &&
+          rows.back()[0] > static_cast<double>(j["steps"].get<int64_t>())) {
+        j = KilledRunJson(dir);
+      }
+    }
   }
   if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() ||
       !j.contains("total_energy_wh") || !j["total_energy_wh"].is_number()) {

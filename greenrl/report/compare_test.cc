@@ -211,6 +211,33 @@ TEST(CompareTest, KilledRunIsReadFromItsLastMetricsRow) {
             "(killed) |\n");
 }
 
+// A resumed run killed before it wrote its own energy.json leaves the earlier segment's (here at
+// step 1000) while its metrics.csv goes on (to 2000): the rows are read, as for a killed run.
+TEST(CompareTest, EnergyJsonOfAnEarlierSegmentGivesWayToLaterRows) {
+  const std::string dir = Root("stale") + "/run_s";
+  fs::create_directories(dir);
+  WriteText(dir + "/config.yaml", "algo: ppo\nenv_id: CartPole-v1\nseed: 1\n");
+  WriteText(dir + "/energy.json",
+            R"({"algo": "ppo", "env_id": "CartPole-v1", "seed": 1, "steps": 1000,
+                "wall_time_s": 10.0, "total_energy_wh": 0.04,
+                "eval_note": "interrupted by signal 2 at step 1000"})");
+  WriteText(dir + "/metrics.csv",
+            "global_step,time_s,energy/total_wh,carbon/g_co2e\n"
+            "1000,10,0.04,0.02\n"
+            "2000,21,0.085,0.043\n");
+  RunData run = LoadRun(dir);
+  EXPECT_EQ(run.steps, 2000);
+  EXPECT_EQ(run.wall_time_s, 21.0);
+  EXPECT_EQ(run.energy_wh, 0.085);
+  EXPECT_EQ(run.unfinished, "killed");
+  // Rows up to energy.json's step: energy.json is the run's word.
+  WriteText(dir + "/metrics.csv",
+            "global_step,time_s,energy/total_wh,carbon/g_co2e\n1000,10,0.04,0.02\n");
+  run = LoadRun(dir);
+  EXPECT_EQ(run.steps, 1000);
+  EXPECT_EQ(run.unfinished, "interrupted");
+}
+
 TEST(CompareTest, BadRunDirsNameTheProblem) {
   const std::string root = Root("bad");
   auto message = [](const std::string& dir) {

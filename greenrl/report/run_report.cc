@@ -179,9 +179,10 @@ std::string FormatSummary(const RunReport& r) {
         r.early_stop.reward_threshold);
   }
   if (r.eval_episodes > 0) {
-    s += fmt::format("  eval return    {} ± {} ({} deterministic episodes)\n",
+    s += fmt::format("  eval return    {} ± {} ({} deterministic episode{})\n",
                      FixedNoNegativeZero(r.eval_mean_return, 2),
-                     FixedNoNegativeZero(r.eval_std_return, 2), r.eval_episodes);
+                     FixedNoNegativeZero(r.eval_std_return, 2), r.eval_episodes,
+                     r.eval_episodes == 1 ? "" : "s");
   } else {
     s += fmt::format("  eval return    skipped: {}\n", r.eval_note);
   }
@@ -212,19 +213,25 @@ std::string FormatSummary(const RunReport& r) {
       if (!it->taken) state += " (its rung passed over)";
       break;
     }
-    s += fmt::format("  budget         {} Wh: {} ({} decisions, energy.json lists them)\n",
+    const double over_wh = OverBudgetWh(r);
+    const std::string within = over_wh > 0.0 ? "over it" : "within it";
+    s += fmt::format("  budget         {} Wh: {} ({} decision{}, energy.json lists them)\n",
                      Amount(r.budget.budget_wh),
                      r.budget.stopped       ? "the budget ended the run: " + r.budget.stop_reason
-                     : r.budget.interrupted ? "interrupted within it, state " + state
-                                            : "finished within it, final state " + state,
-                     r.budget.events.size());
-    // A run may pass its budget by the iteration that stops it and what the stop writes; the
-    // rounded figures above would hide it.
-    if (const double over_wh = OverBudgetWh(r); over_wh > 0.0) {
+                     : r.budget.interrupted ? "interrupted " + within + ", state " + state
+                                            : "finished " + within + ", final state " + state,
+                     r.budget.events.size(), r.budget.events.size() == 1 ? "" : "s");
+    // A run may pass its budget by what its estimates missed; the rounded figures above would
+    // hide it.
+    if (over_wh > 0.0) {
       s += fmt::format(
-          "                 {:.4g} Wh over it: {:.6g} Wh used (the last iteration and what the "
-          "stop wrote; one iteration can cost more than a budget this small)\n",
-          over_wh, r.total_energy_j() / kJoulesPerWh);
+          "                 {:.4g} Wh over it: {:.6g} Wh used ({})\n", over_wh,
+          r.total_energy_j() / kJoulesPerWh,
+          r.budget.stopped
+              ? "the last iteration and what the stop wrote; one iteration can cost more than a "
+                "budget this small"
+              : "what the last iterations, the final evaluation and the reports cost beyond "
+                "their estimates");
     }
   }
   s += FormatCarbonLines(r.carbon);

@@ -169,30 +169,49 @@ TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
       << FormatSummary(r);
 }
 
-// The budget line: finished, interrupted, or ended by the budget; a final state whose rung was
-// passed over (the CPU's reduced precision) says so.
+// The budget line: finished, interrupted, or ended by the budget, within it or over it; a final
+// state whose rung was passed over (the CPU's reduced precision) says so. The run used 7200 J =
+// 2 Wh.
 TEST(RunReportTest, SummaryBudgetLine) {
   RunReport r = MakeReport();
   r.budget.enabled = true;
-  r.budget.budget_wh = 0.5;
+  r.budget.budget_wh = 2.5;
   r.budget.final_state = "reduced_precision";
   energy::BudgetEvent passed;
   passed.action = energy::BudgetAction::kReducePrecision;
   passed.state = energy::BudgetState::kReducedPrecision;
   passed.taken = false;
   r.budget.events = {passed};
-  EXPECT_NE(FormatSummary(r).find("0.5000 Wh: finished within it, final state reduced_precision "
-                                  "(its rung passed over) (1 decisions"),
+  EXPECT_NE(FormatSummary(r).find("2.5000 Wh: finished within it, final state reduced_precision "
+                                  "(its rung passed over) (1 decision, energy.json"),
             std::string::npos)
       << FormatSummary(r);
+  EXPECT_EQ(FormatSummary(r).find("over it"), std::string::npos) << FormatSummary(r);
+  r.budget.events.push_back(passed);
+  EXPECT_NE(FormatSummary(r).find("(2 decisions, energy.json"), std::string::npos)
+      << FormatSummary(r);
+  r.budget.events.pop_back();
+  // Finished past a 0.5 Wh budget (the final evaluation cost more than its estimate): said, with
+  // the unrounded figures and what a finished run spends after its last check.
+  r.budget.budget_wh = 0.5;
+  EXPECT_NE(FormatSummary(r).find("0.5000 Wh: finished over it, final state reduced_precision"),
+            std::string::npos)
+      << FormatSummary(r);
+  EXPECT_NE(FormatSummary(r).find("                 1.5 Wh over it: 2 Wh used (what the last "
+                                  "iterations, the final evaluation and the reports cost beyond "
+                                  "their estimates)"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.budget_wh = 2.5;
   r.budget.interrupted = true;
   EXPECT_NE(FormatSummary(r).find("interrupted within it, state reduced_precision (its rung"),
             std::string::npos)
       << FormatSummary(r);
   r.budget.events[0].taken = true;
-  EXPECT_NE(FormatSummary(r).find("interrupted within it, state reduced_precision (1 decisions"),
+  EXPECT_NE(FormatSummary(r).find("interrupted within it, state reduced_precision (1 decision,"),
             std::string::npos)
       << FormatSummary(r);
+  r.budget.budget_wh = 0.5;
   r.budget.stopped = true;
   r.budget.stop_reason = "step 7: used 9 J";
   EXPECT_NE(FormatSummary(r).find("the budget ended the run: step 7: used 9 J"), std::string::npos)

@@ -300,6 +300,22 @@ std::optional<std::string> ReadStringEntry(const std::string& path, const std::s
 
 }  // namespace
 
+void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+    if (j.at("steps").get<int64_t>() != state->steps) return;
+    state->elapsed_s = std::max(state->elapsed_s, j.at("wall_time_s").get<double>());
+    state->cpu_s = std::max(state->cpu_s, j.at("cpu_time_s").get<double>());
+    for (auto& [domain, energy_j] : state->energy.energy_j) {
+      const auto d = j.at("domains").find(domain);
+      if (d != j.at("domains").end())
+        energy_j = std::max(energy_j, d->at("energy_j").get<double>());
+    }
+  } catch (const std::exception&) {  // no or an unreadable energy.json: the checkpoint's figures
+  }
+}
+
 std::optional<TrainerState> PeekTrainerState(const std::string& path) {
   try {
     const std::optional<std::string> text = ReadStringEntry(path, "trainer.state");
@@ -313,6 +329,30 @@ std::optional<TrainerState> PeekTrainerState(const std::string& path) {
 int CheckpointWorldSize(const std::string& path) {
   const std::optional<TrainerState> state = PeekTrainerState(path);
   return state ? state->world_size : -1;
+}
+
+void SaveFinalCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
+                         const std::optional<NormalizerSnapshot>& normalizer) {
+  const std::string dir = run_dir + "/checkpoints";
+  algorithm.SaveTrainingState(dir + "/final.pt", /*replay_buffer=*/false,
+                              [&](algo::CheckpointWriter& w) {
+                                if (normalizer) {
+                                  w.WriteString("final.normalizer", NormalizerJson(*normalizer));
+                                }
+                              });
+  if (normalizer) SaveNormalizer(dir + "/normalizer.json", *normalizer);
+}
+
+std::optional<NormalizerSnapshot> ReadFinalNormalizer(const std::string& path) {
+  std::optional<std::string> text;
+  try {
+    text = ReadStringEntry(path, "final.normalizer");
+  } catch (const std::exception& e) {
+    throw ConfigError("checkpoint", path,
+                      std::string("a final.pt written by greenrl train (") + e.what() + ")");
+  }
+  if (!text) return std::nullopt;
+  return NormalizerFromJson(*text, path + " (final.normalizer)");
 }
 
 void SaveBestCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,

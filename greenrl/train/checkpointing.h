@@ -137,6 +137,15 @@ std::optional<TrainerState> PeekTrainerState(const std::string& path);
 // PeekTrainerState); -1 when the file cannot be read as a resume checkpoint. No errors.
 int CheckpointWorldSize(const std::string& path);
 
+// A single process's resume: a checkpoint holds the run's energy, wall time and CPU time when it
+// was written, before the checkpoint itself and the reports that follow it were. When
+// <run_dir>/energy.json is of the same step (the segment that wrote this checkpoint as it
+// stopped: a signal or the budget), its later figures replace those of `state`, per domain and
+// only upward, so the energy and time a stopped segment spent after its checkpoint are not lost
+// to the resumed run (and its metrics.csv time_s does not go back). Nothing changes otherwise
+// (no, an unreadable or another step's energy.json). No errors.
+void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state);
+
 // Writes `algorithm`'s training state and `state` to `path` atomically (creating its folder).
 // Errors: std::runtime_error naming the path and the system's reason when it cannot be written
 // (the previous checkpoints are untouched).
@@ -154,6 +163,21 @@ struct BestEval {
   // Its normaliser statistics, frozen as the evaluation used them (normalize: true).
   std::optional<NormalizerSnapshot> normalizer;
 };
+
+// Writes <run_dir>/checkpoints/final.pt: `algorithm`'s model (Algorithm::SaveTrainingState
+// without the replay buffer, so LoadCheckpoint reads it) and, with a normaliser, its statistics
+// as the entry "final.normalizer" (NormalizerJson) in the same atomic write, so eval, export and
+// trained_agent never pair the policy with other statistics; then checkpoints/normalizer.json
+// (SaveNormalizer), a copy for people and scripts.
+// Errors: std::runtime_error naming the path when a file cannot be written.
+void SaveFinalCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
+                         const std::optional<NormalizerSnapshot>& normalizer);
+// The statistics SaveFinalCheckpoint recorded in `path` (a final.pt); nullopt when it has none
+// (no normaliser, or a final.pt written by greenrl before 2026-12-06, whose statistics are in
+// normalizer.json beside it).
+// Errors: ConfigError("checkpoint", path, ...) for a file that is not a LibTorch archive or a
+// malformed entry.
+std::optional<NormalizerSnapshot> ReadFinalNormalizer(const std::string& path);
 
 // Writes <run_dir>/checkpoints/best.pt: `algorithm`'s model (Algorithm::SaveTrainingState
 // without the replay buffer, so LoadCheckpoint reads it) and `best` as the entry "best.eval"

@@ -138,4 +138,17 @@ def forward(self, obs: Tensor) -> Tensor:
   WriteFileAtomic(path, bytes.str());
 }
 
+bool IsExportedPolicy(const std::string& path) {
+  try {
+    torch::jit::Module m = torch::jit::load(path);
+    if (!m.find_method("forward")) return false;
+    for (const char* name : {"algo", "env_id", "checkpoint", "head"}) {
+      if (!m.hasattr(name)) return false;
+    }
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace greenrl::train

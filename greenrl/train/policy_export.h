@@ -33,7 +33,8 @@ struct PolicyExportInfo {
 // Attributes: algo, env_id, checkpoint, head (ToString(PolicyHead)), observation_space and
 // action_space (env::FormatSpace, e.g. "Discrete(2)", "Box([-2], [2], (1,), float32)"), obs_dim,
 // action_dim, normalize (bool), and with normalisation obs_mean and obs_var (float64 [obs_dim]
-// buffers), obs_epsilon and clip_obs (float).
+// buffers), obs_epsilon and clip_obs (float); a SAC gSDE policy's clip_mean (float: its mean
+// actions pass through hardtanh(-clip_mean, clip_mean) before tanh, as SB3's).
 // normalizer: the run's statistics (NormalizerSnapshot, as `greenrl eval` loads them), or null.
 // Errors: greenrl::ConfigError("env_id", ...) for an unregistered info.env_id;
 // greenrl::ConfigError("normalizer_state", ...) when the statistics do not fit obs_dim
@@ -43,5 +44,11 @@ struct PolicyExportInfo {
 void ExportTorchScriptPolicy(const algo::DeterministicPolicy& policy,
                              const NormalizerSnapshot* normalizer, const PolicyExportInfo& info,
                              const std::string& path);
+
+// Returns: whether `path` holds a module ExportTorchScriptPolicy wrote (a TorchScript archive with
+// a forward method and the algo, env_id, checkpoint and head attributes), the only existing file
+// `greenrl export --out` replaces. False for a missing or unreadable file and for any other file,
+// greenrl's own checkpoints included (they are LibTorch archives without forward).
+bool IsExportedPolicy(const std::string& path);
 
 }  // namespace greenrl::train

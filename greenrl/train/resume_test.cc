@@ -4,6 +4,7 @@
 // the energy total carried across (README "Checkpoints, resume and signals").
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -355,6 +356,7 @@ TEST(ResumeTest, BestEvalDescribesBestPtAfterACrash) {
 // beside it (best.json, best_normalizer.json) cannot pair the policy with another evaluation's
 // figures or statistics. The crash is made by putting an earlier evaluation's copies back.
 // A best.pt without the record (an earlier build's) is described by the copies, as it was then.
+// final.pt records its statistics in the same way (SaveFinalCheckpoint).
 TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
   const Config config = LoadRunConfig(
       Preset("ppo/pendulum.yaml"),
@@ -389,6 +391,21 @@ TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
   EXPECT_EQ(after_crash->normalizer->state, best->normalizer->state);
   EXPECT_EQ(LoadTrainedAgent(dir, std::nullopt, /*best=*/true).normalizer->state,
             best->normalizer->state);
+
+  // final.pt records its statistics too: a failure after it and before normalizer.json (a
+  // full disk) leaves a stale copy, which eval, export and trained_agent do not read.
+  const std::optional<NormalizerSnapshot> final_stats = ReadFinalNormalizer(ckpt + "/final.pt");
+  ASSERT_TRUE(final_stats.has_value());
+  EXPECT_EQ(final_stats->state, LoadNormalizer(ckpt + "/normalizer.json").state);
+  EXPECT_EQ(final_stats->state, best->normalizer->state);  // the final evaluation is the best
+  SaveNormalizer(ckpt + "/normalizer.json", stale);
+  EXPECT_EQ(LoadTrainedAgent(dir, std::nullopt, /*best=*/false).normalizer->state,
+            final_stats->state);
+  // A final.pt of an earlier build (the model only): normalizer.json beside it is read.
+  TrainedAgent final_agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
+  final_agent.algorithm->SaveCheckpoint(ckpt + "/final.pt");
+  EXPECT_FALSE(ReadFinalNormalizer(ckpt + "/final.pt").has_value());
+  EXPECT_EQ(LoadTrainedAgent(dir, std::nullopt, /*best=*/false).normalizer->state, stale.state);
 
   // An earlier build's best.pt (the model only): the copies describe it.
   agent.algorithm->SaveCheckpoint(ckpt + "/best.pt");
@@ -643,18 +660,25 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
 // The guard: NaN gradients in 3 updates in a row (guard.max_consecutive 3) restore the last
 // checkpoint and halve the learning rate; with guard.on_repeat stop the run stops with a
 // message naming the last good checkpoint, which still loads.
-TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
-  const std::vector<std::string> sets = {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
-                                         "checkpoint_freq=512", "learning_rate=0.001"};
-  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"), sets, 2);
+// PPO CartPole, 2048 steps with a checkpoint every 512, trained into FreshDir(name) with NaN
+// gradients injected in iterations 4, 5 and 6 (a restore after the third), plus `extra` sets.
+TrainResult TrainWithThreeNonFiniteUpdates(const std::string& name,
+                                           const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> sets = {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+                                   "checkpoint_freq=512", "learning_rate=0.001"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
   TrainOptions options;
-  options.out_dir = FreshDir("guard");
+  options.out_dir = FreshDir(name);
   options.verbose = false;
   options.meter_override = FixedMeter(1.0);
   options.before_update = [](int64_t iteration, algo::Algorithm& algorithm) {
     if (iteration == 4) algorithm.InjectNonFiniteForTesting(3);  // iterations 4, 5, 6
   };
-  const TrainResult result = Train(config, std::move(options));
+  return Train(LoadRunConfig(Preset("ppo/cartpole.yaml"), sets, 2), std::move(options));
+}
+
+TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
+  const TrainResult result = TrainWithThreeNonFiniteUpdates("guard");
   EXPECT_EQ(result.guard_restores, 1);
   const auto [header, rows] = report::ReadMetricsCsv(result.report.run_dir + "/metrics.csv");
   auto col = [&](const std::string& name) {
@@ -678,6 +702,16 @@ TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
   EXPECT_EQ(rows.back()[col("losses/nonfinite_skips")], 20);
   // TensorBoard drops the event of the cut row too (a restart event at 1025 after it).
   EXPECT_EQ(TensorBoardSteps(result.report.run_dir), CsvSteps(result.report.run_dir));
+}
+
+// The guard's restore under an energy budget: the steps after the checkpoint are done again and
+// the budget counts them once (before, its step check stopped the run with an internal error).
+TEST(ResumeTest, GuardRestoreUnderAnEnergyBudget) {
+  const TrainResult result =
+      TrainWithThreeNonFiniteUpdates("guard_budget", {"energy.budget_wh=1000"});
+  EXPECT_EQ(result.guard_restores, 1);
+  EXPECT_EQ(result.report.steps, 2048);
+  EXPECT_TRUE(fs::exists(result.report.run_dir + "/checkpoints/final.pt"));
 }
 
 TEST(ResumeTest, GuardStopsWithClearMessageAndKeepsCheckpoint) {
@@ -814,6 +848,102 @@ TEST(ResumeTest, EvaluationsNpzStartsAnewWhenEvalEpisodesChange) {
   const report::EvaluationsLog log = report::ReadEvaluationsNpz(dir + "/evaluations.npz");
   EXPECT_EQ(log.timesteps, (std::vector<int64_t>{768}));
   EXPECT_EQ(log.episodes(), 3u);
+}
+
+// eval and export of an unfinished run take its newest resume checkpoint that reads, as
+// train --resume does: a damaged newest one gives way to the one before, said on stderr.
+TEST(ResumeTest, TrainedAgentSkipsADamagedNewestResumeCheckpoint) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "checkpoint_freq=256", "checkpoint_keep=3"}, 3);
+  const std::string dir = FreshDir("damaged_newest");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/768).interrupted);
+  ASSERT_EQ(ListCheckpoints(dir).back().first, 768);
+  const std::string newest = CheckpointPath(dir, 768);
+  const std::string bytes = ReadFile(newest);
+  WriteFileAtomic(newest, bytes.substr(0, bytes.size() / 2));  // a truncated copy
+  ::testing::internal::CaptureStderr();
+  const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(agent.checkpoint, CheckpointPath(dir, 512));
+  EXPECT_EQ(agent.resume_step, 512);
+  EXPECT_EQ(err, "greenrl: skipping " + newest + ": not a readable resume checkpoint\n");
+}
+
+// eval and export load a run trained elsewhere: the keys of the machine that trained it (its
+// energy meter, its carbon-intensity file, its device) fall back when they do not work here,
+// each said once on stderr, and the agent loads. config.yaml keeps the series' absolute path.
+TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
+  const std::string csv = ::testing::TempDir() + "/greenrl_agent_series.csv";
+  std::ofstream(csv) << "0,100\n";
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1", "carbon.intensity_csv=" + csv},
+      3);
+  const std::string dir = FreshDir("agent_elsewhere");
+  RunTraining(config, dir, 1.0);
+  std::string yaml = ReadFile(dir + "/config.yaml");
+  EXPECT_NE(yaml.find("  intensity_csv: " + fs::absolute(csv).string()), std::string::npos);
+  auto replace_line = [&](const std::string& start, const std::string& line) {
+    const size_t at = yaml.find("\n" + start);
+    ASSERT_NE(at, std::string::npos) << start;
+    yaml.replace(at + 1, yaml.find('\n', at + 1) - at - 1, line);
+  };
+  replace_line("  meter: ", "  meter: rapl");
+  replace_line("  powercap_root: ", "  powercap_root: /nonexistent/powercap");
+  replace_line("device: ", "device: cuda");
+  WriteFileAtomic(dir + "/config.yaml", yaml);
+  fs::remove(csv);
+  ::testing::internal::CaptureStderr();
+  const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(agent.config.GetString("energy.meter"), "auto");
+  EXPECT_EQ(agent.config.GetString("carbon.intensity_csv"), "");
+  for (const std::string note :
+       {"energy.meter: got 'rapl'",
+        "; using energy.meter auto here (the trained agent does not "
+        "depend on it)\n",
+        "carbon.intensity_csv: got '", "; using carbon.intensity_csv '' here"}) {
+    EXPECT_NE(err.find(note), std::string::npos) << note << "\n" << err;
+  }
+  size_t notes = 0;
+  for (size_t at = err.find("here (the trained agent"); at != std::string::npos;
+       at = err.find("here (the trained agent", at + 1)) {
+    ++notes;
+  }
+  EXPECT_EQ(notes, torch::cuda::is_available() ? 2u : 3u) << err;  // each said once
+  const EvalResult eval = EvaluatePolicy(*agent.algorithm, "CartPole-v1", 1, 3);
+  EXPECT_EQ(eval.returns.size(), 1u);
+}
+
+// A stopped segment's energy.json of the checkpoint's step carries what the segment spent after
+// its checkpoint (the checkpoint's write, the reports) into the resumed run's totals, upward
+// only; another step's energy.json, or none, leaves the checkpoint's figures.
+TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOver) {
+  const std::string dir = FreshDir("carry_over");
+  fs::create_directories(dir);
+  TrainerState state;
+  state.steps = 512;
+  state.elapsed_s = 2.5;
+  state.cpu_s = 2.25;
+  state.energy.energy_j = {{"cpu:process", 10.0}, {"gpu:0", 7.0}};
+  CarryOverStoppedSegment(dir, &state);  // no energy.json
+  EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 10.0);
+  WriteFileAtomic(dir + "/energy.json",
+                  R"({"steps": 512, "wall_time_s": 3.0, "cpu_time_s": 2.0, "domains":
+                      {"cpu:process": {"energy_j": 12.5}, "gpu:0": {"energy_j": 6.0}}})");
+  CarryOverStoppedSegment(dir, &state);
+  EXPECT_EQ(state.elapsed_s, 3.0);
+  EXPECT_EQ(state.cpu_s, 2.25);
+  EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5);
+  EXPECT_EQ(state.energy.energy_j.at("gpu:0"), 7.0);
+  state.steps = 768;
+  WriteFileAtomic(dir + "/energy.json",
+                  R"({"steps": 512, "wall_time_s": 30.0, "cpu_time_s": 20.0,
+                      "domains": {"cpu:process": {"energy_j": 99.0}}})");
+  CarryOverStoppedSegment(dir, &state);
+  EXPECT_EQ(state.elapsed_s, 3.0);
+  EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5);
 }
 
 TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {

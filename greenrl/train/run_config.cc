@@ -198,6 +198,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
          true);
   AddKey(&s, "energy.budget.throttle_duty_cycle", ValueType::kFloat, "0.5",
          "share of wall time spent working while throttled", 0.0, 1.0, {}, true);
+  AddKey(&s, "energy.budget.throttle_env_threads_fraction", ValueType::kFloat, "0.5",
+         "share of the env threads kept while throttled: max(1, round(n x fraction))", 0.0, 1.0, {},
+         true);
   AddKey(&s, "energy.budget.stop_margin", ValueType::kFloat, "1.0",
          "stop when used + margin x next iteration's energy would pass the budget", 1.0, 100.0);
   AddKey(&s, "energy.power_limit", ValueType::kString, "off",
@@ -331,6 +334,7 @@ energy::BudgetOptions BudgetOptionsFrom(const Config& config) {
   o.skip_at = config.GetFloat("energy.budget.skip_at");
   o.throttle_at = config.GetFloat("energy.budget.throttle_at");
   o.throttle_duty_cycle = config.GetFloat("energy.budget.throttle_duty_cycle");
+  o.throttle_env_threads_fraction = config.GetFloat("energy.budget.throttle_env_threads_fraction");
   o.stop_margin = config.GetFloat("energy.budget.stop_margin");
   return o;
 }
@@ -516,7 +520,11 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     try {
       energy::IntensitySeries::LoadCsv(series);
     } catch (const ConfigError& e) {  // named by the key that gave the path
-      throw ConfigError("carbon.intensity_csv: " + std::string(e.what()));
+      std::string why = e.what();
+      const std::string prefix = "intensity series " + series + ": ";
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+      throw ConfigError("carbon.intensity_csv", series,
+                        "a readable carbon-intensity series (" + why + ")");
     }
   }
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/run_config.h"
@@ -24,6 +26,39 @@ std::optional<report::TrainedAgentReport> RecordedTrainedAgent(const nlohmann::j
   const nlohmann::json& wh = it->at("energy_wh");
   return report::TrainedAgentReport{it->at("checkpoint").get<std::string>(),
                                     wh.is_number() ? wh.get<double>() : NAN};
+}
+
+// A run's config.yaml for using its agent on this machine (eval, export, a trained_agent): the
+// keys that describe the machine that trained it rather than the agent (its device, its energy
+// meter, its carbon-intensity file) fall back, said on stderr, when they do not work here, so a
+// run trained on a GPU or a RAPL machine, or moved with its series left behind, still loads.
+// Errors: every other ConfigError of LoadRunConfig.
+Config LoadAgentConfig(const std::string& path) {
+  static const std::vector<std::pair<std::string, std::string>> kFallbacks = {
+      {"device", "cpu"}, {"energy.meter", "auto"}, {"carbon.intensity_csv", "''"}};
+  std::vector<std::string> overrides;
+  for (;;) {
+    try {
+      Config config = LoadRunConfig(path, overrides, std::nullopt);
+      // energy.meter: rapl is checked where the meter is made (energy::SelectMeter): here.
+      if (config.GetString("energy.meter") == "rapl") {
+        energy::SelectMeter(MeterOptionsFrom(config));
+      }
+      return config;
+    } catch (const ConfigError& e) {
+      const auto it = std::find_if(kFallbacks.begin(), kFallbacks.end(),
+                                   [&](const auto& f) { return f.first == e.field(); });
+      const std::string set = it == kFallbacks.end() ? "" : it->first + "=" + it->second;
+      if (set.empty() || std::find(overrides.begin(), overrides.end(), set) != overrides.end()) {
+        throw;
+      }
+      fmt::print(stderr,
+                 "greenrl: {}: {}; using {} {} here (the trained agent does not depend "
+                 "on it)\n",
+                 path, e.what(), it->first, it->second == "''" ? "''" : it->second);
+      overrides.push_back(set);
+    }
+  }
 }
 
 }  // namespace
@@ -51,8 +86,19 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
   const bool final_checkpoint = fs::exists(checkpoint);
   if (!final_checkpoint && !best) {
+    // The newest resume checkpoint that reads, as train --resume takes it: a damaged newest one
+    // (a truncated copy, or one a running training is replacing) gives way to the one before.
     const auto resume_checkpoints = ListCheckpoints(run_dir);
     checkpoint = resume_checkpoints.empty() ? "" : resume_checkpoints.back().second;
+    for (auto it = resume_checkpoints.rbegin(); it != resume_checkpoints.rend(); ++it) {
+      if (PeekTrainerState(it->second)) {
+        checkpoint = it->second;
+        break;
+      }
+      if (std::next(it) != resume_checkpoints.rend()) {
+        fmt::print(stderr, "greenrl: skipping {}: not a readable resume checkpoint\n", it->second);
+      }
+    }
   }
   if (best && (!fs::exists(config_path) || !final_checkpoint)) {
     throw ConfigError(field == "--run" ? "--best" : field, run_dir,
@@ -65,8 +111,8 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                       "a run directory with config.yaml and checkpoints/final.pt or a resume "
                       "checkpoint checkpoints/step_*.pt");
   }
-  TrainedAgentFiles files{LoadRunConfig(config_path, {}, std::nullopt), checkpoint,
-                          final_checkpoint, /*resume_step=*/0, /*normalizer=*/std::nullopt};
+  TrainedAgentFiles files{LoadAgentConfig(config_path), checkpoint, final_checkpoint,
+                          /*resume_step=*/0, /*normalizer=*/std::nullopt};
   if (!files.config.GetBool("normalize")) return files;
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
@@ -77,7 +123,12 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
     }
     files.normalizer = record->normalizer;
   } else if (files.final_checkpoint) {
-    files.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
+    // The statistics final.pt records with its policy; a final.pt of an earlier build has them
+    // in normalizer.json beside it.
+    files.normalizer = ReadFinalNormalizer(files.checkpoint);
+    if (!files.normalizer) {
+      files.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
+    }
   } else {
     const std::optional<TrainerState> state = PeekTrainerState(files.checkpoint);
     if (!state) {
@@ -178,11 +229,11 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
   TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run");
-  TrainedAgent agent{LoadRunConfig(run_dir + "/config.yaml", {}, seed),
-                     /*algorithm=*/nullptr,
-                     std::move(files.normalizer),
-                     files.checkpoint,
-                     files.final_checkpoint,
+  Config config = std::move(files.config);  // LoadAgentConfig's, its notes said once
+  if (seed) config.Set("seed", std::to_string(*seed));
+  TrainedAgent agent{std::move(config),
+                     /*algorithm=*/nullptr, std::move(files.normalizer),
+                     files.checkpoint,      files.final_checkpoint,
                      /*resume_step=*/0};
   ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
   agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));

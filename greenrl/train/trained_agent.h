@@ -35,8 +35,9 @@ struct TrainedAgentFiles {
   // signal, the energy budget or a crash), whose global step is resume_step.
   bool final_checkpoint = true;
   int64_t resume_step = 0;  // set for a resume checkpoint of a normalize: true run
-  // The statistics that go with the checkpoint when the run has normalize: true: normalizer.json
-  // beside final.pt, those best.pt records, or those in the resume checkpoint; else nullopt.
+  // The statistics that go with the checkpoint when the run has normalize: true: those final.pt
+  // or best.pt records (normalizer.json beside a final.pt of an earlier build), or those in the
+  // resume checkpoint; else nullopt.
   std::optional<NormalizerSnapshot> normalizer;
   // ResolveTrainedAgent: what training this agent cost, Wh (report::TrainedAgentReport).
   double energy_wh = std::numeric_limits<double>::quiet_NaN();

@@ -301,6 +301,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       newest = PeekTrainerState(it->second);
       newest_path = it->second;
     }
+    // What a stopped segment spent after its checkpoint counts too (energy.json's figures).
+    if (newest && newest->world_size == 1) CarryOverStoppedSegment(run_dir, &*newest);
     if (fs::exists(run_dir + "/checkpoints/final.pt")) {
       // Say why it finished when eval.reward_threshold ended it before n_timesteps.
       std::string why;
@@ -380,8 +382,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // holds the agent).
   std::optional<TrainedAgentFiles> trained_agent;
   report::TrainedAgentReport trained_agent_report;
-  // config.yaml keeps it as an absolute path, so a --resume from another folder finds it.
+  // config.yaml keeps it (and carbon.intensity_csv) as an absolute path, so a --resume, eval or
+  // export from another folder finds it.
   Config saved_config = config;
+  if (const std::string series = config.GetString("carbon.intensity_csv"); !series.empty()) {
+    saved_config.Set("carbon.intensity_csv", fs::absolute(series).string());
+  }
   if (const std::string given = config.GetString("trained_agent"); !given.empty()) {
     const std::string path = fs::absolute(given).string();
     saved_config.Set("trained_agent", path);
@@ -499,6 +505,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     try {
       resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
       resumed_path = it->second;
+      CarryOverStoppedSegment(run_dir, &resumed);  // energy.json's later figures, same step
     } catch (const ConfigError& e) {
       if (std::next(it) == resume_from.rend()) throw;
       if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
@@ -828,6 +835,28 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
   std::deque<double> recent_returns;  // the last 100 finished training episodes (the job's)
   std::deque<double> recent_lengths;  // their lengths, steps
+  // The energy budget's estimate of the final evaluation (eval.final_episodes episodes), J: the
+  // mean energy per episode of this process's evaluations so far (the monitor's eval window),
+  // else, before any, the rollouts' energy per env step (an evaluation steps its envs as a
+  // rollout does) times final_episodes x the mean training episode length (the env's TimeLimit
+  // before any episode ended). An estimate, as the forecast is.
+  int64_t local_rollout_steps = 0;  // this process's env steps in the rollout window
+  int64_t eval_episodes_run = 0;    // this process's evaluation episodes in the eval window
+  auto final_eval_reserve_j = [&]() -> double {
+    if (eval_episodes_run > 0) {
+      return monitor.TotalsFor("eval").sum.total_energy_j() /
+             static_cast<double>(eval_episodes_run) * final_episodes;
+    }
+    if (local_rollout_steps <= 0) return 0.0;
+    double length = static_cast<double>(env->spec().max_episode_steps);
+    if (!recent_lengths.empty()) {
+      length = 0.0;
+      for (double l : recent_lengths) length += l;
+      length /= static_cast<double>(recent_lengths.size());
+    }
+    return monitor.TotalsFor("rollout").sum.total_energy_j() /
+           static_cast<double>(local_rollout_steps) * final_episodes * length;
+  };
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
   int64_t iteration = 0;
@@ -1007,8 +1036,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (action == energy::BudgetAction::kSkipNonCritical) skip_non_critical = true;
     if (action == energy::BudgetAction::kThrottle) {
       power_limits.Throttle();
-      env->SetActiveThreads(
-          std::max(1, static_cast<int>(env->num_threads() * env_threads_fraction)));
+      env->SetActiveThreads(  // max(1, round(n x fraction)), as BudgetOptions says
+          std::max(1, static_cast<int>(std::lround(env->num_threads() * env_threads_fraction))));
     }
   };
   if (!resumed_path.empty() && (budget.enabled() || resumed.budget)) {
@@ -1045,6 +1074,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     monitor.BeginWindow("rollout");
     int64_t rollout_steps = algorithm->CollectRollout(*env, &episodes);
     monitor.EndWindow("rollout");
+    local_rollout_steps += rollout_steps;
     if (world_size > 1) {
       // Steps of all ranks; normaliser statistics merged before the update reads the rollout.
       double global_steps = static_cast<double>(rollout_steps);
@@ -1076,6 +1106,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
       restore_env(st);
       apply_position(st);
+      if (budget.enabled()) budget.Rewind(st.steps);  // the steps after it are done again
       if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
         metrics_csv.reset();
         metrics_csv = std::make_unique<report::MetricsCsv>(
@@ -1149,6 +1180,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
                                              /*deterministic=*/true, norm ? &*norm : nullptr);
       monitor.EndWindow("eval");
+      eval_episodes_run += n;
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
@@ -1254,8 +1286,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // The budget acts on what this iteration cost (energy.json records every decision); with
     // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
     if (budget.enabled()) {
+      // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
+      // rank so that all decide alike.
+      double reserve_j = writer ? final_eval_reserve_j() : 0.0;
+      if (world_size > 1) group->AllReduceSum(&reserve_j, 1, "final evaluation reserve");
       const energy::BudgetDecision decision =
-          budget.OnIteration(steps, total_steps, total.total_energy_j(), budget_time_s);
+          budget.OnIteration(steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j);
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
         apply_budget_action(action, decision.env_threads_fraction);
@@ -1322,13 +1358,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
   result.resume_checkpoint = interrupted || stopped_by_budget ? last_checkpoint : "";
   result.guard_restores = guard_restores;
   if (writer) {
+    const std::optional<NormalizerSnapshot> norm = snapshot();
     if (stopped_by_budget) {
       result.checkpoint_path = last_checkpoint;  // unfinished: the budget's resume checkpoint
     } else if (!interrupted) {
       result.checkpoint_path = run_dir + "/checkpoints/final.pt";
-      algorithm->SaveCheckpoint(result.checkpoint_path);
+      SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
     }
-    if (const auto norm = snapshot()) {
+    if (norm && (stopped_by_budget || interrupted)) {
+      // The resume checkpoint's statistics (which it holds itself), for people and scripts.
       SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
     }
   }
@@ -1413,7 +1451,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   row[1].second = wall_time_s;
   row[2].second = steps / wall_time_s;
   energy_columns(total, wall_time_s, &row);
-  if (!interrupted) {  // an interrupted run wrote it in the loop
+  // An interrupted run wrote its rows in the loop, where log_interval (or the budget's thinning)
+  // called for them, so its last row may be before its checkpoint's step: the resumed run's
+  // next row sums up the iterations since, as the uninterrupted run's does.
+  if (!interrupted) {
     metrics_csv->WriteRow(row);
     if (tfevents) tfevents->WriteRow(row);
   }

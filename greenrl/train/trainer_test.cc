@@ -645,8 +645,9 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
             "energy.sample_period_s: got '1e-9'; a number in [0.01, 3600]");
   // The series' own error, named by the key that gave the path.
   EXPECT_EQ(message({"carbon.intensity_csv=" + ::testing::TempDir()}),
-            "carbon.intensity_csv: intensity series " + ::testing::TempDir() +
-                ": cannot read the file (it is a directory)");
+            "carbon.intensity_csv: got '" + ::testing::TempDir() +
+                "'; a readable carbon-intensity series (cannot read the file (it is a "
+                "directory))");
   // A fixed intensity beside a series would contradict it.
   const std::string csv = ::testing::TempDir() + "/greenrl_run_config_series.csv";
   std::ofstream(csv) << "0,100\n";
@@ -708,6 +709,10 @@ TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
   const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
                                            "throttle", "stop"};
   EXPECT_EQ(actions, ladder);
+  // The stop kept the final evaluation's estimate in hand (from the rollouts' energy per step:
+  // no evaluation ran before it).
+  const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
+  EXPECT_NE(stop_reason.find(" + final evaluation ~"), std::string::npos) << stop_reason;
 
   // The checkpoint loads into a fresh PPO and acts.
   Config reload = LoadRunConfig(r.report.run_dir + "/config.yaml", {}, std::nullopt);
