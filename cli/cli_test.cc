@@ -586,9 +586,13 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   r = RunGreenrl("export --run " + ckpt_run + "/checkpoints/best.pt");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("; a run directory, not a checkpoint in it: --run " + ckpt_run +
-                          " --best (without --best: final.pt, or an unfinished run's newest "
-                          "resume checkpoint)\n"),
+                          " --best (without --best or --checkpoint: final.pt, or an unfinished "
+                          "run's newest resume checkpoint)\n"),
             std::string::npos)
+      << r.output;
+  std::ofstream(ckpt_run + "/checkpoints/step_000000002048.pt") << "x";
+  r = RunGreenrl("eval --run " + ckpt_run + "/checkpoints/step_000000002048.pt");
+  EXPECT_NE(r.output.find("--run " + ckpt_run + " --checkpoint 2048 (without"), std::string::npos)
       << r.output;
   // A preset's near name, and a key of rl-zoo's under a --set.
   r = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yml");
@@ -1054,6 +1058,23 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
     if (line.rfind("1024,", 0) == 0) at_1024 = line;
   }
   ASSERT_NE(at_1024.find(",45.3,"), std::string::npos) << header << "\n" << at_1024;
+  // --checkpoint (rl-zoo's --load-checkpoint) picks that resume checkpoint while final.pt is
+  // there; a step the run has no checkpoint of is refused, naming the ones it has.
+  r = RunGreenrl("eval --run " + out + " --episodes 10 --checkpoint 1024");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("from " + out + "/checkpoints/step_000000001024.pt\n"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("return         45.30 ± "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("has no checkpoints/final.pt"), std::string::npos) << r.output;
+  ExpectRefused(RunGreenrl("eval --run " + out + " --checkpoint 1000"),
+                "greenrl: error: --checkpoint: got '1000'; last, or the step of one of the run's "
+                "resume checkpoints: 1024 (checkpoints/step_*.pt; checkpoint_keep keeps the "
+                "newest)\n");
+  ExpectRefused(RunGreenrl("eval --run " + out + " --load-checkpoint 1000"),
+                "--load-checkpoint 1000 -> --checkpoint 1000");
+  r = RunGreenrl("export --run " + out + " --checkpoint last");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/policy_step_1024.torchscript.pt")) << r.output;
   fs::remove(out + "/checkpoints/final.pt");
   fs::remove(out + "/checkpoints/normalizer.json");
   r = RunGreenrl("eval --run " + out + " --episodes 10");

@@ -20,6 +20,7 @@ struct EvalArgs {
   std::optional<int64_t> seed;
   bool stochastic = false;  // sample actions instead of the policy's mode (rl-zoo's --stochastic)
   bool best = false;        // checkpoints/best.pt (rl-zoo's --load-best)
+  std::string checkpoint;   // a resume checkpoint's step, or last (rl-zoo's --load-checkpoint)
   bool quiet = false;       // no energy-meter line on stderr (train's --quiet)
 };
 }  // namespace
@@ -40,6 +41,9 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_flag("--best", args->best,
                 "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
                 "rl-zoo's --load-best)");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt, rl-zoo's "
+                  "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
   cmd->add_flag("--quiet", args->quiet,
                 "no energy-meter line on stderr; the summary's meter line then gives its whole "
                 "text (as train --quiet)");
@@ -51,10 +55,11 @@ Runner RegisterEval(CLI::App& app) {
                         "an integer in [1, 10000] (eval.episodes' range)");
     }
     const train::TrainedAgent agent =
-        train::LoadTrainedAgent(args->run_dir, args->seed, args->best);
+        train::LoadTrainedAgent(args->run_dir, args->seed, args->best, args->checkpoint);
     const Config& config = agent.config;
     const std::string env_id = config.GetString("env_id");
-    if (!agent.final_checkpoint) {
+    for (const std::string& note : agent.notes) fmt::print(stderr, "greenrl: {}\n", note);
+    if (!agent.final_checkpoint && args->checkpoint.empty()) {
       fmt::print(stderr, "greenrl eval: {}\n", train::ResumeCheckpointNotice(args->run_dir, agent));
     }
     // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.

@@ -17,6 +17,7 @@ struct ExportArgs {
   std::string run_dir;
   std::string out;    // default: RUN_DIR/policy.torchscript.pt
   bool best = false;  // checkpoints/best.pt instead of the final (or newest) checkpoint
+  std::string checkpoint;  // a resume checkpoint's step, or last (as eval's --checkpoint)
 };
 }  // namespace
 
@@ -32,6 +33,10 @@ Runner RegisterExport(CLI::App& app) {
   cmd->add_flag("--best", args->best,
                 "export the policy of the run's best evaluation, checkpoints/best.pt "
                 "(eval.save_best)");
+  cmd->add_option(
+      "--checkpoint", args->checkpoint,
+      "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt) or last "
+      "(the newest); the default --out is then RUN_DIR/policy_step_<STEP>.torchscript.pt");
   return [args]() {
     if (std::filesystem::is_directory(args->out)) {
       throw ConfigError("--out", args->out,
@@ -39,25 +44,33 @@ Runner RegisterExport(CLI::App& app) {
                             (std::filesystem::path(args->out) / "policy.torchscript.pt").string() +
                             ")");
     }
-    // An existing --out is replaced only when it is a module export wrote: a mistyped --out
+    // An existing file is replaced only when it is a module export wrote: a mistyped --out
     // (the run's checkpoints/final.pt, its config.yaml) must never destroy the run.
-    if (!args->out.empty() && std::filesystem::exists(args->out) &&
-        !train::IsExportedPolicy(args->out)) {
-      throw ConfigError("--out", args->out,
-                        "a new file, or a module greenrl export wrote (replaced); this file is "
-                        "something else (a checkpoint, config or report of a run?) and is left "
-                        "as it is: give another path");
-    }
+    auto refuse_other_file = [](const std::string& path) {
+      std::error_code ec;  // an empty file (mktemp's) is nothing to keep
+      if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec &&
+          !train::IsExportedPolicy(path)) {
+        throw ConfigError("--out", path,
+                          "a new file, or a module greenrl export wrote (replaced); this file is "
+                          "something else (a checkpoint, config or report of a run?) and is "
+                          "left as it is: give another path");
+      }
+    };
+    if (!args->out.empty()) refuse_other_file(args->out);  // before any work
     const train::TrainedAgent agent =
-        train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best);
-    if (!agent.final_checkpoint) {
+        train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best, args->checkpoint);
+    for (const std::string& note : agent.notes) fmt::print(stderr, "greenrl: {}\n", note);
+    if (!agent.final_checkpoint && args->checkpoint.empty()) {
       fmt::print(stderr, "greenrl export: {}\n",
                  train::ResumeCheckpointNotice(args->run_dir, agent));
     }
-    const std::string out = !args->out.empty()
-                                ? args->out
-                                : args->run_dir + (args->best ? "/policy_best.torchscript.pt"
-                                                              : "/policy.torchscript.pt");
+    const std::string out =
+        !args->out.empty() ? args->out
+        : args->best       ? args->run_dir + "/policy_best.torchscript.pt"
+        : !args->checkpoint.empty()
+            ? fmt::format("{}/policy_step_{}.torchscript.pt", args->run_dir, agent.resume_step)
+            : args->run_dir + "/policy.torchscript.pt";
+    refuse_other_file(out);  // the default name too
     const std::string env_id = agent.config.GetString("env_id");
     const algo::DeterministicPolicy policy = agent.algorithm->ExportDeterministicPolicy();
     train::ExportTorchScriptPolicy(policy, agent.normalizer ? &*agent.normalizer : nullptr,

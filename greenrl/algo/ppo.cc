@@ -689,12 +689,13 @@ const Metrics& Ppo::Update(double progress_remaining) {
   // included (SB3 records its losses before the check); the gradient norm is the mean over the
   // steps attempted (a step skipped for inf/NaN adds 0), which leaves the KL-stopped one out.
   const double m = static_cast<double>(std::max<int64_t>(num_minibatches, 1));
-  const double steps_attempted =
-      static_cast<double>(std::max<int64_t>(num_minibatches - (kl_stopped ? 1 : 0), 1));
+  const int64_t steps_attempted = num_minibatches - (kl_stopped ? 1 : 0);
   // The keys are built once (first call); later calls only write values: no allocation.
   const double values[] = {
       lr, clip_range, sum.value_loss / m, sum.pg_loss / m, sum.entropy / m, sum.old_approx_kl / m,
-      sum.approx_kl / m, sum.clip_fraction / m, explained_variance, grad_norm_sum / steps_attempted,
+      sum.approx_kl / m, sum.clip_fraction / m, explained_variance,
+      // None when target_kl stopped the first minibatch: NaN, an empty metrics.csv field.
+      steps_attempted > 0 ? grad_norm_sum / static_cast<double>(steps_attempted) : std::nan(""),
       static_cast<double>(adam_.step_count()), static_cast<double>(epochs_run), scaler_.scale(),
       // The scaler's skips (README: 0 when it is off; the guard counts
       // non-finite steps without loss scaling, nonfinite_skips_).

@@ -358,13 +358,20 @@ std::int64_t BudgetSnapshot::stopped_at_step() const {
   return stop != nullptr ? stop->global_step : 0;
 }
 
-void BudgetController::Rewind(std::int64_t global_step) {
+void BudgetController::Rewind(std::int64_t global_step, double energy_used_j, double now_s) {
   GREENRL_CHECK(global_step >= 0 && global_step <= last_step_,
                 fmt::format("Rewind() to step {} after step {}", global_step, last_step_));
+  GREENRL_CHECK(std::isfinite(energy_used_j) && energy_used_j >= last_energy_j_ &&
+                    std::isfinite(now_s) && now_s >= last_time_s_,
+                fmt::format("Rewind() with energy {} J at {} s after {} J at {} s", energy_used_j,
+                            now_s, last_energy_j_, last_time_s_));
   last_step_ = global_step;
+  last_energy_j_ = energy_used_j;
+  last_time_s_ = now_s;
+  last_idle_s_ = 0.0;
   if (has_anchor_) {
     anchor_step_ = global_step;
-    anchor_energy_j_ = last_energy_j_;
+    anchor_energy_j_ = energy_used_j;
   }
 }
 

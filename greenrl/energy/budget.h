@@ -229,12 +229,15 @@ class BudgetController {
                                    double energy_used_j, double now_s);
 
   // The numerical guard went back to a resume checkpoint at `global_step` (at or before the last
-  // OnIteration() call's step) within this process: the steps after it are done again. Energy
-  // and time go on (the discarded iterations' energy was used, and counts against the budget),
-  // the state and the rungs that fired stay, and the forecast counts its rate again from here
-  // (energy since the restore over the steps since it), so the redone steps are not counted
-  // twice. Errors: GREENRL_CHECK when global_step is negative or past the last call's step.
-  void Rewind(std::int64_t global_step);
+  // OnIteration() call's step) within this process: the steps after it are done again.
+  // energy_used_j and now_s are the energy used and the clock at the restore (as OnIteration()
+  // takes them): energy goes on (the discarded iterations' energy was used, and counts against
+  // the budget), the state and the rungs that fired stay, and the next iteration's energy and
+  // the forecast's rate count from the restore (energy since it over the steps since it), so
+  // neither the redone steps nor the discarded work inflate them.
+  // Errors: GREENRL_CHECK when global_step is negative or past the last call's step, or energy
+  // or time go back.
+  void Rewind(std::int64_t global_step, double energy_used_j, double now_s);
 
   // Returns: the current state.
   BudgetState state() const { return state_; }

@@ -557,10 +557,11 @@ TEST(BudgetControllerTest, ResumeAnchorsTheForecastAgainAfterTheWarmup) {
   EXPECT_THROW(controller.Resume(BudgetSnapshot{}, 0, 0.0, 0.0), InternalError);  // too late
 }
 
-// The guard's restore: steps go back to the checkpoint's (200), energy goes on. The iteration
-// after it counts its own steps and energy (210 - 200 steps, 5 J), and the forecast's rate is
-// that of the steps since the restore, 0.5 J/step: used 105 + 0.5 x (1000 - 210) = 500 J. A
-// rewind past the last step is a broken call.
+// The guard's restore: steps go back to the checkpoint's (200), energy goes on: the discarded
+// iteration after step 300 used 30 J (100 -> 130 J at the restore). The iteration after the
+// restore counts its own steps and energy (210 - 200 steps, 135 - 130 = 5 J), and the forecast's
+// rate is that of the steps since the restore, 0.5 J/step: used 135 + 0.5 x (1000 - 210) =
+// 530 J. A rewind past the last step, or with energy going back, is a broken call.
 TEST(BudgetControllerTest, RewindRedoesStepsWithoutCountingThemTwice) {
   BudgetOptions options;
   options.budget_wh = 1.0;
@@ -569,13 +570,14 @@ TEST(BudgetControllerTest, RewindRedoesStepsWithoutCountingThemTwice) {
   controller.OnIteration(100, 1000, 50.0, 1.0);
   controller.OnIteration(200, 1000, 60.0, 2.0);
   controller.OnIteration(300, 1000, 100.0, 3.0);
-  EXPECT_THROW(controller.Rewind(301), InternalError);
-  controller.Rewind(200);
-  const BudgetDecision d = controller.OnIteration(210, 1000, 105.0, 4.0);
+  EXPECT_THROW(controller.Rewind(301, 130.0, 3.5), InternalError);
+  EXPECT_THROW(controller.Rewind(200, 90.0, 3.5), InternalError);
+  controller.Rewind(200, 130.0, 3.5);
+  const BudgetDecision d = controller.OnIteration(210, 1000, 135.0, 4.0);
   ASSERT_TRUE(d.forecast_j.has_value());
-  EXPECT_DOUBLE_EQ(*d.forecast_j, 105.0 + 0.5 * 790.0);
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 135.0 + 0.5 * 790.0);
   EXPECT_DOUBLE_EQ(d.next_iteration_energy_j, 5.0);
-  EXPECT_DOUBLE_EQ(d.energy_used_j, 105.0);
+  EXPECT_DOUBLE_EQ(d.energy_used_j, 135.0);
 }
 
 // The stop keeps the final evaluation's reserve in hand: 50 J per 100-step iteration against

@@ -132,6 +132,9 @@ std::string ReadMember(zip_t* archive, const std::string& name, const std::strin
   }
   std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen(archive, name.c_str(), 0),
                                                          zip_fclose);
+  if (stat.size > (uint64_t{1} << 30)) {  // a damaged header, not an evaluation log
+    throw std::runtime_error(fmt::format("{}: member {} claims {} bytes", path, name, stat.size));
+  }
   std::string bytes(stat.size, '\0');
   if (!file || zip_fread(file.get(), bytes.data(), stat.size) != int64_t(stat.size)) {
     throw std::runtime_error(
@@ -275,6 +278,11 @@ EvaluationsLog ReadEvaluationsNpz(const std::string& path) {
     throw std::runtime_error(fmt::format(
         "{}: shapes timesteps {}, results {}, ep_lengths {} (expected (n,), (n, k), (n, k))", path,
         ShapeText(timesteps.shape), ShapeText(results.shape), ShapeText(lengths.shape)));
+  }
+  if (results.shape[0] < 0 || results.shape[1] < 0 ||
+      (results.shape[0] > 0 && results.shape[1] == 0)) {
+    throw std::runtime_error(fmt::format("{}: results of shape {} (evaluations of >= 1 episode)",
+                                         path, ShapeText(results.shape)));
   }
   const auto n = static_cast<size_t>(results.shape[0]);
   const auto k = static_cast<size_t>(results.shape[1]);

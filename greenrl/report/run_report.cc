@@ -227,9 +227,9 @@ std::string FormatSummary(const RunReport& r) {
       s += fmt::format(
           "                 {:.4g} Wh over it: {:.6g} Wh used ({})\n", over_wh,
           r.total_energy_j() / kJoulesPerWh,
-          r.budget.stopped
-              ? "the last iteration and what the stop wrote; one iteration can cost more than a "
-                "budget this small"
+          r.budget.stopped ? "the last iteration and what the stop wrote, beyond their estimates"
+          : r.budget.interrupted
+              ? "the last iteration and what the interruption's checkpoint and reports cost"
               : "what the last iterations, the final evaluation and the reports cost beyond "
                 "their estimates");
     }

@@ -218,7 +218,7 @@ TEST(RunReportTest, SummaryBudgetLine) {
       << FormatSummary(r);
   // Past the budget (7200 J against 0.5 Wh = 1800 J): said, with the unrounded figures.
   EXPECT_NE(FormatSummary(r).find("                 1.5 Wh over it: 2 Wh used (the last "
-                                  "iteration and what the stop wrote;"),
+                                  "iteration and what the stop wrote, beyond their estimates)"),
             std::string::npos)
       << FormatSummary(r);
   r.budget.budget_wh = 2.5;  // within it: no such line

@@ -301,19 +301,21 @@ std::optional<std::string> ReadStringEntry(const std::string& path, const std::s
 }  // namespace
 
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
-  nlohmann::json j;
+  TrainerState later = *state;  // every figure read before any is taken
   try {
-    j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+    const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     if (j.at("steps").get<int64_t>() != state->steps) return;
-    state->elapsed_s = std::max(state->elapsed_s, j.at("wall_time_s").get<double>());
-    state->cpu_s = std::max(state->cpu_s, j.at("cpu_time_s").get<double>());
-    for (auto& [domain, energy_j] : state->energy.energy_j) {
+    later.elapsed_s = std::max(state->elapsed_s, j.at("wall_time_s").get<double>());
+    later.cpu_s = std::max(state->cpu_s, j.at("cpu_time_s").get<double>());
+    for (auto& [domain, energy_j] : later.energy.energy_j) {
       const auto d = j.at("domains").find(domain);
       if (d != j.at("domains").end())
         energy_j = std::max(energy_j, d->at("energy_j").get<double>());
     }
   } catch (const std::exception&) {  // no or an unreadable energy.json: the checkpoint's figures
+    return;
   }
+  *state = std::move(later);
 }
 
 std::optional<TrainerState> PeekTrainerState(const std::string& path) {
@@ -410,22 +412,26 @@ std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir) {
 }
 
 report::EvaluationsLog ResumeEvaluationsLog(const std::string& path, int64_t steps,
-                                            int eval_episodes) {
+                                            int eval_episodes, bool verbose) {
   if (!std::filesystem::exists(path)) return {};
   report::EvaluationsLog log;
   try {
     log = report::ReadEvaluationsNpz(path);
-  } catch (const std::runtime_error& e) {
-    fmt::print(stderr, "greenrl: warning: {}; the next evaluation starts evaluations.npz anew\n",
-               e.what());
+  } catch (const std::exception& e) {  // runtime_error, or bad_alloc from a damaged header
+    if (verbose)
+      fmt::print(stderr, "greenrl: warning: {}; the next evaluation starts evaluations.npz anew\n",
+                 e.what());
     return {};
   }
   if (log.episodes() != 0 && log.episodes() != static_cast<size_t>(eval_episodes)) {
-    fmt::print(stderr,
-               "greenrl: warning: {} holds evaluations of {} episodes and eval.episodes is now {}: "
-               "the next evaluation starts it anew (metrics.csv keeps every evaluation's mean "
-               "and std)\n",
-               path, log.episodes(), eval_episodes);
+    if (verbose) {
+      fmt::print(
+          stderr,
+          "greenrl: warning: {} holds evaluations of {} episodes and eval.episodes is now {}: "
+          "the next evaluation starts it anew (metrics.csv keeps every evaluation's mean "
+          "and std)\n",
+          path, log.episodes(), eval_episodes);
+    }
     return {};
   }
   const size_t before = log.timesteps.size();

@@ -210,9 +210,10 @@ std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t ste
 // A missing file (a run of a greenrl before 2026-12-06, or one with no evaluation yet) gives an
 // empty log. A file that does not read, or whose rows have another episode count than
 // `eval_episodes` (eval.episodes changed by a --set at this resume), is left as it is and the
-// log starts empty, said on stderr: the next evaluation replaces the file (metrics.csv keeps
-// every evaluation's mean and std). Errors: std::runtime_error when the file cannot be rewritten.
+// log starts empty, said on stderr when `verbose` (train without --quiet): the next evaluation
+// replaces the file (metrics.csv keeps every evaluation's mean and std).
+// Errors: std::runtime_error when the file cannot be rewritten.
 report::EvaluationsLog ResumeEvaluationsLog(const std::string& path, int64_t steps,
-                                            int eval_episodes);
+                                            int eval_episodes, bool verbose);
 
 }  // namespace greenrl::train

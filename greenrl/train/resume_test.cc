@@ -708,10 +708,13 @@ TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
 // the budget counts them once (before, its step check stopped the run with an internal error).
 TEST(ResumeTest, GuardRestoreUnderAnEnergyBudget) {
   const TrainResult result =
-      TrainWithThreeNonFiniteUpdates("guard_budget", {"energy.budget_wh=1000"});
+      TrainWithThreeNonFiniteUpdates("guard_budget", {"energy.budget_wh=1000", "eval.episodes=1"});
   EXPECT_EQ(result.guard_restores, 1);
   EXPECT_EQ(result.report.steps, 2048);
   EXPECT_TRUE(fs::exists(result.report.run_dir + "/checkpoints/final.pt"));
+  // eval.freq 0: the final evaluation (of eval.episodes' count here) is no periodic one, and
+  // evaluations.npz, SB3's EvalCallback log, is not written.
+  EXPECT_FALSE(fs::exists(result.report.run_dir + "/evaluations.npz"));
 }
 
 TEST(ResumeTest, GuardStopsWithClearMessageAndKeepsCheckpoint) {
@@ -838,9 +841,13 @@ TEST(ResumeTest, EvaluationsNpzStartsAnewWhenEvalEpisodesChange) {
   ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/512).interrupted);
   EXPECT_EQ(report::ReadEvaluationsNpz(dir + "/evaluations.npz").timesteps,
             (std::vector<int64_t>{256, 512}));
-  const Config again = LoadRunConfig(dir + "/config.yaml", {"eval.episodes=3"}, std::nullopt);
+  TrainOptions options;
+  options.out_dir = dir;
+  options.resume = true;
+  options.meter_override = FixedMeter(1.0);
   ::testing::internal::CaptureStderr();
-  RunTraining(again, dir, 1.0, /*resume=*/true);
+  Train(LoadRunConfig(dir + "/config.yaml", {"eval.episodes=3"}, std::nullopt),
+        std::move(options));  // verbose: the warning is said
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("holds evaluations of 2 episodes and eval.episodes is now 3"),
             std::string::npos)
@@ -862,17 +869,25 @@ TEST(ResumeTest, TrainedAgentSkipsADamagedNewestResumeCheckpoint) {
   const std::string newest = CheckpointPath(dir, 768);
   const std::string bytes = ReadFile(newest);
   WriteFileAtomic(newest, bytes.substr(0, bytes.size() / 2));  // a truncated copy
-  ::testing::internal::CaptureStderr();
   const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
-  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(agent.checkpoint, CheckpointPath(dir, 512));
   EXPECT_EQ(agent.resume_step, 512);
-  EXPECT_EQ(err, "greenrl: skipping " + newest + ": not a readable resume checkpoint\n");
+  EXPECT_EQ(agent.notes,
+            std::vector<std::string>{"skipping " + newest + ": not a readable resume checkpoint"});
+  // When none reads, none is said to be skipped: the newest one's own error names it.
+  for (const auto& [step, path] : ListCheckpoints(dir)) WriteFileAtomic(path, "x");
+  try {
+    LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
+    ADD_FAILURE() << "no checkpoint reads";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(newest), std::string::npos) << e.what();
+  }
 }
 
 // eval and export load a run trained elsewhere: the keys of the machine that trained it (its
 // energy meter, its carbon-intensity file, its device) fall back when they do not work here,
-// each said once on stderr, and the agent loads. config.yaml keeps the series' absolute path.
+// each said once (TrainedAgent::notes, which eval and export print), and the agent loads.
+// config.yaml keeps the series' absolute path.
 TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   const std::string csv = ::testing::TempDir() + "/greenrl_agent_series.csv";
   std::ofstream(csv) << "0,100\n";
@@ -894,9 +909,11 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   replace_line("device: ", "device: cuda");
   WriteFileAtomic(dir + "/config.yaml", yaml);
   fs::remove(csv);
-  ::testing::internal::CaptureStderr();
+  replace_line("precision: ", "precision: fp16");  // a GPU run's: refused with device cpu
+  WriteFileAtomic(dir + "/config.yaml", yaml);
   const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false);
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::string err;
+  for (const std::string& note : agent.notes) err += note + "\n";
   EXPECT_EQ(agent.config.GetString("energy.meter"), "auto");
   EXPECT_EQ(agent.config.GetString("carbon.intensity_csv"), "");
   for (const std::string note :
@@ -911,7 +928,12 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
        at = err.find("here (the trained agent", at + 1)) {
     ++notes;
   }
-  EXPECT_EQ(notes, torch::cuda::is_available() ? 2u : 3u) << err;  // each said once
+  // Each said once: with CUDA the device and precision stay.
+  EXPECT_EQ(notes, torch::cuda::is_available() ? 2u : 4u) << err;
+  if (!torch::cuda::is_available()) {
+    EXPECT_EQ(agent.config.GetString("device"), "cpu");
+    EXPECT_EQ(agent.config.GetString("precision"), "fp32");
+  }
   const EvalResult eval = EvaluatePolicy(*agent.algorithm, "CartPole-v1", 1, 3);
   EXPECT_EQ(eval.returns.size(), 1u);
 }

@@ -202,7 +202,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "share of the env threads kept while throttled: max(1, round(n x fraction))", 0.0, 1.0, {},
          true);
   AddKey(&s, "energy.budget.stop_margin", ValueType::kFloat, "1.0",
-         "stop when used + margin x next iteration's energy would pass the budget", 1.0, 100.0);
+         "stop when used + margin x next iteration's energy + the final evaluation's estimate "
+         "would pass the budget",
+         1.0, 100.0);
   AddKey(&s, "energy.power_limit", ValueType::kString, "off",
          "GPU power-limit profiling (Zeus): off, dry-run (plan only), auto (sets limits; root)", {},
          {}, {"off", "dry-run", "auto"});

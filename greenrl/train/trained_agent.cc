@@ -33,9 +33,12 @@ std::optional<report::TrainedAgentReport> RecordedTrainedAgent(const nlohmann::j
 // meter, its carbon-intensity file) fall back, said on stderr, when they do not work here, so a
 // run trained on a GPU or a RAPL machine, or moved with its series left behind, still loads.
 // Errors: every other ConfigError of LoadRunConfig.
-Config LoadAgentConfig(const std::string& path) {
+Config LoadAgentConfig(const std::string& path, std::vector<std::string>* notes) {
   static const std::vector<std::pair<std::string, std::string>> kFallbacks = {
-      {"device", "cpu"}, {"energy.meter", "auto"}, {"carbon.intensity_csv", "''"}};
+      {"device", "cpu"},
+      {"precision", "fp32"},  // fp16 autocast needs CUDA: refused once the device is cpu
+      {"energy.meter", "auto"},
+      {"carbon.intensity_csv", "''"}};
   std::vector<std::string> overrides;
   for (;;) {
     try {
@@ -52,19 +55,48 @@ Config LoadAgentConfig(const std::string& path) {
       if (set.empty() || std::find(overrides.begin(), overrides.end(), set) != overrides.end()) {
         throw;
       }
-      fmt::print(stderr,
-                 "greenrl: {}: {}; using {} {} here (the trained agent does not depend "
-                 "on it)\n",
-                 path, e.what(), it->first, it->second == "''" ? "''" : it->second);
+      notes->push_back(
+          fmt::format("{}: {}; using {} {} here (the trained agent does not depend "
+                      "on it)",
+                      path, e.what(), it->first, it->second));
       overrides.push_back(set);
     }
   }
 }
 
+// --checkpoint STEP|last: run_dir's checkpoints/step_<STEP>.pt, or with "last" its newest resume
+// checkpoint that reads (rl-zoo's --load-checkpoint N and --load-last-checkpoint).
+// Errors: ConfigError("--checkpoint", step, ...) naming the steps the run has.
+std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string& step) {
+  const auto checkpoints = ListCheckpoints(run_dir);
+  std::string steps;
+  for (const auto& [s, path] : checkpoints)
+    steps += (steps.empty() ? "" : ", ") + std::to_string(s);
+  const std::string accepted =
+      checkpoints.empty() ? "a step of one of the run's resume checkpoints, and " + run_dir +
+                                " has none (checkpoint_freq, checkpoint_keep)"
+                          : "last, or the step of one of the run's resume checkpoints: " + steps +
+                                " (checkpoints/step_*.pt; checkpoint_keep keeps the newest)";
+  if (step == "last") {
+    for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+      if (PeekTrainerState(it->second)) return it->second;
+    }
+    throw ConfigError("--checkpoint", step, accepted);
+  }
+  char* end = nullptr;
+  const long long wanted = std::strtoll(step.c_str(), &end, 10);
+  if (!step.empty() && end != nullptr && *end == '\0') {
+    for (const auto& [s, path] : checkpoints) {
+      if (s == wanted) return path;
+    }
+  }
+  throw ConfigError("--checkpoint", step, accepted);
+}
+
 }  // namespace
 
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
-                                     const std::string& field) {
+                                     const std::string& field, const std::string& step) {
   namespace fs = std::filesystem;
   // A checkpoint's path where the run directory goes (train's trained_agent takes one): name the
   // flags that pick it.
@@ -72,20 +104,30 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   if (const fs::path given(run_dir); field == "--run" && fs::is_regular_file(given, ec) &&
                                      given.parent_path().filename() == "checkpoints") {
     const std::string run = given.parent_path().parent_path().string();
+    const std::string name = given.filename().string();
+    const std::string pick =
+        name == "best.pt" ? " --best"
+        : name.rfind("step_", 0) == 0 && name.size() > 8
+            ? " --checkpoint " + std::to_string(std::strtoll(name.c_str() + 5, nullptr, 10))
+            : "";
     throw ConfigError("--run", run_dir,
                       "a run directory, not a checkpoint in it: --run " +
-                          (run.empty() ? "." : run) +
-                          (given.filename() == "best.pt" ? " --best" : "") +
-                          " (without --best: final.pt, or an unfinished run's newest resume "
-                          "checkpoint)");
+                          (run.empty() ? "." : run) + pick +
+                          " (without --best or --checkpoint: final.pt, or an unfinished run's "
+                          "newest resume checkpoint)");
   }
   const std::string config_path = run_dir + "/config.yaml";
   // best.pt (with the statistics it records) with `best`; else the finished run's final.pt (and
   // normalizer.json); a run stopped by a signal, the energy budget's stop without final.pt, or a
   // crash has only resume checkpoints: the newest of them (rank 0's).
   std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
-  const bool final_checkpoint = fs::exists(checkpoint);
-  if (!final_checkpoint && !best) {
+  bool final_checkpoint = fs::exists(checkpoint);
+  std::vector<std::string> skipped;  // damaged newer resume checkpoints passed over
+  if (!step.empty()) {               // --checkpoint: a resume checkpoint the user names
+    if (best) throw ConfigError("--checkpoint", step, "a step or last, without --best");
+    final_checkpoint = false;
+    checkpoint = ResumeCheckpointOfStep(run_dir, step);
+  } else if (!final_checkpoint && !best) {
     // The newest resume checkpoint that reads, as train --resume takes it: a damaged newest one
     // (a truncated copy, or one a running training is replacing) gives way to the one before.
     const auto resume_checkpoints = ListCheckpoints(run_dir);
@@ -95,10 +137,10 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
         checkpoint = it->second;
         break;
       }
-      if (std::next(it) != resume_checkpoints.rend()) {
-        fmt::print(stderr, "greenrl: skipping {}: not a readable resume checkpoint\n", it->second);
-      }
+      skipped.push_back("skipping " + it->second + ": not a readable resume checkpoint");
     }
+    // None reads: no skip is said, and loading the newest gives its own error.
+    if (skipped.size() == resume_checkpoints.size()) skipped.clear();
   }
   if (best && (!fs::exists(config_path) || !final_checkpoint)) {
     throw ConfigError(field == "--run" ? "--best" : field, run_dir,
@@ -111,8 +153,11 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                       "a run directory with config.yaml and checkpoints/final.pt or a resume "
                       "checkpoint checkpoints/step_*.pt");
   }
-  TrainedAgentFiles files{LoadAgentConfig(config_path), checkpoint, final_checkpoint,
-                          /*resume_step=*/0, /*normalizer=*/std::nullopt};
+  std::vector<std::string> notes = std::move(skipped);
+  Config config = LoadAgentConfig(config_path, &notes);
+  TrainedAgentFiles files{std::move(config), checkpoint, final_checkpoint, /*resume_step=*/0,
+                          /*normalizer=*/std::nullopt};
+  files.notes = std::move(notes);
   if (!files.config.GetBool("normalize")) return files;
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
@@ -227,14 +272,15 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
   }
 }
 
-TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best) {
-  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run");
-  Config config = std::move(files.config);  // LoadAgentConfig's, its notes said once
+TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best,
+                              const std::string& step) {
+  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
+  Config config = std::move(files.config);  // LoadAgentConfig's
   if (seed) config.Set("seed", std::to_string(*seed));
   TrainedAgent agent{std::move(config),
                      /*algorithm=*/nullptr, std::move(files.normalizer),
                      files.checkpoint,      files.final_checkpoint,
-                     /*resume_step=*/0};
+                     /*resume_step=*/0,     std::move(files.notes)};
   ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
   agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
   if (agent.final_checkpoint) {  // final.pt or best.pt

@@ -24,6 +24,8 @@ struct TrainedAgent {
   // signal, the energy budget or a crash), whose global step is resume_step.
   bool final_checkpoint = true;
   int64_t resume_step = 0;
+  // What the caller says on stderr, one line each, after "greenrl: " (TrainedAgentFiles::notes).
+  std::vector<std::string> notes;
 };
 
 // Where a run's trained agent is, found without building the agent: what LoadTrainedAgent loads
@@ -41,6 +43,12 @@ struct TrainedAgentFiles {
   std::optional<NormalizerSnapshot> normalizer;
   // ResolveTrainedAgent: what training this agent cost, Wh (report::TrainedAgentReport).
   double energy_wh = std::numeric_limits<double>::quiet_NaN();
+  // What the loading did that the user should hear of, for the caller to print (eval and export
+  // always, train unless --quiet): a config.yaml key of the machine that trained the run that
+  // does not work here and the value used instead ("<config.yaml>: device: got 'cuda'; ...;
+  // using device cpu here (the trained agent does not depend on it)"), a damaged newest resume
+  // checkpoint passed over ("skipping <path>: not a readable resume checkpoint").
+  std::vector<std::string> notes;
 };
 
 // Finds run_dir's agent as LoadTrainedAgent describes (best: checkpoints/best.pt).
@@ -50,8 +58,12 @@ struct TrainedAgentFiles {
 // the statistics a normalize: true run needs (with best and field "--run", the field is "--best");
 // ConfigError("checkpoint", path, ...) for a resume checkpoint that does not read; the errors of
 // LoadRunConfig, LoadNormalizer and ReadBestCheckpoint.
+// step: "" (final.pt, else the newest resume checkpoint that reads), "last" (the newest resume
+// checkpoint that reads, final.pt or not) or a step of a resume checkpoint (its
+// checkpoints/step_<step>.pt); ConfigError("--checkpoint", step, ...) naming the run's steps for
+// one it does not have, or with best.
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
-                                     const std::string& field);
+                                     const std::string& field, const std::string& step = "");
 
 // The config key `trained_agent` (rl-zoo's --trained-agent): `path` names the agent a new run
 // with `config` starts from: a run directory (its final.pt, else its newest resume
@@ -87,8 +99,9 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 // lacks the statistics a normalize: true run needs; the errors of ReadBestCheckpoint;
 // ConfigError("checkpoint", path, ...) for a checkpoint that does not load; the errors of
 // LoadRunConfig and LoadNormalizer.
+// step: as LocateTrainedAgent's (`greenrl eval --checkpoint`, rl-zoo's --load-checkpoint).
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {},
-                              bool best = false);
+                              bool best = false, const std::string& step = "");
 
 // What `greenrl eval` and `greenrl export` print on stderr, after "greenrl <command>: ", when
 // LoadTrainedAgent(run_dir) fell back to a resume checkpoint: "<run_dir> has no

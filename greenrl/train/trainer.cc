@@ -150,8 +150,6 @@ std::string DefaultRunDir(const Config& config) {
                      config.GetInt("seed"), stamp);
 }
 
-namespace {
-// emissions.csv: one CodeCarbon-compatible row for the run.
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
   report::EmissionsRow row;
   row.timestamp = report::FormatEmissionsTimestamp(end_unix_s);  // CodeCarbon: the end
@@ -162,11 +160,13 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   row.emissions_kg = r.carbon.kg_co2e;
   double cpu_j = 0, gpu_j = 0, ram_j = 0;
   bool has_cpu = false, has_gpu = false, has_ram = false;
+  int64_t gpu_domains = 0;  // one "gpu:<index>" domain per metered GPU
   for (const auto& d : r.domains) {
     if (!energy::IsAdditiveDomain(d.domain)) continue;
     if (d.domain.rfind("gpu:", 0) == 0) {
       gpu_j += d.energy_j;
       has_gpu = true;
+      ++gpu_domains;
     } else if (d.domain.rfind("dram:", 0) == 0) {
       ram_j += d.energy_j;
       has_ram = true;
@@ -191,14 +191,13 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   row.os = "Linux";
   row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());
   row.cpu_model = ThisCpu().model;
-  row.gpu_count = has_gpu ? 1 : 0;
+  row.gpu_count = gpu_domains;
   bool process_scope = false;
   for (const auto& d : r.domains) process_scope |= d.scope == "process";
   row.tracking_mode = process_scope ? "process" : "machine";
   row.pue = r.carbon.pue;
   return row;
 }
-}  // namespace
 
 namespace {
 // Data-parallel pieces of Train (see trainer.h).
@@ -393,6 +392,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
     saved_config.Set("trained_agent", path);
     if (!options.resume) {
       trained_agent = ResolveTrainedAgent(path, config);
+      if (options.verbose) {
+        for (const std::string& note : trained_agent->notes) {
+          fmt::print(stderr, "greenrl: {}\n", note);
+        }
+      }
       trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
     } else {  // only for the report
       trained_agent_report = TrainedAgentOfResumedRun(path, run_dir, config);
@@ -821,7 +825,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       tfevents->WriteRestart(resumed.steps + 1);
     }
     monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS());
-    if (writer) evaluations = ResumeEvaluationsLog(evaluations_path, resumed.steps, eval_episodes);
+    if (writer) {
+      evaluations =
+          ResumeEvaluationsLog(evaluations_path, resumed.steps, eval_episodes, options.verbose);
+    }
     if (options.verbose) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
                  resumed.steps);
@@ -836,26 +843,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::deque<double> recent_returns;  // the last 100 finished training episodes (the job's)
   std::deque<double> recent_lengths;  // their lengths, steps
   // The energy budget's estimate of the final evaluation (eval.final_episodes episodes), J: the
-  // mean energy per episode of this process's evaluations so far (the monitor's eval window),
-  // else, before any, the rollouts' energy per env step (an evaluation steps its envs as a
-  // rollout does) times final_episodes x the mean training episode length (the env's TimeLimit
-  // before any episode ended). An estimate, as the forecast is.
+  // energy per evaluation env step of this process's evaluations so far (the monitor's eval
+  // window over the env steps they stepped: every env until the longest episode ended), else,
+  // before any, of its rollouts (an evaluation steps its envs as a rollout does), times
+  // final_episodes x the TimeLimit, the most steps an evaluation episode can take: a bound, so
+  // later and longer episodes than the early evaluations' do not outrun it.
   int64_t local_rollout_steps = 0;  // this process's env steps in the rollout window
-  int64_t eval_episodes_run = 0;    // this process's evaluation episodes in the eval window
+  int64_t eval_env_steps = 0;       // this process's env steps in the eval window
   auto final_eval_reserve_j = [&]() -> double {
-    if (eval_episodes_run > 0) {
-      return monitor.TotalsFor("eval").sum.total_energy_j() /
-             static_cast<double>(eval_episodes_run) * final_episodes;
+    double j_per_step = 0.0;
+    if (eval_env_steps > 0) {
+      j_per_step =
+          monitor.TotalsFor("eval").sum.total_energy_j() / static_cast<double>(eval_env_steps);
+    } else if (local_rollout_steps > 0) {
+      j_per_step = monitor.TotalsFor("rollout").sum.total_energy_j() /
+                   static_cast<double>(local_rollout_steps);
     }
-    if (local_rollout_steps <= 0) return 0.0;
-    double length = static_cast<double>(env->spec().max_episode_steps);
-    if (!recent_lengths.empty()) {
-      length = 0.0;
-      for (double l : recent_lengths) length += l;
-      length /= static_cast<double>(recent_lengths.size());
-    }
-    return monitor.TotalsFor("rollout").sum.total_energy_j() /
-           static_cast<double>(local_rollout_steps) * final_episodes * length;
+    return j_per_step * final_episodes * static_cast<double>(env->spec().max_episode_steps);
   };
   std::vector<algo::EpisodeRecord> episodes;
   int64_t steps = 0;
@@ -1106,15 +1110,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
       restore_env(st);
       apply_position(st);
-      if (budget.enabled()) budget.Rewind(st.steps);  // the steps after it are done again
+      if (budget.enabled()) {  // the steps after the checkpoint are done again
+        double now_s = clock.NowS() - t0 + resumed.elapsed_s;
+        const energy::Measurement at = world_size > 1 ? job_total_so_far(&now_s) : total_so_far();
+        budget.Rewind(st.steps, at.total_energy_j(), now_s);
+      }
       if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
         metrics_csv.reset();
         metrics_csv = std::make_unique<report::MetricsCsv>(
             run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
         if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
+        const size_t rows = evaluations.timesteps.size();
         evaluations.KeepUpTo(st.steps);
-        if (!evaluations.timesteps.empty())
+        if (evaluations.timesteps.size() != rows) {
           report::WriteEvaluationsNpz(evaluations_path, evaluations);
+        }
       }
       monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
       monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s);
@@ -1180,15 +1190,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
       const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
                                              /*deterministic=*/true, norm ? &*norm : nullptr);
       monitor.EndWindow("eval");
-      eval_episodes_run += n;
+      eval_env_steps +=
+          static_cast<int64_t>(n) * *std::max_element(eval.lengths.begin(), eval.lengths.end());
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
       if (last) final_eval = eval;
       // A periodic evaluation's row; the final evaluation gives the row of a periodic one due at
       // the same step from its first eval.episodes episodes, those a periodic evaluation would
       // run (episode i's env starts from seed stream i whatever the count), unless that step
-      // already has its row (eval.reward_threshold's stop evaluates twice there).
-      if (n == eval_episodes || (periodic_eval_due && n > eval_episodes)) {
+      // already has its row (eval.reward_threshold's stop evaluates twice there). A final
+      // evaluation with fewer episodes than eval.episodes gives none.
+      if (periodic_eval_due && n >= eval_episodes) {
         if (evaluations.timesteps.empty() || evaluations.timesteps.back() != steps) {
           evaluations.Append(steps, {eval.returns.begin(), eval.returns.begin() + eval_episodes},
                              {eval.lengths.begin(), eval.lengths.begin() + eval_episodes});

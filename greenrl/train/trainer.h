@@ -13,6 +13,7 @@
 #include "greenrl/core/config.h"
 #include "greenrl/dist/process_group.h"
 #include "greenrl/energy/meter.h"
+#include "greenrl/report/emissions.h"
 #include "greenrl/report/run_report.h"
 
 namespace greenrl::train {
@@ -127,5 +128,11 @@ std::string DefaultRunDir(const Config& config);
 // that differs, without its comment>", "the same resolved config on every rank (rank 0: <its
 // line>); ...").
 void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs);
+
+// emissions.csv's one CodeCarbon-compatible row for a finished (or stopped) run's report, ended at
+// end_unix_s (Unix s): the additive domains summed into CodeCarbon's cpu, gpu and ram columns (J
+// in the row, times the PUE for the energy columns as CodeCarbon's), gpu_count the number of
+// "gpu:<index>" domains, the country from carbon.region. No errors.
+report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s);
 
 }  // namespace greenrl::train

@@ -1013,6 +1013,26 @@ INSTANTIATE_TEST_SUITE_P(Modes, PowerLimitTest, ::testing::Values("auto", "dry-r
 namespace greenrl::train {
 namespace {
 
+// emissions.csv's row: two GPUs are gpu_count 2 with their energy summed; the energy columns are
+// the metered energy times the PUE, the power columns the draw (J / wall time).
+TEST(TrainerTest, EmissionsRowCountsEveryGpuDomain) {
+  report::RunReport r;
+  r.wall_time_s = 10.0;
+  r.domains = {{"cpu:package-0", "rapl", "measured", "machine", 100.0, "no"},
+               {"gpu:0", "nvml", "measured", "machine", 300.0, "no"},
+               {"gpu:1", "nvml", "measured", "machine", 200.0, "no"}};
+  r.carbon.pue = 1.5;
+  const report::EmissionsRow row = MakeEmissionsRow(r, 1795971600.0);
+  EXPECT_EQ(row.gpu_count, 2);
+  EXPECT_EQ(row.gpu_energy_j, 750.0);
+  EXPECT_EQ(row.gpu_power_w, 50.0);
+  EXPECT_EQ(row.cpu_energy_j, 150.0);
+  EXPECT_EQ(row.tracking_mode, "machine");
+  r.domains.pop_back();
+  r.domains.pop_back();
+  EXPECT_EQ(MakeEmissionsRow(r, 1795971600.0).gpu_count, 0);
+}
+
 // normalize: true trains on VecNormalize'd observations; the checkpoint keeps the statistics, and
 // an evaluation after reload sees exactly the normalisation of the final evaluation in training
 // (the same returns, episode by episode), with the statistics frozen.
