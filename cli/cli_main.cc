@@ -105,8 +105,11 @@ int Main(int argc, char** argv) {
       CLI::App* sub = app.get_subcommands().front();
       const std::string random_seed =
           name == "--seed" && value.rfind('-', 0) == 0
-              ? " (rl-zoo's --seed -1 draws a random seed; here give any N, or leave --seed out "
-                "for the preset's seed, default 0)"
+              ? std::string(
+                    " (rl-zoo's --seed -1 draws a random seed; here give any N, or "
+                    "leave --seed out for ") +
+                    (sub->get_name() == "eval" ? "the run's own seed)"
+                                               : "the preset's seed, default 0)")
               : "";
       std::vector<std::string> rest;
       for (int i = 2; i < argc; ++i) rest.push_back(argv[i]);

@@ -644,6 +644,10 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   ExpectRefused(RunGreenrl("eval --load-best"),
                 "greenrl: error: --run is required; rl-zoo's flag, which `greenrl eval` spells "
                 "otherwise: --load-best -> --best (see `greenrl eval --help`)\n");
+  // rl-zoo's --seed -1: eval's own default is the run's seed, train's the preset's.
+  ExpectRefused(RunGreenrl("eval --run x --seed -1"), "leave --seed out for the run's own seed)");
+  ExpectRefused(RunGreenrl("train --config " + Preset() + " --seed -1"),
+                "leave --seed out for the preset's seed, default 0)");
 }
 
 // `greenrl --version`: the project's version, exit code 0.
@@ -1070,6 +1074,11 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
                 "greenrl: error: --checkpoint: got '1000'; last, or the step of one of the run's "
                 "resume checkpoints: 1024 (checkpoints/step_*.pt; checkpoint_keep keeps the "
                 "newest)\n");
+  ExpectRefused(RunGreenrl("eval --run " + out + " --checkpoint ''"),
+                "greenrl: error: --checkpoint: got ''; a step of one of the run's resume "
+                "checkpoints, or last\n");
+  ExpectRefused(RunGreenrl("export --run " + out + " --out ''"),
+                "greenrl: error: --out: got ''; a file path\n");
   ExpectRefused(RunGreenrl("eval --run " + out + " --load-checkpoint 1000"),
                 "--load-checkpoint 1000 -> --checkpoint 1000");
   r = RunGreenrl("export --run " + out + " --checkpoint last");

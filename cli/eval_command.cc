@@ -41,13 +41,19 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_flag("--best", args->best,
                 "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
                 "rl-zoo's --load-best)");
-  cmd->add_option("--checkpoint", args->checkpoint,
-                  "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt, rl-zoo's "
-                  "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
+  CLI::Option* checkpoint_option =
+      cmd->add_option("--checkpoint", args->checkpoint,
+                      "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt, rl-zoo's "
+                      "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
   cmd->add_flag("--quiet", args->quiet,
                 "no energy-meter line on stderr; the summary's meter line then gives its whole "
                 "text (as train --quiet)");
-  return [args]() {
+  return [args, checkpoint_option]() {
+    // A flag given an empty value is refused, not read as absent.
+    if (checkpoint_option->count() > 0 && args->checkpoint.empty()) {
+      throw ConfigError("--checkpoint", "",
+                        "a step of one of the run's resume checkpoints, or last");
+    }
     // Every episode runs in its own env at once (evaluate.h): the bound of eval.episodes keeps
     // the memory of a MuJoCo evaluation in reach (a Hopper env is about 375 KB).
     if (args->episodes < 1 || args->episodes > 10000) {

@@ -27,17 +27,26 @@ Runner RegisterExport(CLI::App& app) {
       "export",
       "Write a trained run's deterministic policy as a TorchScript module (torch.jit.load)");
   cmd->add_option("--run", args->run_dir, "run directory written by greenrl train")->required();
-  cmd->add_option("--out", args->out,
-                  "the module's file (default: RUN_DIR/policy.torchscript.pt, with --best "
-                  "RUN_DIR/policy_best.torchscript.pt); written atomically");
+  CLI::Option* out_option =
+      cmd->add_option("--out", args->out,
+                      "the module's file (default: RUN_DIR/policy.torchscript.pt, with --best "
+                      "RUN_DIR/policy_best.torchscript.pt); written atomically");
   cmd->add_flag("--best", args->best,
                 "export the policy of the run's best evaluation, checkpoints/best.pt "
                 "(eval.save_best)");
-  cmd->add_option(
+  CLI::Option* checkpoint_option = cmd->add_option(
       "--checkpoint", args->checkpoint,
       "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt) or last "
       "(the newest); the default --out is then RUN_DIR/policy_step_<STEP>.torchscript.pt");
-  return [args]() {
+  return [args, out_option, checkpoint_option]() {
+    // A flag given an empty value is refused, not read as absent.
+    if (out_option->count() > 0 && args->out.empty()) {
+      throw ConfigError("--out", "", "a file path");
+    }
+    if (checkpoint_option->count() > 0 && args->checkpoint.empty()) {
+      throw ConfigError("--checkpoint", "",
+                        "a step of one of the run's resume checkpoints, or last");
+    }
     if (std::filesystem::is_directory(args->out)) {
       throw ConfigError("--out", args->out,
                         "a file path (it is a directory: e.g. --out " +

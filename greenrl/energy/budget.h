@@ -69,8 +69,8 @@ BudgetState ParseBudgetState(const std::string& name);
 BudgetAction ParseBudgetAction(const std::string& name);
 
 // The `energy.budget_wh` and `energy.budget.*` config fields. The defaults here are the
-// controller's own (a disabled budget, no warm-up); the config keys' defaults (greenrl keys:
-// warmup_steps 1000) are set by train::BudgetOptionsFrom.
+// controller's own (a disabled budget, no warm-up); the config keys' defaults, which `greenrl
+// keys` lists (warmup_steps 1000), are set by train::BudgetOptionsFrom.
 struct BudgetOptions {
   // energy.budget_wh: the run's energy budget, Wh (finite, >= 0). 0 = no budget: the controller
   // is disabled and never acts.

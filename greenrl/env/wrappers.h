@@ -153,7 +153,7 @@ class NormalizeVecEnv final : public VecEnvWrapper {
 // the inner Box, where Gymnasium 1.0's ClipAction widens it to (-inf, inf)
 // (gymnasium/wrappers/transform_action.py, "v1.0.0 - Action space is updated to infinite
 // bounds"): greenrl's agents read the Box's bounds (SAC rescales its tanh actions to them, PPO
-// clips its samples to them), so the bounds must stay those of the env. Errors (constructor):
+// clips its samples to them), so the bounds must stay those of the env. The constructor raises
 // greenrl::ConfigError("wrappers.clip_action", env id, ...) for a Discrete action space.
 class ClipActionVecEnv final : public VecEnvWrapper {
  public:

@@ -3,7 +3,8 @@
 // results=..., ep_lengths=...)), so rl-zoo's plotting scripts (scripts/all_plots.py,
 // scripts/plot_from_file.py) and any `np.load` read a greenrl run's evaluations as an SB3 one's.
 // The archive is a zip (stored, not compressed, as np.savez) of three NPY 1.0 arrays (the
-// format of numpy/lib/format.py: magic, header dict padded to 64 bytes, C-order data):
+// format of numpy/lib/format.py, that is magic, header dict padded to 64 bytes, C-order data),
+// named and shaped as follows.
 //   timesteps.npy   int64 [n_evals]                     env steps (all envs) at each evaluation
 //   results.npy     float64 [n_evals, n_eval_episodes]  undiscounted return of each episode
 //   ep_lengths.npy  int64 [n_evals, n_eval_episodes]    length (steps) of each episode

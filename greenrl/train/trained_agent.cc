@@ -124,7 +124,11 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   bool final_checkpoint = fs::exists(checkpoint);
   std::vector<std::string> skipped;  // damaged newer resume checkpoints passed over
   if (!step.empty()) {               // --checkpoint: a resume checkpoint the user names
-    if (best) throw ConfigError("--checkpoint", step, "a step or last, without --best");
+    if (best) {
+      throw ConfigError("--checkpoint", step,
+                        "no --checkpoint with --best (best.pt is no resume checkpoint): one of "
+                        "the two");
+    }
     final_checkpoint = false;
     checkpoint = ResumeCheckpointOfStep(run_dir, step);
   } else if (!final_checkpoint && !best) {
@@ -155,9 +159,10 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   }
   std::vector<std::string> notes = std::move(skipped);
   Config config = LoadAgentConfig(config_path, &notes);
-  TrainedAgentFiles files{std::move(config), checkpoint, final_checkpoint, /*resume_step=*/0,
-                          /*normalizer=*/std::nullopt};
-  files.notes = std::move(notes);
+  TrainedAgentFiles files{std::move(config),          checkpoint,
+                          final_checkpoint,
+                          /*resume_step=*/0,          /*normalizer=*/std::nullopt,
+                          /*energy_wh=*/std::nan(""), std::move(notes)};
   if (!files.config.GetBool("normalize")) return files;
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);

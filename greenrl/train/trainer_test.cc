@@ -709,7 +709,7 @@ TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
   const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
                                            "throttle", "stop"};
   EXPECT_EQ(actions, ladder);
-  // The stop kept the final evaluation's estimate in hand (from the rollouts' energy per step:
+  // The stop kept the final evaluation's estimate in hand (from the rollouts' energy per step, as
   // no evaluation ran before it).
   const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
   EXPECT_NE(stop_reason.find(" + final evaluation ~"), std::string::npos) << stop_reason;
