@@ -167,6 +167,7 @@ void BudgetController::Fire(BudgetAction action, BudgetState to, const std::stri
   event.forecast_j = decision.forecast_j;
   event.fraction = decision.fraction;
   event.next_iteration_energy_j = decision.next_iteration_energy_j;
+  event.reserve_j = decision.reserve_j;
   event.reason = reason;
   if (!event.taken) {
     event.reason += fmt::format(" -- not supported ({}); passed over, the ladder moves on",
@@ -328,6 +329,7 @@ void BudgetController::ReportUnsupported(BudgetAction action, const std::string&
   event.forecast_j = last_decision_.forecast_j;
   event.fraction = last_decision_.fraction;
   event.next_iteration_energy_j = last_decision_.next_iteration_energy_j;
+  event.reserve_j = last_decision_.reserve_j;
   event.reason = fmt::format("step {}: {} not supported ({}); not applied, the ladder moves on",
                              last_step_, BudgetActionName(action), reason);
   events_.push_back(std::move(event));

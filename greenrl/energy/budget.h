@@ -148,6 +148,7 @@ struct BudgetEvent {
   std::optional<double> forecast_j;          // forecast of the run's total at that call, J
   double fraction = 0.0;                     // max(forecast_j, energy_used_j) / budget_j
   double next_iteration_energy_j = 0.0;      // the stop rule's estimate at that call, J
+  double reserve_j = 0.0;  // the energy kept for after the last iteration at that call, J
   std::string reason;                        // one human-readable line with the figures
 };
 

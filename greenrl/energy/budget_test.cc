@@ -599,6 +599,7 @@ TEST(BudgetControllerTest, StopKeepsTheFinalEvaluationsReserve) {
     EXPECT_EQ(controller.stop_reason().find("final evaluation ~200 J") != std::string::npos,
               reserve_j > 0)
         << controller.stop_reason();
+    EXPECT_EQ(controller.events().back().reserve_j, reserve_j);  // energy.json, checkpoints
   }
   BudgetOptions options;
   options.budget_wh = 1.0;

@@ -336,6 +336,27 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         "budget",
                         b.budget_wh, b.stopped_at_step(), b.budget_wh));
       }
+      // A larger budget without room for the iteration the stop estimated would stop the run
+      // again after that one iteration.
+      const auto stop = std::find_if(b.events.rbegin(), b.events.rend(), [](const auto& e) {
+        return e.action == energy::BudgetAction::kStop;
+      });
+      const double needed_j = stop == b.events.rend()
+                                  ? 0.0
+                                  : newest->energy.total_energy_j() +
+                                        budget_options.stop_margin * stop->next_iteration_energy_j +
+                                        stop->reserve_j;
+      if (budget_options.budget_wh > 0.0 && budget_options.budget_wh * kJoulesPerWh < needed_j) {
+        throw ConfigError(
+            "energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
+            fmt::format("at least {:.6g} Wh: this run used {:.6g} Wh up to step {}, where the "
+                        "budget stopped it with its next iteration estimated at {:.5g} J (x "
+                        "stop_margin {}) and its final evaluation at {:.5g} J; a smaller budget "
+                        "stops it again after one iteration",
+                        needed_j / kJoulesPerWh, newest->energy.total_energy_j() / kJoulesPerWh,
+                        b.stopped_at_step(), stop->next_iteration_energy_j,
+                        budget_options.stop_margin, stop->reserve_j));
+      }
     }
     // A budget the run has already used up would stop it after one more iteration. (With
     // several ranks this is rank 0's energy, a lower bound of the job's.)

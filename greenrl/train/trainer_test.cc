@@ -828,6 +828,31 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
           << e.what();
     }
   }
+  // A larger budget without room for the next iteration the stop estimated: refused too.
+  {
+    const auto j = nlohmann::json::parse(std::ifstream(dir + "/energy.json"));
+    const auto& stop = j["budget"]["events"].back();
+    const double next_j = stop["next_iteration_energy_j"].get<double>();
+    ASSERT_GT(next_j, 0.0);
+    ASSERT_GT(stop["reserve_j"].get<double>(), 0.0);
+    // Above the budget that stopped it (the final evaluation's reserve stopped it early), below
+    // what one more iteration and the final evaluation need.
+    const double budget_j = stop["budget_j"].get<double>();
+    const double need_j = used_j + next_j + stop["reserve_j"].get<double>();
+    ASSERT_GT(need_j, budget_j + 1.0);
+    const double wh = (budget_j + need_j) / 2.0 / 3600.0;
+    try {
+      TrainScripted(
+          LoadRunConfig(dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(wh)}, {}), dir,
+          /*resume=*/true);
+      ADD_FAILURE() << "a resume without room for one iteration ran";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "energy.budget_wh");
+      EXPECT_NE(std::string(e.what()).find("a smaller budget stops it again after one iteration"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));  // the refusals changed nothing
 
   const Config larger = LoadRunConfig(
