@@ -63,15 +63,12 @@ namespace {
 // A run killed before it wrote energy.json (SIGKILL, a crash, a lost node): energy.json's fields
 // from what it left, its last metrics.csv row (global_step, time_s, energy/total_wh,
 // carbon/g_co2e, all written as it went) and config.yaml (algo, env_id, seed), with "killed".
+// header, rows: metrics.csv as LoadRun read it; read_error: why it did not read ("" when it did).
 // Errors: as LoadRun's, naming what is missing.
-nlohmann::json KilledRunJson(const std::string& dir) {
-  std::vector<std::string> header;
-  std::vector<std::vector<double>> rows;
-  try {
-    std::tie(header, rows) = ReadMetricsCsv(dir + "/metrics.csv");
-  } catch (const std::exception& e) {
-    BadRunDir(dir, std::string("metrics.csv is malformed: ") + e.what());
-  }
+nlohmann::json KilledRunJson(const std::string& dir, const std::vector<std::string>& header,
+                             const std::vector<std::vector<double>>& rows,
+                             const std::string& read_error) {
+  if (!read_error.empty()) BadRunDir(dir, "metrics.csv is malformed: " + read_error);
   const auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     return it == header.end() || rows.empty() ? NAN : rows.back()[it - header.begin()];
@@ -112,9 +109,18 @@ RunData LoadRun(const std::string& dir) {
     BadRunDir(dir, fs::exists(energy_path) ? "metrics.csv is missing"
                                            : "energy.json and metrics.csv are missing");
   }
+  // metrics.csv, read once: a killed run's figures, and the run's curves.
+  std::vector<std::string> metrics_header;
+  std::vector<std::vector<double>> metrics_rows;
+  std::string metrics_error;
+  try {
+    std::tie(metrics_header, metrics_rows) = ReadMetricsCsv(metrics_path);
+  } catch (const std::exception& e) {  // std::stod on a malformed cell, unreadable file
+    metrics_error = e.what();
+  }
   nlohmann::json j;
   if (!fs::exists(energy_path)) {
-    j = KilledRunJson(dir);
+    j = KilledRunJson(dir, metrics_header, metrics_rows, metrics_error);
   } else {
     try {
       std::ifstream in(energy_path);
@@ -125,17 +131,10 @@ RunData LoadRun(const std::string& dir) {
     // A resumed run killed before it wrote its own energy.json leaves the earlier segment's,
     // while metrics.csv goes on past it: the rows are the run's latest word, as for a run killed
     // in its first segment.
-    if (j.is_object() && j.contains("steps") && j["steps"].is_number_integer()) {
-      std::vector<std::string> header;
-      std::vector<std::vector<double>> rows;
-      try {
-        std::tie(header, rows) = ReadMetricsCsv(metrics_path);
-      } catch (const std::exception&) {  // KilledRunJson names a malformed file if it is needed
-      }
-      if (!rows.empty() && !header.empty() && header[0] == "global_step" &&
-          rows.back()[0] > static_cast<double>(j["steps"].get<int64_t>())) {
-        j = KilledRunJson(dir);
-      }
+    if (j.is_object() && j.contains("steps") && j["steps"].is_number_integer() &&
+        !metrics_rows.empty() && !metrics_header.empty() && metrics_header[0] == "global_step" &&
+        metrics_rows.back()[0] > static_cast<double>(j["steps"].get<int64_t>())) {
+      j = KilledRunJson(dir, metrics_header, metrics_rows, metrics_error);
     }
   }
   if (!j.is_object() || !j.contains("steps") || !j["steps"].is_number_integer() ||
@@ -209,7 +208,9 @@ RunData LoadRun(const std::string& dir) {
     }
   }
   try {
-    std::tie(run.metrics_header, run.metrics_rows) = ReadMetricsCsv(metrics_path);
+    if (!metrics_error.empty()) throw std::runtime_error(metrics_error);
+    run.metrics_header = std::move(metrics_header);
+    run.metrics_rows = std::move(metrics_rows);
     if (fs::exists(dir + "/power.csv")) {
       std::tie(run.power_header, run.power_rows) = ReadMetricsCsv(dir + "/power.csv");
     }

@@ -64,6 +64,19 @@ Config LoadAgentConfig(const std::string& path, std::vector<std::string>* notes)
   }
 }
 
+// The newest of `checkpoints` (ListCheckpoints order) that reads as a resume checkpoint, as
+// train --resume takes it: a damaged newest one (a truncated copy, or one a running training is
+// replacing) gives way to the one before, each passed over named in *skipped. "" when none reads.
+std::string NewestReadableCheckpoint(
+    const std::vector<std::pair<int64_t, std::string>>& checkpoints,
+    std::vector<std::string>* skipped) {
+  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+    if (PeekTrainerState(it->second)) return it->second;
+    skipped->push_back("skipping " + it->second + ": not a readable resume checkpoint");
+  }
+  return "";
+}
+
 // --checkpoint STEP|last: run_dir's checkpoints/step_<STEP>.pt, or with "last" its newest resume
 // checkpoint that reads (rl-zoo's --load-checkpoint N and --load-last-checkpoint).
 // Errors: ConfigError("--checkpoint", step, ...) naming the steps the run has.
@@ -78,9 +91,9 @@ std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string
                           : "last, or the step of one of the run's resume checkpoints: " + steps +
                                 " (checkpoints/step_*.pt; checkpoint_keep keeps the newest)";
   if (step == "last") {
-    for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
-      if (PeekTrainerState(it->second)) return it->second;
-    }
+    std::vector<std::string> skipped;  // the user named the file: no skip notes
+    const std::string newest = NewestReadableCheckpoint(checkpoints, &skipped);
+    if (!newest.empty()) return newest;
     throw ConfigError("--checkpoint", step, accepted);
   }
   char* end = nullptr;
@@ -132,19 +145,13 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
     final_checkpoint = false;
     checkpoint = ResumeCheckpointOfStep(run_dir, step);
   } else if (!final_checkpoint && !best) {
-    // The newest resume checkpoint that reads, as train --resume takes it: a damaged newest one
-    // (a truncated copy, or one a running training is replacing) gives way to the one before.
     const auto resume_checkpoints = ListCheckpoints(run_dir);
-    checkpoint = resume_checkpoints.empty() ? "" : resume_checkpoints.back().second;
-    for (auto it = resume_checkpoints.rbegin(); it != resume_checkpoints.rend(); ++it) {
-      if (PeekTrainerState(it->second)) {
-        checkpoint = it->second;
-        break;
-      }
-      skipped.push_back("skipping " + it->second + ": not a readable resume checkpoint");
+    checkpoint = NewestReadableCheckpoint(resume_checkpoints, &skipped);
+    if (checkpoint.empty() && !resume_checkpoints.empty()) {
+      // None reads: no skip is said, and loading the newest gives its own error.
+      checkpoint = resume_checkpoints.back().second;
+      skipped.clear();
     }
-    // None reads: no skip is said, and loading the newest gives its own error.
-    if (skipped.size() == resume_checkpoints.size()) skipped.clear();
   }
   if (best && (!fs::exists(config_path) || !final_checkpoint)) {
     throw ConfigError(field == "--run" ? "--best" : field, run_dir,
