@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -17,6 +18,23 @@
 namespace greenrl::cli {
 
 namespace {
+// Whether `path` may be replaced by a report: it does not exist, is empty, or is a report this
+// command wrote (an HTML page titled "greenrl report", or a Markdown table whose header starts
+// "| run | algo |"). Anything else (a run's energy.json or metrics.csv given by a slip of --out)
+// is left alone.
+bool ReplaceableByReport(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return true;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.empty()) return std::filesystem::file_size(path, ec) == 0 && !ec;
+  return (head.rfind("<!DOCTYPE html>", 0) == 0 &&
+          head.find("<title>greenrl report") != std::string::npos) ||
+         head.rfind("| run | algo |", 0) == 0;
+}
+
 struct ReportArgs {
   std::vector<std::string> run_dirs;
   std::string format = "html";
@@ -29,8 +47,10 @@ struct ReportArgs {
 
 Runner RegisterReport(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd =
-      app.add_subcommand("report", "Compare finished runs: HTML page with plots, or Markdown");
+  CLI::App* cmd = app.add_subcommand("report",
+                                     "Compare runs (finished, stopped, interrupted, killed or "
+                                     "still training): HTML page with plots, "
+                                     "or Markdown");
   cmd->add_option("RUN_DIR", args->run_dirs, "run directories written by greenrl train")
       ->required();
   cmd->add_option("--format", args->format,
@@ -58,6 +78,12 @@ Runner RegisterReport(CLI::App& app) {
                              (args->format == "md" ? "report.md" : "report.html"))
                                 .string() +
                             ")");
+    }
+    if (!args->out.empty() && !ReplaceableByReport(args->out)) {
+      throw ConfigError("--out", args->out,
+                        "a new file, or a report greenrl report wrote (replaced); this file is "
+                        "something else (a run's metrics.csv or energy.json?) and is left as it "
+                        "is: give another path");
     }
     if (args->target_return && !std::isfinite(*args->target_return)) {
       throw ConfigError("--target-return", fmt::format("{}", *args->target_return),
@@ -97,6 +123,12 @@ Runner RegisterReport(CLI::App& app) {
       out = runs.size() == 1
                 ? (std::filesystem::path(runs[0].dir) / "report.html").lexically_normal().string()
                 : "report.html";
+      if (!ReplaceableByReport(out)) {  // the default path, e.g. a page of the user's own
+        throw ConfigError("--out", "",
+                          "a path (the default " + out +
+                              " is a file greenrl report did not write and is left "
+                              "as it is)");
+      }
     }
     WriteFileAtomic(out,
                     report::RenderHtml(runs, args->target_return, chartjs, args->target_metric));

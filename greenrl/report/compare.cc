@@ -1,10 +1,15 @@
 #include "greenrl/report/compare.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,11 +36,41 @@ double NumberOr(const nlohmann::json& j, const char* key, double fallback) {
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-// A Markdown table cell: '|' would end the cell.
+// A Markdown table cell: '|' would end the cell and a line break the row; '<' and '&' would
+// start HTML, which GitHub's Markdown renders (a run directory named "<b>").
 std::string Escape(const std::string& text) {
   std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : text) {
+    switch (c) {
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += c;
+    }
+  }
   return out;
+}
+
+// Whether a `greenrl train` process holds `dir`'s train.lock now (train/checkpointing.h
+// RunDirLock: flock on <run_dir>/train.lock, dropped by the kernel when the holder ends): a shared
+// flock that would block means the run is still training. Nothing is created or written.
+bool TrainingNow(const std::string& dir) {
+  const int fd = ::open((dir + "/train.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
 }
 
 std::string Cell(const std::optional<double>& v, const char* spec) {
@@ -109,6 +144,14 @@ RunData LoadRun(const std::string& dir) {
     BadRunDir(dir, fs::exists(energy_path) ? "metrics.csv is missing"
                                            : "energy.json and metrics.csv are missing");
   }
+  for (const std::string& path : {metrics_path, energy_path}) {
+    if (fs::exists(path) && !fs::is_regular_file(path)) {
+      BadRunDir(dir, fs::path(path).filename().string() + " is not a file");
+    }
+  }
+  // A run still training: its figures so far (its rows, or the earlier segment's energy.json
+  // where a resumed one has none yet), said as "running" rather than as a killed run's.
+  const bool training_now = TrainingNow(dir);
   // metrics.csv, read once: a killed run's figures, and the run's curves.
   std::vector<std::string> metrics_header;
   std::vector<std::vector<double>> metrics_rows;
@@ -122,8 +165,9 @@ RunData LoadRun(const std::string& dir) {
   if (!fs::exists(energy_path)) {
     j = KilledRunJson(dir, metrics_header, metrics_rows, metrics_error);
   } else {
+    std::ifstream in(energy_path);
+    if (!in) BadRunDir(dir, "energy.json cannot be read: " + std::string(std::strerror(errno)));
     try {
-      std::ifstream in(energy_path);
       j = nlohmann::json::parse(in);
     } catch (const nlohmann::json::exception& e) {
       BadRunDir(dir, std::string("energy.json is not valid JSON: ") + e.what());
@@ -143,10 +187,13 @@ RunData LoadRun(const std::string& dir) {
   }
   RunData run;
   run.dir = dir;
-  run.name = fs::path(dir).lexically_normal().filename().string();
-  if (run.name.empty()) {
-    run.name = fs::path(dir).lexically_normal().parent_path().filename().string();
-  }
+  // The directory's own name, also for "." or "runs/a/" (the absolute path's last component).
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(dir, ec);
+  fs::path named = (ec ? fs::path(dir) : absolute).lexically_normal();
+  if (named.filename().empty()) named = named.parent_path();
+  run.name = named.filename().string();
+  if (run.name.empty()) run.name = dir;
   run.algo = j.value("algo", "");
   run.env_id = j.value("env_id", "");
   run.seed = j.value("seed", uint64_t{0});
@@ -180,6 +227,7 @@ RunData LoadRun(const std::string& dir) {
   } else if (j.value("killed", false)) {
     run.unfinished = "killed";
   }
+  if (training_now) run.unfinished = "running";
   if (j.contains("windows") && j["windows"].is_object()) {
     for (const char* phase : {"rollout", "update", "eval"}) {
       if (!j["windows"].contains(phase) || !j["windows"][phase].is_object()) continue;

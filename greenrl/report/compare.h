@@ -31,7 +31,7 @@ struct PhaseEnergy {
 // A run directory read back. Errors: see LoadRun.
 struct RunData {
   std::string dir;   // as given
-  std::string name;  // the directory's last component
+  std::string name;  // the directory's own name (its absolute path's last component, also for ".")
   std::string algo, env_id;
   uint64_t seed = 0;
   int64_t steps = 0;
@@ -44,7 +44,9 @@ struct RunData {
   // ("estimated", "measured", "estimated+measured"); empty when energy.json lists none.
   std::string energy_provenance;
   // Why an unfinished run has no final evaluation: "budget stop" (energy.json's
-  // budget.stopped_by_budget), "interrupted" (its eval_note), else empty.
+  // budget.stopped_by_budget), "interrupted" (its eval_note), "killed" (no energy.json of its
+  // last segment: its last metrics.csv row), "running" (a `greenrl train` holds its train.lock
+  // now: its figures so far), else empty.
   std::string unfinished;
   std::vector<PhaseEnergy> phases;  // rollout, update, eval (those present), other
   std::vector<BudgetMark> budget_marks;
@@ -108,7 +110,8 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
                                        const std::string& target_metric = kTargetMetric);
 
 // Returns: the eval return cell of a comparison table: the final evaluation's mean ("480.50"),
-//   else "n/a", with why for an unfinished run ("n/a (budget stop)", "n/a (interrupted)").
+//   else "n/a", with why for an unfinished run ("n/a (budget stop)", "n/a (interrupted)",
+//   "n/a (killed)", "n/a (running)").
 std::string EvalReturnCell(const ComparisonRow& row);
 // Returns: the "Wh metered as" cell: the row's energy_provenance, or "n/a" when unknown.
 std::string ProvenanceCell(const ComparisonRow& row);

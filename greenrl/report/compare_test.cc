@@ -3,12 +3,17 @@
 // Chromium (skipped only where chromium is not installed).
 #include "greenrl/report/compare.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "greenrl/core/errors.h"
@@ -262,6 +267,12 @@ TEST(CompareTest, BadRunDirsNameTheProblem) {
   const std::string broken = MakeRunB(root);
   WriteText(broken + "/energy.json", "{\"steps\": ");
   EXPECT_NE(message(broken).find("energy.json is not valid JSON"), std::string::npos);
+  // energy.json or metrics.csv that is not a file is named as such (a directory read as empty).
+  fs::remove(broken + "/energy.json");
+  fs::create_directories(broken + "/energy.json");
+  EXPECT_NE(message(broken).find("energy.json is not a file"), std::string::npos)
+      << message(broken);
+  fs::remove(broken + "/energy.json");
   MakeRunB(root);
   WriteText(broken + "/metrics.csv", "global_step,time_s\n1,abc\n");
   EXPECT_NE(message(broken).find("malformed"), std::string::npos);
@@ -302,6 +313,45 @@ TEST(CompareTest, ResumedSegmentsOfPowerCsvFollowEachOther) {
   std::vector<double> times;
   for (const auto& row : run.power_rows) times.push_back(row[0]);
   EXPECT_EQ(times, (std::vector<double>{1, 1.5, 2.5, 3.5, 3.75}));
+}
+
+// A run given as "." (or "./") is named by its directory, not ".".
+TEST(CompareTest, RunGivenAsDotIsNamedByItsDirectory) {
+  const std::string dir = MakeRunA(Root("dot"));
+  const fs::path before = fs::current_path();
+  fs::current_path(dir);
+  const RunData run = LoadRun(".");
+  const RunData slash = LoadRun("./");
+  fs::current_path(before);
+  EXPECT_EQ(run.name, "run_a");
+  EXPECT_EQ(slash.name, "run_a");
+}
+
+// A run that a `greenrl train` holds the train.lock of is still training: "n/a (running)", not
+// a killed run's "n/a (killed)" (train/checkpointing.h RunDirLock holds it so).
+TEST(CompareTest, RunStillTrainingIsSaidToBeRunning) {
+  const std::string dir = MakeRunB(Root("running"));
+  fs::remove(dir + "/energy.json");  // a first segment still running has written none yet
+  WriteText(dir + "/config.yaml", "algo: dqn\nenv_id: CartPole-v1\nseed: 2\n");
+  EXPECT_EQ(LoadRun(dir).unfinished, "killed");
+  const int fd = ::open((dir + "/train.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const RunData run = LoadRun(dir);
+  ::close(fd);
+  EXPECT_EQ(run.unfinished, "running");
+  EXPECT_EQ(run.steps, 2048);
+  EXPECT_EQ(EvalReturnCell(CompareRuns({run}, std::nullopt)[0]), "n/a (running)");
+  EXPECT_EQ(LoadRun(dir).unfinished, "killed");  // the lock released: the holder has ended
+}
+
+// Markdown cells: '|' escaped, line breaks as spaces, '<' and '&' as entities (GitHub renders
+// HTML in Markdown).
+TEST(CompareTest, MarkdownCellsEscapeNamesThatBreakTheTable) {
+  std::vector<RunData> runs = {LoadRun(MakeRunB(Root("md_names")))};
+  runs[0].name = "a|b\nc<d>&e";
+  const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
+  EXPECT_NE(md.find("\n| a\\|b c&lt;d>&amp;e | dqn |"), std::string::npos) << md;
 }
 
 // Two runs named alike (a/x and b/x/) get their paths as names; a unique name stays as it was.
@@ -348,6 +398,54 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
                          "chart-power", "chart-phases"}) {
     EXPECT_NE(html.find(std::string("<canvas id=\"") + id + "\""), std::string::npos) << id;
   }
+}
+
+// Run names reach the page's data script as JSON with '<', '>' and '&' escaped, so none ends the
+// script or turns the HTML parser's script state ("<!--<script>" would make the page's own
+// </script> close nothing, and no chart was drawn).
+TEST(HtmlReportTest, RunNamesCannotEndOrChangeTheDataScript) {
+  const std::string root = Root("html_names");
+  std::vector<RunData> runs = {LoadRun(MakeRunA(root))};
+  runs[0].name = "a<!--<script></script>&b";
+  const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
+  const size_t begin = html.find("const DATA = ");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string data = html.substr(begin, html.find(";\n</script>", begin) - begin);
+  EXPECT_EQ(data.find_first_of("<>&"), std::string::npos) << data;
+  EXPECT_NE(data.find(R"("a\u003c!--\u003cscript\u003e\u003c/script\u003e\u0026b")"),
+            std::string::npos)
+      << data;
+  // The table's cell is the name escaped as HTML text.
+  EXPECT_NE(html.find("<td>a&lt;!--&lt;script&gt;&lt;/script&gt;&amp;b</td>"), std::string::npos);
+}
+
+// A long run's series are thinned to about 4000 points, but every evaluation's row is kept: its
+// squares mostly fell between the strides (1 in 10 kept for 40000 rows).
+TEST(HtmlReportTest, ThinningKeepsEveryEvaluation) {
+  const std::string root = Root("html_thin");
+  std::vector<RunData> runs = {LoadRun(MakeRunA(root))};
+  RunData& run = runs[0];
+  run.metrics_header = {"global_step", "time_s", "rollout/ep_rew_mean", "eval/mean_reward",
+                        "energy/total_wh"};
+  run.metrics_rows.clear();
+  for (int i = 0; i < 8001; ++i) {  // stride 3; an evaluation every 7th row (none at 0)
+    const double eval = i % 7 == 6 ? static_cast<double>(i) : NAN;
+    run.metrics_rows.push_back({i * 10.0, i * 0.1, 1.0, eval, i * 1e-3});
+  }
+  const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
+  const size_t begin = html.find("\"eval/mean_reward\":[");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t open = html.find('[', begin);
+  const nlohmann::json evals =
+      nlohmann::json::parse(html.substr(open, html.find(']', open) - open + 1));
+  int values = 0;
+  for (const auto& v : evals) values += v.is_number();
+  EXPECT_EQ(values, 1143);  // rows 6, 13, ..., 8000: every evaluation
+  // 2667 rows on the stride (0, 3, ..., 7998), the last (8000, an evaluation's), and the 761
+  // other evaluations off the stride (1143 less the 381 at rows 6 + 21k, less row 8000).
+  EXPECT_EQ(evals.size(), 2667u + 1u + 761u);
+  EXPECT_EQ(evals[2], 6.0);   // rows 0, 3, 6 (on the stride)
+  EXPECT_EQ(evals[5], 13.0);  // rows 9, 12, 13 (off it)
 }
 
 TEST(HtmlReportTest, MissingChartJsIsAClearError) {

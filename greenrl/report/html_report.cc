@@ -18,8 +18,8 @@ namespace greenrl::report {
 
 namespace {
 
-// Series longer than this are thinned to every k-th point (the last one always kept) so the page
-// stays small for long runs: 1e7 CartPole steps log about 20000 rows.
+// Series longer than this are thinned to every k-th point (the last one and the evaluations' rows
+// always kept) so the page stays small for long runs: 1e7 CartPole steps log about 20000 rows.
 constexpr size_t kMaxPoints = 4000;
 
 std::string EscapeHtml(const std::string& text) {
@@ -36,15 +36,27 @@ std::string EscapeHtml(const std::string& text) {
   return out;
 }
 
-// JSON inside <script>: "</" would close the element.
+// JSON inside <script>: '<', '>' and '&' as JSON's \u escapes (they occur only inside its strings),
+// so that no run name or path ("</script>", "<!--<script>", which turns the HTML parser's script
+// state to "double escaped" and the page's own </script> then closes nothing) ends or changes the
+// element. The HTML standard's advice for script data ("Restrictions for contents of script
+// elements", HTML Living Standard, section 4.12.1.3).
 std::string ScriptSafe(const std::string& json) {
   std::string out;
-  for (size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
-    } else {
-      out += json[i];
+  out.reserve(json.size());
+  for (char c : json) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -56,6 +68,16 @@ nlohmann::json Columns(const std::vector<std::string>& header,
                        const std::vector<std::string>& wanted) {
   nlohmann::json out = nlohmann::json::object();
   const size_t stride = rows.size() > kMaxPoints ? (rows.size() + kMaxPoints - 1) / kMaxPoints : 1;
+  // The rows kept: every stride-th, the last, and every row of an evaluation (its squares would
+  // otherwise mostly fall between the strides). All columns keep the same rows, as the charts
+  // pair them.
+  const auto eval_column = std::find(header.begin(), header.end(), "eval/mean_reward");
+  std::vector<bool> kept(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    kept[i] = i % stride == 0 || i + 1 == rows.size() ||
+              (eval_column != header.end() &&
+               std::isfinite(rows[i][static_cast<size_t>(eval_column - header.begin())]));
+  }
   for (size_t c = 0; c < header.size(); ++c) {
     if (!wanted.empty() &&
         std::find(wanted.begin(), wanted.end(), header[c]) == wanted.end()) {
@@ -63,7 +85,7 @@ nlohmann::json Columns(const std::vector<std::string>& header,
     }
     nlohmann::json values = nlohmann::json::array();
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (i % stride != 0 && i + 1 != rows.size()) continue;
+      if (!kept[i]) continue;
       const double v = rows[i][c];
       values.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
     }
@@ -327,7 +349,9 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   s += "<h2>Energy by phase</h2>\n"
        "<canvas id=\"chart-phases\" width=\"900\" height=\"360\"></canvas>\n";
   s += "<h2>Budget decisions</h2>\n" + BudgetHtml(runs);
-  s += "<script>\nconst DATA = " + ScriptSafe(data.dump()) + ";\n</script>\n";
+  s += "<script>\nconst DATA = " +
+       ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+       ";\n</script>\n";
   s += "<script>" + std::string(kPageScript) + "</script>\n</body>\n</html>\n";
   return s;
 }

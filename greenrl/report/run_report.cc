@@ -348,7 +348,10 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
                  {"intensity_is_default", c.intensity_is_default},
                  {"kg_co2e", c.kg_co2e},
                  {"formula", "kg CO2e = kWh x PUE x intensity_g_per_kwh / 1000"}};
-  WriteFileAtomic(path, j.dump(2) + "\n");
+  // A path's bytes that are not UTF-8 (a Latin-1 directory name) are written as U+FFFD: JSON is
+  // UTF-8 (RFC 8259), and nlohmann's default, throwing, lost a finished run's energy.json.
+  WriteFileAtomic(path,
+                  j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 MetricsCsv::MetricsCsv(const std::string& path) : path_(path) {

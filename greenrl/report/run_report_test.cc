@@ -49,6 +49,22 @@ TEST(RunReportTest, EnergyJsonWindowsPlusUnattributedEqualTotals) {
   EXPECT_EQ(j["carbon"]["region"], "FR");
 }
 
+// A run directory whose name is not UTF-8 (Latin-1 "lat\xe9n"): energy.json is still written, as
+// valid JSON with U+FFFD for the stray byte (nlohmann's default threw, losing a finished run's
+// energy.json).
+TEST(RunReportTest, EnergyJsonOfAPathThatIsNotUtf8) {
+  RunReport r = MakeReport();
+  r.best_eval.global_step = 1000;
+  r.best_eval.mean_reward = 500.0;
+  r.best_eval.checkpoint = "runs/lat\xe9n/checkpoints/best.pt";
+  const std::string path = ::testing::TempDir() + "/energy_latin1.json";
+  WriteEnergyJson(path, r);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["best_eval"]["checkpoint"], "runs/lat\xef\xbf\xbdn/checkpoints/best.pt");
+  EXPECT_DOUBLE_EQ(j["total_energy_wh"].get<double>(), 2.0);
+}
+
 TEST(RunReportTest, SummaryNamesEverything) {
   const std::string s = FormatSummary(MakeReport());
   EXPECT_EQ(s.find("update path"), std::string::npos) << s;  // none given: no line

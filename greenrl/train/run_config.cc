@@ -60,6 +60,24 @@ std::string PeekAlgo(const std::optional<YAML::Node>& root,
   return algo;
 }
 
+// The algorithm whose policy_kwargs layout a whole --set policy_kwargs=dict(...) takes: PeekAlgo's,
+// except that a file without `algo` (an rl-zoo file, which the file's name gives the algorithm:
+// sac.yml) and no --set algo= takes the file name's algorithm, as ReadZooSection will.
+std::string PeekValueAlgo(const std::string& yaml_path, const std::optional<YAML::Node>& root,
+                          const std::vector<std::string>& overrides) {
+  const bool algo_given = (root && root->IsMap() && (*root)["algo"]) ||
+                          std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) {
+                            return o.rfind("algo=", 0) == 0;
+                          });
+  if (!algo_given && root && root->IsMap()) {
+    try {
+      if (const std::string named = AlgoOfFileName(yaml_path); !named.empty()) return named;
+    } catch (const ConfigError&) {  // another rl-zoo algorithm's file: ReadZooSection says so
+    }
+  }
+  return PeekAlgo(root, overrides);
+}
+
 // "<key>=<default>" for every key of `sections` (e.g. "policy_kwargs") with a default that no
 // text of `sets` gives: appended to the overrides, they return the keys a whole rl-zoo value
 // leaves out to their defaults. A text whose keys cannot be read adds none (Config::Load names
@@ -446,7 +464,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     const std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
     std::vector<std::string> expanded = {text};
     if (key == "policy_kwargs" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
-      expanded = ZooPolicyKwargs(PeekAlgo(root, given_overrides), value);
+      expanded = ZooPolicyKwargs(PeekValueAlgo(yaml_path, root, given_overrides), value);
       replaced_sections.insert("policy_kwargs");
     } else if (key == "normalize" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
       expanded = ZooNormalize(value);

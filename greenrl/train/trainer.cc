@@ -1592,7 +1592,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
                         {"rank0_allreduce_bytes", resumed.allreduce_bytes + cs.allreduce_bytes},
                         {"rank0_allreduce_s", resumed.allreduce_s + cs.allreduce_s},
                         {"ranks", ranks}};
-    WriteFileAtomic(run_dir + "/energy.json", j.dump(2) + "\n");
+    WriteFileAtomic(run_dir + "/energy.json",
+                    j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
   note_late_signal();

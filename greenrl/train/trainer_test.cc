@@ -515,6 +515,24 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
   EXPECT_TRUE(zoo_set.GetBool("normalize_kwargs.norm_reward"));
 }
 
+// A whole --set policy_kwargs=dict(...) on an rl-zoo file takes the layout of the file's own
+// algorithm (sac.yml: SAC's net_arch), without --algo; it took PPO's (net_arch.pi and .vf) and
+// was refused as "a key of ppo".
+TEST(RunConfigTest, WholePolicyKwargsOnAZooFileTakeTheFilesAlgorithm) {
+  const std::string zoo = std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/";
+  const Config sac = LoadRunConfig(
+      zoo + "sac.yml", {"env_id=Pendulum-v1", "policy_kwargs=dict(net_arch=[64, 64])"}, 0);
+  EXPECT_EQ(sac.GetString("algo"), "sac");
+  EXPECT_EQ(sac.GetIntList("policy_kwargs.net_arch"), (std::vector<int64_t>{64, 64}));
+  const Config dqn = LoadRunConfig(zoo + "dqn.yml",
+                                   {"env_id=CartPole-v1", "policy_kwargs=dict(net_arch=[32])"}, 0);
+  EXPECT_EQ(dqn.GetIntList("policy_kwargs.net_arch"), (std::vector<int64_t>{32}));
+  // --algo (--set algo=) still picks the layout.
+  const Config ppo = LoadRunConfig(
+      zoo + "sac.yml", {"algo=ppo", "env_id=Pendulum-v1", "policy_kwargs=dict(net_arch=[8])"}, 0);
+  EXPECT_EQ(ppo.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{8}));
+}
+
 // A mistake inside an rl-zoo section is named with the file and section (not taken for a --set
 // one); SB3 constructor arguments greenrl has no key for say what it does instead; SB3's
 // clip_range_vf is a PPO key (0: off, SB3's None; lin_ schedules too).

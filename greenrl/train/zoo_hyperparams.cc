@@ -8,7 +8,10 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "greenrl/core/errors.h"
 
@@ -404,6 +407,51 @@ std::vector<std::string> ZooNormalize(const std::string& text) {
   return NormalizeFrom(text, PyParser("normalize", text).ParseAll());
 }
 
+namespace {
+// The entries of a YAML map with its merge keys (`<<: *defaults`, `<<: [*a, *b]`) resolved as the
+// YAML 1.1 merge key type says (yaml.org/type/merge.html) and PyYAML does: the map's own keys win
+// over merged ones, an earlier map of a `<<` sequence over a later one, and a merged map's own
+// `<<` is resolved the same way first. Merged entries come first, in the order they are met, then
+// the map's own.
+// Errors: ConfigError("--config", path, ...) for a `<<` whose value is not a map (or a sequence
+//   of maps), or merges nested deeper than 64.
+std::vector<std::pair<std::string, YAML::Node>> ResolveMergeKeys(const YAML::Node& map,
+                                                                 const std::string& path,
+                                                                 const std::string& section,
+                                                                 int depth) {
+  if (depth > 64) {
+    throw ConfigError("--config", path,
+                      "YAML merge keys (<<) nested at most 64 deep (section " + section + ")");
+  }
+  std::set<std::string> taken;
+  for (const auto& entry : map) {
+    if (entry.first.Scalar() != "<<") taken.insert(entry.first.Scalar());
+  }
+  std::vector<std::pair<std::string, YAML::Node>> entries;
+  const auto add_merged = [&](const YAML::Node& merged) {
+    if (!merged.IsMap()) {
+      throw ConfigError("--config", path,
+                        "a YAML merge key (<<) of a map in the section " + section);
+    }
+    for (auto& [key, value] : ResolveMergeKeys(merged, path, section, depth + 1)) {
+      if (taken.insert(key).second) entries.emplace_back(key, value);
+    }
+  };
+  for (const auto& entry : map) {
+    if (entry.first.Scalar() != "<<") continue;
+    if (entry.second.IsSequence()) {
+      for (const auto& merged : entry.second) add_merged(merged);
+    } else {
+      add_merged(entry.second);
+    }
+  }
+  for (const auto& entry : map) {
+    if (entry.first.Scalar() != "<<") entries.emplace_back(entry.first.Scalar(), entry.second);
+  }
+  return entries;
+}
+}  // namespace
+
 std::optional<ZooSection> ReadZooSection(const std::string& path,
                                          const std::vector<std::string>& set_overrides,
                                          const std::vector<std::string>& known_env_ids) {
@@ -469,48 +517,33 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
   }
   section.overrides = {"algo=" + section.algo, "env_id=" + section.env_id};
   // YAML merge keys (`<<: *pybullet-defaults`, which rl-zoo's files use and yaml-cpp leaves
-  // unresolved): the merged map's entries first, except those the section sets itself.
-  std::vector<std::pair<std::string, YAML::Node>> entries;
-  const auto add_merged = [&](const YAML::Node& merged) {
-    if (!merged.IsMap()) {
-      throw ConfigError("--config", path,
-                        "a YAML merge key (<<) of a map in the section " + section.env_id);
+  // unresolved), resolved as PyYAML (rl-zoo's parser) does.
+  const std::vector<std::pair<std::string, YAML::Node>> entries =
+      ResolveMergeKeys(body, path, section.env_id, 0);
+  try {  // an error in the section's values names the file and the section
+    for (const auto& entry : entries) {
+      const std::string key = entry.first;
+      const std::string value = NodeYaml(entry.second);
+      std::vector<std::string> expanded;
+      if (key == "policy_kwargs") {
+        expanded = entry.second.IsScalar()
+                       ? ZooPolicyKwargs(section.algo, value)
+                       : PolicyKwargsFrom(section.algo, value, FromYaml(entry.second));
+      } else if (key == "normalize") {
+        expanded = entry.second.IsScalar() ? ZooNormalize(value)
+                                           : NormalizeFrom(value, FromYaml(entry.second));
+      } else if (key == "train_freq") {
+        expanded = {key + "=" + TrainFreqFrom(entry.second)};
+      } else if (key == "target_kl" &&
+                 (entry.second.IsNull() || value == "None" || value == "null")) {
+        expanded = {"target_kl=0"};  // SB3's None: no early stop, greenrl's 0
+      } else {
+        expanded = {key + "=" + value};
+      }
+      section.overrides.insert(section.overrides.end(), expanded.begin(), expanded.end());
     }
-    for (const auto& m : merged) {
-      if (!body[m.first.Scalar()]) entries.emplace_back(m.first.Scalar(), m.second);
-    }
-  };
-  for (const auto& entry : body) {
-    if (entry.first.Scalar() != "<<") continue;
-    if (entry.second.IsSequence()) {
-      for (const auto& merged : entry.second) add_merged(merged);
-    } else {
-      add_merged(entry.second);
-    }
-  }
-  for (const auto& entry : body) {
-    if (entry.first.Scalar() != "<<") entries.emplace_back(entry.first.Scalar(), entry.second);
-  }
-  for (const auto& entry : entries) {
-    const std::string key = entry.first;
-    const std::string value = NodeYaml(entry.second);
-    std::vector<std::string> expanded;
-    if (key == "policy_kwargs") {
-      expanded = entry.second.IsScalar()
-                     ? ZooPolicyKwargs(section.algo, value)
-                     : PolicyKwargsFrom(section.algo, value, FromYaml(entry.second));
-    } else if (key == "normalize") {
-      expanded = entry.second.IsScalar() ? ZooNormalize(value)
-                                         : NormalizeFrom(value, FromYaml(entry.second));
-    } else if (key == "train_freq") {
-      expanded = {key + "=" + TrainFreqFrom(entry.second)};
-    } else if (key == "target_kl" &&
-               (entry.second.IsNull() || value == "None" || value == "null")) {
-      expanded = {"target_kl=0"};  // SB3's None: no early stop, greenrl's 0
-    } else {
-      expanded = {key + "=" + value};
-    }
-    section.overrides.insert(section.overrides.end(), expanded.begin(), expanded.end());
+  } catch (const ConfigError& e) {
+    throw e.WithSource(path + ", section " + section.env_id);
   }
   return section;
 }

@@ -69,6 +69,36 @@ TEST(ZooHyperparamsTest, MergeKeysGiveTheAnchorsEntriesUnlessTheSectionSetsThem)
                      "batch_size=256", "learning_rate=6e-4", "gae_lambda=0.98"}));
 }
 
+// YAML merge keys as PyYAML (rl-zoo's parser) resolves them: in `<<: [*a, *b]` the earlier map
+// wins, and a merged map's own `<<` is resolved first (its keys were dropped).
+TEST(ZooHyperparamsTest, MergeKeySequencesAndChainsResolveAsPyYaml) {
+  const std::string path = ::testing::TempDir() + "/greenrl_zoo_merges/ppo.yml";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  {
+    std::ofstream out(path);
+    out << "defaults-a: &a\n"
+           "  gamma: 0.9\n"
+           "  n_steps: 64\n"
+           "defaults-b: &b\n"
+           "  gamma: 0.8\n"
+           "  n_epochs: 5\n"
+           "chained: &chain\n"
+           "  <<: *a\n"
+           "  n_epochs: 3\n"
+           "CartPole-v1:\n"
+           "  <<: [*a, *b]\n"
+           "  n_envs: 2\n"
+           "Acrobot-v1:\n"
+           "  <<: *chain\n"
+           "  n_steps: 32\n";
+  }
+  EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=CartPole-v1", "gamma=0.9", "n_steps=64", "n_epochs=5",
+                     "n_envs=2"}));
+  EXPECT_EQ(ReadZooSection(path, {"env_id=Acrobot-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=Acrobot-v1", "gamma=0.9", "n_epochs=3", "n_steps=32"}));
+}
+
 TEST(ZooHyperparamsTest, SacSectionsAndNormalizeDicts) {
   const auto lunar = ReadZooSection(ZooFile("sac.yml"), {"env_id=LunarLanderContinuous-v3"});
   ASSERT_TRUE(lunar.has_value());
@@ -178,6 +208,7 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
   auto [field, message] = ErrorOf([&] { ReadZooSection(path, {"env_id=MountainCar-v0"}); });
   EXPECT_EQ(field, "train_freq");
   EXPECT_THAT(message, HasSubstr("SB3's \"episode\" unit is not supported"));
+  EXPECT_THAT(message, HasSubstr("train_freq (in " + path + ", section MountainCar-v0): got"));
   std::tie(field, message) = ErrorOf([&] { ReadZooSection(path, {"env_id=Acrobot-v1"}); });
   EXPECT_EQ(field, "--env");
   EXPECT_THAT(message, HasSubstr(": Pendulum-v1, CartPole-v1, MountainCar-v0 (Acrobot-v1's entry "
