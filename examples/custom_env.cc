@@ -61,7 +61,9 @@ class Corridor {
     return Obs();
   }
 
-  // Moves, rewards, and applies the TimeLimit itself (as gymnasium.make's TimeLimit does).
+  // Moves, rewards, and says when the TimeLimit is reached (greenrl applies the spec's TimeLimit
+  // in any case, as gymnasium.make's TimeLimit wrapper: truncated at 100 steps, also where the
+  // episode terminates).
   StepResult Step(Action action) {
     if (action != 0 && action != 1) {
       throw std::invalid_argument("Corridor-v0: action " + std::to_string(action) +
@@ -72,7 +74,7 @@ class Corridor {
     StepResult r;
     r.terminated = position_ == kGoal;
     r.reward = r.terminated ? 1.0 : -0.1;
-    r.truncated = !r.terminated && steps_ >= kMaxEpisodeSteps;
+    r.truncated = steps_ >= kMaxEpisodeSteps;
     r.obs = Obs();
     return r;
   }
@@ -90,7 +92,8 @@ class Corridor {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A trivially copyable env class is saved exactly in resume checkpoints. min_rows_per_thread:
+  // A trivially copyable env class is saved exactly in resume checkpoints (one that holds a
+  // pointer declares kSaveBytes = false: batched_env.h). min_rows_per_thread:
   // a second env thread only pays off from this many rows per thread (registry.h).
   greenrl::env::RegisterEnv(greenrl::env::EnvRegistrationOf<Corridor>(/*min_rows_per_thread=*/256));
   return greenrl::cli::Main(argc, argv);

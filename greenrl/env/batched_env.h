@@ -15,7 +15,14 @@
 //   E();                               // default-constructible
 //   std::array<float, kObsDim> Reset(uint64_t seed);  // reseeds the env's own Rng, then resets
 //   std::array<float, kObsDim> Reset();               // resets, continuing the env's own Rng
-//   StepResult Step(Action action);    // applies the spec's TimeLimit itself (like gymnasium.make)
+//   StepResult Step(Action action);    // may truncate itself; BatchedEnvOf applies the TimeLimit
+// and optionally
+//   static constexpr bool kSaveBytes = false;  // E holds a pointer, span or handle (see SaveState)
+// EnvRegistrationOf<E> (registry.h) checks kObsDim, kActDim and Action against Spec().
+//
+// BatchedEnvOf applies the spec's TimeLimit, as gymnasium.make wraps an env in TimeLimit
+// (gymnasium/wrappers/common.py): a row whose episode reaches max_episode_steps steps is truncated
+// there, whether or not E's Step says so (and also where it terminates, as Gymnasium's wrapper).
 #pragma once
 
 #include <array>
@@ -118,6 +125,12 @@ void ReadVector(const std::string& in, size_t* offset, std::vector<T, Alloc>* v)
   ReadBytes(in, offset, v->data(), sizeof(T) * v->size());
 }
 
+// Whether E declares kSaveBytes (see the top of this file).
+template <typename E, typename = void>
+struct HasSaveBytesFlag : std::false_type {};
+template <typename E>
+struct HasSaveBytesFlag<E, std::void_t<decltype(E::kSaveBytes)>> : std::true_type {};
+
 // BatchedEnv over a single-env class E (see the requirements at the top of this file).
 template <typename E>
 class BatchedEnvOf final : public BatchedEnv {
@@ -146,9 +159,21 @@ class BatchedEnvOf final : public BatchedEnv {
     }
   }
 
-  // Classic-control envs are plain values (state, Rng, counters): their bytes are their state.
+  // Whether E's bytes are its state: a trivially copyable class (classic control: state, Rng,
+  // counters), unless it declares kSaveBytes = false because a member points into memory (a
+  // pointer's bytes would name an address of the process that saved them).
+  static constexpr bool kSavesBytes = [] {
+    if constexpr (!std::is_trivially_copyable_v<E>) {
+      return false;
+    } else if constexpr (HasSaveBytesFlag<E>::value) {
+      return static_cast<bool>(E::kSaveBytes);
+    } else {
+      return true;
+    }
+  }();
+
   bool SaveState(std::string* bytes) const override {
-    if constexpr (std::is_trivially_copyable_v<E>) {
+    if constexpr (kSavesBytes) {
       AppendBytes(bytes, envs_.data(), sizeof(E) * envs_.size());
       AppendBytes(bytes, running_return_.data(), sizeof(double) * running_return_.size());
       AppendBytes(bytes, running_length_.data(), sizeof(int32_t) * running_length_.size());
@@ -159,7 +184,7 @@ class BatchedEnvOf final : public BatchedEnv {
     }
   }
   void LoadState(const std::string& bytes, size_t* offset) override {
-    if constexpr (std::is_trivially_copyable_v<E>) {
+    if constexpr (kSavesBytes) {
       ReadBytes(bytes, offset, envs_.data(), sizeof(E) * envs_.size());
       ReadBytes(bytes, offset, running_return_.data(), sizeof(double) * running_return_.size());
       ReadBytes(bytes, offset, running_length_.data(), sizeof(int32_t) * running_length_.size());
@@ -171,13 +196,16 @@ class BatchedEnvOf final : public BatchedEnv {
   void StepRows(int begin, int end, const VecBuffers& buffers) override {
     for (int i = begin; i < end; ++i) {
       const typename E::StepResult result = envs_[i].Step(ActionAt(buffers, i));
-      buffers.reward[i] = static_cast<float>(result.reward);
-      buffers.terminated[i] = result.terminated ? 1 : 0;
-      buffers.truncated[i] = result.truncated ? 1 : 0;
-      WriteRow(result.obs, buffers.final_obs, i);
       running_return_[i] += result.reward;
       running_length_[i] += 1;
-      if (result.terminated || result.truncated) {
+      // The TimeLimit (Gymnasium's TimeLimit: elapsed steps >= max_episode_steps).
+      const bool truncated =
+          result.truncated || (max_episode_steps_ > 0 && running_length_[i] >= max_episode_steps_);
+      buffers.reward[i] = static_cast<float>(result.reward);
+      buffers.terminated[i] = result.terminated ? 1 : 0;
+      buffers.truncated[i] = truncated ? 1 : 0;
+      WriteRow(result.obs, buffers.final_obs, i);
+      if (result.terminated || truncated) {
         buffers.episode_return[i] = static_cast<float>(running_return_[i]);
         buffers.episode_length[i] = running_length_[i];
         running_return_[i] = 0.0;
@@ -204,6 +232,8 @@ class BatchedEnvOf final : public BatchedEnv {
     }
   }
 
+  // Spec().max_episode_steps (RegisterEnv requires >= 1; 0, in a spec never registered: none).
+  const int32_t max_episode_steps_ = E::Spec().max_episode_steps;
   std::vector<E> envs_;                  // one env per row
   std::vector<double> running_return_;   // float64 [N], return of the running episode so far
   std::vector<int32_t> running_length_;  // int32 [N], steps of the running episode so far

@@ -1,6 +1,7 @@
 #include "greenrl/env/registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "greenrl/core/did_you_mean.h"
@@ -93,6 +94,15 @@ void RegisterEnv(const EnvRegistration& registration) {
     throw std::invalid_argument("RegisterEnv: " + id +
                                 ": the observation space needs a shape of at least one value "
                                 "and one low and one high bound per value");
+  }
+  for (int64_t k = 0; k < obs.dim(); ++k) {
+    const double low = obs.low[static_cast<size_t>(k)], high = obs.high[static_cast<size_t>(k)];
+    if (std::isnan(low) || std::isnan(high) || low > high) {
+      throw std::invalid_argument(
+          "RegisterEnv: " + id + ": observation bound " + std::to_string(k) + " is [" +
+          std::to_string(low) + ", " + std::to_string(high) +
+          "]; each needs low <= high and neither NaN (Gymnasium's Box refuses both)");
+    }
   }
   if (spec.max_episode_steps < 1) {
     throw std::invalid_argument("RegisterEnv: " + id +

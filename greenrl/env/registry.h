@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "greenrl/env/batched_env.h"
@@ -31,9 +33,35 @@ struct EnvRegistration {
 
 // The registration of a single-env class E (batched_env.h lists what E provides; CartPole is the
 // model) stepped through BatchedEnvOf<E>: its own type's spec, and N default-constructed copies.
+// Errors: std::invalid_argument, naming the id, when E's rows disagree with its spec (they would
+//   be read and written out of place): kObsDim != Spec().obs_dim(), Action int64_t for a Box
+//   action space or `const float*` for a Discrete one, kActDim != Spec().act_dim() for a Box.
 template <typename E>
 EnvRegistration EnvRegistrationOf(int min_rows_per_thread = 1) {
-  return EnvRegistration{&E::Spec(),
+  using Action = typename E::Action;
+  static_assert(std::is_same_v<Action, int64_t> || std::is_same_v<Action, const float*>,
+                "E::Action is int64_t (Discrete) or const float* (Box, float32 [kActDim])");
+  const EnvSpec& spec = E::Spec();
+  const std::string id = spec.id;
+  if (E::kObsDim != spec.obs_dim()) {
+    throw std::invalid_argument(id + ": kObsDim is " + std::to_string(E::kObsDim) +
+                                " but the spec's observation space has " +
+                                std::to_string(spec.obs_dim()) + " values");
+  }
+  if (std::is_same_v<Action, int64_t> != spec.discrete_actions()) {
+    throw std::invalid_argument(
+        id + ": Action is " +
+        (std::is_same_v<Action, int64_t> ? "int64_t (Discrete)" : "const float* (Box)") +
+        " but the spec's action space is " + (spec.discrete_actions() ? "Discrete" : "a Box"));
+  }
+  if constexpr (std::is_same_v<Action, const float*>) {
+    if (E::kActDim != spec.act_dim()) {
+      throw std::invalid_argument(id + ": kActDim is " + std::to_string(E::kActDim) +
+                                  " but the spec's action space has " +
+                                  std::to_string(spec.act_dim()) + " values");
+    }
+  }
+  return EnvRegistration{&spec,
                          [](int num_envs) -> std::unique_ptr<BatchedEnv> {
                            return std::make_unique<BatchedEnvOf<E>>(num_envs);
                          },
@@ -48,7 +76,8 @@ EnvRegistration EnvRegistrationOf(int min_rows_per_thread = 1) {
 // Errors: ConfigError("env_id", id, "an id that is not registered yet ...") for an id already
 // registered; std::invalid_argument for a null spec or make_batched, an empty id,
 // min_rows_per_thread < 1, an observation space without a shape or without one low and one high
-// bound per value, max_episode_steps < 1, or an action space random actions cannot be drawn from
+// bound per value, a bound that is NaN or a low above its high (Gymnasium's Box refuses both),
+// max_episode_steps < 1, or an action space random actions cannot be drawn from
 // (CheckSampleable's message). Nothing is added then.
 void RegisterEnv(const EnvRegistration& registration);
 

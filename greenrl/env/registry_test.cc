@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -124,6 +125,157 @@ TEST(RegistryTest, RegisterEnvRefusesTakenIdsAndBadSpecs) {
                std::invalid_argument);
   EXPECT_THROW(RegisterEnv(EnvRegistrationOf<Walk>(0)), std::invalid_argument);
   EXPECT_EQ(RegisteredEnvs().size(), before);
+}
+
+// A class whose rows disagree with its spec (its observation or action width, or its Action
+// type) is refused when its registration is made: its rows would be read and written out of
+// place (a hunt's kObsDim 5 against a spec of 2 overflowed the obs buffer under ASan).
+template <int ObsDim, typename ActionType, int ActDim>
+class Misfit {
+ public:
+  using Action = ActionType;
+  static constexpr int kObsDim = ObsDim;
+  static constexpr int kActDim = ActDim;
+  using StepResult = env::StepResult<kObsDim>;
+  static const EnvSpec& Spec() {
+    static const EnvSpec spec = [] {
+      EnvSpec s;
+      s.id = "Misfit-v0";
+      s.observation_space = Box{{0.0f, 0.0f}, {1.0f, 1.0f}, {2}};
+      s.action_space = Box{{-1.0f, -1.0f}, {1.0f, 1.0f}, {2}};
+      s.max_episode_steps = 5;
+      return s;
+    }();
+    return spec;
+  }
+  std::array<float, kObsDim> Reset(uint64_t) { return {}; }
+  std::array<float, kObsDim> Reset() { return {}; }
+  StepResult Step(Action) { return {}; }
+};
+
+TEST(RegistryTest, EnvRegistrationOfRefusesAClassThatDisagreesWithItsSpec) {
+  auto message = [](auto make) {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { EnvRegistrationOf<Misfit<5, const float*, 2>>(); }),
+            "Misfit-v0: kObsDim is 5 but the spec's observation space has 2 values");
+  EXPECT_EQ(message([] { EnvRegistrationOf<Misfit<2, const float*, 1>>(); }),
+            "Misfit-v0: kActDim is 1 but the spec's action space has 2 values");
+  EXPECT_EQ(message([] { EnvRegistrationOf<Misfit<2, int64_t, 0>>(); }),
+            "Misfit-v0: Action is int64_t (Discrete) but the spec's action space is a Box");
+  EXPECT_EQ(message([] { EnvRegistrationOf<Misfit<2, const float*, 2>>(); }), "no error");
+}
+
+// Observation bounds that are NaN, or a low above its high, are refused (Gymnasium's Box
+// refuses both).
+TEST(RegistryTest, RegisterEnvRefusesNanOrCrossedObservationBounds) {
+  const size_t before = RegisteredEnvs().size();
+  static EnvSpec crossed = Walk::Spec();
+  crossed.id = "Crossed-v0";
+  crossed.observation_space.low = {4.0f};
+  static EnvSpec nan_bound = Walk::Spec();
+  nan_bound.id = "NanBound-v0";
+  nan_bound.observation_space.high = {std::nanf("")};
+  for (const EnvSpec* spec : {&crossed, &nan_bound}) {
+    try {
+      RegisterEnv(EnvRegistration{spec, RegisteredEnvs()[0].make_batched, 1});
+      ADD_FAILURE() << spec->id;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(spec->id + ": observation bound 0 is ["),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("each needs low <= high and neither NaN"),
+                std::string::npos);
+    }
+  }
+  EXPECT_EQ(RegisteredEnvs().size(), before);
+}
+
+// An env that never truncates itself (a port of a Gymnasium env that relied on gymnasium.make's
+// TimeLimit) is truncated at its spec's max_episode_steps, as Gymnasium's TimeLimit does; it ran
+// forever, and its first evaluation failed. A step that terminates at the limit is also truncated,
+// as there.
+class Drift {
+ public:
+  using Action = int64_t;
+  static constexpr int kObsDim = 1;
+  using StepResult = env::StepResult<kObsDim>;
+  static const EnvSpec& Spec() {
+    static const EnvSpec spec = [] {
+      EnvSpec s = Walk::Spec();
+      s.id = "TestDrift-v0";
+      s.max_episode_steps = 4;
+      return s;
+    }();
+    return spec;
+  }
+  std::array<float, 1> Reset(uint64_t) { return Reset(); }
+  std::array<float, 1> Reset() {
+    steps_ = 0;
+    return {0.0f};
+  }
+  StepResult Step(Action action) {
+    ++steps_;
+    StepResult r;
+    r.obs = {static_cast<float>(steps_)};
+    r.reward = 0.5;
+    r.terminated = action == 1 && steps_ == 4;
+    return r;
+  }
+
+ private:
+  int steps_ = 0;
+};
+
+TEST(RegistryTest, BatchedEnvOfAppliesTheSpecsTimeLimit) {
+  BatchedEnvOf<Drift> batched(2);
+  std::array<float, 2> obs{}, final_obs{};
+  std::array<float, 2> reward{}, episode_return{};
+  std::array<uint8_t, 2> terminated{}, truncated{};
+  std::array<int32_t, 2> episode_length{};
+  std::array<int64_t, 2> actions = {0, 1};
+  VecBuffers b;
+  b.discrete_actions = actions.data();
+  b.obs = obs.data(), b.final_obs = final_obs.data(), b.reward = reward.data();
+  b.terminated = terminated.data(), b.truncated = truncated.data();
+  b.episode_return = episode_return.data(), b.episode_length = episode_length.data();
+  batched.ResetRows(0, 2, 1, b);
+  for (int step = 1; step <= 3; ++step) {
+    batched.StepRows(0, 2, b);
+    EXPECT_EQ(truncated[0], 0) << step;
+  }
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(truncated[0], 1);
+  EXPECT_EQ(terminated[0], 0);
+  EXPECT_EQ(final_obs[0], 4.0f);
+  EXPECT_EQ(obs[0], 0.0f);  // reset
+  EXPECT_EQ(episode_length[0], 4);
+  EXPECT_EQ(episode_return[0], 2.0f);
+  EXPECT_EQ(truncated[1], 1);  // terminated at the limit: both, as Gymnasium's TimeLimit
+  EXPECT_EQ(terminated[1], 1);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(truncated[0], 0);
+  EXPECT_EQ(final_obs[0], 1.0f);
+}
+
+// A trivially copyable class is saved byte for byte, unless it declares kSaveBytes = false (a
+// member pointer's bytes name an address of the process that saved them; a resume crashed).
+struct PointsIntoATable : Walk {
+  static constexpr bool kSaveBytes = false;
+  const float* table = nullptr;
+};
+TEST(RegistryTest, KSaveBytesFalseKeepsAnEnvsBytesOutOfCheckpoints) {
+  std::string bytes;
+  EXPECT_TRUE(BatchedEnvOf<Walk>(2).SaveState(&bytes));
+  EXPECT_FALSE(bytes.empty());
+  std::string none;
+  EXPECT_FALSE(BatchedEnvOf<PointsIntoATable>(2).SaveState(&none));
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

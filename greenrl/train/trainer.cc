@@ -820,7 +820,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (normalizer != nullptr && !st.normalizer.empty()) normalizer->SetState(st.normalizer);
       if (options.verbose && writer) {
         fmt::print(stderr,
-                   "greenrl: {}'s env state is not saved (MuJoCo): the envs start fresh "
+                   "greenrl: {}'s env state is not saved (MuJoCo, or an env class that is not "
+                   "saved byte for byte): the envs start fresh "
                    "episodes, so this run is no longer identical to an uninterrupted one\n",
                    env_id);
       }
