@@ -305,12 +305,17 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
   try {
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     if (j.at("steps").get<int64_t>() != state->steps) return;
-    later.elapsed_s = std::max(state->elapsed_s, j.at("wall_time_s").get<double>());
-    later.cpu_s = std::max(state->cpu_s, j.at("cpu_time_s").get<double>());
+    // A data-parallel rank's own figures are in distributed.ranks (the totals are the job's).
+    const bool per_rank = state->world_size > 1;
+    const nlohmann::json& src = per_rank ? j.at("distributed").at("ranks").at(state->rank) : j;
+    if (per_rank && src.at("rank").get<int>() != state->rank) return;
+    later.elapsed_s = std::max(state->elapsed_s, src.at("wall_time_s").get<double>());
+    later.cpu_s = std::max(state->cpu_s, src.at("cpu_time_s").get<double>());
+    const nlohmann::json& domains = src.at(per_rank ? "energy_j" : "domains");
     for (auto& [domain, energy_j] : later.energy.energy_j) {
-      const auto d = j.at("domains").find(domain);
-      if (d != j.at("domains").end())
-        energy_j = std::max(energy_j, d->at("energy_j").get<double>());
+      const auto d = domains.find(domain);
+      if (d == domains.end()) continue;
+      energy_j = std::max(energy_j, (per_rank ? *d : d->at("energy_j")).get<double>());
     }
   } catch (const std::exception&) {  // no or an unreadable energy.json: the checkpoint's figures
     return;

@@ -137,13 +137,14 @@ std::optional<TrainerState> PeekTrainerState(const std::string& path);
 // PeekTrainerState); -1 when the file cannot be read as a resume checkpoint. No errors.
 int CheckpointWorldSize(const std::string& path);
 
-// A single process's resume: a checkpoint holds the run's energy, wall time and CPU time when it
-// was written, before the checkpoint itself and the reports that follow it were. When
-// <run_dir>/energy.json is of the same step (the segment that wrote this checkpoint as it
-// stopped: a signal or the budget), its later figures replace those of `state`, per domain and
-// only upward, so the energy and time a stopped segment spent after its checkpoint are not lost
-// to the resumed run (and its metrics.csv time_s does not go back). Nothing changes otherwise
-// (no, an unreadable or another step's energy.json). No errors.
+// A resume: a checkpoint holds the run's energy, wall time and CPU time when it was written,
+// before the checkpoint itself and the reports that follow it were. When <run_dir>/energy.json is
+// of the same step (the segment that wrote this checkpoint as it stopped: a signal or the
+// budget), its later figures replace those of `state`, per domain and only upward, so the energy
+// and time a stopped segment spent after its checkpoint are not lost to the resumed run (and its
+// metrics.csv time_s does not go back). A data-parallel rank (state->world_size > 1) takes its
+// own figures, energy.json's distributed.ranks[state->rank] (the totals there are the job's).
+// Nothing changes otherwise (no, an unreadable or another step's energy.json). No errors.
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state);
 
 // Writes `algorithm`'s training state and `state` to `path` atomically (creating its folder).

@@ -1,5 +1,6 @@
 // Data-parallel training on loopback: two ranks as threads of this process, each with its own
 // c10d group (a FileStore per test, so parallel ctest runs never share a port).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -650,6 +651,34 @@ TEST(DataParallelEnergyTest, SharedCounterCountsOnceProcessScopeSumsInEveryRow) 
   }
 }
 
+// Ranks whose meters give different domains (RAPL's package on one machine, the CPU-time
+// estimate on another whose RAPL is unreadable) are refused on every rank once connected, naming
+// both: rank 1's figures would have been added into rank 0's domain and called measured.
+TEST(DataParallelEnergyTest, RanksMeteringOtherDomainsAreRefused) {
+  const std::string dir = FreshDir("energy_other_domains");
+  const auto r = TrainTwoRanksMetered(
+      CartPoleConfig(kSmallRun, 3), dir,
+      [](int rank) {
+        auto meter = rank == 0 ? std::make_unique<energy::FakeMeter>(
+                                     std::vector<std::string>{"cpu:package-0"},
+                                     energy::Provenance::kMeasured, energy::Scope::kPackage)
+                               : std::make_unique<energy::FakeMeter>(
+                                     std::vector<std::string>{"cpu:process"},
+                                     energy::Provenance::kEstimated, energy::Scope::kProcess);
+        meter->Script({{0.0}, {1.0}});
+        return meter;
+      },
+      false);
+  for (const RankOutcome& o : r) {
+    EXPECT_TRUE(o.config_error) << o.error;
+    EXPECT_NE(o.error.find("the same energy domains on every rank: rank 0 meters cpu:package-0 "
+                           "(measured), rank 1 cpu:process (estimated)"),
+              std::string::npos)
+        << o.error;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+}
+
 // Each meter read advances a scripted CPU clock by 0.25 s: 12 W x 0.25 s = 3 J per read, on each
 // rank (trainer_test's ScriptedMeter).
 std::unique_ptr<energy::EnergyMeter> ThreeJoulesPerRead() {
@@ -794,6 +823,35 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
   const int64_t stop_step = r[0].result.report.steps;
   EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir, stop_step, 0)));
   EXPECT_TRUE(std::filesystem::exists(CheckpointPath(dir, stop_step, 1)));
+  // A budget above the one that stopped it, and above rank 0's energy plus the stop's estimate of
+  // the next iteration and the final evaluation's reserve, but short of the job's: refused on
+  // both ranks, nothing written (rank 0's energy alone was checked, a lower bound, and such a
+  // resume ran one iteration and stopped again over its budget).
+  double stop_extra_j = 0.0;
+  for (const auto& e : j["budget"]["events"]) {
+    if (e["action"] == "stop") {
+      stop_extra_j = e["next_iteration_energy_j"].get<double>() + e["reserve_j"].get<double>();
+    }
+  }
+  const double job_j = j["total_energy_j"].get<double>();
+  const double rank0_j = j["distributed"]["ranks"][0]["total_energy_j"].get<double>();
+  ASSERT_LT(rank0_j + stop_extra_j, budget_j);
+  ASSERT_LT(budget_j, job_j + stop_extra_j);  // the stop's rule
+  const double between_wh = (budget_j + job_j + stop_extra_j) / 2.0 / 3600.0;
+  const std::string metrics_before = testing::ReadText(dir + "/metrics.csv");
+  const auto short_of_it = TrainTwoRanksMetered(
+      LoadRunConfig(dir + "/config.yaml", {fmt::format("energy.budget_wh={:.17g}", between_wh)},
+                    {}),
+      dir, [](int) { return ThreeJoulesPerRead(); }, /*resume=*/true);
+  for (const RankOutcome& o : short_of_it) {
+    EXPECT_TRUE(o.config_error) << o.error;
+    EXPECT_NE(o.error.find("energy.budget_wh: got"), std::string::npos) << o.error;
+    EXPECT_NE(o.error.find(fmt::format("this run used {:.6g} Wh up to step {}", job_j / 3600.0,
+                                       r[0].result.report.steps)),
+              std::string::npos)
+        << o.error;
+  }
+  EXPECT_EQ(testing::ReadText(dir + "/metrics.csv"), metrics_before);
   const Config larger = LoadRunConfig(
       dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
   const auto resumed = TrainTwoRanksMetered(

@@ -968,6 +968,34 @@ TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOver) {
   EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5);
 }
 
+// A data-parallel rank carries its own later figures, energy.json's distributed.ranks[rank]
+// (the top-level totals are the job's: every rank would have taken the sum of all of them).
+TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOverPerRank) {
+  const std::string dir = FreshDir("carry_over_ranks");
+  fs::create_directories(dir);
+  WriteFileAtomic(dir + "/energy.json",
+                  R"({"steps": 512, "wall_time_s": 3.0, "cpu_time_s": 5.0, "domains":
+                      {"cpu:process": {"energy_j": 25.0}},
+                      "distributed": {"world_size": 2, "ranks": [
+                        {"rank": 0, "wall_time_s": 3.0, "cpu_time_s": 2.5, "total_energy_j": 12.5,
+                         "energy_j": {"cpu:process": 12.5}},
+                        {"rank": 1, "wall_time_s": 2.75, "cpu_time_s": 2.5,
+                         "total_energy_j": 12.5, "energy_j": {"cpu:process": 12.5}}]}})");
+  for (int rank : {0, 1}) {
+    TrainerState state;
+    state.steps = 512;
+    state.world_size = 2;
+    state.rank = rank;
+    state.elapsed_s = 2.5;
+    state.cpu_s = 2.25;
+    state.energy.energy_j = {{"cpu:process", 10.0}};
+    CarryOverStoppedSegment(dir, &state);
+    EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5) << rank;
+    EXPECT_EQ(state.elapsed_s, rank == 0 ? 3.0 : 2.75);
+    EXPECT_EQ(state.cpu_s, 2.5);
+  }
+}
+
 TEST(ResumeTest, NTimestepsNotPastTheCheckpointIsRefused) {
   const std::vector<std::string> sets = {"eval.freq=0", "eval.final_episodes=1",
                                          "checkpoint_freq=512"};

@@ -254,6 +254,52 @@ void MergeNormalizers(Collectives& c, env::NormalizeVecEnv* normalizer, std::vec
 uint64_t RankSeed(uint64_t seed, int rank) {
   return (seed + 1000003ull * static_cast<uint64_t>(rank)) % 4294967296ull;
 }
+
+// The energy budget's refusals of a resume, before any training: a run the budget stopped needs
+// a larger budget (or none) with room for the next iteration the stop estimated plus its final
+// evaluation's reserve, else it would stop again after one iteration; and any budget must be
+// more than what the run has used. state: the newest resume checkpoint's; used_j: the run's (the
+// job's) energy at it, J.
+// Errors: ConfigError("energy.budget_wh", ...) saying the least budget that works.
+void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState& state,
+                        double used_j) {
+  if (options.budget_wh <= 0.0) return;
+  if (state.budget && state.budget->stopped()) {
+    const energy::BudgetSnapshot& b = *state.budget;
+    if (options.budget_wh <= b.budget_wh) {
+      throw ConfigError(
+          "energy.budget_wh", fmt::format("{}", options.budget_wh),
+          fmt::format("more than the budget of {} Wh that stopped this run at step {}: resume "
+                      "with --set energy.budget_wh=W, W > {}, or energy.budget_wh=0 for no "
+                      "budget",
+                      b.budget_wh, b.stopped_at_step(), b.budget_wh));
+    }
+    const auto stop = std::find_if(b.events.rbegin(), b.events.rend(), [](const auto& e) {
+      return e.action == energy::BudgetAction::kStop;
+    });
+    if (stop != b.events.rend()) {
+      const double needed_j =
+          used_j + options.stop_margin * stop->next_iteration_energy_j + stop->reserve_j;
+      if (options.budget_wh * kJoulesPerWh < needed_j) {
+        throw ConfigError(
+            "energy.budget_wh", fmt::format("{}", options.budget_wh),
+            fmt::format("at least {:.6g} Wh: this run used {:.6g} Wh up to step {}, where the "
+                        "budget stopped it with its next iteration estimated at {:.5g} J (x "
+                        "stop_margin {}) and its final evaluation at {:.5g} J; a smaller budget "
+                        "stops it again after one iteration",
+                        needed_j / kJoulesPerWh, used_j / kJoulesPerWh, b.stopped_at_step(),
+                        stop->next_iteration_energy_j, options.stop_margin, stop->reserve_j));
+      }
+    }
+  }
+  // A budget the run has already used up would stop it after one more iteration.
+  if (options.budget_wh * kJoulesPerWh <= used_j) {
+    throw ConfigError("energy.budget_wh", fmt::format("{}", options.budget_wh),
+                      fmt::format("more than the {:.6g} Wh this run used up to its checkpoint at "
+                                  "step {}, or 0 for no budget",
+                                  used_j / kJoulesPerWh, state.steps));
+  }
+}
 }  // namespace
 
 TrainResult Train(const Config& config, TrainOptions options) {
@@ -290,7 +336,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
   const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
   std::vector<std::pair<int64_t, std::string>> resume_from;
-  bool resume_budget_stop = false;  // the newest checkpoint is where the energy budget stopped
   if (options.resume) {
     resume_from = ListCheckpoints(run_dir);
     // The newest checkpoint that reads (the load below skips or reports unreadable ones).
@@ -301,7 +346,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       newest_path = it->second;
     }
     // What a stopped segment spent after its checkpoint counts too (energy.json's figures).
-    if (newest && newest->world_size == 1) CarryOverStoppedSegment(run_dir, &*newest);
+    if (newest) CarryOverStoppedSegment(run_dir, &*newest);
     if (fs::exists(run_dir + "/checkpoints/final.pt")) {
       // Say why it finished when eval.reward_threshold ended it before n_timesteps.
       std::string why;
@@ -324,50 +369,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
                             " --set n_timesteps=N");
     }
     // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
-    // under a larger budget (or none), which must be given before any work.
-    resume_budget_stop = newest && newest->budget && newest->budget->stopped();
-    if (resume_budget_stop) {
-      const energy::BudgetSnapshot& b = *newest->budget;
-      if (budget_options.budget_wh > 0.0 && budget_options.budget_wh <= b.budget_wh) {
-        throw ConfigError(
-            "energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
-            fmt::format("more than the budget of {} Wh that stopped this run at step {}: resume "
-                        "with --set energy.budget_wh=W, W > {}, or energy.budget_wh=0 for no "
-                        "budget",
-                        b.budget_wh, b.stopped_at_step(), b.budget_wh));
-      }
-      // A larger budget without room for the iteration the stop estimated would stop the run
-      // again after that one iteration.
-      const auto stop = std::find_if(b.events.rbegin(), b.events.rend(), [](const auto& e) {
-        return e.action == energy::BudgetAction::kStop;
-      });
-      const double needed_j = stop == b.events.rend()
-                                  ? 0.0
-                                  : newest->energy.total_energy_j() +
-                                        budget_options.stop_margin * stop->next_iteration_energy_j +
-                                        stop->reserve_j;
-      if (budget_options.budget_wh > 0.0 && budget_options.budget_wh * kJoulesPerWh < needed_j) {
-        throw ConfigError(
-            "energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
-            fmt::format("at least {:.6g} Wh: this run used {:.6g} Wh up to step {}, where the "
-                        "budget stopped it with its next iteration estimated at {:.5g} J (x "
-                        "stop_margin {}) and its final evaluation at {:.5g} J; a smaller budget "
-                        "stops it again after one iteration",
-                        needed_j / kJoulesPerWh, newest->energy.total_energy_j() / kJoulesPerWh,
-                        b.stopped_at_step(), stop->next_iteration_energy_j,
-                        budget_options.stop_margin, stop->reserve_j));
-      }
-    }
-    // A budget the run has already used up would stop it after one more iteration. (With
-    // several ranks this is rank 0's energy, a lower bound of the job's.)
-    if (newest && budget_options.budget_wh > 0.0 &&
-        budget_options.budget_wh * kJoulesPerWh <= newest->energy.total_energy_j()) {
-      const double used_wh = newest->energy.total_energy_j() / kJoulesPerWh;
-      throw ConfigError("energy.budget_wh", fmt::format("{}", budget_options.budget_wh),
-                        fmt::format("more than the {:.6g} Wh this run used up to its checkpoint "
-                                    "at step {}, or 0 for no budget",
-                                    used_wh, newest->steps));
-    }
+    // under a larger budget (or none), which must be given before any work. With several ranks
+    // the energy here is rank 0's, a lower bound of the job's: the ranks check again with the
+    // job's once they have loaded their checkpoints (below).
+    if (newest) RefuseResumeBudget(budget_options, *newest, newest->energy.total_energy_j());
     if (resume_from.empty()) {
       throw ConfigError("--resume", run_dir,
                         "a run directory with a resume checkpoint (checkpoints/step_*.pt)");
@@ -655,18 +660,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
                        : "";
     return ranks + saved_config.ToYaml();
   };
-  if (writer) {
-    CreateRunDir(run_dir);
-    if (!run_lock) run_lock.emplace(run_dir);
-    // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
-    // refused resume writes nothing.
-    if (!options.resume) {
-      WriteFileAtomic(run_dir + "/config.yaml", config_file_text());
-      metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
-      tfevents.emplace(run_dir);
-    }
-  }
-
   energy::EnergyMonitor monitor(std::move(meters), clock);
   // Data-parallel: which rank's reading of each domain enters the job's energy (job_energy.h),
   // from every rank's machine key and domain identities. weights[q][k]; 1 for one process.
@@ -683,6 +676,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
             "rank {} meters {} energy domains and rank {} meters {}: every rank needs the same "
             "meters (energy.meter)",
             q, counts[static_cast<size_t>(q)], rank, num_domains));
+      }
+    }
+    // The same domains by name and provenance on every rank: rank r's figures are written under
+    // rank 0's names, so RAPL's package on one rank and the CPU-time estimate on another (a
+    // machine whose RAPL is unreadable) would be summed as one "measured" domain.
+    std::string names;
+    for (const energy::DomainInfo& d : monitor.domains()) {
+      names += (names.empty() ? "" : ", ") + d.domain + " (" + energy::ToString(d.provenance) + ")";
+    }
+    const std::vector<std::string> all_names =
+        group->AllGatherText("energy_domains", names, "energy domains");
+    for (size_t q = 1; q < all_names.size(); ++q) {
+      if (all_names[q] != all_names[0]) {
+        throw ConfigError(
+            "energy.meter", config.GetString("energy.meter"),
+            fmt::format("the same energy domains on every rank: rank 0 meters {}, rank {} {} "
+                        "(each rank's energy is added domain by domain; give every rank the same "
+                        "meters, e.g. --set energy.meter=estimator where one machine cannot read "
+                        "RAPL)",
+                        all_names[0], q, all_names[q]));
       }
     }
     const size_t row = 1 + num_domains;  // machine key, then one identity key per domain
@@ -704,6 +717,19 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     job_weights = energy::JobDomainWeights(scopes, ranks);
   }
+  // The run directory, once the ranks agree on their meters (above: a refusal writes nothing).
+  if (writer) {
+    CreateRunDir(run_dir);
+    if (!run_lock) run_lock.emplace(run_dir);
+    // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
+    // refused resume writes nothing.
+    if (!options.resume) {
+      WriteFileAtomic(run_dir + "/config.yaml", config_file_text());
+      metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
+      tfevents.emplace(run_dir);
+    }
+  }
+
   energy::SamplerOptions sampler_options;
   if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
   sampler_options.append_csv = options.resume;
@@ -798,6 +824,27 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
   if (world_size > 1) require_steps_left(resumed, resumed_path);  // the ranks' agreed one
+  if (options.resume && world_size > 1) {
+    // What the stopped segment spent after the checkpoint (energy.json's figures of this rank).
+    CarryOverStoppedSegment(run_dir, &resumed);
+    // The budget's resume checks on the job's energy at the checkpoint (each rank's domains
+    // weighted as in job_total_so_far: a counter shared by ranks on one machine once), the same
+    // figure on every rank, so that every rank refuses alike.
+    if (budget_options.budget_wh > 0.0) {
+      const size_t num_domains = monitor.domains().size();
+      std::vector<double> sums(num_domains, 0.0);
+      for (size_t k = 0; k < num_domains; ++k) {
+        const auto it = resumed.energy.energy_j.find(monitor.domains()[k].domain);
+        if (it != resumed.energy.energy_j.end()) {
+          sums[k] = job_weights[static_cast<size_t>(rank)][k] * it->second;
+        }
+      }
+      group->AllReduceSum(sums.data(), static_cast<int64_t>(num_domains), "job energy at resume");
+      double job_j = 0.0;
+      for (double e : sums) job_j += e;
+      RefuseResumeBudget(budget_options, resumed, job_j);
+    }
+  }
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
   auto restore_env = [&](const TrainerState& st) {
