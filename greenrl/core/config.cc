@@ -435,7 +435,20 @@ void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
             std::vector<std::optional<Config::Value>>* values, std::vector<bool>* set) {
   for (const KeyedNode& pair : pairs) {
     const KeySpec* spec = schema.Find(pair.key);
-    if (spec == nullptr) throw UnknownKeyError(schema, pair.key, NodeText(pair.node));
+    if (spec == nullptr) {
+      if (const auto* fixed = schema.DefaultOnlyKey(pair.key)) {
+        KeySpec as_bool;
+        as_bool.key = pair.given_as.empty() ? pair.key : pair.given_as;
+        as_bool.type = ValueType::kBool;
+        if (std::get<bool>(ParseValue(as_bool, pair.node)) != fixed->first) {
+          throw ConfigError(
+              as_bool.key, NodeText(pair.node),
+              std::string(fixed->first ? "true" : "false") + " only: " + fixed->second);
+        }
+        continue;  // SB3's default written out: nothing to set
+      }
+      throw UnknownKeyError(schema, pair.key, NodeText(pair.node));
+    }
     const size_t index = static_cast<size_t>(spec - schema.keys().data());
     if (pair.given_as.empty()) {
       (*values)[index] = ParseValue(*spec, pair.node);
@@ -507,6 +520,17 @@ void ConfigSchema::Add(KeySpec spec) {
 const KeySpec* ConfigSchema::Find(const std::string& key) const {
   const auto it = index_.find(key);
   return it == index_.end() ? nullptr : &keys_[it->second];
+}
+
+void ConfigSchema::AddDefaultOnlyKey(const std::string& key, bool value, std::string why) {
+  GREENRL_CHECK(Find(key) == nullptr && default_only_.count(key) == 0,
+                "AddDefaultOnlyKey: " + key + " is declared or fixed already");
+  default_only_[key] = {value, std::move(why)};
+}
+
+const std::pair<bool, std::string>* ConfigSchema::DefaultOnlyKey(const std::string& key) const {
+  const auto it = default_only_.find(key);
+  return it == default_only_.end() ? nullptr : &it->second;
 }
 
 void ConfigSchema::AddUnknownKeyNote(const std::string& key, std::string note) {

@@ -99,6 +99,16 @@ class ConfigSchema {
   // "env_kwargs" answers "env_kwargs.use_contact_forces"), or nullptr when none has.
   const std::string* UnknownKeyNote(const std::string& key) const;
 
+  // Declares `key`, which this schema does not declare, a bool option of SB3's that greenrl has
+  // at its SB3 default `value` only (gSDE's policy_kwargs.full_std: True): a file or override
+  // that writes it out at that value is read, and the value has no effect (the Config does not
+  // hold it, so config.yaml leaves it out); another value is refused with `why` (e.g. "greenrl's
+  // gSDE has SB3's full [features, actions] std only").
+  // Errors: InternalError (GREENRL_CHECK) when `key` is declared, or already fixed.
+  void AddDefaultOnlyKey(const std::string& key, bool value, std::string why);
+  // Returns: the (value, why) `key` was fixed at, or nullptr when it is none.
+  const std::pair<bool, std::string>* DefaultOnlyKey(const std::string& key) const;
+
   // Where every key is listed (e.g. "`greenrl keys --algo ppo`"): the unknown-key error then
   // ends "every key with its default: <where>" instead of listing them all. Empty (the
   // default): the error lists the keys.
@@ -124,6 +134,7 @@ class ConfigSchema {
   std::vector<KeySpec> keys_;
   std::unordered_map<std::string, size_t> index_;               // key -> position in keys_
   std::unordered_map<std::string, std::string> unknown_notes_;  // AddUnknownKeyNote
+  std::unordered_map<std::string, std::pair<bool, std::string>> default_only_;  // AddDefaultOnlyKey
   std::string key_list_hint_;                                   // set_key_list_hint
   std::unordered_map<std::string, std::vector<std::string>> shorthands_;  // AddShorthand
 };
@@ -155,6 +166,8 @@ class Config {
   //     2048' (it holds a <kind>)");
   //   the same key twice in the file: (key, value, "one value per key (given twice in <path>)");
   //   an override without '=' or with an empty key: ("--set", text, "key=value");
+  //   a key fixed at SB3's default (AddDefaultOnlyKey) given another value: (key, value,
+  //     "true only: <why>");
   //   an unknown key: (key, value, "unknown key; did you mean '<closest>'? known keys: ..."; with
   //   a key_list_hint, "... every key with its default: <hint>"), or
   //     "did you mean one of 'a', 'b', 'c'?" for ties, or no guess when nothing is close (keys of

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -264,11 +265,21 @@ ConfigSchema BuildSchema(const std::string& algo) {
     s.AddUnknownKeyNote(key, "for algo " + algo + " (a key of " + algos + ")");
   }
   s.set_key_list_hint("`greenrl keys --algo " + algo + "`");  // cli/keys_command.cc
-  // SB3's gSDE options greenrl does not have (it has full_std=True, use_expln=False, and the
-  // actor's last hidden features as gSDE's).
+  // SB3's gSDE options: greenrl has their defaults (full_std=True, use_expln=False), which SB3
+  // and rl-zoo files may write out, and the actor's last hidden features as gSDE's.
+  if (s.Find("use_sde") != nullptr) {
+    s.AddDefaultOnlyKey("policy_kwargs.full_std", true,
+                        "greenrl's gSDE has SB3's default, one std per (feature, action) pair");
+    s.AddDefaultOnlyKey("policy_kwargs.use_expln", false,
+                        "greenrl's gSDE has SB3's default, std = exp(log_std)");
+  }
+  if (s.Find("buffer_size") != nullptr) {
+    s.AddDefaultOnlyKey("optimize_memory_usage", false,
+                        "greenrl's replay buffer has SB3's default, next_obs kept per transition");
+  }
   for (const char* key :
        {"policy_kwargs.use_expln", "policy_kwargs.sde_net_arch", "policy_kwargs.full_std"}) {
-    if (s.Find(key) == nullptr) {
+    if (s.Find(key) == nullptr && s.DefaultOnlyKey(key) == nullptr) {
       s.AddUnknownKeyNote(key,
                           "(SB3's gSDE option, which greenrl does not have: it uses exp, the full "
                           "[features, actions] std and the actor's last hidden features)");
@@ -310,7 +321,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
             "per transition, float32)"},
            {"action_noise", "(SB3's, for TD3/DDPG-style noise, which greenrl does not have)"},
            {"sde_support", "(an SB3 internal; use_sde turns gSDE on)"}}) {
-    if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr) s.AddUnknownKeyNote(key, note);
+    if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr &&
+        s.DefaultOnlyKey(key) == nullptr) {
+      s.AddUnknownKeyNote(key, note);
+    }
   }
   // PyTorch's optimiser argument, which SB3, rl-zoo and greenrl call learning_rate.
   if (s.Find("learning_rate") != nullptr) {
@@ -449,6 +463,13 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
                      std::optional<int64_t> seed) {
   // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
   // for the defaults, which an empty --config gives.
+  // rl-zoo's Python hyperparameter files (rl_zoo3's hyperparams/python/*.py) are code, not YAML.
+  if (std::filesystem::path(yaml_path).extension() == ".py") {
+    throw ConfigError("--config", yaml_path,
+                      "a YAML preset or an rl-zoo .yml file (rl-zoo's Python hyperparameter "
+                      "files are code greenrl does not run: give rl-zoo's hyperparams/<algo>.yml, "
+                      "or write the values as YAML)");
+  }
   const std::optional<YAML::Node> root = PeekYaml(yaml_path);
   // rl-zoo's Python values given to --set as such (policy_kwargs=dict(...),
   // normalize=dict(norm_obs=...) or {'norm_obs': ...}) become greenrl's keys, as in an rl-zoo

@@ -515,6 +515,50 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
   EXPECT_TRUE(zoo_set.GetBool("normalize_kwargs.norm_reward"));
 }
 
+// SB3 options greenrl has at their defaults only are read when written out at them (rl-zoo and
+// SB3 files do: policy_kwargs full_std=True, use_expln=False; optimize_memory_usage: False),
+// with no effect and left out of config.yaml; another value is refused saying why. A Python
+// hyperparameter file is refused by name.
+TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
+  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  const Config ppo =
+      LoadRunConfig(configs + "ppo/pendulum.yaml",
+                    {"policy_kwargs=dict(full_std=True, use_expln=False, log_std_init=-1)"}, 0);
+  EXPECT_EQ(ppo.GetFloat("policy_kwargs.log_std_init"), -1.0);
+  EXPECT_EQ(ppo.ToYaml().find("full_std"), std::string::npos);
+  const Config dqn =
+      LoadRunConfig(configs + "dqn/cartpole.yaml", {"optimize_memory_usage=False"}, 0);
+  EXPECT_EQ(dqn.ToYaml().find("optimize_memory_usage"), std::string::npos);
+  auto message = [&](const std::string& preset, const std::string& set) {
+    try {
+      LoadRunConfig(configs + preset, {set}, 0);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("sac/pendulum.yaml", "policy_kwargs.full_std=false"),
+            "policy_kwargs.full_std: got 'false'; true only: greenrl's gSDE has SB3's default, "
+            "one std per (feature, action) pair");
+  EXPECT_EQ(message("ppo/pendulum.yaml", "policy_kwargs.use_expln=True"),
+            "policy_kwargs.use_expln: got 'True'; false only: greenrl's gSDE has SB3's default, "
+            "std = exp(log_std)");
+  EXPECT_EQ(message("sac/pendulum.yaml", "optimize_memory_usage=true"),
+            "optimize_memory_usage: got 'true'; false only: greenrl's replay buffer has SB3's "
+            "default, next_obs kept per transition");
+  EXPECT_NE(message("dqn/cartpole.yaml", "policy_kwargs.full_std=true").find("unknown key"),
+            std::string::npos);  // DQN has no gSDE
+  try {
+    LoadRunConfig(configs + "ppo.py", {}, 0);
+    ADD_FAILURE() << "read a .py file";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "--config");
+    EXPECT_NE(std::string(e.what()).find("rl-zoo's Python hyperparameter files are code"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A whole --set policy_kwargs=dict(...) on an rl-zoo file takes the layout of the file's own
 // algorithm (sac.yml: SAC's net_arch), without --algo; it took PPO's (net_arch.pi and .vf) and
 // was refused as "a key of ppo".
