@@ -179,6 +179,14 @@ Runner RegisterBench(CLI::App& app) {
         }
       }
     }
+    // --steps and --set n_timesteps= at once must agree (as train's --seed and --set seed=).
+    for (const std::string& set : args->sets) {
+      if (steps && set.rfind("n_timesteps=", 0) == 0 &&
+          internal::ParseYamlInt(set.substr(12)) != steps) {
+        throw ConfigError("--steps", *args->steps,
+                          "the same value as --set " + set + ", or only one of the two");
+      }
+    }
     // A kept --out must be new or empty (the rule of train's --out): the seeds' runs go in it.
     if (!args->out.empty()) train::RequireNewOrEmptyDir(args->out);
     std::vector<std::string> sets = args->sets;

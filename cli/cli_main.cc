@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -63,11 +64,18 @@ int Main(int argc, char** argv) {
             "envs, keys, launch, report\n");
         return 2;
       }
-      fmt::print(
-          stderr,
-          "greenrl: error: command: got '{}'; expected one of train, eval, export, bench, meters, "
-          "envs, keys, launch, report (see `greenrl --help`)\n",
-          argv[1]);
+      // A misspelt command ("trian", "Train"), or rl-zoo's script names (enjoy.py: eval).
+      const std::string given = argv[1];
+      std::string hint = given == "enjoy" || given == "enjoy.py" ? "did you mean 'eval'? "
+                         : given == "train.py"
+                             ? "did you mean 'train'? "
+                             : DidYouMean(given, {"train", "eval", "export", "bench", "meters",
+                                                  "envs", "keys", "launch", "report"});
+      if (given == "help") hint = "`greenrl --help` lists them; ";
+      fmt::print(stderr,
+                 "greenrl: error: command: got '{}'; {}expected one of train, eval, export, "
+                 "bench, meters, envs, keys, launch, report (see `greenrl --help`)\n",
+                 given, hint);
       return 2;
     }
     // A value CLI11 could not convert ("Could not convert: --seed = abc"): the one-line form
@@ -152,15 +160,23 @@ int Main(int argc, char** argv) {
         return 2;
       }
       const bool extras_error = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+      // Every unknown flag, in the order given, each with the command's own flag it is closest
+      // to where one is (CLI11's "not expected" list is reversed and mixes in the values).
+      std::string unknown;
       for (const std::string& extra : sub->remaining()) {
-        if (extra.rfind("--", 0) != 0) continue;
+        if (extra.size() < 2 || extra[0] != '-' ||
+            std::isdigit(static_cast<unsigned char>(extra[extra[1] == '-' ? 2 : 1])) != 0) {
+          continue;  // a value (a negative number included)
+        }
         const std::string flag = extra.substr(0, extra.find('='));
-        const std::string hint = DidYouMean(flag, flags);
-        if (hint.empty()) continue;
-        // CLI11's "not expected" list (reversed, with values) adds nothing to the flag's name.
-        fmt::print(stderr,
-                   "greenrl: error: {}{} is no flag of `greenrl {}`: {}(see `greenrl {} --help`)\n",
-                   extras_error ? "" : what + "; ", flag, sub->get_name(), hint, sub->get_name());
+        std::string hint = DidYouMean(flag, flags);  // "did you mean '--x'? " or ""
+        if (!hint.empty()) hint = ": " + hint.substr(0, hint.size() - 1);
+        unknown += (unknown.empty() ? "" : "; ") + flag + " is no flag of `greenrl " +
+                   sub->get_name() + "`" + hint;
+      }
+      if (!unknown.empty() && (extras_error || what.find("is required") != std::string::npos)) {
+        fmt::print(stderr, "greenrl: error: {}{} (see `greenrl {} --help`)\n",
+                   extras_error ? "" : what + "; ", unknown, sub->get_name());
         return 2;
       }
     }

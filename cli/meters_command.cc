@@ -67,7 +67,8 @@ Runner RegisterMeters(CLI::App& app) {
     try {
       choice = energy::SelectMeter(train::MeterOptionsFrom(config));
     } catch (const ConfigError& e) {  // energy.meter rapl where RAPL is unreadable
-      fmt::print("a run would not start: {}\n", e.what());
+      std::fflush(stdout);            // the sources listed above first
+      fmt::print(stderr, "greenrl: error: {} (a run would not start)\n", e.what());
       return 2;
     }
     fmt::print("a run would use: {}\n                 {}\n", choice.reason, choice.gpu_reason);

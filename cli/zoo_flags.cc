@@ -110,6 +110,70 @@ const ZooFlag kZooFlags[] = {
      "nothing: envs are registered in C++ (README, \"Your own environment\")"},
 };
 
+// CleanRL's flags (vwxyzjn/cleanrl's ppo.py, ppo_continuous_action.py, dqn.py and
+// sac_continuous_action.py Args, tyro's --kebab-case), those greenrl spells otherwise; --seed and
+// rl-zoo's own (--track, --wandb-*) are alike or listed above.
+const ZooFlag kCleanRlFlags[] = {
+    {"train", "--env-id", Values::kOne, "--env {}", "ID"},
+    {"train", "--total-timesteps", Values::kOne, "--set n_timesteps={}", "N"},
+    {"train", "--learning-rate", Values::kOne, "--set learning_rate={}", "LR"},
+    {"train", "--num-envs", Values::kOne, "--set n_envs={}", "N"},
+    {"train", "--num-steps", Values::kOne, "--set n_steps={}", "N"},
+    {"train", "--anneal-lr", Values::kNone,
+     "--set learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does)"},
+    {"train", "--no-anneal-lr", Values::kNone, "--set learning_rate=LR (a constant rate)"},
+    {"train", "--gamma", Values::kOne, "--set gamma={}", "GAMMA"},
+    {"train", "--gae-lambda", Values::kOne, "--set gae_lambda={}", "LAMBDA"},
+    {"train", "--num-minibatches", Values::kOne,
+     "--set batch_size=N (SB3 and greenrl give the minibatch's size, n_envs x n_steps / the "
+     "count CleanRL gives)"},
+    {"train", "--update-epochs", Values::kOne, "--set n_epochs={}", "N"},
+    {"train", "--norm-adv", Values::kNone, "--set normalize_advantage=true"},
+    {"train", "--no-norm-adv", Values::kNone, "--set normalize_advantage=false"},
+    {"train", "--clip-coef", Values::kOne, "--set clip_range={}", "EPS"},
+    {"train", "--clip-vloss", Values::kNone,
+     "--set clip_range_vf=EPS (SB3's value clipping takes the range itself; CleanRL's uses "
+     "clip_coef)"},
+    {"train", "--no-clip-vloss", Values::kNone, "nothing: clip_range_vf is 0 (off) by default"},
+    {"train", "--ent-coef", Values::kOne, "--set ent_coef={}", "C"},
+    {"train", "--vf-coef", Values::kOne, "--set vf_coef={}", "C"},
+    {"train", "--max-grad-norm", Values::kOne, "--set max_grad_norm={}", "N"},
+    {"train", "--target-kl", Values::kOne, "--set target_kl={}", "KL"},
+    {"train", "--exp-name", Values::kOne,
+     "--out DIR (one run's own new or empty directory; default "
+     "runs/<env>_<algo>_s<seed>_<time>)"},
+    {"train", "--torch-deterministic|--no-torch-deterministic", Values::kNone,
+     "nothing: a greenrl run repeats from its seed (the same build, device and threads)"},
+    {"train", "--cuda", Values::kNone, "--set device=cuda", "", nullptr, nullptr,
+     "nothing: greenrl's DQN and SAC run on the CPU (device is a PPO key)"},
+    {"train", "--no-cuda", Values::kNone, "nothing: device is cpu by default"},
+    {"train", "--capture-video", Values::kNone, "nothing: greenrl does not render"},
+    {"train", "--save-model", Values::kNone,
+     "nothing: checkpoints/final.pt is always written (greenrl export makes a TorchScript "
+     "module of it)"},
+    {"train", "--upload-model|--hf-entity", Values::kNone,
+     "nothing: greenrl does not upload to the Hugging Face Hub"},
+    {"train", "--buffer-size", Values::kOne, "--set buffer_size={}", "N"},
+    {"train", "--tau", Values::kOne, "--set tau={}", "TAU"},
+    {"train", "--target-network-frequency", Values::kOne, "--set target_update_interval={}", "N"},
+    {"train", "--batch-size", Values::kOne, "--set batch_size={}", "N"},
+    {"train", "--start-e", Values::kOne, "--set exploration_initial_eps={}", "EPS"},
+    {"train", "--end-e", Values::kOne, "--set exploration_final_eps={}", "EPS"},
+    {"train", "--exploration-fraction", Values::kOne, "--set exploration_fraction={}", "F"},
+    {"train", "--learning-starts", Values::kOne, "--set learning_starts={}", "N"},
+    {"train", "--train-frequency", Values::kOne, "--set train_freq={}", "N"},
+    {"train", "--policy-lr|--q-lr", Values::kOne,
+     "--set learning_rate=LR (SB3's and greenrl's SAC use one rate for the actor, the critics "
+     "and the entropy coefficient)"},
+    {"train", "--policy-frequency", Values::kOne,
+     "nothing: greenrl's SAC updates the actor at every gradient step, as SB3's"},
+    {"train", "--alpha", Values::kOne, "--set ent_coef={}", "ALPHA"},
+    {"train", "--autotune", Values::kNone, "--set ent_coef=auto (the default)"},
+    {"train", "--no-autotune", Values::kNone, "--set ent_coef=ALPHA (a fixed coefficient)"},
+    {"train", "--noise-clip", Values::kOne,
+     "nothing: target policy smoothing is TD3's, which greenrl does not have"},
+};
+
 bool HasName(const ZooFlag& flag, std::string_view name) {
   std::string_view names = flag.names;
   while (!names.empty()) {
@@ -182,12 +246,18 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
   ZooFlags found;
   int count = 0;
   bool all_unneeded = true;  // every flag found maps to "nothing: ..."
+  bool zoo = false, cleanrl = false;  // whose flags were found
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
     const ZooFlag* flag = nullptr;
     for (const ZooFlag& candidate : kZooFlags) {
-      if (command == candidate.command && HasName(candidate, name)) flag = &candidate;
+      if (command == candidate.command && HasName(candidate, name)) flag = &candidate, zoo = true;
+    }
+    for (const ZooFlag& candidate : kCleanRlFlags) {
+      if (flag == nullptr && command == candidate.command && HasName(candidate, name)) {
+        flag = &candidate, cleanrl = true;
+      }
     }
     if (flag == nullptr) {
       found.others.push_back(args[i]);
@@ -226,7 +296,8 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     all_unneeded = all_unneeded && greenrl.rfind("nothing", 0) == 0;
   }
   if (count > 0) {
-    found.hint = std::string("rl-zoo's flag") + (count == 1 ? "" : "s") + ", which `greenrl " +
+    const char* whose = zoo && cleanrl ? "rl-zoo's and CleanRL's" : zoo ? "rl-zoo's" : "CleanRL's";
+    found.hint = std::string(whose) + " flag" + (count == 1 ? "" : "s") + ", which `greenrl " +
                  command + (all_unneeded ? "` does not need: " : "` spells otherwise: ") +
                  found.hint;
   }

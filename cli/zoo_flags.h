@@ -1,5 +1,6 @@
-// rl-baselines3-zoo's command-line flags (train.py, enjoy.py) given to greenrl's commands: what
-// greenrl takes instead, so a user's rl-zoo command line is refused with its greenrl spelling.
+// rl-baselines3-zoo's command-line flags (train.py, enjoy.py), and CleanRL's (the Args of its
+// ppo.py, dqn.py and sac_continuous_action.py), given to greenrl's commands: what greenrl takes
+// instead, so a user's rl-zoo or CleanRL command line is refused with its greenrl spelling.
 #pragma once
 
 #include <string>
@@ -27,8 +28,9 @@ struct ZooFlags {
 // does), int(x) and float(x) become x, and train_freq's (n, 'step') n; `algo` ("" for ppo)
 // decides --device (a PPO key: nothing for another algo); a --set whose value a shell would
 // split or expand is single-quoted. Flags greenrl has no use for say why ("-tb
-// logs -> nothing: ..."). Commands: "train" (rl-zoo's train.py; flags of rl_zoo3 2.x) and
-// "eval" (enjoy.py); any other command finds none.
+// logs -> nothing: ..."). Commands: "train" (rl-zoo's train.py, flags of rl_zoo3 2.x; CleanRL's
+// scripts, the hint then saying "CleanRL's flags" or "rl-zoo's and CleanRL's flags") and "eval"
+// (enjoy.py); any other command finds none.
 // Errors: none (a value greenrl cannot translate is shown as given).
 ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>& args,
                       const std::string& algo = "");

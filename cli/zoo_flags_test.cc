@@ -83,6 +83,28 @@ TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
             "'policy_kwargs:foo(1)' -> --set 'policy_kwargs=foo(1)'");
 }
 
+// CleanRL's flags (tyro's --kebab-case Args of ppo.py, dqn.py, sac_continuous_action.py) get
+// greenrl's spelling too, said as CleanRL's; with rl-zoo's beside them, as both.
+TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
+  EXPECT_EQ(Hint("train", {"--env-id", "CartPole-v1", "--total-timesteps", "50000", "--num-envs",
+                           "4", "--update-epochs=4", "--anneal-lr"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --env-id CartPole-v1 -> "
+            "--env CartPole-v1; --total-timesteps 50000 -> --set n_timesteps=50000; --num-envs 4 "
+            "-> --set n_envs=4; --update-epochs 4 -> --set n_epochs=4; --anneal-lr -> --set "
+            "learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does)");
+  EXPECT_EQ(Hint("train", {"--target-network-frequency", "500", "--start-e", "1"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --target-network-frequency "
+            "500 -> --set target_update_interval=500; --start-e 1 -> --set "
+            "exploration_initial_eps=1");
+  EXPECT_EQ(Hint("train", {"-n", "5", "--clip-coef", "0.1"}),
+            "rl-zoo's and CleanRL's flags, which `greenrl train` spells otherwise: -n 5 -> --set "
+            "n_timesteps=5; --clip-coef 0.1 -> --set clip_range=0.1");
+  EXPECT_EQ(Hint("train", {"--cuda"}, "sac"),
+            "CleanRL's flag, which `greenrl train` does not need: --cuda -> nothing: greenrl's "
+            "DQN and SAC run on the CPU (device is a PPO key)");
+  EXPECT_EQ(Hint("eval", {"--total-timesteps", "5"}), "");  // train's only
+}
+
 TEST(ZooFlagsTest, EvalFlagsAndOtherArgumentsAreLeftAlone) {
   EXPECT_EQ(Hint("eval", {"--load-best", "-f", "logs", "--no-render"}),
             "rl-zoo's flags, which `greenrl eval` spells otherwise: --load-best -> --best; -f "

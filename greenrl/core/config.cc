@@ -246,14 +246,17 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     known.push_back(spec.key);
     if (spec.key.rfind(key + ".", 0) == 0) section_keys.push_back(spec.key);
     // A matching last segment ("pue" for "carbon.pue") counts as the closest possible match; a
-    // last segment of 3 or more letters that begins or ends a key's last segment ("activation"
-    // for "policy_kwargs.activation_fn", "lambda" for "gae_lambda") as a one-letter typo.
+    // last segment of 3 or more letters that begins a key's last segment ("activation" for
+    // "policy_kwargs.activation_fn", "regio" for "carbon.region"), or ends it after a '_' or with
+    // 5 letters or more ("lambda" for "gae_lambda", "steps" for "n_timesteps"; not "eps" for
+    // "n_timesteps"), as a one-letter typo.
     const std::string segment = LastSegment(spec.key);
     size_t distance = segment == given_segment ? 0 : EditDistance(key, spec.key);
-    if (distance > 1 && given_segment.size() >= 3 && segment.size() > given_segment.size() &&
+    const size_t n = given_segment.size();
+    if (distance > 1 && n >= 3 && segment.size() > n &&
         (segment.rfind(given_segment, 0) == 0 ||
-         segment.compare(segment.size() - given_segment.size(), std::string::npos, given_segment) ==
-             0)) {
+         (segment.compare(segment.size() - n, std::string::npos, given_segment) == 0 &&
+          (n >= 5 || segment[segment.size() - n - 1] == '_')))) {
       distance = 1;
     }
     if (distance < closest_distance) {

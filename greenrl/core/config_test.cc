@@ -177,6 +177,8 @@ TEST(ConfigTest, UnknownKeyNamesClosestMatchAndKnownKeys) {
             std::string("steps: got '5'; unknown key; did you mean one of 'n_timesteps', "
                         "'n_steps'? ") +
                 kKnownKeys);
+  // A short ending inside a word is no guess (Adam's "eps" is not a typo of "n_timesteps").
+  EXPECT_EQ(OverrideError("eps=1e-5"), std::string("eps: got '1e-5'; unknown key; ") + kKnownKeys);
   EXPECT_EQ(OverrideError("lr=0.1"),  // two letters: no guess
             std::string("lr: got '0.1'; unknown key; ") + kKnownKeys);
   EXPECT_EQ(OverrideError("totally_unrelated=1"),

@@ -110,6 +110,24 @@ std::optional<double> ParseYamlNumber(const std::string& text) {
 }
 
 std::optional<int64_t> ParseYamlInt(const std::string& text) {
+  // Digit groups joined by single underscores ("100_000"), as Python's int() reads them (PEP 515)
+  // and YAML 1.1's int does (PyYAML, rl-zoo's parser): the digits without them.
+  if (text.find('_') != std::string::npos) {
+    const size_t start = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+    std::string digits = text.substr(0, start);
+    bool after_digit = false;
+    for (size_t i = start; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c >= '0' && c <= '9') {
+        digits += c, after_digit = true;
+      } else if (c == '_' && after_digit && i + 1 < text.size()) {
+        after_digit = false;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return after_digit ? ParseYamlInt(digits) : std::nullopt;
+  }
   const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
   const char* last = text.data() + text.size();
   int64_t value = 0;

@@ -320,7 +320,35 @@ ConfigSchema BuildSchema(const std::string& algo) {
             "(SB3's replay buffer option, which greenrl does not have: its buffer keeps next_obs "
             "per transition, float32)"},
            {"action_noise", "(SB3's, for TD3/DDPG-style noise, which greenrl does not have)"},
-           {"sde_support", "(an SB3 internal; use_sde turns gSDE on)"}}) {
+           {"sde_support", "(an SB3 internal; use_sde turns gSDE on)"},
+           {"policy_kwargs.optimizer_kwargs",
+            "(SB3's optimiser arguments, which greenrl does not take: its Adam has SB3's "
+            "defaults)"},
+           {"policy_kwargs.optimizer_class", "(SB3's; greenrl's optimiser is Adam, SB3's default)"},
+           {"policy_kwargs.n_critics", "(SB3's; greenrl's SAC has SB3's default, two critics)"},
+           {"policy_kwargs.share_features_extractor",
+            "(SB3's; greenrl's MlpPolicy networks share no layers, as SB3's default for SAC and "
+            "PPO's separate pi and vf)"},
+           // CleanRL's names (cleanrl/ppo.py, dqn.py, sac_continuous_action.py Args).
+           {"update_epochs", "(CleanRL's; SB3 and greenrl call it n_epochs)"},
+           {"clip_coef", "(CleanRL's; SB3 and greenrl call it clip_range)"},
+           {"num_minibatches",
+            "(CleanRL's; SB3 and greenrl give batch_size, the minibatch's size: n_envs x n_steps "
+            "/ num_minibatches)"},
+           {"norm_adv", "(CleanRL's; SB3 and greenrl call it normalize_advantage)"},
+           {"clip_vloss",
+            "(CleanRL's; SB3 and greenrl give clip_range_vf, the value clip range itself)"},
+           {"anneal_lr", "(CleanRL's; SB3 and greenrl write learning_rate=lin_<initial rate>)"},
+           {"num_steps", "(CleanRL's; SB3 and greenrl call it n_steps)"},
+           {"target_network_frequency",
+            "(CleanRL's; SB3 and greenrl call it target_update_interval)"},
+           {"start_e", "(CleanRL's; SB3 and greenrl call it exploration_initial_eps)"},
+           {"end_e", "(CleanRL's; SB3 and greenrl call it exploration_final_eps)"},
+           {"train_frequency", "(CleanRL's; SB3 and greenrl call it train_freq)"},
+           {"policy_lr", "(CleanRL's; SB3 and greenrl use one learning_rate for every network)"},
+           {"q_lr", "(CleanRL's; SB3 and greenrl use one learning_rate for every network)"},
+           {"alpha", "(CleanRL's; SB3 and greenrl call it ent_coef, a number or auto)"},
+           {"autotune", "(CleanRL's; SB3 and greenrl write ent_coef=auto)"}}) {
     if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr &&
         s.DefaultOnlyKey(key) == nullptr) {
       s.AddUnknownKeyNote(key, note);
