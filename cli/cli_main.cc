@@ -21,6 +21,14 @@ namespace greenrl::cli {
 
 namespace {
 
+// Whether an argument CLI11 left over is a flag ("--x", "-x", "--x=v"), not a value: a negative
+// number ("-5", "-.5") and "--" alone are values.
+bool LooksLikeFlag(const std::string& arg) {
+  if (arg.size() < 2 || arg[0] != '-' || arg == "--") return false;
+  const char next = arg[arg[1] == '-' ? 2 : 1];
+  return std::isdigit(static_cast<unsigned char>(next)) == 0 && next != '.';
+}
+
 // The algorithm a command line names before its config is loaded: --algo, else the --config
 // file's (AlgoOfConfigFile); "" when neither says (a default ppo run) or the command has no
 // such flags.
@@ -148,7 +156,7 @@ int Main(int argc, char** argv) {
       if (!zoo.hint.empty()) {
         std::string also;
         for (const std::string& other : zoo.others) {
-          if (other.empty() || other[0] != '-') continue;  // a value of some flag
+          if (!LooksLikeFlag(other)) continue;  // a value of some flag
           const std::string flag = other.substr(0, other.find('='));
           std::string hint = DidYouMean(flag, flags);  // "did you mean '--x'? " or ""
           if (!hint.empty()) hint = ": " + hint.substr(0, hint.size() - 1);
@@ -164,10 +172,7 @@ int Main(int argc, char** argv) {
       // to where one is (CLI11's "not expected" list is reversed and mixes in the values).
       std::string unknown;
       for (const std::string& extra : sub->remaining()) {
-        if (extra.size() < 2 || extra[0] != '-' ||
-            std::isdigit(static_cast<unsigned char>(extra[extra[1] == '-' ? 2 : 1])) != 0) {
-          continue;  // a value (a negative number included)
-        }
+        if (!LooksLikeFlag(extra)) continue;  // a value (a negative number included)
         const std::string flag = extra.substr(0, extra.find('='));
         std::string hint = DidYouMean(flag, flags);  // "did you mean '--x'? " or ""
         if (!hint.empty()) hint = ": " + hint.substr(0, hint.size() - 1);

@@ -583,6 +583,10 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
                           "mean one of '--set', '--seed'? (see `greenrl train --help`)\n"),
             std::string::npos)
       << r.output;
+  // Beside CleanRL's (or rl-zoo's) flags, a negative value is no flag.
+  r = RunGreenrl("train --config " + Preset() + " --total-timesteps 5 --bogus -5 --dry-run");
+  EXPECT_NE(r.output.find("--bogus is no flag of `greenrl train`"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("-5 is no flag"), std::string::npos) << r.output;
   // The misspelling left --run unset: CLI11's "required" error, and the flag it was meant to be.
   r = RunGreenrl("eval --bset");
   EXPECT_EQ(r.exit_code, 2) << r.output;

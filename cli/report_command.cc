@@ -124,10 +124,9 @@ Runner RegisterReport(CLI::App& app) {
                 ? (std::filesystem::path(runs[0].dir) / "report.html").lexically_normal().string()
                 : "report.html";
       if (!ReplaceableByReport(out)) {  // the default path, e.g. a page of the user's own
-        throw ConfigError("--out", "",
-                          "a path (the default " + out +
-                              " is a file greenrl report did not write and is left "
-                              "as it is)");
+        throw ConfigError("--out", out,
+                          "a new file, or a report greenrl report wrote (this default path holds "
+                          "a file greenrl report did not write, left as it is: give --out)");
       }
     }
     WriteFileAtomic(out,

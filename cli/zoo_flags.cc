@@ -1,7 +1,9 @@
 #include "cli/zoo_flags.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -265,6 +267,25 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     }
     std::vector<std::string> values;
     if (eq != std::string::npos) values.push_back(args[i].substr(eq + 1));
+    // CleanRL's boolean flags before its tyro port took a value (`--anneal-lr False`, argparse's
+    // strtobool): a false one means the --no- form.
+    if (cleanrl && flag->values == Values::kNone && flag >= std::begin(kCleanRlFlags) &&
+        flag < std::end(kCleanRlFlags)) {
+      std::string word = eq != std::string::npos ? values.front()
+                         : i + 1 < args.size()   ? args[i + 1]
+                                                 : "";
+      for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const bool is_true = word == "true" || word == "t" || word == "yes" || word == "y" ||
+                           word == "on" || word == "1";
+      const bool is_false = word == "false" || word == "f" || word == "no" || word == "n" ||
+                            word == "off" || word == "0";
+      if ((is_true || is_false) && eq == std::string::npos) values.push_back(args[++i]);
+      if (is_false && name.rfind("--no-", 0) != 0) {
+        for (const ZooFlag& negated : kCleanRlFlags) {
+          if (HasName(negated, "--no-" + name.substr(2))) flag = &negated;
+        }
+      }
+    }
     while (flag->values != Values::kNone && i + 1 < args.size() && IsValue(args[i + 1]) &&
            (values.empty() || flag->values == Values::kMany)) {
       values.push_back(args[++i]);

@@ -102,6 +102,11 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
   EXPECT_EQ(Hint("train", {"--cuda"}, "sac"),
             "CleanRL's flag, which `greenrl train` does not need: --cuda -> nothing: greenrl's "
             "DQN and SAC run on the CPU (device is a PPO key)");
+  // Older CleanRL's `--flag False` (argparse's strtobool): the value is read, false as --no-.
+  EXPECT_EQ(Hint("train", {"--anneal-lr", "False", "--cuda=false", "--norm-adv", "True"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --anneal-lr False -> --set "
+            "learning_rate=LR (a constant rate); --cuda false -> nothing: device is cpu by "
+            "default; --norm-adv True -> --set normalize_advantage=true");
   EXPECT_EQ(Hint("eval", {"--total-timesteps", "5"}), "");  // train's only
 }
 

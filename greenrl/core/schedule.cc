@@ -110,8 +110,8 @@ std::optional<double> ParseYamlNumber(const std::string& text) {
 }
 
 std::optional<int64_t> ParseYamlInt(const std::string& text) {
-  // Digit groups joined by single underscores ("100_000"), as Python's int() reads them (PEP 515)
-  // and YAML 1.1's int does (PyYAML, rl-zoo's parser): the digits without them.
+  // Digit groups joined by single underscores ("100_000"), as Python's int() reads them (PEP 515;
+  // PyYAML, rl-zoo's parser, reads them too, and more forms): the digits without them.
   if (text.find('_') != std::string::npos) {
     const size_t start = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
     std::string digits = text.substr(0, start);

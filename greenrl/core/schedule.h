@@ -76,10 +76,10 @@ inline constexpr char kScheduleAccepted[] = "a number or lin_<number>, e.g. lin_
 std::optional<double> ParseYamlNumber(const std::string& text);
 
 // Parses an integer as greenrl's int config keys read one: a YAML 1.2 int ([-+]?[0-9]+), the
-// same with digit groups joined by single underscores ("100_000", as Python's int() and YAML
-// 1.1, rl-zoo's PyYAML, read it), or a ParseYamlNumber float with an integral value in int64
-// range ("1e5" and "1.0e5" -> 100000, as rl-zoo writes `n_timesteps: !!float 1e5`). Returns
-// nullopt for anything else ("1.5", "1e99", ".inf", "abc", "1__000", "_1").
+// same with digit groups joined by single underscores ("100_000", as Python's int() reads it;
+// rl-zoo's PyYAML reads it too, and more forms), or a ParseYamlNumber float with an integral value
+// in int64 range ("1e5" and "1.0e5" -> 100000, as rl-zoo writes `n_timesteps: !!float 1e5`).
+// Returns nullopt for anything else ("1.5", "1e99", ".inf", "abc", "1__000", "_1").
 std::optional<int64_t> ParseYamlInt(const std::string& text);
 
 // Returns: the shortest decimal text of `value` that parses back to the same double

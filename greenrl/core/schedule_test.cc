@@ -106,7 +106,7 @@ TEST(YamlNumberTest, IntegersIncludeIntegralFloats) {
   EXPECT_EQ(ParseYamlInt("1e5"), 100000);
   EXPECT_EQ(ParseYamlInt("2.5e3"), 2500);
   EXPECT_EQ(ParseYamlInt("9223372036854775807"), std::numeric_limits<int64_t>::max());
-  // Digit groups joined by single underscores, as Python's int() and PyYAML (rl-zoo) read them.
+  // Digit groups joined by single underscores, as Python's int() reads them (PyYAML too).
   EXPECT_EQ(ParseYamlInt("100_000"), 100000);
   EXPECT_EQ(ParseYamlInt("-1_0"), -10);
   for (const char* bad : {"", "1.5", "1e-1", "9.3e18", "1e99", ".inf", ".nan", "abc", "1__000",

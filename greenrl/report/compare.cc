@@ -162,6 +162,11 @@ RunData LoadRun(const std::string& dir) {
     metrics_error = e.what();
   }
   nlohmann::json j;
+  if (training_now && !fs::exists(energy_path) && metrics_rows.empty()) {
+    BadRunDir(dir,
+              "it is still starting: a `greenrl train` holds its train.lock and it has no "
+              "metrics.csv row yet");
+  }
   if (!fs::exists(energy_path)) {
     j = KilledRunJson(dir, metrics_header, metrics_rows, metrics_error);
   } else {

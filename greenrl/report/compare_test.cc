@@ -338,7 +338,22 @@ TEST(CompareTest, RunStillTrainingIsSaidToBeRunning) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
   const RunData run = LoadRun(dir);
+  // Before its first metrics.csv row: said to be starting, not "did the run start?".
+  std::ifstream metrics_in(dir + "/metrics.csv");
+  const std::string metrics((std::istreambuf_iterator<char>(metrics_in)),
+                            std::istreambuf_iterator<char>());
+  WriteText(dir + "/metrics.csv", metrics.substr(0, metrics.find('\n') + 1));
+  std::string starting;
+  try {
+    LoadRun(dir);
+  } catch (const ConfigError& e) {
+    starting = e.what();
+  }
+  WriteText(dir + "/metrics.csv", metrics);
   ::close(fd);
+  EXPECT_NE(starting.find("it is still starting: a `greenrl train` holds its train.lock"),
+            std::string::npos)
+      << starting;
   EXPECT_EQ(run.unfinished, "running");
   EXPECT_EQ(run.steps, 2048);
   EXPECT_EQ(EvalReturnCell(CompareRuns({run}, std::nullopt)[0]), "n/a (running)");

@@ -617,6 +617,15 @@ TEST(DataParallelConfigTest, RanksWithDifferentConfigsAreRefused) {
         << o->error;
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.csv"));
+  // A key in a section is named in full (it was "budget_wh: 0.002", ambiguous).
+  std::vector<std::string> budget = kSmallRun;
+  budget.push_back("energy.budget_wh=0.002");
+  const std::array<RankOutcome, 2> nested = TrainTwoRanksApart(
+      CartPoleConfig(kSmallRun, 0), dir, CartPoleConfig(budget, 0), dir, "other_budget");
+  EXPECT_NE(nested[1].error.find("config: got 'rank 1: energy.budget_wh: 0.002'; the same "
+                                 "resolved config on every rank (rank 0: energy.budget_wh: 0"),
+            std::string::npos)
+      << nested[1].error;
 }
 
 // Both ranks (threads of this process: one machine) read a package-scope counter, rank 0 10 J
@@ -839,6 +848,7 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
   ASSERT_LT(budget_j, job_j + stop_extra_j);  // the stop's rule
   const double between_wh = (budget_j + job_j + stop_extra_j) / 2.0 / 3600.0;
   const std::string metrics_before = testing::ReadText(dir + "/metrics.csv");
+  const std::string power_before = testing::ReadText(dir + "/power.csv");
   const auto short_of_it = TrainTwoRanksMetered(
       LoadRunConfig(dir + "/config.yaml", {fmt::format("energy.budget_wh={:.17g}", between_wh)},
                     {}),
@@ -852,6 +862,7 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
         << o.error;
   }
   EXPECT_EQ(testing::ReadText(dir + "/metrics.csv"), metrics_before);
+  EXPECT_EQ(testing::ReadText(dir + "/power.csv"), power_before);
   const Config larger = LoadRunConfig(
       dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
   const auto resumed = TrainTwoRanksMetered(

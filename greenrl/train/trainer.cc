@@ -113,15 +113,27 @@ void ConfigureThreads(int torch_threads) {
 }
 
 void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs) {
-  // The lines without their "  # doc" comments and surrounding blanks.
+  // The lines without their "  # doc" comments and surrounding blanks, each key named in full
+  // ("energy.budget_wh: 0.002" for "budget_wh: 0.002" under "energy:").
   auto lines = [](const std::string& text) {
     std::vector<std::string> out;
+    std::vector<std::pair<size_t, std::string>> sections;  // (indent, name) of the open ones
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       line = line.substr(0, line.find("  #"));
       const size_t first = line.find_first_not_of(' ');
       const size_t last = line.find_last_not_of(' ');
-      out.push_back(first == std::string::npos ? "" : line.substr(first, last - first + 1));
+      if (first == std::string::npos) {
+        out.push_back("");
+        continue;
+      }
+      const std::string body = line.substr(first, last - first + 1);
+      while (!sections.empty() && sections.back().first >= first) sections.pop_back();
+      std::string path;
+      for (const auto& section : sections) path += section.second + ".";
+      out.push_back(path + body);
+      if (body.size() > 1 && body.back() == ':')
+        sections.emplace_back(first, body.substr(0, body.size() - 1));
     }
     return out;
   };
@@ -744,7 +756,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   const double t0 = clock.NowS();
   const double cpu0 = ProcessCpuSeconds();
-  sampler.Start();
   energy::BudgetController budget(budget_options, /*start_s=*/0.0);  // times relative to t0
   // GPU power limits: Zeus-style profiling (energy.power_limit) and the budget's throttle rung.
   const std::string power_limit_mode = config.GetString("energy.power_limit");
@@ -845,6 +856,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       RefuseResumeBudget(budget_options, resumed, job_j);
     }
   }
+  // The power sampler (power.csv) starts once a data-parallel resume has passed its checks, so a
+  // refused one leaves power.csv as it was (a single process is checked before all this).
+  sampler.Start();
   // Restores the env (exact state, or the reset policy: fresh episodes from the reset above,
   // with the saved normaliser statistics).
   auto restore_env = [&](const TrainerState& st) {
@@ -1551,11 +1565,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.cpu_before_meters_s = cpu_before_meters_s;
   r.steps_per_s = steps / wall_time_s;
   r.env_non_finite_resets = env->non_finite_resets();
-  // The command that continues this run: a data-parallel one needs its world size back.
+  // The command that continues this run: a data-parallel one needs its world size back, started
+  // as the run was (greenrl launch; torchrun; srun or mpirun, which only the user can spell).
   const std::string resume_command =
-      world_size > 1
-          ? fmt::format("greenrl launch --nproc {} -- train --resume {}", world_size, run_dir)
-          : "greenrl train --resume " + run_dir;
+      world_size == 1 ? "greenrl train --resume " + run_dir
+      : dist_env.source == "torchrun"
+          ? fmt::format(
+                "torchrun --no-python --nproc_per_node N greenrl train --resume {} (as "
+                "this run was started, {} ranks in all)",
+                run_dir, world_size)
+      : dist_env.source == "slurm" || dist_env.source == "openmpi"
+          ? fmt::format(
+                "`greenrl train --resume {}` on each of {} ranks, started as this run was "
+                "({})",
+                run_dir, world_size, dist_env.source)
+          : fmt::format("greenrl launch --nproc {} -- train --resume {}", world_size, run_dir);
   if (interrupted) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format("interrupted{} at step {}: {} continues it",

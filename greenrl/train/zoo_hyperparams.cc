@@ -408,6 +408,12 @@ std::vector<std::string> ZooNormalize(const std::string& text) {
 }
 
 namespace {
+using Entries = std::vector<std::pair<std::string, YAML::Node>>;
+
+// The maps already resolved, by node identity (an anchor merged in many places is resolved once:
+// without it a chain of maps each merging the one before twice took exponential time).
+using MergeMemo = std::vector<std::pair<YAML::Node, Entries>>;
+
 // The entries of a YAML map with its merge keys (`<<: *defaults`, `<<: [*a, *b]`) resolved as the
 // YAML 1.1 merge key type says (yaml.org/type/merge.html) and PyYAML does: the map's own keys win
 // over merged ones, an earlier map of a `<<` sequence over a later one, and a merged map's own
@@ -415,10 +421,11 @@ namespace {
 // the map's own.
 // Errors: ConfigError("--config", path, ...) for a `<<` whose value is not a map (or a sequence
 //   of maps), or merges nested deeper than 64.
-std::vector<std::pair<std::string, YAML::Node>> ResolveMergeKeys(const YAML::Node& map,
-                                                                 const std::string& path,
-                                                                 const std::string& section,
-                                                                 int depth) {
+Entries ResolveMergeKeys(const YAML::Node& map, const std::string& path, const std::string& section,
+                         int depth, MergeMemo* memo) {
+  for (const auto& [node, entries] : *memo) {
+    if (node.is(map)) return entries;
+  }
   if (depth > 64) {
     throw ConfigError("--config", path,
                       "YAML merge keys (<<) nested at most 64 deep (section " + section + ")");
@@ -427,13 +434,13 @@ std::vector<std::pair<std::string, YAML::Node>> ResolveMergeKeys(const YAML::Nod
   for (const auto& entry : map) {
     if (entry.first.Scalar() != "<<") taken.insert(entry.first.Scalar());
   }
-  std::vector<std::pair<std::string, YAML::Node>> entries;
+  Entries entries;
   const auto add_merged = [&](const YAML::Node& merged) {
     if (!merged.IsMap()) {
       throw ConfigError("--config", path,
                         "a YAML merge key (<<) of a map in the section " + section);
     }
-    for (auto& [key, value] : ResolveMergeKeys(merged, path, section, depth + 1)) {
+    for (auto& [key, value] : ResolveMergeKeys(merged, path, section, depth + 1, memo)) {
       if (taken.insert(key).second) entries.emplace_back(key, value);
     }
   };
@@ -448,7 +455,32 @@ std::vector<std::pair<std::string, YAML::Node>> ResolveMergeKeys(const YAML::Nod
   for (const auto& entry : map) {
     if (entry.first.Scalar() != "<<") entries.emplace_back(entry.first.Scalar(), entry.second);
   }
+  memo->emplace_back(map, entries);
   return entries;
+}
+
+// `node` with the merge keys of every map in it resolved (ResolveMergeKeys), as PyYAML resolves
+// them at every level (`policy_kwargs: {<<: *pk, ortho_init: false}`), as a new node.
+YAML::Node WithMergesResolved(const YAML::Node& node, const std::string& path,
+                              const std::string& section, int depth, MergeMemo* memo) {
+  if (depth > 64) {
+    throw ConfigError("--config", path,
+                      "YAML maps nested at most 64 deep (section " + section + ")");
+  }
+  if (node.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& [key, value] : ResolveMergeKeys(node, path, section, 0, memo)) {
+      out[key] = WithMergesResolved(value, path, section, depth + 1, memo);
+    }
+    return out;
+  }
+  if (node.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& item : node)
+      out.push_back(WithMergesResolved(item, path, section, depth + 1, memo));
+    return out;
+  }
+  return node;
 }
 }  // namespace
 
@@ -518,8 +550,11 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
   section.overrides = {"algo=" + section.algo, "env_id=" + section.env_id};
   // YAML merge keys (`<<: *pybullet-defaults`, which rl-zoo's files use and yaml-cpp leaves
   // unresolved), resolved as PyYAML (rl-zoo's parser) does.
-  const std::vector<std::pair<std::string, YAML::Node>> entries =
-      ResolveMergeKeys(body, path, section.env_id, 0);
+  MergeMemo memo;
+  Entries entries = ResolveMergeKeys(body, path, section.env_id, 0, &memo);
+  for (auto& entry : entries) {
+    entry.second = WithMergesResolved(entry.second, path, section.env_id, 0, &memo);
+  }
   try {  // an error in the section's values names the file and the section
     for (const auto& entry : entries) {
       const std::string key = entry.first;

@@ -99,6 +99,34 @@ TEST(ZooHyperparamsTest, MergeKeySequencesAndChainsResolveAsPyYaml) {
             (Strings{"algo=ppo", "env_id=Acrobot-v1", "gamma=0.9", "n_epochs=3", "n_steps=32"}));
 }
 
+// Merge keys inside a section's maps resolve too (PyYAML resolves them at every level), and an
+// anchor merged in many places is resolved once: a chain of 26 maps each merging the one before
+// twice resolves at once (each level used to expand the one below twice over).
+TEST(ZooHyperparamsTest, NestedMergeKeysAndLongMergeChainsResolve) {
+  const std::string path = ::testing::TempDir() + "/greenrl_zoo_nested_merges/ppo.yml";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  {
+    std::ofstream out(path);
+    out << "pk: &pk\n"
+           "  net_arch: [64, 64]\n"
+           "  log_std_init: -2\n"
+           "c0: &c0\n"
+           "  gamma: 0.95\n";
+    for (int i = 1; i <= 26; ++i) {
+      out << "c" << i << ": &c" << i << "\n  <<: [*c" << i - 1 << ", *c" << i - 1 << "]\n";
+    }
+    out << "CartPole-v1:\n"
+           "  policy_kwargs: {<<: *pk, log_std_init: -1}\n"
+           "Acrobot-v1:\n"
+           "  <<: *c26\n";
+  }
+  EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=CartPole-v1", "policy_kwargs.net_arch.pi=[64, 64]",
+                     "policy_kwargs.net_arch.vf=[64, 64]", "policy_kwargs.log_std_init=-1"}));
+  EXPECT_EQ(ReadZooSection(path, {"env_id=Acrobot-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=Acrobot-v1", "gamma=0.95"}));
+}
+
 TEST(ZooHyperparamsTest, SacSectionsAndNormalizeDicts) {
   const auto lunar = ReadZooSection(ZooFile("sac.yml"), {"env_id=LunarLanderContinuous-v3"});
   ASSERT_TRUE(lunar.has_value());
