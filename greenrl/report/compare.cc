@@ -211,6 +211,9 @@ RunData LoadRun(const std::string& dir) {
   }
   if (j.contains("eval_mean_return") && j["eval_mean_return"].is_number()) {
     run.eval_mean_return = j["eval_mean_return"].get<double>();
+    if (j.contains("eval_std_return") && j["eval_std_return"].is_number()) {
+      run.eval_std_return = j["eval_std_return"].get<double>();
+    }
   }
   if (j.contains("domains") && j["domains"].is_object()) {
     std::set<std::string> kinds;
@@ -333,6 +336,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.energy_wh = run.energy_wh;
     row.g_co2e = run.g_co2e;
     row.eval_mean_return = run.eval_mean_return;
+    row.eval_std_return = run.eval_std_return;
     row.energy_provenance = run.energy_provenance;
     row.unfinished = run.unfinished;
     const int ret = run.MetricsColumn(target_metric);
@@ -352,6 +356,9 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
 }
 
 std::string EvalReturnCell(const ComparisonRow& r) {
+  if (r.eval_mean_return && r.eval_std_return) {
+    return fmt::format("{:.2f} ± {:.2f}", *r.eval_mean_return, *r.eval_std_return);
+  }
   if (r.eval_mean_return || r.unfinished.empty()) return Cell(r.eval_mean_return, "{:.2f}");
   return "n/a (" + r.unfinished + ")";
 }

@@ -40,6 +40,7 @@ struct RunData {
   double energy_wh = 0.0;    // total_energy_wh
   double g_co2e = 0.0;       // carbon.kg_co2e x 1000
   std::optional<double> eval_mean_return;  // final deterministic evaluation, if it ran
+  std::optional<double> eval_std_return;   // its std over the episodes (energy.json since 12-06)
   // How energy.json's domains were metered, their provenances joined by '+' in name order
   // ("estimated", "measured", "estimated+measured"); empty when energy.json lists none.
   std::string energy_provenance;
@@ -95,7 +96,7 @@ struct ComparisonRow {
   int64_t steps = 0;
   double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0, g_co2e = 0.0;
   std::string energy_provenance, unfinished;  // as RunData's
-  std::optional<double> eval_mean_return;
+  std::optional<double> eval_mean_return, eval_std_return;
   // First metrics.csv row whose target metric (kTargetMetric unless CompareRuns is given
   // another) is >= the target: its energy/total_wh and global_step. Empty when no target was
   // given or the run never reached it (empty cells, e.g. rows without an evaluation, never do).
@@ -109,7 +110,8 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
                                        std::optional<double> target_return,
                                        const std::string& target_metric = kTargetMetric);
 
-// Returns: the eval return cell of a comparison table: the final evaluation's mean ("480.50"),
+// Returns: the eval return cell of a comparison table: the final evaluation's mean ("480.50", or
+//   "480.50 ± 12.30" with its std where energy.json gives one),
 //   else "n/a", with why for an unfinished run ("n/a (budget stop)", "n/a (interrupted)",
 //   "n/a (killed)", "n/a (running)").
 std::string EvalReturnCell(const ComparisonRow& row);

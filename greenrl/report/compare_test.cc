@@ -315,6 +315,18 @@ TEST(CompareTest, ResumedSegmentsOfPowerCsvFollowEachOther) {
   EXPECT_EQ(times, (std::vector<double>{1, 1.5, 2.5, 3.5, 3.75}));
 }
 
+// energy.json's eval_std_return (written since 2026-12-06) joins the mean in the table, as the
+// train summary and rl-zoo's evaluations print it; an older energy.json gives the mean alone.
+TEST(CompareTest, EvalReturnCellHasTheStdWhereEnergyJsonGivesIt) {
+  const std::string dir = MakeRunA(Root("eval_std"));
+  std::ifstream in(dir + "/energy.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(EvalReturnCell(CompareRuns({LoadRun(dir)}, std::nullopt)[0]), "480.50");
+  j["eval_std_return"] = 12.3;
+  WriteText(dir + "/energy.json", j.dump());
+  EXPECT_EQ(EvalReturnCell(CompareRuns({LoadRun(dir)}, std::nullopt)[0]), "480.50 ± 12.30");
+}
+
 // A run given as "." (or "./") is named by its directory, not ".".
 TEST(CompareTest, RunGivenAsDotIsNamedByItsDirectory) {
   const std::string dir = MakeRunA(Root("dot"));

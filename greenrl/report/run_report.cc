@@ -255,6 +255,8 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["eval_episodes"] = r.eval_episodes;
   j["eval_mean_return"] =
       r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_mean_return) : nlohmann::ordered_json();
+  j["eval_std_return"] =  // population std over the episodes, as SB3's evaluate_policy
+      r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_std_return) : nlohmann::ordered_json();
   if (!r.eval_note.empty()) j["eval_note"] = r.eval_note;
   j["duration_s"] = r.monitor_duration_s;
   j["total_energy_j"] = r.total_energy_j();

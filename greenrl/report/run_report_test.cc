@@ -37,6 +37,8 @@ TEST(RunReportTest, EnergyJsonWindowsPlusUnattributedEqualTotals) {
   const auto j = nlohmann::json::parse(in);
   EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 7200.0);
   EXPECT_DOUBLE_EQ(j["total_energy_wh"].get<double>(), 2.0);
+  EXPECT_EQ(j["eval_mean_return"], 500.0);
+  EXPECT_EQ(j["eval_std_return"], 0.0);
   EXPECT_EQ(j["domains"]["cpu:process"]["provenance"], "estimated");
   double windows = 0.0;
   for (const auto& [key, w] : j["windows"].items()) windows += w["total_energy_j"].get<double>();
