@@ -6,8 +6,8 @@
 # downloaded from anywhere else (see README.md, "Two commands").
 set -euo pipefail
 
-# Build tools and libraries. libmujoco-dev (MuJoCo 2.2.2) runs the HalfCheetah-v4 and Hopper-v4
-# envs in greenrl/env/mujoco. libopenblas0-openmp replaces Debian's reference BLAS under LibTorch
+# Build tools and libraries. libmujoco-dev (MuJoCo 2.2.2) runs the MuJoCo envs in
+# greenrl/env/mujoco (eleven tasks, each as v4 and v5: `greenrl envs` lists them). libopenblas0-openmp replaces Debian's reference BLAS under LibTorch
 # (a 256x64 by 64x64 matmul: 650 us with the reference BLAS, 24 us with OpenBLAS, measured on the
 # 2-core CI machine).
 PACKAGES=(
