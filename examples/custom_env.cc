@@ -93,8 +93,8 @@ class Corridor {
 
 int main(int argc, char** argv) {
   // A trivially copyable env class is saved exactly in resume checkpoints (one that holds a
-  // pointer declares kSaveBytes = false: batched_env.h). min_rows_per_thread:
-  // a second env thread only pays off from this many rows per thread (registry.h).
+  // pointer declares kSaveBytes = false, see batched_env.h). With min_rows_per_thread, a second
+  // env thread only pays off from this many rows per thread (registry.h).
   greenrl::env::RegisterEnv(greenrl::env::EnvRegistrationOf<Corridor>(/*min_rows_per_thread=*/256));
   return greenrl::cli::Main(argc, argv);
 }

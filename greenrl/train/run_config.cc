@@ -62,8 +62,8 @@ std::string PeekAlgo(const std::optional<YAML::Node>& root,
 }
 
 // The algorithm whose policy_kwargs layout a whole --set policy_kwargs=dict(...) takes: PeekAlgo's,
-// except that a file without `algo` (an rl-zoo file, which the file's name gives the algorithm:
-// sac.yml) and no --set algo= takes the file name's algorithm, as ReadZooSection will.
+// except that a file without `algo` (an rl-zoo file, whose name gives the algorithm, as sac.yml)
+// and no --set algo= takes the file name's algorithm, as ReadZooSection will.
 std::string PeekValueAlgo(const std::string& yaml_path, const std::optional<YAML::Node>& root,
                           const std::vector<std::string>& overrides) {
   const bool algo_given = (root && root->IsMap() && (*root)["algo"]) ||

@@ -410,8 +410,8 @@ std::vector<std::string> ZooNormalize(const std::string& text) {
 namespace {
 using Entries = std::vector<std::pair<std::string, YAML::Node>>;
 
-// The maps already resolved, by node identity (an anchor merged in many places is resolved once:
-// without it a chain of maps each merging the one before twice took exponential time).
+// The maps already resolved, by node identity, so that an anchor merged in many places is resolved
+// once (without it a chain of maps each merging the one before twice took exponential time).
 using MergeMemo = std::vector<std::pair<YAML::Node, Entries>>;
 
 // The entries of a YAML map with its merge keys (`<<: *defaults`, `<<: [*a, *b]`) resolved as the
