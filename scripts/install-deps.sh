@@ -8,8 +8,8 @@ set -euo pipefail
 
 # Build tools and libraries. libmujoco-dev (MuJoCo 2.2.2) runs the MuJoCo envs in
 # greenrl/env/mujoco (eleven tasks, each as v4 and v5: `greenrl envs` lists them).
-# libopenblas0-openmp replaces Debian's reference BLAS under LibTorch (a 256x64 by 64x64 matmul:
-# 650 us with the reference BLAS, 24 us with OpenBLAS, measured on the 2-core CI machine).
+# libopenblas0-openmp replaces Debian's reference BLAS under LibTorch: a 256x64 by 64x64 matmul
+# took 650 us with the reference BLAS and 24 us with OpenBLAS, measured on the 2-core CI machine.
 PACKAGES=(
   build-essential cmake ccache pkg-config
   libtorch-dev libopenblas0-openmp
