@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -89,6 +90,11 @@ class BatchedEnv {
   // resetting that row (../shared/STYLE.md, "Errors"); 0 for env types that cannot fault.
   // Read it from the driving thread between steps.
   virtual int64_t non_finite_resets() const { return 0; }
+  // Resets and steps whose observation or reward was NaN or infinite, summed over the rows (an
+  // env's own bug, which Gymnasium's passive env checker warns of on the first steps): counted by
+  // BatchedEnvOf, 0 for env types that do not count. Read it from the driving thread between
+  // steps.
+  virtual int64_t non_finite_outputs() const { return 0; }
   // Resume checkpoints: appends the exact state of every row (physics state, generator, step
   // counts, running episode statistics) to *bytes and returns true, or returns false when this
   // env type cannot (the trainer then resets the envs on resume; README "Checkpoints, resume
@@ -139,7 +145,16 @@ class BatchedEnvOf final : public BatchedEnv {
 
   // Args: num_envs: N >= 1 default-constructed copies of E.
   explicit BatchedEnvOf(int num_envs)
-      : envs_(num_envs), running_return_(num_envs, 0.0), running_length_(num_envs, 0) {}
+      : envs_(num_envs),
+        running_return_(num_envs, 0.0),
+        running_length_(num_envs, 0),
+        non_finite_outputs_(num_envs, 0) {}
+
+  int64_t non_finite_outputs() const override {
+    int64_t total = 0;
+    for (int64_t n : non_finite_outputs_) total += n;
+    return total;
+  }
 
   const EnvSpec& spec() const override { return E::Spec(); }
   int num_envs() const override { return static_cast<int>(envs_.size()); }
@@ -147,6 +162,7 @@ class BatchedEnvOf final : public BatchedEnv {
   void ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) override {
     for (int i = begin; i < end; ++i) {
       const std::array<float, kObsDim> obs = envs_[i].Reset(DeriveSeed(seed, i));
+      if (!AllFinite(obs)) ++non_finite_outputs_[i];
       WriteRow(obs, buffers.obs, i);
       WriteRow(obs, buffers.final_obs, i);
       buffers.reward[i] = 0.0f;
@@ -196,6 +212,7 @@ class BatchedEnvOf final : public BatchedEnv {
   void StepRows(int begin, int end, const VecBuffers& buffers) override {
     for (int i = begin; i < end; ++i) {
       const typename E::StepResult result = envs_[i].Step(ActionAt(buffers, i));
+      if (!std::isfinite(result.reward) || !AllFinite(result.obs)) ++non_finite_outputs_[i];
       running_return_[i] += result.reward;
       running_length_[i] += 1;
       // The TimeLimit (Gymnasium's TimeLimit: elapsed steps >= max_episode_steps).
@@ -220,6 +237,12 @@ class BatchedEnvOf final : public BatchedEnv {
   }
 
  private:
+  static bool AllFinite(const std::array<float, kObsDim>& row) {
+    bool finite = true;
+    for (float v : row) finite = finite && std::isfinite(v);
+    return finite;
+  }
+
   static void WriteRow(const std::array<float, kObsDim>& row, float* dst, int i) {
     std::memcpy(dst + static_cast<int64_t>(i) * kObsDim, row.data(), sizeof(float) * kObsDim);
   }
@@ -237,6 +260,7 @@ class BatchedEnvOf final : public BatchedEnv {
   std::vector<E> envs_;                  // one env per row
   std::vector<double> running_return_;   // float64 [N], return of the running episode so far
   std::vector<int32_t> running_length_;  // int32 [N], steps of the running episode so far
+  std::vector<int64_t> non_finite_outputs_;  // int64 [N], non_finite_outputs() per row
 };
 
 }  // namespace greenrl::env

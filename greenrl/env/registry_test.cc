@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -261,6 +262,39 @@ TEST(RegistryTest, BatchedEnvOfAppliesTheSpecsTimeLimit) {
   batched.StepRows(0, 2, b);
   EXPECT_EQ(truncated[0], 0);
   EXPECT_EQ(final_obs[0], 1.0f);
+}
+
+// NaN or infinite observations and rewards are counted (the trainer warns once, naming the env):
+// a NaN observation at step 2 and an infinite reward at step 3, on each of two rows, are 4.
+struct Faulty : Drift {
+  StepResult Step(Action action) {
+    StepResult r = Drift::Step(action);
+    if (r.obs[0] == 2.0f) r.obs[0] = std::nanf("");
+    if (r.obs[0] == 3.0f) r.reward = std::numeric_limits<double>::infinity();
+    return r;
+  }
+};
+TEST(RegistryTest, BatchedEnvOfCountsNonFiniteObservationsAndRewards) {
+  BatchedEnvOf<Faulty> batched(2);
+  std::array<float, 2> obs{}, final_obs{}, reward{}, episode_return{};
+  std::array<uint8_t, 2> terminated{}, truncated{};
+  std::array<int32_t, 2> episode_length{};
+  std::array<int64_t, 2> actions = {0, 0};
+  VecBuffers b;
+  b.discrete_actions = actions.data();
+  b.obs = obs.data(), b.final_obs = final_obs.data(), b.reward = reward.data();
+  b.terminated = terminated.data(), b.truncated = truncated.data();
+  b.episode_return = episode_return.data(), b.episode_length = episode_length.data();
+  batched.ResetRows(0, 2, 1, b);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 0);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 2);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 4);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 4);
+  EXPECT_EQ(BatchedEnvOf<Drift>(2).non_finite_outputs(), 0);
 }
 
 // A trivially copyable class is saved byte for byte, unless it declares kSaveBytes = false (a

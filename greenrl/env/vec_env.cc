@@ -139,6 +139,11 @@ VecEnv::VecEnv(const EnvSpec* spec, int num_envs, uint64_t seed)
 
 VecEnv::~VecEnv() = default;
 
+int64_t VecEnv::non_finite_outputs() const {
+  GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override non_finite_outputs()");
+  return root_->envs->non_finite_outputs();
+}
+
 int64_t VecEnv::non_finite_resets() const {
   GREENRL_CHECK(root_ != nullptr, "a VecEnv decorator must override non_finite_resets()");
   return root_->envs->non_finite_resets();

@@ -74,6 +74,9 @@ class VecEnv {
   // Steps whose row hit a numerical fault and was reset instead (BatchedEnv::non_finite_resets;
   // the MuJoCo envs count them, classic envs never fault). Decorators forward it.
   virtual int64_t non_finite_resets() const;
+  // Resets and steps whose observation or reward was NaN or infinite
+  // (BatchedEnv::non_finite_outputs). Decorators forward it.
+  virtual int64_t non_finite_outputs() const;
 
   // Resets every row: row i reseeds its generator with DeriveSeed(seed(), i) and resets. Writes
   // obs; clears reward, terminated, truncated, episode_return and episode_length; final_obs = obs.

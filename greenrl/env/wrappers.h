@@ -32,6 +32,7 @@ class VecEnvWrapper : public VecEnv {
   void Reset() override { inner_->Reset(); }
   void Step() override { inner_->Step(); }
   int64_t non_finite_resets() const override { return inner_->non_finite_resets(); }
+  int64_t non_finite_outputs() const override { return inner_->non_finite_outputs(); }
   bool SaveState(std::string* bytes) const override { return inner_->SaveState(bytes); }
   void LoadState(const std::string& bytes, size_t* offset) override {
     inner_->LoadState(bytes, offset);

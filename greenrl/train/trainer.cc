@@ -1149,8 +1149,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
     r->emplace_back("carbon/g_co2e", carbon_of(total).kg_co2e * 1000.0);
   };
 
+  // An env that returned a NaN or infinite observation or reward (a custom env's bug; the losses
+  // then go non-finite): said once, naming the env, as Gymnasium's passive env checker warns.
+  bool non_finite_outputs_said = false;
+  auto say_non_finite_outputs = [&]() {
+    if (non_finite_outputs_said || !options.verbose || !writer) return;
+    const int64_t n = env->non_finite_outputs();
+    if (n == 0) return;
+    non_finite_outputs_said = true;
+    fmt::print(stderr,
+               "greenrl: warning: {} returned a NaN or infinite observation or reward ({} env "
+               "resets and steps so far, by step {}): the losses go non-finite from such data; "
+               "check the env's Reset and Step\n",
+               env_id, n, steps);
+  };
   EvalResult final_eval;
   while (steps < total_steps) {
+    say_non_finite_outputs();
     ++iteration;
     episodes.clear();
     power_limits.BeforeIteration();
@@ -1465,6 +1480,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
     }
   }
+  say_non_finite_outputs();
   sampler.Stop();
   power_limits.Restore();
   const double wall_time_s = clock.NowS() - t0 + resumed.elapsed_s;
