@@ -233,18 +233,29 @@ class Drift {
   int steps_ = 0;
 };
 
-TEST(RegistryTest, BatchedEnvOfAppliesTheSpecsTimeLimit) {
-  BatchedEnvOf<Drift> batched(2);
-  std::array<float, 2> obs{}, final_obs{};
-  std::array<float, 2> reward{}, episode_return{};
+// The buffers of two rows of a one-value observation, for BatchedEnvOf without a VecEnv.
+struct TwoRows {
+  std::array<float, 2> obs{}, final_obs{}, reward{}, episode_return{};
   std::array<uint8_t, 2> terminated{}, truncated{};
   std::array<int32_t, 2> episode_length{};
-  std::array<int64_t, 2> actions = {0, 1};
-  VecBuffers b;
-  b.discrete_actions = actions.data();
-  b.obs = obs.data(), b.final_obs = final_obs.data(), b.reward = reward.data();
-  b.terminated = terminated.data(), b.truncated = truncated.data();
-  b.episode_return = episode_return.data(), b.episode_length = episode_length.data();
+  std::array<int64_t, 2> actions{};
+  VecBuffers Views() {
+    VecBuffers b;
+    b.discrete_actions = actions.data();
+    b.obs = obs.data(), b.final_obs = final_obs.data(), b.reward = reward.data();
+    b.terminated = terminated.data(), b.truncated = truncated.data();
+    b.episode_return = episode_return.data(), b.episode_length = episode_length.data();
+    return b;
+  }
+};
+
+TEST(RegistryTest, BatchedEnvOfAppliesTheSpecsTimeLimit) {
+  BatchedEnvOf<Drift> batched(2);
+  TwoRows rows;
+  rows.actions = {0, 1};
+  auto& [obs, final_obs, reward, episode_return, terminated, truncated, episode_length, actions] =
+      rows;
+  const VecBuffers b = rows.Views();
   batched.ResetRows(0, 2, 1, b);
   for (int step = 1; step <= 3; ++step) {
     batched.StepRows(0, 2, b);
@@ -264,8 +275,8 @@ TEST(RegistryTest, BatchedEnvOfAppliesTheSpecsTimeLimit) {
   EXPECT_EQ(final_obs[0], 1.0f);
 }
 
-// NaN or infinite observations and rewards are counted (the trainer warns once, naming the env):
-// a NaN observation at step 2 and an infinite reward at step 3, on each of two rows, are 4.
+// NaN or infinite observations and rewards are counted, and the trainer warns once naming the
+// env; a NaN observation at step 2 and an infinite reward at step 3, on each of two rows, are 4.
 struct Faulty : Drift {
   StepResult Step(Action action) {
     StepResult r = Drift::Step(action);
@@ -276,15 +287,8 @@ struct Faulty : Drift {
 };
 TEST(RegistryTest, BatchedEnvOfCountsNonFiniteObservationsAndRewards) {
   BatchedEnvOf<Faulty> batched(2);
-  std::array<float, 2> obs{}, final_obs{}, reward{}, episode_return{};
-  std::array<uint8_t, 2> terminated{}, truncated{};
-  std::array<int32_t, 2> episode_length{};
-  std::array<int64_t, 2> actions = {0, 0};
-  VecBuffers b;
-  b.discrete_actions = actions.data();
-  b.obs = obs.data(), b.final_obs = final_obs.data(), b.reward = reward.data();
-  b.terminated = terminated.data(), b.truncated = truncated.data();
-  b.episode_return = episode_return.data(), b.episode_length = episode_length.data();
+  TwoRows rows;
+  const VecBuffers b = rows.Views();
   batched.ResetRows(0, 2, 1, b);
   batched.StepRows(0, 2, b);
   EXPECT_EQ(batched.non_finite_outputs(), 0);
