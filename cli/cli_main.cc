@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -20,14 +19,6 @@
 namespace greenrl::cli {
 
 namespace {
-
-// Whether an argument CLI11 left over is a flag ("--x", "-x", "--x=v"), not a value: a negative
-// number ("-5", "-.5") and "--" alone are values.
-bool LooksLikeFlag(const std::string& arg) {
-  if (arg.size() < 2 || arg[0] != '-' || arg == "--") return false;
-  const char next = arg[arg[1] == '-' ? 2 : 1];
-  return std::isdigit(static_cast<unsigned char>(next)) == 0 && next != '.';
-}
 
 // The algorithm a command line names before its config is loaded: --algo, else the --config
 // file's (AlgoOfConfigFile); "" when neither says (a default ppo run) or the command has no

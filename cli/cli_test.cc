@@ -46,12 +46,6 @@ Result RunGreenrl(const std::string& args) {
   return RunCommand(std::string(GREENRL_BIN) + " " + args + " 2>&1");
 }
 
-// The bytes of a file ("" when it cannot be read).
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The command was refused as bad input (exit code 2) with `text` in its output.
 void ExpectRefused(const Result& r, const std::string& text) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -1434,13 +1428,13 @@ TEST(CliTest, ReportComparesRunsAndBadCheckpointsExit2) {
   // A report replaces a report it wrote; a run's own file given to --out is refused, untouched.
   r = RunGreenrl("report " + out + " " + copy + " --out " + two);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string energy_before = ReadFile(out + "/energy.json");
+  const std::string energy_before = greenrl::ReadFile(out + "/energy.json");
   ExpectRefused(RunGreenrl("report " + out + " --format md --out " + out + "/energy.json"),
                 "greenrl: error: --out: got '" + out +
                     "/energy.json'; a new file, or a report greenrl report wrote (replaced); this "
                     "file is something else (a run's metrics.csv or energy.json?) and is left as "
                     "it is: give another path\n");
-  EXPECT_EQ(ReadFile(out + "/energy.json"), energy_before);
+  EXPECT_EQ(greenrl::ReadFile(out + "/energy.json"), energy_before);
   // One run given twice, by any path, would be counted twice: refused, nothing written.
   const std::string again = out + "/../" + fs::path(out).filename().string();
   fs::remove(two);

@@ -243,6 +243,12 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
 
 }  // namespace
 
+bool LooksLikeFlag(const std::string& arg) {
+  if (arg.size() < 2 || arg[0] != '-' || arg == "--") return false;
+  const char next = arg[arg[1] == '-' ? 2 : 1];
+  return std::isdigit(static_cast<unsigned char>(next)) == 0 && next != '.';
+}
+
 ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>& args,
                       const std::string& algo) {
   ZooFlags found;

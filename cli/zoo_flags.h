@@ -8,6 +8,10 @@
 
 namespace greenrl::cli {
 
+// Whether a command-line argument is a flag ("--x", "-x", "--x=v") rather than a value: a
+// negative number ("-5", "-.5", "-1e5") and "--" alone are values. No errors.
+bool LooksLikeFlag(const std::string& arg);
+
 // What ZooFlagsHint found.
 struct ZooFlags {
   // "rl-zoo's flags, which `greenrl train` spells otherwise: -n 5 -> --set n_timesteps=5; ...",

@@ -19,6 +19,7 @@
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/algo/sac.h"
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/dist/process_group.h"
 #include "greenrl/energy/estimator_meter.h"
@@ -847,8 +848,8 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
   ASSERT_LT(rank0_j + stop_extra_j, budget_j);
   ASSERT_LT(budget_j, job_j + stop_extra_j);  // the stop's rule
   const double between_wh = (budget_j + job_j + stop_extra_j) / 2.0 / 3600.0;
-  const std::string metrics_before = testing::ReadText(dir + "/metrics.csv");
-  const std::string power_before = testing::ReadText(dir + "/power.csv");
+  const std::string metrics_before = ReadFile(dir + "/metrics.csv");
+  const std::string power_before = ReadFile(dir + "/power.csv");
   const auto short_of_it = TrainTwoRanksMetered(
       LoadRunConfig(dir + "/config.yaml", {fmt::format("energy.budget_wh={:.17g}", between_wh)},
                     {}),
@@ -861,8 +862,8 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
               std::string::npos)
         << o.error;
   }
-  EXPECT_EQ(testing::ReadText(dir + "/metrics.csv"), metrics_before);
-  EXPECT_EQ(testing::ReadText(dir + "/power.csv"), power_before);
+  EXPECT_EQ(ReadFile(dir + "/metrics.csv"), metrics_before);
+  EXPECT_EQ(ReadFile(dir + "/power.csv"), power_before);
   const Config larger = LoadRunConfig(
       dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(3.0 * full_j / 3600.0)}, {});
   const auto resumed = TrainTwoRanksMetered(

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -33,12 +32,6 @@ inline std::vector<float> FinalParameters(const Config& config, const std::strin
 inline double TotalJ(const std::string& dir) {
   std::ifstream in(dir + "/energy.json");
   return nlohmann::json::parse(in)["total_energy_j"].get<double>();
-}
-
-// The bytes of file `path` ("" when it cannot be read).
-inline std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // Both runs' final parameters (or those of checkpoints/<checkpoint>) are equal bit for bit.
