@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cli/presets.h"
 #include "cli/zoo_flags.h"
 #include "greenrl/core/allocator.h"
+#include "greenrl/core/cpu_info.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/openblas_core.h"
@@ -211,6 +213,15 @@ int Main(int argc, char** argv) {
   } catch (const greenrl::ConfigError& e) {
     fmt::print(stderr, "greenrl: error: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // The sizes that allocate in proportion to a key (a replay buffer names buffer_size itself).
+    const double memory = MachineMemoryBytes();
+    fmt::print(stderr,
+               "greenrl: failed: out of memory (std::bad_alloc){}: the arrays that grow with the "
+               "config are the rollout (n_steps x n_envs rows), the minibatch (batch_size rows), "
+               "the replay buffer (buffer_size rows) and the envs (n_envs)\n",
+               memory > 0 ? fmt::format("; this machine has {:.1f} GB", memory / 1e9) : "");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "greenrl: failed: {}\n", e.what());
     return 1;

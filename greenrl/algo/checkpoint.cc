@@ -1,11 +1,15 @@
 #include "greenrl/algo/checkpoint.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
@@ -64,6 +68,33 @@ void CheckpointWriter::Save(const std::string& path) const {
   WriteFileAtomic(path, bytes.str());
 }
 
+namespace {
+// The first entry of the zip archive at `path` that cannot be read or fails its CRC-32 check,
+// with libzip's reason; "" when every entry reads (or the file is no zip archive at all).
+std::string DamagedEntry(const std::string& path) {
+  int error = 0;
+  std::unique_ptr<zip_t, void (*)(zip_t*)> archive(zip_open(path.c_str(), ZIP_RDONLY, &error),
+                                                   zip_discard);
+  if (!archive) return "";  // not a zip archive: LibTorch's reader says what it is
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  std::vector<char> chunk(1 << 16);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    const char* name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(i), 0);
+    const std::string entry = name != nullptr ? name : "#" + std::to_string(i);
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
+        zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
+    if (!file)
+      return fmt::format("entry {} cannot be read: {}", entry, zip_strerror(archive.get()));
+    zip_int64_t n = 0;
+    while ((n = zip_fread(file.get(), chunk.data(), chunk.size())) > 0) {
+    }
+    // libzip compares the CRC-32 once an entry is read to its end (ZIP_ER_CRC).
+    if (n < 0) return fmt::format("entry {}: {}", entry, zip_file_strerror(file.get()));
+  }
+  return "";
+}
+}  // namespace
+
 CheckpointReader::CheckpointReader(const std::string& path, const std::string& algo,
                                    const std::string& env_id, int64_t format_version)
     : path_(path) {
@@ -76,6 +107,11 @@ CheckpointReader::CheckpointReader(const std::string& path, const std::string& a
   } catch (const std::exception& e) {
     std::string what = e.what();
     Fail(what.substr(0, what.find('\n')));
+  }
+  // LibTorch's reader does not check the entries' CRC-32 (its miniz is built with
+  // MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS): a flipped bit would load as a wrong weight.
+  if (const std::string damaged = DamagedEntry(path); !damaged.empty()) {
+    Fail("the file is damaged: " + damaged);
   }
   const int64_t version = Int("format_version");
   if (version != format_version) {

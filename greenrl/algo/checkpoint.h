@@ -44,13 +44,16 @@ class CheckpointWriter {
 class CheckpointReader {
  public:
   // Errors: ConfigError("checkpoint", path, "a <ALGO> checkpoint written by greenrl train ...")
-  // for a missing or unreadable file, a file that is not a LibTorch archive, and a header whose
-  // format_version, algo or env_id differs from the arguments (the message names both).
+  // for a missing or unreadable file, a file that is not a LibTorch archive, an archive with an
+  // entry that fails its CRC-32 check ("the file is damaged: entry ...": LibTorch's own reader
+  // does not check them), and a header whose format_version, algo or env_id differs from the
+  // arguments (the message names both).
   CheckpointReader(const std::string& path, const std::string& algo, const std::string& env_id,
                    int64_t format_version);
 
-  // Entry readers. Errors: ConfigError naming the path and the entry when it is missing or has
-  // another type.
+  // Entry readers. Errors: ConfigError naming the path and the entry when it is missing, for Int
+  // when it is not one integer value, for Double when it is not one value (any numeric dtype is
+  // read as a double), for String when it is not a string (said as "no '<key>' entry").
   int64_t Int(const std::string& key);
   double Double(const std::string& key);
   std::string String(const std::string& key);

@@ -68,8 +68,11 @@ void AddDqnKeys(ConfigSchema* schema);
 
 // Reads DQN's fields from a loaded config (keys declared by AddDqnKeys plus the common "n_envs",
 // "n_timesteps" and "seed"). Every key's range is checked when the Config loads (ConfigError
-// naming the key); no cross-key rule is needed: batch_size > buffer_size is valid (sampling is
-// with replacement) and exploration_final_eps > exploration_initial_eps is valid as in SB3.
+// naming the key); batch_size > buffer_size is valid (sampling is with replacement) and
+// exploration_final_eps > exploration_initial_eps is valid as in SB3.
+// Errors: ConfigError("gradient_steps", "0", ...) (the range admits -1, SB3's "as many as the
+// rollout's env steps", and so 0); ConfigError("policy_kwargs.activation_fn", ...) for an
+// activation other than tanh or relu.
 DqnConfig DqnConfigFromConfig(const Config& config);
 
 // SB3's get_linear_fn (stable_baselines3/common/utils.py) for the exploration rate: with

@@ -300,6 +300,10 @@ class Ppo final : public Algorithm {
   int latent_dim_;   // gSDE feature size (latent_sde_dim)
   std::vector<float> action_low_, action_high_;       // float32 [A]: the Box bounds (Gaussian)
   int64_t buffer_size_;
+  // The largest minibatch, min(batch_size, n_steps * n_envs): SB3's RolloutBuffer.get yields
+  // slices of the rollout, so a batch_size above the rollout is one minibatch of the whole of it
+  // and the minibatch buffers need no more rows than that.
+  int minibatch_rows_;
   int max_batch_;
 
   // Seeding: init, sampling and shuffling each own a generator derived from the seed.
@@ -327,7 +331,7 @@ class Ppo final : public Algorithm {
   torch::Tensor dev_advantages_;  // float32 [T * N]
   torch::Tensor dev_returns_;     // float32 [T * N]
   torch::Tensor dev_perm_;        // int64 [T * N]: this epoch's shuffled row order
-  torch::Tensor mb_index_;        // int64 [batch_size]: the graph's minibatch rows (static)
+  torch::Tensor mb_index_;        // int64 [minibatch_rows_]: the graph's minibatch rows (static)
   torch::Tensor clip_t_;          // float32 [1]: clip range of this update (static)
   torch::Tensor clip_vf_t_;       // float32 [1]: clip_range_vf of this update (static)
   torch::Tensor dev_old_values_;  // float32 [T * N]: the rollout's values (clip_range_vf)
@@ -382,7 +386,8 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
       use_sde_(config.use_sde && gaussian_),
       latent_dim_(config.pi_arch.empty() ? obs_dim_ : config.pi_arch.back()),
       buffer_size_(static_cast<int64_t>(config.n_steps) * config.n_envs),
-      max_batch_(std::max({config.batch_size, config.n_envs, 64})),
+      minibatch_rows_(static_cast<int>(std::min<int64_t>(config.batch_size, buffer_size_))),
+      max_batch_(std::max({minibatch_rows_, config.n_envs, 64})),
       sample_rng_(DeriveSeed(config.seed, 1)),
       shuffle_rng_(DeriveSeed(config.seed, 2)),
       params_(nn::ActorCriticSpec{obs_dim_, num_actions_, gaussian_, config.log_std_init,
@@ -420,7 +425,7 @@ Ppo::Ppo(const PpoConfig& config, const env::EnvSpec& spec)
   advantages_.assign(tn, 0.0f);
   returns_.assign(tn, 0.0f);
   indices_.resize(tn);
-  const size_t b = static_cast<size_t>(config_.batch_size);
+  const size_t b = static_cast<size_t>(minibatch_rows_);
   mb_obs_.assign(b * obs_dim_, 0.0f);
   mb_actions_.assign(b, 0);
   mb_cont_actions_.assign(gaussian_ ? b * num_actions_ : 0, 0.0f);
@@ -945,7 +950,7 @@ void Ppo::EnsureTensorState() {
   dev_advantages_ = torch::zeros({buffer_size_}, f32);
   dev_returns_ = torch::zeros({buffer_size_}, f32);
   dev_perm_ = torch::zeros({buffer_size_}, i64);
-  mb_index_ = torch::zeros({config_.batch_size}, i64);
+  mb_index_ = torch::zeros({minibatch_rows_}, i64);
   clip_t_ = torch::zeros({1}, f32);
   clip_vf_t_ = torch::zeros({1}, f32);
   dev_old_values_ = torch::zeros({buffer_size_}, f32);
@@ -1021,7 +1026,7 @@ void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, Minib
         nn::TensorOptimStep(opt_, adam, config_.max_grad_norm, scale_update);
         torch::NoGradGuard no_grad;
         stats_.narrow(0, 6, 1).add_(opt_.grad_norm.masked_fill(opt_.found_inf > 0, 0.0));
-      } else if (use_graph && batch == config_.batch_size) {
+      } else if (use_graph && batch == minibatch_rows_) {
         mb_index_.copy_(rows);
         if (graph_->captured()) {
           graph_->Replay();

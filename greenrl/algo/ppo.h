@@ -79,7 +79,8 @@ void AddPpoKeys(ConfigSchema* schema);
 // present, else "cpu"; update_path "auto" to "fused" on the CPU in fp32, else "autograd".
 // Errors: ConfigError for combinations a single key's range cannot express (batch_size 1, or
 // n_steps * n_envs 1, with normalize_advantage, as SB3's PPO.__init__ asserts; device cuda
-// without a CUDA device; update_path fused with device cuda; precision fp16 on the CPU). A
+// without a CUDA device; update_path fused with device cuda or with precision bf16 or fp16;
+// precision fp16 on the CPU). A
 // batch_size above n_steps * n_envs is accepted, as in SB3: each epoch is then one minibatch.
 PpoConfig PpoConfigFromConfig(const Config& config);
 

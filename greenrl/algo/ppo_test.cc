@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/env/registry.h"
 
@@ -80,6 +83,28 @@ TEST(PpoTest, FusedUpdateMatchesAutograd) {
   ExpectFusedMatchesAutograd("CartPole-v1", SmallConfig("fused"));
 }
 
+// A batch_size above the rollout (n_steps * n_envs = 256 here) is one minibatch of the whole
+// rollout per epoch, as SB3's RolloutBuffer.get slices it: the same parameters as batch_size 256,
+// on both paths, and buffers of the rollout's size (2^24 rows of minibatch and MLP workspace would
+// take gigabytes: a dry run of the CartPole preset with batch_size 2^24 ran out of 24 GB).
+TEST(PpoTest, BatchSizeAboveTheRolloutIsOneMinibatchOfIt) {
+  for (const std::string path : {"fused", "autograd"}) {
+    std::vector<std::vector<float>> params;
+    for (int batch_size : {256, 1 << 24}) {
+      auto env = env::MakeVecEnv("CartPole-v1", 4, 11, 1);
+      env->Reset();
+      PpoConfig config = SmallConfig(path);
+      config.batch_size = batch_size;
+      auto ppo = MakePpo(config, env->spec());
+      std::vector<EpisodeRecord> episodes;
+      ppo->CollectRollout(*env, &episodes);
+      ppo->Update(1.0);
+      params.push_back(ppo->GetParameters());
+    }
+    EXPECT_EQ(params[0], params[1]) << path;
+  }
+}
+
 // The CartPole preset (n_envs 8, n_steps 32: 256 steps per rollout, 1e5 steps, lin_0.001 and
 // lin_0.2): SB3 computes progress after each rollout, so the first update sees
 // 1 - 256 / 1e5 = 0.99744 and the last (391st, at 100,096 steps) sees a negative value, clamped
@@ -146,8 +171,28 @@ TEST(PpoTest, CheckpointRoundTripAndRefusals) {
   std::ofstream(garbage) << "not a checkpoint";
   EXPECT_THROW(restored->LoadCheckpoint(garbage), ConfigError);
   EXPECT_THROW(restored->LoadCheckpoint(::testing::TempDir() + "/missing.pt"), ConfigError);
+  // A flipped bit in a stored weight (found by its bytes: LibTorch stores float32 raw) fails the
+  // entry's CRC-32, which LibTorch's own reader does not check: refused, not loaded as another
+  // weight.
+  std::string bytes = greenrl::ReadFile(path);
+  const std::vector<float> params = ppo->GetParameters();
+  const std::string pattern(reinterpret_cast<const char*>(&params[100]), 4 * sizeof(float));
+  const size_t at = bytes.find(pattern);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] = static_cast<char>(bytes[at + 3] ^ 0x20);  // an exponent bit of params[100]
+  const std::string flipped = ::testing::TempDir() + "/ppo_ckpt_flipped.pt";
+  greenrl::WriteFileAtomic(flipped, bytes);
+  try {
+    restored->LoadCheckpoint(flipped);
+    ADD_FAILURE() << "a damaged checkpoint loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("(the file is damaged: entry "), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("CRC error"), std::string::npos) << e.what();
+  }
   std::remove(path.c_str());
   std::remove(garbage.c_str());
+  std::remove(flipped.c_str());
 }
 
 // SB3's clip_range_vf: the value loss reads v_old + clamp(v - v_old, -c, c). On Pendulum (returns

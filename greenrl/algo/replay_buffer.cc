@@ -1,8 +1,12 @@
 #include "greenrl/algo/replay_buffer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <new>
 
 #include "greenrl/algo/checkpoint.h"
+#include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
 
 namespace greenrl::algo {
@@ -12,12 +16,23 @@ ReplayBuffer::ReplayBuffer(int64_t capacity, int obs_dim, int act_dim)
   GREENRL_CHECK(capacity >= 1 && obs_dim >= 1 && act_dim >= 1,
                 "replay buffer needs capacity, obs_dim and act_dim >= 1");
   // new T[n] without () leaves the memory untouched: the OS commits pages as rows are written.
-  obs_.reset(new float[capacity * obs_dim]);
-  next_obs_.reset(new float[capacity * obs_dim]);
-  actions_.reset(new float[capacity * act_dim]);
-  rewards_.reset(new float[capacity]);
-  terminated_.reset(new uint8_t[capacity]);
-  truncated_.reset(new uint8_t[capacity]);
+  try {
+    obs_.reset(new float[capacity * obs_dim]);
+    next_obs_.reset(new float[capacity * obs_dim]);
+    actions_.reset(new float[capacity * act_dim]);
+    rewards_.reset(new float[capacity]);
+    terminated_.reset(new uint8_t[capacity]);
+    truncated_.reset(new uint8_t[capacity]);
+  } catch (const std::bad_alloc&) {
+    const double row_bytes = (2.0 * obs_dim + act_dim + 1) * sizeof(float) + 2;
+    const double memory = MachineMemoryBytes();
+    throw ConfigError(
+        "buffer_size", std::to_string(capacity),
+        fmt::format("a replay buffer this machine can hold: {} rows of {:g} bytes are {:.1f} GB, "
+                    "more than it could reserve{}",
+                    capacity, row_bytes, capacity * row_bytes / 1e9,
+                    memory > 0 ? fmt::format(" (its memory: {:.1f} GB)", memory / 1e9) : ""));
+  }
 }
 
 void ReplayBuffer::Add(const float* obs, const float* actions, const float* rewards,

@@ -19,7 +19,9 @@ class ReplayBuffer {
   // act_dim: values per action (1 for Discrete: the index is stored as float32, exact below
   // 2^24). Memory is reserved and left untouched until rows are written, so a large capacity
   // costs only what is filled.
-  // Errors: greenrl::InternalError (GREENRL_CHECK) for capacity < 1 or a dimension < 1.
+  // Errors: greenrl::InternalError (GREENRL_CHECK) for capacity < 1 or a dimension < 1;
+  // ConfigError("buffer_size", capacity, ...) with the bytes it needs when the memory cannot be
+  // reserved (std::bad_alloc), before anything is trained.
   ReplayBuffer(int64_t capacity, int obs_dim, int act_dim);
 
   // Appends n transitions (one per VecEnv row), overwriting the oldest once full.

@@ -154,10 +154,8 @@ SacConfig SacConfigFromConfig(const Config& config) {
                       "1 when update_path is autograd (the second thread takes part of the fused "
                       "update: set update_path fused or auto to use 2)");
   }
-  if (c.batch_size > c.buffer_size) {
-    throw ConfigError("batch_size", std::to_string(c.batch_size),
-                      "an integer in [1, buffer_size = " + std::to_string(c.buffer_size) + "]");
-  }
+  // batch_size > buffer_size is valid, as in SB3 and greenrl's DQN: minibatches are drawn with
+  // replacement (ReplayBuffer.sample's randint).
   return c;
 }
 

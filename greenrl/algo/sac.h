@@ -85,8 +85,9 @@ void AddSacKeys(ConfigSchema* schema);
 
 // Reads SAC's fields from a loaded config (keys declared by AddSacKeys plus "n_envs" and
 // "seed"). Errors: ConfigError naming the field for text keys that do not parse (ent_coef:
-// "auto, auto_<initial value > 0> or a number >= 0"; target_entropy: "auto or a finite number"),
-// for batch_size > buffer_size and for threads.update 2 with update_path autograd.
+// "auto, auto_<initial value > 0> or a number >= 0"; target_entropy: "auto or a finite number")
+// and for threads.update 2 with update_path autograd. batch_size > buffer_size is valid, as in
+// SB3: minibatches are drawn with replacement.
 SacConfig SacConfigFromConfig(const Config& config);
 
 // Creates SAC for `spec`.

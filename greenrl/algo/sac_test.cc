@@ -5,6 +5,7 @@
 // preset configs/sac/mountaincarcontinuous.yaml.
 #include "greenrl/algo/sac.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -104,6 +105,19 @@ TEST(SacTest, ReplayBufferIsARing) {
   EXPECT_EQ(std::vector<float>(o, o + 3), (std::vector<float>{3, 1, 2}));  // row 0 overwritten
 }
 
+// A buffer the machine cannot reserve (here 2^40 Humanoid rows, 3 PB) is a ConfigError naming
+// buffer_size and the bytes, not a raw std::bad_alloc.
+TEST(SacTest, ReplayBufferTooLargeForTheMachineNamesBufferSize) {
+  try {
+    ReplayBuffer buffer(int64_t{1} << 40, /*obs_dim=*/376, /*act_dim=*/17);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "buffer_size");
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("1099511627776 rows of 3082 bytes are 3388694.8 GB"));
+  }
+}
+
 // target = (1 - tau) target + tau params: tau 0.1 on (1, 2, -3) from (0, 4, 1) gives
 // (0.1, 3.8, 0.6); tau 1 copies.
 TEST(SacTest, PolyakUpdateByHand) {
@@ -159,7 +173,7 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_EQ(field_of({"ent_coef=auto_-1"}), "ent_coef");
   EXPECT_EQ(field_of({"ent_coef=-0.5"}), "ent_coef");
   EXPECT_EQ(field_of({"target_entropy=x"}), "target_entropy");
-  EXPECT_EQ(field_of({"batch_size=512", "buffer_size=100"}), "batch_size");
+  EXPECT_EQ(field_of({"batch_size=512", "buffer_size=100"}), "(no error)");  // as SB3 (below)
   EXPECT_EQ(field_of({"threads.update=2", "update_path=autograd"}), "threads.update");
   EXPECT_EQ(field_of({"threads.update=3"}), "threads.update");
   EXPECT_EQ(field_of({"threads.update=2"}), "(no error)");
@@ -213,6 +227,31 @@ TEST(SacTest, BadConfigNamesTheField) {
 
 // ---------------------------------------------------------------------------------------------
 // Rollout and update on Pendulum-v1.
+// A minibatch larger than the buffer is drawn with replacement, as SB3's ReplayBuffer.sample
+// (randint over the filled rows) and greenrl's DQN do.
+TEST(SacTest, BatchLargerThanTheBufferIsDrawnWithReplacement) {
+  auto env = env::MakeVecEnv("Pendulum-v1", 1, /*seed=*/3, 1);
+  SacConfig config = SmallConfig();
+  config.buffer_size = 20;
+  config.batch_size = 64;
+  config.learning_starts = 30;
+  auto sac = MakeSac(config, env->spec());
+  env->Reset();
+  std::vector<EpisodeRecord> episodes;
+  double n_updates = 0.0;
+  for (int t = 0; t < 40; ++t) {
+    sac->CollectRollout(*env, &episodes);
+    const Metrics m = sac->Update(1.0 - t / 40.0);
+    for (const auto& [name, v] : m) {
+      if (name == "losses/n_updates") n_updates = v;
+    }
+    if (t < 30) continue;  // training starts after learning_starts env steps
+    for (const auto& [name, v] : m) EXPECT_TRUE(std::isfinite(v)) << name << " at step " << t;
+  }
+  EXPECT_EQ(n_updates, 10.0);  // steps 31..40, one gradient step each
+  for (float p : sac->GetParameters()) ASSERT_TRUE(std::isfinite(p));
+}
+
 TEST(SacTest, WarmupThenTrainingWithFiniteMetricsAndActionsInBounds) {
   auto env = env::MakeVecEnv("Pendulum-v1", 2, /*seed=*/3, 1);
   SacConfig config = SmallConfig();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -30,19 +31,33 @@ std::string DirName(const std::string& path) {
 namespace {
 // GREENRL_FAIL_WRITES_AFTER (see the header): whether this call is one to fail.
 // Calls are counted while the variable is set; a call without it resets the count.
-bool InjectedWriteFailure() {
-  static std::atomic<long long> calls{0};
-  const char* after = std::getenv("GREENRL_FAIL_WRITES_AFTER");
+bool InjectedFailure(const char* variable, std::atomic<long long>& calls) {
+  const char* after = std::getenv(variable);
   if (after == nullptr || *after == '\0') {
     calls = 0;
     return false;
   }
   return ++calls > std::atoll(after);
 }
+
+bool InjectedWriteFailure() {
+  static std::atomic<long long> calls{0};
+  return InjectedFailure("GREENRL_FAIL_WRITES_AFTER", calls);
+}
+
+// The file a write to `path` replaces: `path`, or the file a symlink there points to (followed
+// through every link), so the link stays a link, as editors keep it.
+std::string WriteTarget(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) return path;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : resolved.string();
+}
 }  // namespace
 
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string target = WriteTarget(path);
+  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   const bool inject_failure = InjectedWriteFailure();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("create", path, errno);  // the file asked for: its folder, its rights
@@ -76,16 +91,47 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     throw IoError("close", tmp, err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw IoError("rename to", path, err);
   }
-  const int dir_fd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir_fd = ::open(DirName(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+void AppendWhole(int fd, const std::string& path, const std::string& text) {
+  static std::atomic<long long> calls{0};
+  const bool inject_failure = InjectedFailure("GREENRL_FAIL_APPENDS_AFTER", calls);
+  const off_t before = ::lseek(fd, 0, SEEK_END);
+  if (before < 0) throw IoError("write", path, errno);
+  size_t written = 0;
+  int err = 0;
+  while (written < text.size()) {
+    const size_t limit = inject_failure ? text.size() / 2 : text.size();
+    if (written >= limit) {
+      err = ENOSPC;
+      break;
+    }
+    const ssize_t n = ::write(fd, text.data() + written, limit - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (err == 0) return;
+  if (::ftruncate(fd, before) != 0 || ::lseek(fd, before, SEEK_SET) < 0) {
+    const int cut_err = errno;
+    throw std::runtime_error(
+        "cannot write '" + path + "': " + std::strerror(err) +
+        " (and cutting it back to its last whole row failed: " + std::strerror(cut_err) + ")");
+  }
+  throw IoError("write", path, err);
 }
 
 std::string ReadFile(const std::string& path) {

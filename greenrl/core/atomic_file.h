@@ -8,6 +8,8 @@ namespace greenrl {
 
 // Writes `bytes` to `path` atomically: a temp file beside it (path + ".tmp.<pid>"), fsync,
 // rename over `path`, fsync of the directory. Either the old content or the new one survives.
+// When `path` is a symlink, the file it points to is replaced (temp file beside that file) and
+// the link stays.
 // Errors: std::runtime_error naming the path and strerror(errno) when any step fails (the temp
 // file is removed and `path` is untouched).
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
@@ -15,6 +17,16 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes);
 // set, every WriteFileAtomic call after the first N made while it is set fails as a full disk
 // does (ENOSPC once half the bytes are in the temp file; the temp file is removed, `path`
 // untouched). A call while it is unset resets the count.
+
+// Appends `text` at the end of the file open as `fd`, whole or not at all: when a write fails (a
+// full disk), the file is cut back to the length it had before the call, so a CSV log never ends
+// in part of a row. With the environment variable GREENRL_FAIL_APPENDS_AFTER=N set, every call
+// after the first N made while it is set fails as a full disk does (ENOSPC once half the bytes
+// are written; the file is cut back), for tests and drills; a call while it is unset resets the
+// count.
+// Errors: std::runtime_error naming `path` and strerror(errno) when a write fails (the file as it
+// was, unless cutting it back failed too, which the message then says).
+void AppendWhole(int fd, const std::string& path, const std::string& text);
 
 // Reads a whole file. Errors: std::runtime_error naming the path when it cannot be read.
 std::string ReadFile(const std::string& path);

@@ -1,5 +1,7 @@
 #include "greenrl/core/cpu_info.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -38,6 +40,12 @@ const CpuInfo& ThisCpu() {
     return ParseCpuInfo(in);
   }();
   return cpu;
+}
+
+double MachineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0.0;
+  return static_cast<double>(pages) * static_cast<double>(page_size);
 }
 
 std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus) {

@@ -1,5 +1,6 @@
 // cpu_info.h: what /proc/cpuinfo says about this machine's CPU, read in one place for the
-// emissions report (cpu_model), the precision policy (native bf16) and benchmark output.
+// emissions report (cpu_model), the precision policy (native bf16) and benchmark output; and the
+// machine's memory size (emissions.csv's ram_total_size).
 #pragma once
 
 #include <istream>
@@ -21,6 +22,11 @@ CpuInfo ParseCpuInfo(std::istream& in);
 
 // This machine's CpuInfo, read from /proc/cpuinfo once (empty where it cannot be read).
 const CpuInfo& ThisCpu();
+
+// This machine's physical memory, bytes: sysconf(_SC_PHYS_PAGES) x sysconf(_SC_PAGE_SIZE), which
+// on Linux equals /proc/meminfo's MemTotal (psutil.virtual_memory().total, what CodeCarbon's
+// ram_total_size reads). 0 where it cannot be read. No errors.
+double MachineMemoryBytes();
 
 // For benchmark output: "<model>, <logical_cpus> logical CPUs; <flags>", where <model> is
 // "unknown CPU" when empty and <flags> lists which of avx2, fma, avx512f, avx512bw, avx512vl,

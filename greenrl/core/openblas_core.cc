@@ -39,14 +39,16 @@ bool IsGenericFallbackCore(const std::string& lower) {
                      [&](const char* f) { return lower == f; });
 }
 
-// OpenBLAS's widest x86-64 kernels for `cpu`'s instructions: "Cooperlake", "SkylakeX", "Haswell",
-// or "" (older, or flags unknown).
+// OpenBLAS's widest x86-64 kernels for `cpu`'s instructions: "Cooperlake", "SkylakeX", "Zen"
+// (AVX2 on an AMD CPU), "Haswell" (AVX2 on others), or "" (older, or flags unknown).
 std::string WidestCoreFor(const CpuInfo& cpu) {
   if (!cpu.Has("avx2") || !cpu.Has("fma")) return "";
   const bool avx512 = cpu.Has("avx512f") && cpu.Has("avx512bw") && cpu.Has("avx512vl") &&
                       cpu.Has("avx512dq") && cpu.Has("avx512cd");
   if (avx512) return cpu.Has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
-  return "Haswell";
+  // OpenBLAS's dynamic dispatch (driver/others/dynamic.c) gives AMD's AVX2 CPUs its Zen core
+  // (seen on this project's AMD EPYC without AVX-512: "Zen kernels"), Intel's Haswell.
+  return cpu.model.find("AMD") != std::string::npos ? "Zen" : "Haswell";
 }
 
 // How wide a kernel set's vectors and instructions are, for comparing two: 1 pre-AVX2, 2 AVX2

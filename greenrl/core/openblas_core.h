@@ -25,7 +25,8 @@ std::string OpenBlasCoreName();
 // Dunnington, Nehalem, Sandybridge, Atom, Nano, Opteron, Opteron_SSE3, Barcelona, Bobcat; any
 // case) while cpu has avx2 and fma. Then: avx512f, avx512bw, avx512vl, avx512dq and avx512cd with
 // avx512_bf16 give "Cooperlake", without it "SkylakeX" (OpenBLAS's AVX-512 kernels need all five);
-// otherwise "Haswell" (its AVX2 kernels, which its Zen core also uses). No errors.
+// otherwise "Zen" on an AMD CPU (a model name with "AMD"), as OpenBLAS names its AVX2 kernels
+// there, and "Haswell" on others. No errors.
 std::string SuggestOpenBlasCoreType(const std::string& picked, const CpuInfo& cpu);
 
 // Whether `core` (an openblas_get_corename() value, any case) is one of OpenBLAS's AVX-512 kernel
@@ -47,8 +48,8 @@ std::string DescribeBlas();
 
 // DescribeBlas for given inputs: core (openblas_get_corename(), "" when not OpenBLAS), the values
 // of OPENBLAS_CORETYPE and kOpenBlasFallbackVariable (null when unset), and the CPU whose widest
-// kernels (Cooperlake, SkylakeX or Haswell, as SuggestOpenBlasCoreType picks them) are compared
-// with core. No errors.
+// kernels (Cooperlake, SkylakeX, Zen or Haswell, as SuggestOpenBlasCoreType picks them) are
+// compared with core. No errors.
 std::string DescribeBlasFor(const std::string& core, const char* coretype_variable,
                             const char* fallback_variable, const CpuInfo& cpu);
 

@@ -32,6 +32,8 @@ TEST(OpenBlasCoreTest, FallbackOnOtherCpusGetsTheirWidestKernels) {
   std::vector<std::string> no_bw = kAvx512;
   no_bw.erase(no_bw.begin() + 5);  // avx512bw
   EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu(no_bw)), "Haswell");
+  // On AMD, OpenBLAS calls its AVX2 kernels Zen.
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", CpuInfo{"AMD EPYC", kAvx2}), "Zen");
 }
 
 TEST(OpenBlasCoreTest, ARightOrUnknownChoiceIsLeftAlone) {
@@ -68,6 +70,10 @@ TEST(OpenBlasCoreTest, DescribeBlasNamesWiderKernelsThanAUsersCoretype) {
   EXPECT_EQ(DescribeBlasFor("Prescott", "prescott", nullptr, Cpu(kAvx2)),
             "OpenBLAS, Prescott kernels (OPENBLAS_CORETYPE=prescott; this CPU can run OpenBLAS's "
             "Haswell kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
+  // An AMD EPYC without AVX-512 (2026-12-06): OpenBLAS chooses Zen there, not Haswell.
+  EXPECT_EQ(DescribeBlasFor("Prescott", "Prescott", nullptr, CpuInfo{"AMD EPYC", kAvx2}),
+            "OpenBLAS, Prescott kernels (OPENBLAS_CORETYPE=Prescott; this CPU can run OpenBLAS's "
+            "Zen kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
   // As wide as the CPU allows, or wider, or a name not ranked here: nothing more said.
   EXPECT_EQ(DescribeBlasFor("Haswell", "Haswell", nullptr, Cpu(kAvx2)),
             "OpenBLAS, Haswell kernels (OPENBLAS_CORETYPE=Haswell)");

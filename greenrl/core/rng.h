@@ -42,13 +42,14 @@ class Rng {
   double Uniform(double low, double high) { return low + (high - low) * Uniform(); }
   // Uniform float in [0, 1) with 24 random bits.
   float UniformF();
-  // Uniform integer in [0, n), n >= 1 (Lemire's nearly divisionless method, 2019).
+  // Uniform integer in [0, n), n >= 1 (Lemire's nearly divisionless method, 2019); n = 0 gives 0
+  // (and draws one number).
   uint64_t Below(uint64_t n);
   // Standard normal N(0, 1) (Marsaglia polar method).
   double Normal();
 
   // The full generator state for checkpoints: the four xoshiro words, the polar method's spare
-  // flag (0 or 1) and the spare normal's bits. SetState(State()) continues the same stream.
+  // flag (0 or 1) and the spare normal's bits. SetState(GetState()) continues the same stream.
   using State = std::array<uint64_t, 6>;
   State GetState() const;
   void SetState(const State& state);

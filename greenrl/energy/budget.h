@@ -70,7 +70,8 @@ BudgetAction ParseBudgetAction(const std::string& name);
 
 // The `energy.budget_wh` and `energy.budget.*` config fields. The defaults here are the
 // controller's own (a disabled budget, no warm-up); the config keys' defaults, which `greenrl
-// keys` lists (warmup_steps 1000), are set by train::BudgetOptionsFrom.
+// keys` lists (warmup_steps 1000), are the run schema's (train/run_config.cc), which
+// train::BudgetOptionsFrom reads.
 struct BudgetOptions {
   // energy.budget_wh: the run's energy budget, Wh (finite, >= 0). 0 = no budget: the controller
   // is disabled and never acts.
@@ -178,7 +179,8 @@ class BudgetController {
  public:
   // Args: options: validated here; start_s: the trainer's clock (Clock::NowS) when the training
   //   loop starts, s (the start of the first iteration, for its work time).
-  // Errors: greenrl::ConfigError as ValidateBudgetOptions.
+  // Errors: greenrl::ConfigError as ValidateBudgetOptions; greenrl::InternalError
+  //   (GREENRL_CHECK) for a non-finite start_s.
   BudgetController(const BudgetOptions& options, double start_s);
 
   // Returns: whether a budget is set (budget_wh > 0). A disabled controller returns kNormal with

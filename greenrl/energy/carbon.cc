@@ -133,8 +133,8 @@ std::size_t StepIndex(const std::vector<IntensityPoint>& points, double unix_s) 
 
 // The accepted intensities, for errors.
 constexpr const char* kIntensityRange =
-    "g CO2e per kWh from 0 to 2000 (the highest national average, India's, is 713.4; a larger "
-    "value is likely another unit, such as g per MWh)";
+    "g CO2e per kWh from 0 to 2000 (the table's highest national average, India's, is 713.4; a "
+    "larger value is likely another unit, such as g per MWh)";
 
 constexpr const char* kTimestampForms =
     "Unix seconds (1795971600; at most 253402300799, the end of year 9999: a larger value is "

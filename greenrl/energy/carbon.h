@@ -60,7 +60,8 @@ struct CarbonOptions {
   // "world" (any case): the world average kWorldIntensityGPerKwh, chosen explicitly; empty: the
   // same average as the default (CarbonResult::intensity_is_default).
   std::string region;
-  // carbon.intensity_g_per_kwh: overrides the table (g CO2e per kWh, finite, >= 0).
+  // carbon.intensity_g_per_kwh: overrides the table (g CO2e per kWh, from 0 to
+  // kMaxIntensityGPerKwh).
   std::optional<double> intensity_g_per_kwh;
   // carbon.pue: power usage effectiveness (finite, >= 1); see kDefaultPue.
   double pue = kDefaultPue;
@@ -81,7 +82,8 @@ struct CarbonResult {
 
 // Checks the options; call before training starts.
 // Errors: greenrl::ConfigError naming "carbon.region" (unknown region; lists the accepted codes),
-//   "carbon.intensity_g_per_kwh" (negative or not finite) or "carbon.pue" (< 1 or not finite).
+//   "carbon.intensity_g_per_kwh" (negative, above kMaxIntensityGPerKwh or not finite) or
+//   "carbon.pue" (< 1 or not finite).
 void ValidateCarbonOptions(const CarbonOptions& options);
 
 // Args: energy_j: energy, J (finite, >= 0); options: region / overrides.
@@ -115,16 +117,17 @@ struct IntensityPoint {
 // Immutable after construction; safe to share across threads.
 class IntensitySeries {
  public:
-  // Args: points: at least one, timestamps finite and strictly increasing, intensities finite and
-  //   >= 0; source: where the data came from (a path, a dataset name), for reports and errors.
+  // Args: points: at least one, timestamps finite and strictly increasing, intensities from 0 to
+  //   kMaxIntensityGPerKwh; source: where the data came from (a path, a dataset name), for reports
+  //   and errors.
   // Errors: greenrl::ConfigError naming `source` and the offending point's index.
   IntensitySeries(std::vector<IntensityPoint> points, std::string source);
 
   // Reads a CSV file. Format: one `timestamp,g_per_kwh` row per line (timestamps as
-  //   ParseTimestampUnixS accepts, strictly increasing; intensity a finite decimal >= 0, g CO2e per
-  //   kWh); an optional header line `timestamp,g_per_kwh` (case-insensitive) before the first row;
-  //   blank lines and lines starting with '#' ignored; spaces around fields and CRLF line ends
-  //   accepted.
+  //   ParseTimestampUnixS accepts, strictly increasing; intensity a decimal from 0 to
+  //   kMaxIntensityGPerKwh, g CO2e per kWh); an optional header line `timestamp,g_per_kwh`
+  //   (case-insensitive) before the first row; blank lines and lines starting with '#' ignored;
+  //   spaces around fields and CRLF line ends accepted.
   // Errors: greenrl::ConfigError naming the file (and the line, 1-based, for bad content): file
   //   unreadable, no data row, wrong number of fields, bad timestamp or intensity, timestamps not
   //   increasing.

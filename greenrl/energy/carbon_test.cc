@@ -200,8 +200,8 @@ TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
   EXPECT_THAT(CsvError("1795971600000,100\n"), HasSubstr("line 1: bad timestamp '1795971600000'"));
   EXPECT_EQ(CsvError("1795971600,abc\n"),
             "intensity series grid.csv, line 1: bad intensity 'abc'; expected g CO2e per kWh from "
-            "0 to 2000 (the highest national average, India's, is 713.4; a larger value is likely "
-            "another unit, such as g per MWh)");
+            "0 to 2000 (the table's highest national average, India's, is 713.4; a larger value is "
+            "likely another unit, such as g per MWh)");
   EXPECT_THAT(CsvError("1795971600,-1\n"), HasSubstr("line 1: bad intensity '-1'"));
   EXPECT_THAT(CsvError("1795971600,400000\n"), HasSubstr("line 1: bad intensity '400000'"));
   EXPECT_NO_THROW(IntensitySeries::ParseCsv("1795971600,2000\n", "grid.csv"));

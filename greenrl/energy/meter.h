@@ -1,5 +1,6 @@
 // meter.h: the EnergyMeter interface that every energy source implements (RAPL, the CPU-time
-// estimator, the fake meter for tests; NVML later), plus the provenance and scope of its figures.
+// estimator, NVML for GPUs, the fake meter for tests), plus the provenance and scope of its
+// figures.
 //
 // A meter reports cumulative energy in joules per domain ("cpu:package-0", "dram:0", "gpu:0",
 // "cpu:process") since the meter was created. Callers diff two readings to get a window's energy

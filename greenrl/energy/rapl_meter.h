@@ -1,6 +1,7 @@
 // rapl_meter.h: an EnergyMeter over Linux powercap RAPL counters (intel-rapl; also AMD Zen since
-// Linux 5.8), read from sysfs: cumulative CPU package and DRAM energy, provenance "measured", plus
-// the core / uncore parts of each package and the psys platform zone as informational domains.
+// Linux 5.8, in practice 5.11, as ../shared/REFERENCES.md says), read from sysfs: cumulative CPU
+// package and DRAM energy, provenance "measured", plus the core / uncore parts of each package and
+// the psys platform zone as informational domains.
 //
 // Facts used here (../shared/REFERENCES.md, "Linux powercap (RAPL)", from the kernel's
 // Documentation/power/powercap/powercap.rst):

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "greenrl/energy/estimator_meter.h"
+#include "greenrl/energy/nvml_meter.h"
 #include "greenrl/energy/rapl_meter.h"
 
 namespace greenrl::energy {
@@ -19,7 +20,7 @@ struct SourceOptions {
   // energy.hwmon_root: the hwmon class directory, searched for the amd_energy driver.
   std::string hwmon_root = "/sys/class/hwmon";
   // The NVML library passed to dlopen.
-  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string nvml_library = kDefaultNvmlLibrary;
   // energy.watts_per_core, power_w per busy core: what the estimator's row says it would use.
   double watts_per_core = kDefaultWattsPerCore;
   // energy.meter: "auto", "rapl" or "estimator", which decides the rows' would_use (rapl where
@@ -44,8 +45,9 @@ struct SourceStatus {
   std::string name;
   // Whether the source can be read now.
   bool available = false;
-  // Whether a run with energy.meter=auto would read it: RAPL when available, else the estimator
-  // (CPU); NVML when available (GPUs, in addition); amd_energy never (not wired as a meter).
+  // Whether a run with SourceOptions::meter would read it. auto: RAPL when available, else the
+  // estimator (CPU); rapl: RAPL when available, else none; estimator: the estimator. NVML when
+  // available (GPUs, in addition); amd_energy never (not wired as a meter).
   bool would_use = false;
   SourceState state = SourceState::kMissing;
   // One line: what was found or what failed (paths, errno text, NVML return code) and, when not
@@ -59,8 +61,8 @@ struct SourceStatus {
 };
 
 // Probes every source this build knows.
-// Returns: {rapl, nvml, amd_energy (hwmon), estimator}, in that order; exactly one of rapl and
-//   estimator has would_use set.
+// Returns: {rapl, nvml, amd_energy (hwmon), estimator}, in that order; at most one of rapl and
+//   estimator has would_use set (none with meter "rapl" where RAPL is unreadable).
 // Errors: none thrown for missing or unreadable sources; they are reported in the statuses.
 std::vector<SourceStatus> ListEnergySources(const SourceOptions& options = {});
 

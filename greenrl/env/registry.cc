@@ -39,8 +39,8 @@ EnvRegistration MujocoTask() {
 std::vector<EnvRegistration>& Registry() {
   static std::vector<EnvRegistration> registry = {
       // CartPole: the struct-of-arrays batch (same results as BatchedEnvOf<CartPole>, faster).
-      // min_rows_per_thread (registry.h): the measurements behind each value are in the
-      // README's table under "`threads.env` is an upper bound".
+      // min_rows_per_thread (registry.h): the measurements behind each value are in
+      // docs/speed-history.md, "`threads.env` is an upper bound".
       EnvRegistration{&CartPole::Spec(), &CartPoleBatched::Make, 256},
       EnvRegistrationOf<Acrobot>(8),
       EnvRegistrationOf<MountainCar>(256),

@@ -1,9 +1,10 @@
-// actor_critic.h: SB3's MlpPolicy for discrete actions: separate actor and critic MLPs
-// (net_arch pi=[64, 64], vf=[64, 64], tanh), an action head of num_actions logits and a value
-// head of 1, with orthogonal init (gains sqrt(2) hidden, 0.01 action head, 1 value head; SB3
-// ActorCriticPolicy._init_weights / ortho_init). Torch-free: parameters live in one flat
+// actor_critic.h: SB3's MlpPolicy: separate actor and critic MLPs (net_arch pi=[64, 64],
+// vf=[64, 64], tanh), an action head (num_actions logits for Discrete actions; a diagonal
+// Gaussian's mean, or gSDE's, for Box actions) and a value head of 1, with orthogonal init (gains
+// sqrt(2) hidden, 0.01 action head, 1 value head; SB3 ActorCriticPolicy._init_weights /
+// ortho_init). Torch-free: parameters live in one flat
 // float32 buffer laid out as [actor MLP | critic MLP] (fused_mlp.h's layout), so Adam, gradient
-// clipping and a future all-reduce each run over one buffer.
+// clipping and the data-parallel all-reduce each run over one buffer.
 //
 // actor_critic_module.h gives the LibTorch view of the same buffer (the autograd path).
 #pragma once
@@ -29,8 +30,8 @@ struct ActorCriticSpec {
   std::vector<int> vf_arch{64, 64};           // critic hidden sizes (net_arch.vf)
   Activation activation = Activation::kTanh;  // activation_fn
   bool ortho_init = true;                     // SB3 ortho_init
-  // Box actions with generalized state-dependent exploration (gSDE; Raffin et al., 2022,
-  // "Smooth Exploration for Robotic Reinforcement Learning", JMLR; SB3's
+  // Box actions with generalized state-dependent exploration (gSDE; Raffin, Kober and Stulp,
+  // "Smooth Exploration for Robotic Reinforcement Learning", CoRL 2021, PMLR 164; SB3's
   // StateDependentNoiseDistribution with full_std=True, use_expln=False, learn_features=False):
   // the log std is a matrix float32 [latent_sde_dim, num_actions] over the actor's last hidden
   // features h, and action k has std sqrt(sum_j h_j^2 exp(2 log_std[j, k]) + 1e-6).

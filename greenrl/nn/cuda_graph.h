@@ -20,7 +20,7 @@ bool CudaGraphsAvailable();
 
 // Runs everything inside on one side CUDA stream of the current device (capture needs a
 // non-default stream); the caller's stream waits for it at scope exit.
-// A no-op in builds without CUDA. Errors: std::runtime_error when CUDA is unavailable.
+// A no-op in builds without CUDA and where no CUDA device is present. No errors.
 class CudaSideStream {
  public:
   CudaSideStream();

@@ -9,8 +9,8 @@
 
 namespace greenrl::nn {
 
-// Adam hyperparameters. Defaults are PyTorch's except eps: SB3's ActorCriticPolicy passes
-// eps=1e-5 to Adam (stable_baselines3/common/policies.py), and so does greenrl's PPO.
+// Adam hyperparameters. Defaults are PyTorch's (torch.optim.Adam: betas (0.9, 0.999), eps 1e-8).
+// PPO passes eps 1e-5, as SB3's ActorCriticPolicy does (stable_baselines3/common/policies.py).
 struct AdamOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
@@ -29,6 +29,8 @@ struct AdamOptions {
 // lr * 2^-126 / eps, far under a float32 ulp of any parameter that is not itself near 0.
 class FlatAdam {
  public:
+  // Zeroed moments for num_params parameters (>= 0). Errors: greenrl::InternalError
+  // (GREENRL_CHECK) for a negative num_params.
   FlatAdam(int64_t num_params, AdamOptions options);
 
   // One update of params (float32 [num_params]) with grads (float32 [num_params]) at learning

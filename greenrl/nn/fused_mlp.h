@@ -82,6 +82,7 @@ class FusedMlp {
   // weights at params do not change while frozen (PPO's rollout: they change only in Update);
   // Forward with another pointer runs as unfrozen. The first freeze allocates the copies, later
   // ones nothing. FreezeWeights again (any pointer) drops the copies made so far.
+  // Errors: greenrl::InternalError (GREENRL_CHECK) for a null params.
   void FreezeWeights(const float* params);
   void ThawWeights();
   // Freezes `mlp`'s weights at `params` (FreezeWeights) for this object's lifetime.
@@ -127,6 +128,7 @@ class FusedMlp {
   static constexpr int64_t kParallelMacs = 1 << 20;
   // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) and ADDS
   // dL/dparams into grads (float32 [num_params]). Does not compute dL/dx.
+  // Errors: greenrl::InternalError (GREENRL_CHECK) when called before any Forward.
   void Backward(const float* params, const float* grad_y, float* grads);
   // Backpropagates dL/dy (float32 [batch, out_dim], batch as in the last Forward) to the input:
   // writes dL/dx float32 [batch, in_dim] into grad_x, and no parameter gradient (SAC's actor

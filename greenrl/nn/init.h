@@ -13,6 +13,8 @@ namespace greenrl::nn {
 // rows <= cols, orthonormal columns otherwise. Drawn from a standard normal matrix with the
 // given generator and orthonormalised by modified Gram-Schmidt in float64 (equivalent to
 // PyTorch's QR with sign(diag(R)) correction, though not bit-identical to PyTorch's RNG stream).
+// Errors: greenrl::InternalError (GREENRL_CHECK) for rows or cols < 1, or a drawn matrix whose
+// column norm falls below 1e-12 (probability 0 in practice).
 void OrthogonalInit(float* w, int rows, int cols, double gain, Rng& rng);
 
 // Initialises every layer of an MLP in its flat layout (MlpSpec: weight [out, in] then bias

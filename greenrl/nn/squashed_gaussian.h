@@ -6,8 +6,9 @@
 // Semantics follow Stable-Baselines3 2.x (common/distributions.py SquashedDiagGaussianDistribution,
 // common/policies.py BasePolicy.scale_action / unscale_action), with one deliberate difference:
 // the change-of-variables term log(1 - tanh(u)^2) is computed as 2 (log 2 - u - softplus(-2u))
-// (SpinningUp's sac/core.py; SB3's TanhBijector.log_prob_correction), not SB3's
-// log(1 - tanh(u)^2 + 1e-6). The stable form is exact for every finite u: a saturated action
+// (SpinningUp's sac/core.py, "numerically-stable equivalent"), not SB3's
+// log(1 - tanh(u)^2 + 1e-6) (its TanhBijector.log_prob_correction). The stable form is exact for
+// every finite u: a saturated action
 // (|u| > ~9, where tanh(u) rounds to +-1 in float32) gives a large finite log-prob, never NaN or
 // -inf, and no 1e-6 bias.
 //

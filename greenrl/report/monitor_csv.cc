@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -26,7 +28,9 @@ std::string Round6(double x) { return fmt::format("{}", std::round(x * 1e6) / 1e
 
 std::FILE* OpenOrThrow(const std::string& path, const char* mode) {
   std::FILE* file = std::fopen(path.c_str(), mode);
-  if (file == nullptr) throw std::runtime_error("cannot open '" + path + "' for writing");
+  if (file == nullptr) {
+    throw std::runtime_error("cannot open '" + path + "' for writing: " + std::strerror(errno));
+  }
   return file;
 }
 
@@ -36,15 +40,20 @@ MonitorCsv::MonitorCsv(const std::string& path, std::FILE* file, double t_start)
     : path_(path), file_(file), t_start_(t_start) {}
 
 MonitorCsv::~MonitorCsv() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (file_ == nullptr) return;
+  try {
+    Flush();  // rows of a run that ends on an exception, as far as they can be written
+  } catch (const std::exception&) {
+  }
+  std::fclose(file_);
 }
 
 std::unique_ptr<MonitorCsv> MonitorCsv::Create(const std::string& path, const std::string& env_id,
                                                double t_start_unix_s) {
   std::FILE* file = OpenOrThrow(path, "w");  // a new file: nothing to lose, as metrics.csv
-  fmt::print(file, "{}", Header(env_id, t_start_unix_s));
-  std::fflush(file);
-  return std::unique_ptr<MonitorCsv>(new MonitorCsv(path, file, t_start_unix_s));
+  std::unique_ptr<MonitorCsv> monitor(new MonitorCsv(path, file, t_start_unix_s));
+  AppendWhole(fileno(file), path, Header(env_id, t_start_unix_s));
+  return monitor;
 }
 
 std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const std::string& env_id,
@@ -74,10 +83,15 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
 }
 
 void MonitorCsv::WriteEpisode(double episode_return, int64_t episode_length, double end_unix_s) {
-  fmt::print(file_, "{},{},{}\n", Round6(episode_return), episode_length,
-             Round6(end_unix_s - t_start_));
+  pending_ += fmt::format("{},{},{}\n", Round6(episode_return), episode_length,
+                          Round6(end_unix_s - t_start_));
 }
 
-void MonitorCsv::Flush() { std::fflush(file_); }
+void MonitorCsv::Flush() {
+  if (pending_.empty()) return;
+  std::string rows;
+  rows.swap(pending_);  // not written twice, even when this write fails
+  AppendWhole(fileno(file_), path_, rows);
+}
 
 }  // namespace greenrl::report

@@ -17,7 +17,8 @@ namespace greenrl::report {
 class MonitorCsv {
  public:
   // A new file at `path` with SB3's two header lines, flushed.
-  // Errors: std::runtime_error naming the path when it cannot be created.
+  // Errors: std::runtime_error naming the path and the system's reason when it cannot be created
+  // or written.
   static std::unique_ptr<MonitorCsv> Create(const std::string& path, const std::string& env_id,
                                             double t_start_unix_s);
 
@@ -33,9 +34,12 @@ class MonitorCsv {
   MonitorCsv(const MonitorCsv&) = delete;
   MonitorCsv& operator=(const MonitorCsv&) = delete;
 
-  // Appends one episode: its return (undiscounted), length (steps) and end time, Unix s.
+  // Adds one episode: its return (undiscounted), length (steps) and end time, Unix s. Kept in
+  // memory until Flush.
   void WriteEpisode(double episode_return, int64_t episode_length, double end_unix_s);
-  // Flushes the rows written so far to the file (the trainer calls it once per iteration).
+  // Appends the rows added since the last Flush to the file, whole or not at all (with
+  // AppendWhole, a failed write leaves the file at its last whole row). The trainer calls it once
+  // per iteration. Errors: std::runtime_error naming the file and the system's reason.
   void Flush();
 
   double t_start_unix_s() const { return t_start_; }
@@ -43,7 +47,8 @@ class MonitorCsv {
  private:
   MonitorCsv(const std::string& path, std::FILE* file, double t_start);
   std::string path_;
-  std::FILE* file_;
+  std::FILE* file_;      // opened for appending; written through its descriptor (AppendWhole)
+  std::string pending_;  // rows WriteEpisode added since the last Flush
   double t_start_;
 };
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "greenrl/core/atomic_file.h"
@@ -31,6 +33,23 @@ TEST(MonitorCsvTest, WritesSb3sHeaderAndRows) {
               "#{\"t_start\": 1700000000.5, \"env_id\": \"CartPole-v1\"}\nr,l,t\n22,22,0.75\n"
               "-123.456789,200,1.5\n");
   }
+}
+
+// A Flush whose write fails (GREENRL_FAIL_APPENDS_AFTER: ENOSPC half-way) throws and leaves the
+// file at its last whole row.
+TEST(MonitorCsvTest, AFailedFlushThrowsAndLeavesTheLastWholeRow) {
+  const std::string path = Path("full_disk");
+  auto monitor = MonitorCsv::Create(path, "CartPole-v1", 100.0);
+  monitor->WriteEpisode(10.0, 10, 101.0);
+  monitor->Flush();
+  const std::string whole = ReadFile(path);
+  ::setenv("GREENRL_FAIL_APPENDS_AFTER", "0", 1);
+  monitor->WriteEpisode(20.0, 20, 102.0);
+  monitor->WriteEpisode(30.0, 30, 103.0);
+  EXPECT_THROW(monitor->Flush(), std::runtime_error);
+  ::unsetenv("GREENRL_FAIL_APPENDS_AFTER");
+  EXPECT_EQ(ReadFile(path), whole);
+  EXPECT_EQ(whole, "#{\"t_start\": 100, \"env_id\": \"CartPole-v1\"}\nr,l,t\n10,10,1\n");
 }
 
 // Resume keeps the header (its t_start) and the first `rows` episodes, then appends; a torn

@@ -395,9 +395,7 @@ void MetricsCsv::WriteRow(const std::vector<std::pair<std::string, double>>& row
     }
   }
   line += cells + "\n";
-  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0) {
-    throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
-  }
+  AppendWhole(fileno(file_), path_, line);  // whole or not at all: no torn row on a full disk
 }
 
 std::pair<std::vector<std::string>, std::vector<std::vector<double>>> ReadMetricsCsv(

@@ -155,8 +155,8 @@ void WriteEnergyJson(const std::string& path, const RunReport& report);
 
 // The budget's decisions as JSON text: an array of energy.json's "budget.events" entries
 // (global_step, time_s, action, taken, state, energy_used_j, budget_j, forecast_j (null while
-// there was no forecast), fraction, next_iteration_energy_j, reason). Resume checkpoints keep
-// them in this form too (train/checkpointing.h). Doubles round-trip exactly.
+// there was no forecast), fraction, next_iteration_energy_j, reserve_j, reason). Resume checkpoints
+// keep them in this form too (train/checkpointing.h). Doubles round-trip exactly.
 std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events);
 // Inverse of BudgetEventsJson.
 // Errors: std::invalid_argument naming the entry and field that is missing or malformed, or the
@@ -178,8 +178,10 @@ class MetricsCsv {
   MetricsCsv(const MetricsCsv&) = delete;
   MetricsCsv& operator=(const MetricsCsv&) = delete;
 
-  // Appends a row; the first call writes the header from its keys. Keys a later row adds that
-  // the header lacks are ignored (callers pass every column from the first row).
+  // Appends a row, whole or not at all (AppendWhole: a failed write leaves the file at its last
+  // whole row); the first call writes the header from its keys. Keys a later row adds that the
+  // header lacks are ignored (callers pass every column from the first row).
+  // Errors: std::runtime_error naming the file and the system's reason when it cannot be written.
   void WriteRow(const std::vector<std::pair<std::string, double>>& row);
 
  private:

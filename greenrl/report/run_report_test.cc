@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "greenrl/core/atomic_file.h"
 
 namespace greenrl::report {
 namespace {
@@ -259,6 +264,27 @@ TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {
   EXPECT_TRUE(std::isnan(rows[0][2]));
   EXPECT_TRUE(std::isnan(rows[1][1]));
   EXPECT_EQ(rows[1][2], 500);
+}
+
+// A row whose write fails (GREENRL_FAIL_APPENDS_AFTER: ENOSPC half-way) is cut back: the file
+// ends at its last whole row, and the next row goes on from there.
+TEST(MetricsCsvTest, AFailedRowLeavesTheFileAtItsLastWholeRow) {
+  const std::string path = ::testing::TempDir() + "/greenrl_metrics_full_disk.csv";
+  MetricsCsv csv(path);
+  ::setenv("GREENRL_FAIL_APPENDS_AFTER", "1", 1);
+  csv.WriteRow({{"global_step", 256}, {"charts/SPS", 1000.5}});
+  const std::string whole = ReadFile(path);
+  EXPECT_EQ(whole, "global_step,charts/SPS\n256,1000.5\n");
+  try {
+    csv.WriteRow({{"global_step", 512}, {"charts/SPS", 2000.25}});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + path + "': No space left on device");
+  }
+  ::unsetenv("GREENRL_FAIL_APPENDS_AFTER");
+  EXPECT_EQ(ReadFile(path), whole);
+  csv.WriteRow({{"global_step", 768}, {"charts/SPS", 3000}});
+  EXPECT_EQ(ReadFile(path), whole + "768,3000\n");
 }
 
 }  // namespace

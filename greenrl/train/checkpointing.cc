@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -260,8 +261,18 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
                           {"first_unix_s", c->first_unix_s},
                           {"any", c->any}};
   }
+  // The checkpoint folder (<run_dir>/checkpoints[/rank<r>]) is made when missing, but not the
+  // run directory: one removed while the run trained stops the run (its config.yaml and logs
+  // went with it) rather than coming back with a checkpoint and no reports.
+  const fs::path folder = fs::path(path).parent_path();
+  const fs::path checkpoints = folder.filename() == "checkpoints" ? folder : folder.parent_path();
+  const fs::path run = checkpoints.has_parent_path() ? checkpoints.parent_path() : ".";
   std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);  // a failure shows in the write
+  if (!fs::is_directory(run, ec)) {
+    throw std::runtime_error("cannot write '" + path + "': the run directory '" + run.string() +
+                             "' is gone (removed while the run trained)");
+  }
+  fs::create_directories(folder, ec);  // a failure shows in the write
   const std::string text = j.dump();  // doubles round-trip exactly (shortest representation)
   algorithm.SaveTrainingState(path, replay_buffer, [&](algo::CheckpointWriter& w) {
     w.WriteString("trainer.state", text);
@@ -282,7 +293,21 @@ TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string&
     }
     if (r.Int("trainer.env_state_saved") != 0) state.env_state = r.Bytes("trainer.env_state");
   });
+  RequireFiniteParameters(*algorithm, path);
   return state;
+}
+
+void RequireFiniteParameters(const algo::Algorithm& algorithm, const std::string& path) {
+  const std::vector<float> params = algorithm.GetParameters();
+  const auto bad =
+      std::count_if(params.begin(), params.end(), [](float p) { return !std::isfinite(p); });
+  if (bad > 0) {
+    throw ConfigError("checkpoint", path,
+                      fmt::format("a checkpoint whose parameters are finite ({} of its {} are NaN "
+                                  "or infinite: the file is damaged, or was written after a "
+                                  "numerical failure)",
+                                  bad, params.size()));
+  }
 }
 
 namespace {

@@ -44,6 +44,8 @@ struct CheckpointOptions {
   int guard_max_consecutive = 3;            // updates in a row with non-finite skips that act
   std::string guard_on_repeat = "restore";  // "restore" (last checkpoint, lr / 2) or "stop"
 };
+// The checkpoint_* and guard.* fields of a loaded config (declared by AddCheckpointKeys, whose
+// ranges the Config checked). No errors.
 CheckpointOptions CheckpointOptionsFrom(const Config& config);
 
 // log_interval's position: where the last metrics row was written and what the next one sums up
@@ -147,15 +149,22 @@ int CheckpointWorldSize(const std::string& path);
 // Nothing changes otherwise (no, an unreadable or another step's energy.json). No errors.
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state);
 
-// Writes `algorithm`'s training state and `state` to `path` atomically (creating its folder).
+// Writes `algorithm`'s training state and `state` to `path` (<run_dir>/checkpoints/step_*.pt, or
+// .../checkpoints/rank<r>/step_*.pt) atomically, creating its folder but not the run directory.
 // Errors: std::runtime_error naming the path and the system's reason when it cannot be written
-// (the previous checkpoints are untouched).
+// (the previous checkpoints are untouched), or saying that the run directory is gone.
 void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& path,
                           bool replay_buffer, const TrainerState& state);
 // Restores `algorithm` and returns the trainer state.
 // Errors: ConfigError("checkpoint", path, ...) for a file that is not a resume checkpoint of
-// this algorithm and env.
+// this algorithm and env, is damaged (an entry failing its CRC-32), or holds a parameter that is
+// NaN or infinite (RequireFiniteParameters).
 TrainerState LoadResumeCheckpoint(algo::Algorithm* algorithm, const std::string& path);
+
+// Refuses an agent whose parameters (Algorithm::GetParameters) are not all finite after loading
+// `path`: such a file loads but acts on NaN (a resume skips it for the older checkpoint).
+// Errors: ConfigError("checkpoint", path, "... N of its M are NaN or infinite ...").
+void RequireFiniteParameters(const algo::Algorithm& algorithm, const std::string& path);
 
 // eval.save_best: the evaluation whose policy <run_dir>/checkpoints/best.pt holds.
 struct BestEval {

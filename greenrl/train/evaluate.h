@@ -18,14 +18,8 @@ struct EvalResult {
   double std_return = 0.0;  // population std (numpy.std, ddof 0), as SB3's evaluate_policy
 };
 
-// Runs `episodes` episodes of env_id in parallel (one env each, seeds derived from `seed`),
-// acting with the policy's mode when deterministic: Algorithm::Act for a Discrete action space,
-// Algorithm::ActContinuous for a Box one. Every episode ends by the env's TimeLimit at the
-// latest. Errors: ConfigError for an unknown env_id or episodes < 1.
-// normalizer: when non-null, the observation/reward normaliser the agent trained with
-// (NormalizeVecEnv::GetState() and its options): the eval envs are wrapped in a NormalizeVecEnv
-// with exactly those statistics, frozen (SB3: eval envs use training=False), so the agent sees
-// the normalisation it trained with and evaluation never moves it. Returns are raw rewards.
+// The observation/reward normaliser an agent trained with: NormalizeVecEnv's options and its
+// statistics (NormalizeVecEnv::GetState()).
 struct NormalizerSnapshot {
   env::NormalizeOptions options;
   std::vector<double> state;  // NormalizeVecEnv::GetState()
@@ -43,6 +37,15 @@ void SaveNormalizer(const std::string& path, const NormalizerSnapshot& snapshot)
 // Errors: ConfigError("normalizer", path, ...) for a missing or malformed file.
 NormalizerSnapshot LoadNormalizer(const std::string& path);
 
+// Runs `episodes` episodes of env_id in parallel (one env each, seeds derived from `seed`),
+// acting with the policy's mode when deterministic: Algorithm::Act for a Discrete action space,
+// Algorithm::ActContinuous for a Box one. Every episode ends by the env's TimeLimit at the
+// latest.
+// normalizer: when non-null, the eval envs are wrapped in a NormalizeVecEnv with exactly those
+// statistics, frozen (SB3: eval envs use training=False), so the agent sees the normalisation it
+// trained with and evaluation never moves it. Returns are raw rewards.
+// Errors: ConfigError for an unknown env_id or episodes < 1; ConfigError("normalizer_state", ...)
+// (NormalizeVecEnv::SetState) when the normaliser's statistics do not fit the env.
 EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id, int episodes,
                           uint64_t seed, bool deterministic = true,
                           const NormalizerSnapshot* normalizer = nullptr);

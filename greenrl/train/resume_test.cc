@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/serialize.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,12 +16,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "greenrl/algo/dqn.h"
+#include "greenrl/algo/ppo.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
@@ -655,6 +658,103 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
   dry.dry_run = true;
   EXPECT_TRUE(Train(config, std::move(dry)).dry_run);
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+}
+
+// final.pt is written last: a run whose final writes fail (here energy.json, made a directory
+// where the file goes, as a full disk would fail it) has no final.pt, so --resume trains its
+// last iterations again from the newest resume checkpoint and writes everything; the finished
+// run's metrics equal an uninterrupted run's.
+TEST(ResumeTest, FinalPtIsWrittenLastSoAFailedFinalWriteResumes) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=256"}, 1);
+  const std::string whole = FreshDir("final_last_whole");
+  RunTraining(config, whole, 1.0);
+  const std::string dir = FreshDir("final_last");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, 512).interrupted);
+  fs::remove(dir + "/energy.json");
+  fs::create_directory(dir + "/energy.json");
+  try {
+    RunTraining(config, dir, 1.0, /*resume=*/true);
+    ADD_FAILURE() << "energy.json was written over a directory";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("energy.json"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_EQ(CsvSteps(dir).back(), CsvSteps(whole).back());  // the last row came before it
+  fs::remove(dir + "/energy.json");
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_TRUE(fs::is_regular_file(dir + "/energy.json"));
+  EXPECT_EQ(CsvSteps(dir), CsvSteps(whole));
+  EXPECT_EQ(ReadFile(dir + "/checkpoints/final.pt").size(),
+            ReadFile(whole + "/checkpoints/final.pt").size());
+}
+
+// Rewrites the PPO checkpoint at `path` with its first parameter NaN: a whole archive (every
+// entry's CRC-32 right) whose agent would act on NaN.
+void WriteWithNanParameter(const std::string& path) {
+  torch::serialize::InputArchive in;
+  in.load_from(path);
+  torch::serialize::OutputArchive out;
+  for (const std::string& key : in.keys()) {
+    c10::IValue value;
+    in.read(key, value);
+    if (key == "params") {
+      torch::Tensor nan = value.toTensor().clone();
+      nan[0] = std::nanf("");
+      value = nan;
+    }
+    out.write(key, value);
+  }
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  WriteFileAtomic(path, bytes.str());
+}
+
+// A checkpoint whose parameters are not finite is refused by eval (the newest resume checkpoint
+// of an interrupted run) and skipped by --resume for the older one, which the run goes on from.
+TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=256"}, 1);
+  const std::string dir = FreshDir("nan_params");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, 512).interrupted);
+  const std::string newest = CheckpointPath(dir, 512);
+  ASSERT_TRUE(fs::exists(newest));
+  WriteWithNanParameter(newest);
+  try {
+    LoadTrainedAgent(dir, std::nullopt);
+    ADD_FAILURE() << "an agent with a NaN parameter loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 of its "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(" are NaN or infinite"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+}
+
+// A run directory removed while the run trains is not made again by the next checkpoint: the
+// write fails, saying so, and nothing is created.
+TEST(ResumeTest, RunDirectoryRemovedWhileTrainingIsNotMadeAgain) {
+  const auto ppo = algo::MakePpo(algo::PpoConfig{}, env::FindEnvSpec("CartPole-v1"));
+  const std::string dir = FreshDir("gone");
+  TrainerState state;
+  for (int rank : {0, 1}) {
+    try {
+      SaveResumeCheckpoint(*ppo, CheckpointPath(dir, 256, rank), false, state);
+      ADD_FAILURE() << "a checkpoint was written into a removed run directory";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "cannot write '" + CheckpointPath(dir, 256, rank) +
+                                           "': the run directory '" + dir +
+                                           "' is gone (removed while the run trained)");
+    }
+    EXPECT_FALSE(fs::exists(dir));
+  }
+  fs::create_directories(dir);  // with the run directory there, the checkpoint folders are made
+  SaveResumeCheckpoint(*ppo, CheckpointPath(dir, 256), false, state);
+  SaveResumeCheckpoint(*ppo, CheckpointPath(dir, 256, 1), false, state);
+  EXPECT_EQ(ListCheckpoints(dir).size(), 1u);
+  EXPECT_EQ(ListCheckpoints(dir, 1).size(), 1u);
 }
 
 // The guard: NaN gradients in 3 updates in a row (guard.max_consecutive 3) restore the last

@@ -21,7 +21,9 @@ const std::vector<std::string>& AlgorithmIds();
 // The accepted keys for `algo`: the common keys (algo, env_id, seed, n_envs, n_timesteps,
 // threads.*, eval.*, energy.*, carbon.*) followed by the algorithm's own. env_id's default is
 // CartPole-v1, Pendulum-v1 for SAC (which needs Box actions).
-// Errors: ConfigError("algo", algo, "one of: ppo") for an unknown algorithm.
+// Errors: ConfigError("algo", algo, "one of: ppo, dqn, sac", with a "did you mean" guess) for an
+//   unknown algorithm; another rl-zoo algorithm (a2c, td3, ...) is named as one greenrl does not
+//   have.
 ConfigSchema BuildSchema(const std::string& algo);
 
 // Checks that `algo` supports `env_id`'s action space: DQN needs a Discrete one, SAC a Box one
@@ -46,7 +48,9 @@ void CheckAlgorithmFitsEnv(const Config& config);
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
                      std::optional<int64_t> seed);
 
-// The energy and carbon options of a loaded config.
+// The energy and carbon options of a loaded config. Errors: CarbonOptionsFrom throws
+// ConfigError("carbon.intensity_g_per_kwh", ...) for a value that is neither auto nor a number
+// (the others read keys the schema validated).
 energy::MeterOptions MeterOptionsFrom(const Config& config);
 energy::CarbonOptions CarbonOptionsFrom(const Config& config);
 energy::BudgetOptions BudgetOptionsFrom(const Config& config);

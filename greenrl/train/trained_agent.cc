@@ -297,6 +297,7 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
   agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
   if (agent.final_checkpoint) {  // final.pt or best.pt
     agent.algorithm->LoadCheckpoint(agent.checkpoint);
+    RequireFiniteParameters(*agent.algorithm, agent.checkpoint);
     return agent;
   }
   // A resume checkpoint: with its counters too (DQN's exploration rate for --stochastic).

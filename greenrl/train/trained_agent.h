@@ -34,9 +34,11 @@ struct TrainedAgentFiles {
   Config config;           // RUN_DIR/config.yaml (the run's own seed)
   std::string checkpoint;  // checkpoints/final.pt, best.pt, or the newest resume checkpoint
   // True for final.pt and best.pt; false for the newest resume checkpoint (a run stopped by a
-  // signal, the energy budget or a crash), whose global step is resume_step.
+  // signal, the energy budget or a crash).
   bool final_checkpoint = true;
-  int64_t resume_step = 0;  // set for a resume checkpoint of a normalize: true run
+  // The resume checkpoint's global step, set for a normalize: true run only (whose statistics
+  // are read from it); 0 otherwise.
+  int64_t resume_step = 0;
   // The statistics that go with the checkpoint when the run has normalize: true: those final.pt
   // or best.pt records (normalizer.json beside a final.pt of an earlier build), or those in the
   // resume checkpoint; else nullopt.

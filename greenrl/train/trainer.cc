@@ -204,6 +204,11 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());
   row.cpu_model = ThisCpu().model;
   row.gpu_count = gpu_domains;
+  // CodeCarbon's ram_total_size: psutil.virtual_memory().total / 1024^3 (codecarbon/external/
+  // hardware.py, RAM.machine_memory_GB with its B_TO_GB of 1024^3), the machine's whole memory.
+  if (const double bytes = MachineMemoryBytes(); bytes > 0.0) {
+    row.ram_total_size_gb = bytes / (1024.0 * 1024.0 * 1024.0);
+  }
   bool process_scope = false;
   for (const auto& d : r.domains) process_scope |= d.scope == "process";
   row.tracking_mode = process_scope ? "process" : "machine";
@@ -1460,20 +1465,25 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   if (options.progress && writer) fmt::print(stderr, "\n");
 
-  // --- Final checkpoint, then the figures every report shares (one reading).
+  // --- The figures every report shares (one reading), the reports, then the final checkpoint.
   TrainResult result;
   result.rank = rank;
   result.interrupted = interrupted;  // --- signals: a resume checkpoint instead of final.pt
   result.stop_signal = stop_signal;
   result.resume_checkpoint = interrupted || stopped_by_budget ? last_checkpoint : "";
   result.guard_restores = guard_restores;
+  // final.pt is written last, once energy.json, emissions.csv and the last metrics row are: a run
+  // is finished when it has final.pt, and a failure before it (a full disk) leaves a run that
+  // --resume continues from its newest resume checkpoint and whose reports it writes again.
+  const bool write_final_pt = writer && !stopped_by_budget && !interrupted;
+  const std::optional<NormalizerSnapshot> final_norm =
+      writer ? snapshot() : std::optional<NormalizerSnapshot>();
   if (writer) {
-    const std::optional<NormalizerSnapshot> norm = snapshot();
+    const std::optional<NormalizerSnapshot>& norm = final_norm;
     if (stopped_by_budget) {
       result.checkpoint_path = last_checkpoint;  // unfinished: the budget's resume checkpoint
     } else if (!interrupted) {
       result.checkpoint_path = run_dir + "/checkpoints/final.pt";
-      SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
     }
     if (norm && (stopped_by_budget || interrupted)) {
       // The resume checkpoint's statistics (which it holds itself), for people and scripts.
@@ -1684,6 +1694,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                     j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
+  if (write_final_pt) SaveFinalCheckpoint(*algorithm, run_dir, final_norm);  // policy, statistics
   note_late_signal();
   return result;
 }

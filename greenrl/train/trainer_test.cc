@@ -1115,6 +1115,15 @@ TEST(TrainerTest, EmissionsRowCountsEveryGpuDomain) {
   EXPECT_EQ(row.gpu_power_w, 50.0);
   EXPECT_EQ(row.cpu_energy_j, 150.0);
   EXPECT_EQ(row.tracking_mode, "machine");
+  // CodeCarbon's ram_total_size: /proc/meminfo's MemTotal (kB) in units of 1024^3 bytes.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name;
+  double mem_total_kb = 0;
+  while (meminfo >> name && name != "MemTotal:") meminfo.ignore(1 << 20, '\n');
+  meminfo >> mem_total_kb;
+  ASSERT_GT(mem_total_kb, 0.0);
+  ASSERT_TRUE(row.ram_total_size_gb.has_value());
+  EXPECT_DOUBLE_EQ(*row.ram_total_size_gb, mem_total_kb / (1024.0 * 1024.0));
   r.domains.pop_back();
   r.domains.pop_back();
   EXPECT_EQ(MakeEmissionsRow(r, 1795971600.0).gpu_count, 0);

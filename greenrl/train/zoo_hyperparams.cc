@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/schedule.h"
 
 namespace greenrl::train {
 namespace {
@@ -484,6 +485,22 @@ YAML::Node WithMergesResolved(const YAML::Node& node, const std::string& path,
 }
 }  // namespace
 
+// rl-zoo's schedule strings (rl_zoo3/exp_manager.py, _preprocess_schedules): for learning_rate,
+// clip_range and clip_range_vf, any string "<word>_<value>" (one '_') is a linear schedule from
+// float(value), whatever the word; greenrl writes it lin_<value>. Other texts are left to
+// greenrl's own reading (Schedule::Parse), which names the key when it refuses one.
+std::string ZooScheduleText(const std::string& key, const std::string& text) {
+  if (key != "learning_rate" && key != "clip_range" && key != "clip_range_vf") return text;
+  const size_t sep = text.find('_');
+  if (sep == std::string::npos || text.find('_', sep + 1) != std::string::npos ||
+      text.compare(0, sep, "lin") == 0) {
+    return text;
+  }
+  const std::string value = text.substr(sep + 1);
+  if (!internal::ParseYamlNumber(value)) return text;  // refused as written
+  return "lin_" + value;
+}
+
 std::optional<ZooSection> ReadZooSection(const std::string& path,
                                          const std::vector<std::string>& set_overrides,
                                          const std::vector<std::string>& known_env_ids) {
@@ -572,6 +589,8 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
       } else if (key == "target_kl" &&
                  (entry.second.IsNull() || value == "None" || value == "null")) {
         expanded = {"target_kl=0"};  // SB3's None: no early stop, greenrl's 0
+      } else if (entry.second.IsScalar()) {
+        expanded = {key + "=" + ZooScheduleText(key, value)};
       } else {
         expanded = {key + "=" + value};
       }

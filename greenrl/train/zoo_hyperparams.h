@@ -17,7 +17,9 @@
 // hold (numbers, strings, True/False/None, lists, tuples, dict(...) and {...}, names such as
 // nn.ReLU, # comments) and turns them into its own keys; anything else is an error that names
 // the text. Written as YAML maps instead, they are read the same way. YAML merge keys
-// (`<<: *defaults`) are resolved, and SB3's train_freq tuple [n, "step"] is n. Torch-free.
+// (`<<: *defaults`) are resolved, SB3's train_freq tuple [n, "step"] is n, and any
+// "<word>_<value>" of learning_rate, clip_range or clip_range_vf is lin_<value>, as rl-zoo reads
+// it. Torch-free.
 #pragma once
 
 #include <optional>

@@ -253,6 +253,36 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
   EXPECT_THAT(message, HasSubstr("is for a2c, which greenrl does not have"));
 }
 
+// rl-zoo reads any "<word>_<value>" of learning_rate, clip_range and clip_range_vf as a linear
+// schedule (exp_manager.py's _preprocess_schedules: schedule, initial_value = text.split("_")).
+TEST(ZooHyperparamsTest, AnyWordBeforeTheValueIsALinearScheduleAsInRlZoo) {
+  const std::string path = ::testing::TempDir() + "/greenrl_zoo_schedules/ppo.yml";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  {
+    std::ofstream out(path);
+    out << "CartPole-v1:\n"
+           "  learning_rate: linear_3e-4\n"
+           "  clip_range: schedule_0.2\n"
+           "  clip_range_vf: lin_0.5\n"
+           "  ent_coef: cst_0.01\n"  // not a schedule key: left as written
+           "Pendulum-v1:\n"
+           "  learning_rate: 'lin_1e-3'\n"
+           "  clip_range: 0.2\n"
+           "Acrobot-v1:\n"
+           "  learning_rate: linear_fast\n"  // no number after the word: left as written
+           "  clip_range: a_b_0.1\n";        // two '_': rl-zoo's split fails, left as written
+  }
+  EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=CartPole-v1", "learning_rate=lin_3e-4",
+                     "clip_range=lin_0.2", "clip_range_vf=lin_0.5", "ent_coef=cst_0.01"}));
+  EXPECT_EQ(
+      ReadZooSection(path, {"env_id=Pendulum-v1"})->overrides,
+      (Strings{"algo=ppo", "env_id=Pendulum-v1", "learning_rate=lin_1e-3", "clip_range=0.2"}));
+  EXPECT_EQ(ReadZooSection(path, {"env_id=Acrobot-v1"})->overrides,
+            (Strings{"algo=ppo", "env_id=Acrobot-v1", "learning_rate=linear_fast",
+                     "clip_range=a_b_0.1"}));
+}
+
 // -params' train_freq tuples: the step unit gives its number; anything else is left to the caller.
 TEST(ZooHyperparamsTest, TrainFreqStepsFromPythonTuples) {
   EXPECT_EQ(ZooTrainFreqSteps("(4, 'step')"), "4");

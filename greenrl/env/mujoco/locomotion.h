@@ -154,7 +154,7 @@ enum class Reward {
 // How a reset draws the start state (Gymnasium's reset_model), after mj_resetData.
 enum class StartState {
   // qpos = qpos0 + U(-reset_noise_scale, reset_noise_scale), qvel per velocity_noise: every task
-  // but Reacher.
+  // but Reacher and Pusher.
   kNoise,
   // Reacher-v4: qpos = qpos0 + U(-0.1, 0.1), then the target's qpos[2:4] = a goal drawn
   // U(-0.2, 0.2)^2 until its norm is below 0.2 (uniform in the disk); qvel = U(-0.005, 0.005)
