@@ -218,8 +218,9 @@ int Main(int argc, char** argv) {
     const double memory = MachineMemoryBytes();
     fmt::print(stderr,
                "greenrl: failed: out of memory (std::bad_alloc){}: the arrays that grow with the "
-               "config are the rollout (n_steps x n_envs rows), the minibatch (batch_size rows), "
-               "the replay buffer (buffer_size rows) and the envs (n_envs)\n",
+               "config are the rollout (n_steps x n_envs rows), the minibatch (batch_size rows; "
+               "PPO's at most the rollout's), the replay buffer (buffer_size rows) and the envs "
+               "(n_envs)\n",
                memory > 0 ? fmt::format("; this machine has {:.1f} GB", memory / 1e9) : "");
     return 1;
   } catch (const std::exception& e) {

@@ -221,7 +221,8 @@ class Algorithm {
 
 // SB3's progress_remaining after a rollout: 1 - num_timesteps / total_timesteps, clamped to
 // [0, 1] (SB3 lets it go slightly negative on the last rollout when total_timesteps is not a
-// multiple of the rollout size; a negative learning rate would ascend the loss).
+// multiple of the rollout size; a negative learning rate would ascend the loss). 0 when
+// total_timesteps <= 0.
 double ProgressRemaining(int64_t num_timesteps, int64_t total_timesteps);
 
 }  // namespace greenrl::algo

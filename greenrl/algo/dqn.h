@@ -47,7 +47,10 @@ struct DqnConfig {
   double gamma = 0.99;            // discount factor
   int train_freq = 4;             // vec steps per rollout (SB3 train_freq in "step" units)
   int gradient_steps = 1;  // gradient steps per update (the config's -1: train_freq * n_envs)
-  int64_t target_update_interval = 10000;  // env steps (summed over envs) between target updates
+  // Env steps (summed over envs) between target updates: one update after each vec step at which
+  // floor(num_timesteps / target_update_interval) grew (issue #6). SB3 counts vec steps,
+  // max(target_update_interval // n_envs, 1) of them; the two agree when n_envs divides it.
+  int64_t target_update_interval = 10000;
   double exploration_fraction = 0.1;       // share of total_timesteps over which epsilon decays
   double exploration_initial_eps = 1.0;    // epsilon at the start
   double exploration_final_eps = 0.05;     // epsilon after the decay

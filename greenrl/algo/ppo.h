@@ -59,14 +59,15 @@ struct PpoConfig {
   // Where policy and update run: "cpu", or "cuda" (device 0 of a CUDA build; autograd path).
   std::string device = "cpu";
   // With device "cuda": capture each full-size minibatch step (forward, loss, backward,
-  // unscale, clip, Adam, scale update) in a CUDA graph after 3 eager warm-up steps, and replay
-  // it. Ignored on the CPU and when target_kl > 0 (the early stop reads approx_kl on the host
-  // before each step).
+  // unscale, clip, Adam, scale update) in a CUDA graph after 3 eager warm-up steps (as PyTorch's
+  // CUDA Graphs notes warm up on a side stream), and replay it. Ignored on the CPU and when
+  // target_kl > 0 (the early stop reads approx_kl on the host before each step).
   bool cuda_graph = true;
   // Forward and loss dtype: fp32 (either path) or bf16/fp16 (autograd path under autocast; fp32
   // master weights, gradients and Adam state).
   precision::Precision precision = precision::Precision::kFp32;
-  // Loss scaling (GradScaler semantics); enabled by default for fp16 only.
+  // Loss scaling (GradScaler semantics; torch.amp.GradScaler's defaults); enabled by default for
+  // fp16 only.
   precision::GradScalerOptions grad_scaler{false, 65536.0, 2.0, 0.5, 2000};
   uint64_t seed = 0;  // network init, action sampling and minibatch shuffling
 };

@@ -3,6 +3,7 @@
 #include "greenrl/algo/ppo.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -88,6 +89,13 @@ TEST(PpoTest, FusedUpdateMatchesAutograd) {
 // on both paths, and buffers of the rollout's size (2^24 rows of minibatch and MLP workspace would
 // take gigabytes: a dry run of the CartPole preset with batch_size 2^24 ran out of 24 GB).
 TEST(PpoTest, BatchSizeAboveTheRolloutIsOneMinibatchOfIt) {
+  // Resident memory, bytes (/proc/self/statm's second field, in pages).
+  auto resident_bytes = [] {
+    std::ifstream statm("/proc/self/statm");
+    long long size = 0, resident = 0;
+    statm >> size >> resident;
+    return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  };
   for (const std::string path : {"fused", "autograd"}) {
     std::vector<std::vector<float>> params;
     for (int batch_size : {256, 1 << 24}) {
@@ -95,7 +103,10 @@ TEST(PpoTest, BatchSizeAboveTheRolloutIsOneMinibatchOfIt) {
       env->Reset();
       PpoConfig config = SmallConfig(path);
       config.batch_size = batch_size;
+      const double before = resident_bytes();
       auto ppo = MakePpo(config, env->spec());
+      // Buffers of 2^24 minibatch rows would be gigabytes; the rollout's 256 are kilobytes.
+      EXPECT_LT(resident_bytes() - before, 64e6) << "batch_size " << batch_size;
       std::vector<EpisodeRecord> episodes;
       ppo->CollectRollout(*env, &episodes);
       ppo->Update(1.0);

@@ -28,10 +28,13 @@ ReplayBuffer::ReplayBuffer(int64_t capacity, int obs_dim, int act_dim)
     const double memory = MachineMemoryBytes();
     throw ConfigError(
         "buffer_size", std::to_string(capacity),
-        fmt::format("a replay buffer this machine can hold: {} rows of {:g} bytes are {:.1f} GB, "
-                    "more than it could reserve{}",
+        fmt::format("a replay buffer this process can reserve: {} rows of {:g} bytes are {:.1f} "
+                    "GB, more than it could{}",
                     capacity, row_bytes, capacity * row_bytes / 1e9,
-                    memory > 0 ? fmt::format(" (its memory: {:.1f} GB)", memory / 1e9) : ""));
+                    memory > 0 ? fmt::format(" (the machine's memory: {:.1f} GB; a ulimit or "
+                                             "cgroup may allow less)",
+                                             memory / 1e9)
+                               : ""));
   }
 }
 

@@ -46,7 +46,8 @@ bool InjectedWriteFailure() {
 }
 
 // The file a write to `path` replaces: `path`, or the file a symlink there points to (followed
-// through every link), so the link stays a link, as editors keep it.
+// through every link), so the link stays a link, as editors keep it. A dangling link resolves to
+// itself (weakly_canonical stops at the last existing part) and is replaced.
 std::string WriteTarget(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) return path;

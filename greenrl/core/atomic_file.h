@@ -8,15 +8,15 @@ namespace greenrl {
 
 // Writes `bytes` to `path` atomically: a temp file beside it (path + ".tmp.<pid>"), fsync,
 // rename over `path`, fsync of the directory. Either the old content or the new one survives.
-// When `path` is a symlink, the file it points to is replaced (temp file beside that file) and
-// the link stays.
+// When `path` is a symlink to a file (through any chain of links), that file is replaced (temp
+// file beside it) and the link stays; a dangling link is replaced by the file.
 // Errors: std::runtime_error naming the path and strerror(errno) when any step fails (the temp
 // file is removed and `path` is untouched).
-void WriteFileAtomic(const std::string& path, const std::string& bytes);
 // Fault injection for tests and drills: with the environment variable GREENRL_FAIL_WRITES_AFTER=N
 // set, every WriteFileAtomic call after the first N made while it is set fails as a full disk
 // does (ENOSPC once half the bytes are in the temp file; the temp file is removed, `path`
 // untouched). A call while it is unset resets the count.
+void WriteFileAtomic(const std::string& path, const std::string& bytes);
 
 // Appends `text` at the end of the file open as `fd`, whole or not at all: when a write fails (a
 // full disk), the file is cut back to the length it had before the call, so a CSV log never ends

@@ -314,6 +314,7 @@ void Flatten(const ConfigSchema& schema, const std::string& prefix, const YAML::
     out->push_back({prefix, node, ""});
     return;
   }
+  std::unordered_set<std::string> names;  // YAML map keys are unique; yaml-cpp keeps repeats
   for (const auto& item : node) {
     if (!item.first.IsScalar() || item.first.Scalar().empty()) {
       throw ConfigError(prefix.empty() ? source : prefix, NodeText(item.first),
@@ -321,6 +322,10 @@ void Flatten(const ConfigSchema& schema, const std::string& prefix, const YAML::
     }
     const std::string key =
         prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
+    if (!names.insert(item.first.Scalar()).second) {  // a section too: `eval:` twice
+      throw ConfigError(key, NodeText(item.second),
+                        "one value per key (given twice in " + source + ")");
+    }
     Flatten(schema, key, item.second, source, out);
   }
 }
@@ -591,7 +596,17 @@ namespace {
 std::vector<KeyedNode> OverridePairs(const ConfigSchema& schema, const std::string& override_text) {
   const size_t equals = override_text.find('=');
   const std::string key = equals == std::string::npos ? "" : Trim(override_text.substr(0, equals));
-  if (key.empty()) throw ConfigError("--set", override_text, "key=value");
+  if (key.empty()) {
+    // rl-zoo's -params writes key:value; greenrl's --set takes key=value.
+    const size_t colon = override_text.find(':');
+    if (equals == std::string::npos && colon != std::string::npos && colon > 0) {
+      throw ConfigError("--set", override_text,
+                        "key=value (rl-zoo's -params form key:value is written " +
+                            Trim(override_text.substr(0, colon)) + "=" +
+                            Trim(override_text.substr(colon + 1)) + " here)");
+    }
+    throw ConfigError("--set", override_text, "key=value");
+  }
   const std::string value_text = override_text.substr(equals + 1);
   std::vector<KeyedNode> pairs;
   Flatten(schema, key, LoadYamlValue(key, value_text), "--set", &pairs);

@@ -304,6 +304,11 @@ TEST(ConfigTest, FileErrorsNameThePath) {
   const std::string twice = WriteTempFile("twice.yaml", "env_id: x\nn_steps: 1\nn_steps: 2\n");
   EXPECT_EQ(LoadError(twice, {}),
             "n_steps: got '2'; one value per key (given twice in " + twice + ")");
+  // A section given twice is refused too (yaml-cpp keeps both maps; PyYAML would keep the last).
+  const std::string sections =
+      WriteTempFile("sections.yaml", "env_id: x\ncarbon:\n  pue: 1.2\ncarbon:\n  region: FR\n");
+  EXPECT_EQ(LoadError(sections, {}),
+            "carbon: got '{region: FR}'; one value per key (given twice in " + sections + ")");
   // An empty file is an empty map.
   const std::string empty = WriteTempFile("empty.yaml", "# nothing\n");
   EXPECT_EQ(Config::Load(TestSchema(), empty, {"env_id=x"}).GetInt("n_steps"), 2048);
@@ -344,6 +349,9 @@ TEST(ConfigTest, OverrideReplacesABadFileValueUnparsed) {
 TEST(ConfigTest, OverrideSyntaxAndRequiredKeys) {
   EXPECT_EQ(OverrideError("n_steps"), "--set: got 'n_steps'; key=value");
   EXPECT_EQ(OverrideError("=64"), "--set: got '=64'; key=value");
+  EXPECT_EQ(OverrideError("n_steps:64"),
+            "--set: got 'n_steps:64'; key=value (rl-zoo's -params form key:value is written "
+            "n_steps=64 here)");
   EXPECT_THAT(OverrideError("n_steps=[1, 2"),
               StartsWith("n_steps: got '[1, 2'; valid YAML: error at line 1"));
   EXPECT_EQ(LoadError("", {}), "env_id: got ''; a value (required)");

@@ -19,7 +19,8 @@ namespace greenrl::dist {
 struct DistEnv {
   int rank = 0;                      // global rank in [0, world_size)
   int world_size = 1;                // number of processes in the job
-  int local_rank = 0;                // rank on this node
+  // Rank on this node; the global rank when the launcher sets no local rank.
+  int local_rank = 0;
   std::string master_addr = "127.0.0.1";  // host of rank 0's TCPStore
   int master_port = 29500;           // port of rank 0's TCPStore (torchrun's default 29500)
   // Which launcher started the process: "torchrun" (its variables RANK, WORLD_SIZE, ...),

@@ -83,7 +83,8 @@ struct BudgetOptions {
   // energy.budget.reduced_precision_at / skip_at / throttle_at: fractions of the budget at which
   // each rung fires, compared with max(forecast, used) / budget. Finite, > 0, and
   // reduced_precision_at <= skip_at <= throttle_at. Values above 1 are allowed (act only when the
-  // forecast overshoots the budget by that much).
+  // forecast overshoots the budget by that much). The defaults are greenrl's choice, from no
+  // paper: each rung fires while the budget still has room for the next one to act.
   double reduced_precision_at = 0.6;
   double skip_at = 0.75;
   double throttle_at = 0.9;
@@ -195,9 +196,9 @@ class BudgetController {
   // Returns: the state, what to apply, and the actions newly taken. When global_step >=
   //   total_steps (> 0) the run is complete and no new action is taken. After kStopped every call
   //   returns the stopped decision again with no actions.
-  // Errors: GREENRL_CHECK on arguments that break the rules above (steps or energy going back).
   //   reserve_j: energy the run spends after its last iteration, J (finite, >= 0; the final
   //   evaluation's estimate), kept out of what the iterations may use.
+  // Errors: GREENRL_CHECK on arguments that break the rules above (steps or energy going back).
   BudgetDecision OnIteration(std::int64_t global_step, std::int64_t total_steps,
                              double energy_used_j, double now_s, double reserve_j = 0.0);
 

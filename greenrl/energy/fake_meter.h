@@ -49,7 +49,8 @@ class FakeMeter final : public EnergyMeter {
   void SetEnergyJ(std::size_t index, double energy_j);
   // Sets the cumulative energy of every domain, J (one value per domain, domains() order).
   void SetEnergyJ(const std::vector<double>& energy_j);
-  // Adds energy_j (>= 0) joules to domain `index`.
+  // Adds energy_j (>= 0) joules to domain `index`. Errors: greenrl::InternalError
+  // (GREENRL_CHECK) for an index out of range or a negative energy_j.
   void AddEnergyJ(std::size_t index, double energy_j);
   // Queues readings, each one value per domain (J, cumulative, non-decreasing along the queue).
   void Script(const std::vector<std::vector<double>>& readings_j);

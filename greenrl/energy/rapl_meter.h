@@ -85,6 +85,8 @@ class RaplMeter final : public EnergyMeter {
   static constexpr double kFallbackEnergyRangeJ = 65536.0;
 
   // A wrap implying more than this multiple of a zone's max power is taken as a counter reset.
+  // greenrl's margin, from no datasheet: a zone's max_power_uw is its limit, so a real wrap
+  // implies at most about 1x; 4x leaves room for a short interval's timing error.
   static constexpr double kMaxPlausiblePowerFactor = 4.0;
 
   // Finds the zones under `root` and takes a baseline reading.

@@ -49,6 +49,7 @@ struct ActorCriticSpec {
 // Flat parameters (and gradients) of an actor-critic. Not thread-safe.
 class ActorCriticParams {
  public:
+  // Sizes the flat buffers for `spec` (parameters and gradients zero until Initialize).
   explicit ActorCriticParams(ActorCriticSpec spec);
 
   const ActorCriticSpec& spec() const { return spec_; }
@@ -66,6 +67,8 @@ class ActorCriticParams {
   // log std [num_actions], or [latent_sde_dim, num_actions] with use_sde.
   float* params() { return params_.data(); }
   const float* params() const { return params_.data(); }
+  // The actor's float32 [actor_num_params()] and the critic's float32 [num_params() -
+  // actor_num_params() - spec().log_std_size()] blocks of params().
   float* actor_params() { return params_.data(); }
   float* critic_params() { return params_.data() + actor_num_params_; }
   float* log_std() { return params_.data() + log_std_offset_; }
@@ -75,6 +78,7 @@ class ActorCriticParams {
   float* actor_grads() { return grads_.data(); }
   float* critic_grads() { return grads_.data() + actor_num_params_; }
   float* log_std_grads() { return grads_.data() + log_std_offset_; }
+  // Sets every gradient to 0 (before a minibatch's backward, which adds into grads()).
   void ZeroGrads();
 
  private:

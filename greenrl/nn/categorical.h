@@ -8,9 +8,9 @@
 
 namespace greenrl::nn {
 
-// log_softmax of one row: out[k] = logits[k] - max - log(sum_j exp(logits[j] - max)).
-// logits, out: float32 [n]. Returns the entropy H = -sum_k p_k log p_k (nats) of the row, with
-// p_k = exp(out[k]) in float64; out_probs (float64 [n], optional) receives those p_k, so a
+// log_softmax of one row: out_log_probs[k] = logits[k] - max - log(sum_j exp(logits[j] - max)).
+// logits, out_log_probs: float32 [n]. Returns the entropy H = -sum_k p_k log p_k (nats) of the row,
+// with p_k = exp(out[k]) in float64; out_probs (float64 [n], optional) receives those p_k, so a
 // caller that needs them does not take the exponentials again.
 double LogSoftmaxRow(const float* logits, int n, float* out_log_probs,
                      double* out_probs = nullptr);

@@ -55,10 +55,10 @@ struct SmallGemmArgs {
 };
 
 // Runs the AVX-512 kernel where the CPU has AVX-512F, else the AVX2+FMA kernel where it has
-// both, else the portable one; the first two give the same bits. The two differ
-// only in float rounding (FMA rounds once per multiply-add); each is deterministic: the same
-// inputs give the same bits, and the summation order over k does not depend on m or n.
-// Errors: GREENRL_CHECK on negative sizes, null pointers that the mode reads, or strides
+// both, else the portable one. The AVX-512 and AVX2+FMA kernels give the same bits; those and
+// the portable one differ only in float rounding (FMA rounds once per multiply-add); each is
+// deterministic: the same inputs give the same bits, and the summation order over k does not depend
+// on m or n. Errors: GREENRL_CHECK on negative sizes, null pointers that the mode reads, or strides
 // smaller than the rows they step over (ldb, ldc < n; ldh < n for the gradient posts).
 // Thread-safety: reentrant (no state).
 void SmallGemm(const SmallGemmArgs& args);

@@ -14,13 +14,13 @@
 
 namespace greenrl::precision {
 
-// GradScaler's constructor arguments and defaults.
+// GradScaler's constructor arguments and defaults (torch.amp.GradScaler's).
 struct GradScalerOptions {
-  bool enabled = true;
+  bool enabled = true;          // false: scale 1, nothing unscaled, no step ever skipped
   double init_scale = 65536.0;  // 2^16
   double growth_factor = 2.0;   // scale *= this after growth_interval finite steps in a row
   double backoff_factor = 0.5;  // scale *= this after a step with inf or NaN gradients
-  int64_t growth_interval = 2000;
+  int64_t growth_interval = 2000;  // optimiser steps with finite gradients before a growth
 };
 
 class GradScaler {
@@ -47,7 +47,8 @@ class GradScaler {
 
   int64_t growth_tracker() const { return growth_tracker_; }
   int64_t skipped_steps() const { return skipped_steps_; }
-  // For checkpoints.
+  // For checkpoints: sets what scale(), growth_tracker() and skipped_steps() return (the options
+  // stay this scaler's own). No errors.
   void Restore(double scale, int64_t growth_tracker, int64_t skipped_steps);
 
  private:

@@ -12,12 +12,12 @@ namespace greenrl::report {
 
 // A budget decision from energy.json ("budget.events"), for marking on the curves.
 struct BudgetMark {
-  int64_t global_step = 0;
+  int64_t global_step = 0;     // env steps (all envs) when the controller decided
   double time_s = 0.0;         // the trainer's clock, s since the loop started
   double energy_used_wh = 0.0;  // the run's energy at the decision, Wh
   std::string action;           // energy::BudgetActionName: "reduce_precision", "stop", ...
-  bool taken = true;
-  std::string reason;
+  bool taken = true;   // false: the rung was passed over (e.g. bf16 where it is not faster)
+  std::string reason;  // the controller's one-line why, as energy.json's budget.events say
 };
 
 // Energy of one phase (energy.json "windows", plus "unattributed" as phase "other").
@@ -34,7 +34,7 @@ struct RunData {
   std::string name;  // the directory's own name (its absolute path's last component, also for ".")
   std::string algo, env_id;
   uint64_t seed = 0;
-  int64_t steps = 0;
+  int64_t steps = 0;  // env steps the run reached (energy.json's steps)
   double wall_time_s = 0.0;
   double steps_per_s = 0.0;  // steps / wall_time_s
   double energy_wh = 0.0;    // total_energy_wh

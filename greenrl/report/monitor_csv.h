@@ -47,7 +47,7 @@ class MonitorCsv {
  private:
   MonitorCsv(const std::string& path, std::FILE* file, double t_start);
   std::string path_;
-  std::FILE* file_;      // opened for appending; written through its descriptor (AppendWhole)
+  std::FILE* file_;      // written at its end through its descriptor only (AppendWhole)
   std::string pending_;  // rows WriteEpisode added since the last Flush
   double t_start_;
 };

@@ -171,6 +171,12 @@ std::string FormatSummary(const RunReport& r) {
         "engine error); those envs were reset\n",
         r.env_non_finite_resets);
   }
+  if (r.env_non_finite_outputs > 0) {
+    s += fmt::format(
+        "  env outputs    {} resets and steps returned a NaN or infinite observation or reward "
+        "(check the env's Reset and Step)\n",
+        r.env_non_finite_outputs);
+  }
   if (r.early_stop.stopped) {
     // Both in full (fmt's shortest round-trip form): a 2-decimal mean could read as below a
     // finer threshold ("0.00 >= 0.001").
@@ -252,6 +258,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["cpu_time_s"] = r.cpu_time_s;
   j["cpu_before_meters_s"] = r.cpu_before_meters_s;
   j["env_non_finite_resets"] = r.env_non_finite_resets;
+  j["env_non_finite_outputs"] = r.env_non_finite_outputs;
   j["eval_episodes"] = r.eval_episodes;
   j["eval_mean_return"] =
       r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_mean_return) : nlohmann::ordered_json();

@@ -105,7 +105,8 @@ TEST(RunReportTest, SummarySaysWhenOtherProcessesUsedTheGpu) {
 }
 
 // Env faults (a MuJoCo step with a non-finite or unstable state or an engine error): one line
-// with their count, and energy.json's env_non_finite_resets.
+// with their count, and energy.json's env_non_finite_resets; a custom env's NaN or infinite
+// outputs likewise (env_non_finite_outputs).
 TEST(RunReportTest, EnvFaultsLineCountsThem) {
   RunReport r = MakeReport();
   r.env_non_finite_resets = 3;
@@ -113,6 +114,18 @@ TEST(RunReportTest, EnvFaultsLineCountsThem) {
                                   "unstable state, an engine error); those envs were reset\n"),
             std::string::npos)
       << FormatSummary(r);
+  EXPECT_EQ(FormatSummary(r).find("env outputs"), std::string::npos);
+  // A custom env's NaN or infinite outputs: their own line, and energy.json's count.
+  r.env_non_finite_outputs = 7;
+  EXPECT_NE(FormatSummary(r).find("  env outputs    7 resets and steps returned a NaN or infinite "
+                                  "observation or reward (check the env's Reset and Step)\n"),
+            std::string::npos)
+      << FormatSummary(r);
+  const std::string path = ::testing::TempDir() + "/energy_env_outputs.json";
+  WriteEnergyJson(path, r);
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+  EXPECT_EQ(j.at("env_non_finite_outputs").get<int64_t>(), 7);
+  EXPECT_EQ(j.at("env_non_finite_resets").get<int64_t>(), 3);
 }
 
 // The meter line: the full reason, or, when the run logged it at its start, the meters only

@@ -366,13 +366,31 @@ int CheckpointWorldSize(const std::string& path) {
 void SaveFinalCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
                          const std::optional<NormalizerSnapshot>& normalizer) {
   const std::string dir = run_dir + "/checkpoints";
-  algorithm.SaveTrainingState(dir + "/final.pt", /*replay_buffer=*/false,
+  algorithm.SaveTrainingState(FinalPendingPath(run_dir), /*replay_buffer=*/false,
                               [&](algo::CheckpointWriter& w) {
                                 if (normalizer) {
                                   w.WriteString("final.normalizer", NormalizerJson(*normalizer));
                                 }
                               });
   if (normalizer) SaveNormalizer(dir + "/normalizer.json", *normalizer);
+}
+
+std::string FinalPendingPath(const std::string& run_dir) {
+  return run_dir + "/checkpoints/final.pt.pending";
+}
+
+void CommitFinalCheckpoint(const std::string& run_dir) {
+  const std::string pending = FinalPendingPath(run_dir);
+  const std::string final_pt = run_dir + "/checkpoints/final.pt";
+  if (::rename(pending.c_str(), final_pt.c_str()) != 0) {
+    throw std::runtime_error("cannot rename '" + pending + "' to '" + final_pt +
+                             "': " + std::strerror(errno));
+  }
+  const int dir_fd = ::open((run_dir + "/checkpoints").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
 }
 
 std::optional<NormalizerSnapshot> ReadFinalNormalizer(const std::string& path) {

@@ -63,8 +63,8 @@ struct LogRowState {
 struct TrainerState {
   int64_t steps = 0;      // global_step: env steps summed over envs
   int64_t iteration = 0;  // rollout + update iterations done
-  int64_t next_eval = -1;
-  int64_t next_checkpoint = -1;
+  int64_t next_eval = -1;              // global_step of the next periodic evaluation; -1: none
+  int64_t next_checkpoint = -1;        // global_step of the next periodic checkpoint; -1: none
   int64_t episodes = 0;                // training episodes finished
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
   std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
@@ -174,14 +174,21 @@ struct BestEval {
   std::optional<NormalizerSnapshot> normalizer;
 };
 
-// Writes <run_dir>/checkpoints/final.pt: `algorithm`'s model (Algorithm::SaveTrainingState
-// without the replay buffer, so LoadCheckpoint reads it) and, with a normaliser, its statistics
-// as the entry "final.normalizer" (NormalizerJson) in the same atomic write, so eval, export and
+// Writes FinalPendingPath(run_dir): `algorithm`'s model (Algorithm::SaveTrainingState without
+// the replay buffer, so LoadCheckpoint reads it) and, with a normaliser, its statistics as the
+// entry "final.normalizer" (NormalizerJson) in the same atomic write, so eval, export and
 // trained_agent never pair the policy with other statistics; then checkpoints/normalizer.json
-// (SaveNormalizer), a copy for people and scripts.
+// (SaveNormalizer), a copy for people and scripts. CommitFinalCheckpoint makes it final.pt once
+// the run's reports are written.
 // Errors: std::runtime_error naming the path when a file cannot be written.
 void SaveFinalCheckpoint(const algo::Algorithm& algorithm, const std::string& run_dir,
                          const std::optional<NormalizerSnapshot>& normalizer);
+// <run_dir>/checkpoints/final.pt.pending: the final policy of a run whose reports are not all
+// written yet (a run that failed in its final writes keeps it; eval and export read it).
+std::string FinalPendingPath(const std::string& run_dir);
+// Renames FinalPendingPath(run_dir) to <run_dir>/checkpoints/final.pt (the run is finished), then
+// fsyncs the folder. Errors: std::runtime_error naming both paths and the system's reason.
+void CommitFinalCheckpoint(const std::string& run_dir);
 // The statistics SaveFinalCheckpoint recorded in `path` (a final.pt); nullopt when it has none
 // (no normaliser, or a final.pt written by greenrl before 2026-12-06, whose statistics are in
 // normalizer.json beside it).

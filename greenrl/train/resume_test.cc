@@ -660,10 +660,11 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
 }
 
-// final.pt is written last: a run whose final writes fail (here energy.json, made a directory
-// where the file goes, as a full disk would fail it) has no final.pt, so --resume trains its
-// last iterations again from the newest resume checkpoint and writes everything; the finished
-// run's metrics equal an uninterrupted run's.
+// final.pt is the last name a finished run writes (final.pt.pending, renamed once the reports are
+// written): a run whose final writes fail (here energy.json, made a directory where the file
+// goes, as a full disk would fail it) has no final.pt, so --resume trains its last iterations
+// again from the newest resume checkpoint and writes everything; the finished run's metrics
+// equal an uninterrupted run's.
 TEST(ResumeTest, FinalPtIsWrittenLastSoAFailedFinalWriteResumes) {
   const Config config = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
@@ -681,10 +682,12 @@ TEST(ResumeTest, FinalPtIsWrittenLastSoAFailedFinalWriteResumes) {
     EXPECT_NE(std::string(e.what()).find("energy.json"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_TRUE(fs::exists(FinalPendingPath(dir)));
   EXPECT_EQ(CsvSteps(dir).back(), CsvSteps(whole).back());  // the last row came before it
   fs::remove(dir + "/energy.json");
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
   EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_FALSE(fs::exists(FinalPendingPath(dir)));
   EXPECT_TRUE(fs::is_regular_file(dir + "/energy.json"));
   EXPECT_EQ(CsvSteps(dir), CsvSteps(whole));
   EXPECT_EQ(ReadFile(dir + "/checkpoints/final.pt").size(),
@@ -731,6 +734,71 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
     EXPECT_NE(std::string(e.what()).find(" are NaN or infinite"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+}
+
+// A run with no resume checkpoint (checkpoint_freq above n_timesteps, as the presets' default of
+// 100000 is for runs of up to 1e5 steps) whose final writes fail keeps its trained policy, as
+// eval and export read final.pt.pending, and --resume says where it is.
+TEST(ResumeTest, FailedFinalWritesKeepThePolicyForEval) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string whole = FreshDir("pending_whole");
+  RunTraining(config, whole, 1.0);
+  // The failing write is found by counting: the first injected failure that names
+  // emissions.csv (energy.json, written before it, then stays).
+  std::string dir, failure;
+  for (int n = 0; n < 20 && failure.find("emissions.csv") == std::string::npos; ++n) {
+    dir = FreshDir("pending_" + std::to_string(n));
+    ::setenv("GREENRL_FAIL_WRITES_AFTER", std::to_string(n).c_str(), 1);
+    try {
+      RunTraining(config, dir, 1.0);
+      failure = "no failure";
+    } catch (const std::runtime_error& e) {
+      failure = e.what();
+    }
+    ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
+    WriteFileAtomic(::testing::TempDir() + "/greenrl_resume_pending_count", "");  // resets it
+  }
+  ASSERT_NE(failure.find("emissions.csv"), std::string::npos) << failure;
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  ASSERT_TRUE(fs::exists(FinalPendingPath(dir)));
+  EXPECT_TRUE(ListCheckpoints(dir).empty());
+  const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt);
+  EXPECT_EQ(agent.checkpoint, FinalPendingPath(dir));
+  ASSERT_EQ(agent.notes.size(), 1u);
+  EXPECT_EQ(agent.notes[0], "using " + FinalPendingPath(dir) +
+                                ": the run trained to its end and its final writes did not finish");
+  EXPECT_EQ(agent.algorithm->GetParameters(),
+            LoadTrainedAgent(whole, std::nullopt).algorithm->GetParameters());
+  try {
+    RunTraining(config, dir, 1.0, /*resume=*/true);
+    ADD_FAILURE() << "resumed without a resume checkpoint";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("greenrl eval and export --run read its policy, "
+                                         "checkpoints/final.pt.pending"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A run that fails at its first write (config.yaml) leaves train.lock and an empty checkpoints
+// folder; the same --out is taken again.
+TEST(ResumeTest, RunDirectoryOfARunThatWroteNothingIsTakenAgain) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string dir = FreshDir("wrote_nothing");
+  ::setenv("GREENRL_FAIL_WRITES_AFTER", "0", 1);
+  EXPECT_THROW(RunTraining(config, dir, 1.0), std::runtime_error);
+  ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
+  EXPECT_TRUE(fs::exists(dir + "/train.lock"));
+  EXPECT_TRUE(fs::is_empty(dir + "/checkpoints"));
+  EXPECT_FALSE(RunTraining(config, dir, 1.0).interrupted);
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+  // Anything else there is still refused.
+  const std::string other = FreshDir("wrote_nothing_other");
+  fs::create_directories(other + "/checkpoints");
+  std::ofstream(other + "/notes.txt") << "mine\n";
+  EXPECT_THROW(RunTraining(config, other, 1.0), ConfigError);
 }
 
 // A run directory removed while the run trains is not made again by the next checkpoint: the

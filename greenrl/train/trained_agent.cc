@@ -144,6 +144,13 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
     }
     final_checkpoint = false;
     checkpoint = ResumeCheckpointOfStep(run_dir, step);
+  } else if (!final_checkpoint && !best && fs::exists(FinalPendingPath(run_dir))) {
+    // Training ended, and the final writes (reports, then the rename to final.pt) failed: the
+    // trained policy, newer than any resume checkpoint.
+    checkpoint = FinalPendingPath(run_dir);
+    final_checkpoint = true;
+    skipped.push_back("using " + checkpoint +
+                      ": the run trained to its end and its final writes did not finish");
   } else if (!final_checkpoint && !best) {
     const auto resume_checkpoints = ListCheckpoints(run_dir);
     checkpoint = NewestReadableCheckpoint(resume_checkpoints, &skipped);

@@ -70,13 +70,30 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
   return algo::MakePpo(algo::PpoConfigFromConfig(config), spec);
 }
 
+namespace {
+// Whether `dir` holds only what a run that failed before its first file leaves: its train.lock
+// (released when it ended; a holder is refused when the new run takes the lock) and an empty
+// checkpoints folder.
+bool HoldsOnlyAnEmptyRunsLeftovers(const std::string& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool lock = name == "train.lock" && entry.is_regular_file(ec);
+    const bool empty_checkpoints =
+        name == "checkpoints" && entry.is_directory(ec) && fs::is_empty(entry.path(), ec);
+    if (!lock && !empty_checkpoints) return false;
+  }
+  return !ec;
+}
+}  // namespace
+
 void RequireNewOrEmptyDir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
       throw ConfigError("--out", dir, "a new or empty directory (it is a file)");
     }
-    if (!fs::is_empty(dir, ec)) {
+    if (!fs::is_empty(dir, ec) && !HoldsOnlyAnEmptyRunsLeftovers(dir)) {
       throw ConfigError("--out", dir, "a new or empty directory (it exists and is not empty)");
     }
   }
@@ -391,8 +408,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // job's once they have loaded their checkpoints (below).
     if (newest) RefuseResumeBudget(budget_options, *newest, newest->energy.total_energy_j());
     if (resume_from.empty()) {
-      throw ConfigError("--resume", run_dir,
-                        "a run directory with a resume checkpoint (checkpoints/step_*.pt)");
+      throw ConfigError(
+          "--resume", run_dir,
+          std::string("a run directory with a resume checkpoint (checkpoints/step_*.pt)") +
+              (fs::exists(FinalPendingPath(run_dir))
+                   ? "; this run trained to its end and its final writes did not finish: "
+                     "greenrl eval and export --run read its policy, checkpoints/final.pt.pending"
+                   : ""));
     }
     // Nothing left to train would end the run without an iteration: refuse before any work.
     if (total_steps <= resume_from.back().first) {
@@ -517,6 +539,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
     try {
       algorithm->LoadCheckpoint(trained_agent->checkpoint);
+      RequireFiniteParameters(*algorithm, trained_agent->checkpoint);
     } catch (const ConfigError& e) {  // another network shape or kind: named by the key
       throw ConfigError("trained_agent", config.GetString("trained_agent"),
                         "an agent this run's network can take; its checkpoint " +
@@ -1389,7 +1412,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
     row.emplace_back("eval/mean_reward", eval_mean);
     row.emplace_back("eval/std_reward", eval_std);
-    if (last) break;  // the last row is written after the final checkpoint, below
+    if (last) break;  // the last row is written after the final checkpoint's pending write, below
 
     const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
     double budget_time_s = clock.NowS() - t0 + resumed.elapsed_s;
@@ -1465,25 +1488,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   if (options.progress && writer) fmt::print(stderr, "\n");
 
-  // --- The figures every report shares (one reading), the reports, then the final checkpoint.
+  // --- Final checkpoint (pending), the figures every report shares (one reading), the reports,
+  // then the final checkpoint's rename.
   TrainResult result;
   result.rank = rank;
   result.interrupted = interrupted;  // --- signals: a resume checkpoint instead of final.pt
   result.stop_signal = stop_signal;
   result.resume_checkpoint = interrupted || stopped_by_budget ? last_checkpoint : "";
   result.guard_restores = guard_restores;
-  // final.pt is written last, once energy.json, emissions.csv and the last metrics row are: a run
-  // is finished when it has final.pt, and a failure before it (a full disk) leaves a run that
-  // --resume continues from its newest resume checkpoint and whose reports it writes again.
+  // The policy is written here (metered) as checkpoints/final.pt.pending and renamed final.pt
+  // once energy.json, emissions.csv and the last metrics row are written: a run is finished when
+  // it has final.pt, and one that failed in between (a full disk) keeps its trained policy for
+  // eval and export and is resumed from its newest resume checkpoint, if it has one.
   const bool write_final_pt = writer && !stopped_by_budget && !interrupted;
-  const std::optional<NormalizerSnapshot> final_norm =
-      writer ? snapshot() : std::optional<NormalizerSnapshot>();
   if (writer) {
-    const std::optional<NormalizerSnapshot>& norm = final_norm;
+    const std::optional<NormalizerSnapshot> norm = snapshot();
     if (stopped_by_budget) {
       result.checkpoint_path = last_checkpoint;  // unfinished: the budget's resume checkpoint
     } else if (!interrupted) {
       result.checkpoint_path = run_dir + "/checkpoints/final.pt";
+      SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
     }
     if (norm && (stopped_by_budget || interrupted)) {
       // The resume checkpoint's statistics (which it holds itself), for people and scripts.
@@ -1591,6 +1615,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.cpu_before_meters_s = cpu_before_meters_s;
   r.steps_per_s = steps / wall_time_s;
   r.env_non_finite_resets = env->non_finite_resets();
+  r.env_non_finite_outputs = env->non_finite_outputs();
   // The command that continues this run: a data-parallel one needs its world size back, started
   // as the run was (greenrl launch; torchrun; srun or mpirun, which only the user can spell).
   const std::string resume_command =
@@ -1694,7 +1719,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                     j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
-  if (write_final_pt) SaveFinalCheckpoint(*algorithm, run_dir, final_norm);  // policy, statistics
+  if (write_final_pt) CommitFinalCheckpoint(run_dir);  // final.pt.pending -> final.pt
   note_late_signal();
   return result;
 }

@@ -115,7 +115,9 @@ std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::
 // follows) to `torch_threads`, so no pool oversubscribes the cores or spins idle workers.
 void ConfigureThreads(int torch_threads);
 
-// Checks that `dir` can take a run's files: it does not exist, or is an empty directory.
+// Checks that `dir` can take a run's files: it does not exist, or is an empty directory, or holds
+// only what a run that failed before writing any file leaves (train.lock and an empty
+// checkpoints folder), so that the same --out can be given again.
 // Errors: ConfigError("--out", dir, "a new or empty directory (it is a file)" / "(it exists and
 //   is not empty)").
 void RequireNewOrEmptyDir(const std::string& dir);

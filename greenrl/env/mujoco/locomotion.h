@@ -260,11 +260,12 @@ class LocomotionEnv final : public BatchedEnv {
   const EnvSpec& spec() const override { return spec_; }
   int num_envs() const override { return static_cast<int>(rows_.size()); }
   void ResetRows(int begin, int end, uint64_t seed, const VecBuffers& buffers) override;
+  // Errors: greenrl::InternalError (GREENRL_CHECK) for a row not reset yet (ResetRows first).
   void StepRows(int begin, int end, const VecBuffers& buffers) override;
 
   // Steps that hit a numerical fault, each followed by a reset of that row (summed over rows
   // since construction). Safe to read from the driving thread between Steps.
-  int64_t non_finite_resets() const;
+  int64_t non_finite_resets() const override;
 
   // The shared model (read-only) and row i's state, for tests (like SetState in classic envs).
   const mjModel& model() const { return *model_; }
