@@ -733,6 +733,17 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
     EXPECT_NE(std::string(e.what()).find("1 of its "), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(" are NaN or infinite"), std::string::npos) << e.what();
   }
+  // --trained-agent refuses it too, naming the checkpoint, before the new run trains.
+  const Config from_agent = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "trained_agent=" + dir}, 1);
+  try {
+    RunTraining(from_agent, FreshDir("nan_params_agent"), 1.0);
+    ADD_FAILURE() << "a run started from an agent with a NaN parameter";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "checkpoint") << e.what();
+    EXPECT_NE(std::string(e.what()).find(newest), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
 }
 

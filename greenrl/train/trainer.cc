@@ -539,13 +539,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
     try {
       algorithm->LoadCheckpoint(trained_agent->checkpoint);
-      RequireFiniteParameters(*algorithm, trained_agent->checkpoint);
     } catch (const ConfigError& e) {  // another network shape or kind: named by the key
       throw ConfigError("trained_agent", config.GetString("trained_agent"),
                         "an agent this run's network can take; its checkpoint " +
                             trained_agent->checkpoint + " does not fit, needing " +
                             (e.accepted().empty() ? std::string(e.what()) : e.accepted()));
     }
+    RequireFiniteParameters(*algorithm, trained_agent->checkpoint);  // names the checkpoint
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
   }
