@@ -193,6 +193,21 @@ TEST(CliTest, PresetBatchSizeAboveTheRolloutSaysWhatItMeans) {
       << r.output;
 }
 
+// A run that whole rollouts take far past n_timesteps says so (CleanRL's --total-timesteps 4000
+// --num-envs 4 with SB3's n_steps 2048: 8192 steps); one a little past it does not.
+TEST(CliTest, RolloutsFarPastNTimestepsSaySo) {
+  Result r = RunGreenrl("train --env CartPole-v1 --set n_timesteps=4000 --set n_envs=4 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: n_timesteps 4000 is 0.49 rollouts of n_steps * n_envs = 8192 "
+                          "steps: the run trains whole rollouts, 8192 steps, as SB3 does (a "
+                          "smaller n_steps or n_envs comes closer)"),
+            std::string::npos)
+      << r.output;
+  r = RunGreenrl("train --config " + Preset() + " --set n_timesteps=5000 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("rollouts of n_steps"), std::string::npos) << r.output;  // 5120
+}
+
 // A batch_size that does not divide the rollout warns as SB3 does (a last, shorter minibatch),
 // and a reward threshold that no periodic evaluation can reach in time says so.
 TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {

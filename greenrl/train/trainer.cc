@@ -624,6 +624,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
                  "divides the rollout avoids it)\n",
                  batch_size, rollout, rollout / batch_size, rollout % batch_size);
     }
+    // Whole rollouts, as SB3's learn: a run far past n_timesteps (CleanRL's --total-timesteps
+    // 4000 with --num-envs 4 and SB3's n_steps 2048 trains 8192 steps) says so.
+    const int64_t job_rollout = rollout * world_size;
+    const int64_t planned = (total_steps + job_rollout - 1) / job_rollout * job_rollout;
+    if (!options.resume && planned - total_steps >= total_steps / 4 && planned > total_steps) {
+      fmt::print(stderr,
+                 "greenrl: n_timesteps {} is {:.2f} rollouts of n_steps * n_envs{} = {} steps: "
+                 "the run trains whole rollouts, {} steps, as SB3 does (a smaller n_steps or "
+                 "n_envs comes closer)\n",
+                 total_steps, static_cast<double>(total_steps) / job_rollout,
+                 world_size > 1 ? " * ranks" : "", job_rollout, planned);
+    }
   }
   const std::optional<double> reward_threshold = RewardThresholdFrom(config);
   if (options.verbose && writer && reward_threshold &&
