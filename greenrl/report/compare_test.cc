@@ -519,6 +519,13 @@ TEST(HtmlReportTest, ChromiumRendersEveryChart) {
     EXPECT_GT(std::stol((*it)[1]), 5000) << "canvas " << canvases;
   }
   EXPECT_EQ(canvases, 5);
+  // The first return chart's legend tells a run's curve (a line) from its evaluations (squares)
+  // and budget decisions (triangles), which share the run's colour: run A's three, run B's
+  // curve, the target line.
+  std::smatch legend;
+  ASSERT_TRUE(std::regex_search(after, legend, std::regex("data-legend-styles=\"([a-z,]*)\"")))
+      << after.substr(0, 2000);
+  EXPECT_EQ(legend[1].str(), "line,rect,triangle,line,line");
   const std::string png = root + "/report.png";
   ASSERT_EQ(std::system(("chromium " + flags + "--window-size=1000,2600 --screenshot=" + png +
                          " file://" + page + " > /dev/null 2>&1").c_str()),

@@ -155,7 +155,9 @@ constexpr const char* kPageScript = R"JS(
   }
   const common = (xTitle, yTitle) => ({
     animation: false, responsive: false, parsing: false,
-    plugins: {legend: {position: 'bottom'},
+    // The legend draws each series' point style (a run's curve a line, its evaluations squares,
+    // its budget decisions triangles), since one run's series share its colour.
+    plugins: {legend: {position: 'bottom', labels: {usePointStyle: true}},
               tooltip: {callbacks: {label: (c) => c.raw.label || (c.dataset.label + ': ' +
                                                                  c.formattedValue)}}},
     scales: {x: {type: 'linear', title: {display: true, text: xTitle}},
@@ -185,7 +187,7 @@ constexpr const char* kPageScript = R"JS(
       const m = run.metrics, xs = m[xKey] || [];
       xs.forEach((x) => { if (x !== null) xMax = Math.max(xMax, x); });
       datasets.push({label: run.name + ' ' + DATA.return_metric, borderColor: color(r),
-                     backgroundColor: color(r), pointRadius: 0, borderWidth: 2,
+                     backgroundColor: color(r), pointRadius: 0, borderWidth: 2, pointStyle: 'line',
                      data: points(xs, m[DATA.return_metric] || [])});
       if (m['eval/mean_reward']) {
         datasets.push({label: run.name + ' eval/mean_reward', borderColor: color(r),
@@ -205,7 +207,7 @@ constexpr const char* kPageScript = R"JS(
     if (DATA.target_return !== null) {
       datasets.push({label: 'target: ' + DATA.target_metric + ' >= ' + DATA.target_return,
                      borderColor: '#555555',
-                     borderDash: [6, 4], pointRadius: 0, borderWidth: 1,
+                     borderDash: [6, 4], pointRadius: 0, borderWidth: 1, pointStyle: 'line',
                      data: [{x: 0, y: DATA.target_return}, {x: xMax, y: DATA.target_return}]});
     }
     charts.push(new Chart(document.getElementById(id),
@@ -222,7 +224,7 @@ constexpr const char* kPageScript = R"JS(
     Object.keys(run.power).forEach((col) => {
       if (col === 'time_s') return;
       power.push({label: run.name + ' ' + col.replace(/_w$/, ''), borderColor: color(k),
-                  backgroundColor: color(k), pointRadius: 0, borderWidth: 2,
+                  backgroundColor: color(k), pointRadius: 0, borderWidth: 2, pointStyle: 'line',
                   data: points(t, run.power[col])});
       ++k;
     });
@@ -260,6 +262,13 @@ constexpr const char* kPageScript = R"JS(
     for (let i = 3; i < img.length; i += 4) painted += img[i] > 0 ? 1 : 0;
     c.dataset.paintedPixels = String(painted);
     if (painted > 0) ++drawn;
+  });
+  // And each chart's legend marks, in dataset order ("line,rect,triangle"; "boxes: ..." where the
+  // legend draws plain colour boxes instead).
+  charts.forEach((ch) => {
+    const boxes = !ch.options.plugins.legend.labels.usePointStyle;
+    ch.canvas.dataset.legendStyles = (boxes ? 'boxes: ' : '') +
+        ch.legend.legendItems.map((item) => String(item.pointStyle)).join(',');
   });
   document.body.dataset.chartsDrawn = String(drawn);
   document.body.dataset.chartsTotal = String(canvases.length);
