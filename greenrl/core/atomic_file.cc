@@ -97,7 +97,11 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     throw IoError("rename to", path, err);
   }
-  const int dir_fd = ::open(DirName(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  SyncDirectory(DirName(target));
+}
+
+void SyncDirectory(const std::string& dir) {
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);

@@ -18,6 +18,10 @@ namespace greenrl {
 // untouched). A call while it is unset resets the count.
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
 
+// Fsyncs the directory `dir`, so that a file renamed or created in it stays after a crash (what
+// WriteFileAtomic does after its rename). Best effort: no errors.
+void SyncDirectory(const std::string& dir);
+
 // Appends `text` at the end of the file open as `fd`, whole or not at all: when a write fails (a
 // full disk), the file is cut back to the length it had before the call, so a CSV log never ends
 // in part of a row. With the environment variable GREENRL_FAIL_APPENDS_AFTER=N set, every call

@@ -386,11 +386,7 @@ void CommitFinalCheckpoint(const std::string& run_dir) {
     throw std::runtime_error("cannot rename '" + pending + "' to '" + final_pt +
                              "': " + std::strerror(errno));
   }
-  const int dir_fd = ::open((run_dir + "/checkpoints").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  SyncDirectory(run_dir + "/checkpoints");
 }
 
 std::optional<NormalizerSnapshot> ReadFinalNormalizer(const std::string& path) {
