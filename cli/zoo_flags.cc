@@ -221,7 +221,8 @@ std::string ShellWord(const std::string& arg) {
 // rl-zoo's -params key:value (StoreDict: the value evaluated as Python) as greenrl overrides.
 // policy_kwargs and normalize stay whole values (--set policy_kwargs=dict(...)), which greenrl
 // reads as rl-zoo does: the whole value replaces the preset's (train::LoadRunConfig). Python's
-// int(x) and float(x) become x, and train_freq's (n, 'step') becomes n. Anything else is
+// int(x) and float(x) become x, train_freq's (n, 'step') becomes n, and a schedule's
+// "<word>_<value>" becomes lin_<value> (train::ZooScheduleText). Anything else is
 // key=value as given, for greenrl's own check to name.
 std::vector<std::string> ParamsAsSets(const std::string& item) {
   const size_t colon = item.find(':');
@@ -238,7 +239,7 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
       return {key + "=" + *steps};
     }
   }
-  return {key + "=" + value};
+  return {key + "=" + train::ZooScheduleText(key, value)};
 }
 
 }  // namespace

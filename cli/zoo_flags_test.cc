@@ -24,6 +24,11 @@ TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
   EXPECT_EQ(Hint("train", {"--hyperparams", "learning_rate:lin_1e-3"}),
             "rl-zoo's flag, which `greenrl train` spells otherwise: --hyperparams "
             "learning_rate:lin_1e-3 -> --set learning_rate=lin_1e-3");
+  // rl-zoo reads any "<word>_<value>" schedule as linear: the hint writes greenrl's lin_.
+  EXPECT_EQ(Hint("train", {"-params", "learning_rate:linear_0.002", "clip_range:cos_0.1"}),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
+            "learning_rate:linear_0.002 clip_range:cos_0.1 -> --set learning_rate=lin_0.002 "
+            "--set clip_range=lin_0.1");
   // Without its value, the placeholder; a flag greenrl needs nothing for says why.
   EXPECT_EQ(Hint("train", {"--save-freq", "-P"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: --save-freq -> --set "

@@ -216,8 +216,8 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
   EXPECT_EQ(OverrideError("normalize=yes"), "normalize: got 'yes'; true or false");
   EXPECT_EQ(OverrideError("normalize=1"), "normalize: got '1'; true or false");
   EXPECT_EQ(OverrideError("learning_rate=lin_x"),
-            "learning_rate: got 'lin_x'; a number or lin_<number>, e.g. lin_0.001, with (initial) "
-            "value > 0");
+            "learning_rate: got 'lin_x'; a number, or lin_<number> or linear_<number> (linear "
+            "to 0), e.g. lin_0.001, with (initial) value > 0");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=64"),
             "policy_kwargs.net_arch: got '64'; a list of integers >= 1, e.g. [64, 64], or [] for "
             "none");
@@ -242,8 +242,8 @@ TEST(ConfigTest, OutOfRangeNamesBounds) {
             "carbon.intensity_g_per_kwh: got '0'; a number > 0");
   EXPECT_EQ(OverrideError("carbon.pue=0.9"), "carbon.pue: got '0.9'; a number >= 1");
   EXPECT_EQ(OverrideError("learning_rate=lin_-1e-3"),
-            "learning_rate: got 'lin_-1e-3'; a number or lin_<number>, e.g. lin_0.001, with "
-            "(initial) value > 0");
+            "learning_rate: got 'lin_-1e-3'; a number, or lin_<number> or linear_<number> "
+            "(linear to 0), e.g. lin_0.001, with (initial) value > 0");
   EXPECT_EQ(OverrideError("policy_kwargs.net_arch=[64, 0]"),
             "policy_kwargs.net_arch: got '[64, 0]'; a list of integers >= 1, e.g. [64, 64], or [] "
             "for none");

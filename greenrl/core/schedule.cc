@@ -10,6 +10,9 @@ namespace greenrl {
 namespace {
 
 constexpr char kLinearPrefix[] = "lin_";
+// rl-zoo's other common spelling (rl-zoo reads any "<word>_<value>" as linear; greenrl takes these
+// two outside rl-zoo files, and ZooScheduleText maps the rest inside them).
+constexpr char kLinearLongPrefix[] = "linear_";
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -175,8 +178,11 @@ double Schedule::Value(double progress_remaining) const {
 
 Schedule Schedule::Parse(const std::string& field, const std::string& text) {
   const std::string trimmed = Trim(text);
-  const bool linear = trimmed.rfind(kLinearPrefix, 0) == 0;
-  const std::string number = linear ? trimmed.substr(sizeof(kLinearPrefix) - 1) : trimmed;
+  size_t prefix = 0;
+  if (trimmed.rfind(kLinearPrefix, 0) == 0) prefix = sizeof(kLinearPrefix) - 1;
+  if (trimmed.rfind(kLinearLongPrefix, 0) == 0) prefix = sizeof(kLinearLongPrefix) - 1;
+  const bool linear = prefix > 0;
+  const std::string number = trimmed.substr(prefix);
   const std::optional<double> value = internal::ParseYamlNumber(number);
   if (!value || !std::isfinite(*value)) throw ConfigError(field, text, internal::kScheduleAccepted);
   return linear ? Linear(*value) : Constant(*value);

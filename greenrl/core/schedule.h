@@ -1,10 +1,10 @@
 // schedule.h: hyperparameter schedules as rl-baselines3-zoo writes them in its YAML presets.
 //
 // A schedule is either a constant (`learning_rate: 0.0003`) or a linear decay to zero written
-// `lin_<initial>` (`learning_rate: lin_2.5e-4`, `clip_range: lin_0.2`). Following SB3, a schedule
-// is a function of progress_remaining, which goes from 1 at the start of training to 0 at the end.
-// Sources: rl_zoo3/utils.py (linear_schedule, and the "lin_" parsing in exp_manager.py) and
-// stable_baselines3/common/base_class.py (_update_current_progress_remaining).
+// `lin_<initial>` or `linear_<initial>` (`learning_rate: lin_2.5e-4`, `clip_range: linear_0.2`).
+// Following SB3, a schedule is a function of progress_remaining, which goes from 1 at the start of
+// training to 0 at the end. Sources: rl_zoo3/utils.py (linear_schedule, and the "lin_" parsing in
+// exp_manager.py) and stable_baselines3/common/base_class.py (_update_current_progress_remaining).
 //
 // The helpers in namespace internal parse and format numbers the way YAML 1.2 (core schema) does;
 // Config shares them so that schedules and float keys accept and print numbers identically.
@@ -47,11 +47,12 @@ struct Schedule {
 
   // Parses rl-zoo schedule text.
   // Args: field: the config key being parsed, used in the error ("learning_rate");
-  //       text: a finite number ("0.2", "3e-4") or "lin_" followed by one ("lin_0.001",
-  //       "lin_2.5e-4"); surrounding spaces are ignored.
+  //       text: a finite number ("0.2", "3e-4") or "lin_" or "linear_" followed by one
+  //       ("lin_0.001", "linear_2.5e-4", rl-zoo's two usual spellings); surrounding spaces are
+  //       ignored.
   // Returns: the constant or linear schedule.
-  // Errors: ConfigError(field, text, "a number or lin_<number>, e.g. lin_0.001") when the text is
-  //       neither, or its number is not finite (.nan, .inf).
+  // Errors: ConfigError(field, text, internal::kScheduleAccepted) when the text is none of
+  //       these, or its number is not finite (.nan, .inf).
   static Schedule Parse(const std::string& field, const std::string& text);
 
   // Returns: the text Parse reads back into an equal schedule: "lin_0.001" or "0.2", with the
@@ -67,7 +68,8 @@ struct Schedule {
 namespace internal {
 
 // The `accepted` text of Schedule::Parse's ConfigError; Config extends it with ranges.
-inline constexpr char kScheduleAccepted[] = "a number or lin_<number>, e.g. lin_0.001";
+inline constexpr char kScheduleAccepted[] =
+    "a number, or lin_<number> or linear_<number> (linear to 0), e.g. lin_0.001";
 
 // Parses a YAML 1.2 core-schema number: an int ([-+]?[0-9]+) or a float
 // ([-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?, .inf, -.inf, .nan in any of YAML's three

@@ -50,17 +50,23 @@ TEST(ScheduleTest, ParsesRlZooSpellings) {
   EXPECT_EQ(Schedule::Parse("lr", "lin_1e-3"), Schedule::Linear(0.001));
   EXPECT_EQ(Schedule::Parse("lr", " lin_.5 "), Schedule::Linear(0.5));
   EXPECT_EQ(Schedule::Parse("lr", "+2.0E-2"), Schedule::Constant(0.02));
+  // rl-zoo's longer spelling (`--hyperparams learning_rate:linear_0.002`), read as lin_.
+  EXPECT_EQ(Schedule::Parse("lr", "linear_0.002"), Schedule::Linear(0.002));
+  EXPECT_EQ(Schedule::Parse("lr", "linear_2.5e-4").ToString(), "lin_0.00025");
 }
 
 TEST(ScheduleTest, ParseRejectsBadTextNamingFieldValueAndForm) {
-  for (const std::string text : {"", "lin_", "lin_abc", "abc", "linear_0.1", "0.1x", "lin_0.1_",
-                                 ".nan", "lin_.inf", "inf", "nan", "1e999", "0x10", "lin 0.1"}) {
+  for (const std::string text :
+       {"", "lin_", "lin_abc", "abc", "linear_", "cos_0.1", "0.1x", "lin_0.1_", ".nan", "lin_.inf",
+        "inf", "nan", "1e999", "0x10", "lin 0.1"}) {
     try {
       Schedule::Parse("learning_rate", text);
       ADD_FAILURE() << "accepted '" << text << "'";
     } catch (const ConfigError& error) {
       EXPECT_EQ(std::string(error.what()),
-                "learning_rate: got '" + text + "'; a number or lin_<number>, e.g. lin_0.001");
+                "learning_rate: got '" + text +
+                    "'; a number, or lin_<number> or linear_<number> (linear to 0), e.g. "
+                    "lin_0.001");
       EXPECT_EQ(error.field(), "learning_rate");
     }
   }

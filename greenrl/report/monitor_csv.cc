@@ -1,6 +1,7 @@
 #include "greenrl/report/monitor_csv.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -34,6 +35,19 @@ std::FILE* OpenOrThrow(const std::string& path, const char* mode) {
   return file;
 }
 
+// An episode row as WriteEpisode writes it: three numbers, return, length and time.
+bool IsEpisodeRow(const std::string& line) {
+  if (std::count(line.begin(), line.end(), ',') != 2) return false;
+  std::istringstream cells(line);
+  std::string cell;
+  while (std::getline(cells, cell, ',')) {
+    char* end = nullptr;
+    std::strtod(cell.c_str(), &end);
+    if (cell.empty() || end != cell.c_str() + cell.size()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 MonitorCsv::MonitorCsv(const std::string& path, std::FILE* file, double t_start)
@@ -57,7 +71,8 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Create(const std::string& path, const st
 }
 
 std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const std::string& env_id,
-                                               int64_t rows, double t_start_unix_s) {
+                                               int64_t rows, double t_start_unix_s,
+                                               std::vector<std::string>* notes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Create(path, env_id, t_start_unix_s);
   std::istringstream in(ReadFile(path));
@@ -72,13 +87,39 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
       sb3_header = false;
     }
   }
-  if (!sb3_header) return Create(path, env_id, t_start_unix_s);
+  if (!sb3_header) {
+    // Its rows cannot be kept without their t_start: the file stays beside, whole.
+    const std::string aside = path + ".damaged";
+    std::filesystem::rename(path, aside, ec);
+    if (ec) {
+      throw std::runtime_error("cannot move '" + path + "' (no SB3 Monitor header) to '" + aside +
+                               "': " + ec.message());
+    }
+    if (notes != nullptr) {
+      notes->push_back(path +
+                       " has no SB3 Monitor header (#{\"t_start\": ...} then r,l,t): kept "
+                       "as " +
+                       aside + "; a new one starts");
+    }
+    return Create(path, env_id, t_start_unix_s);
+  }
   std::string kept = meta + "\n" + columns + "\n";
+  std::vector<int64_t> damaged;  // line numbers (1-based) of rows that are not r,l,t numbers
+  int64_t line_number = 2;
   for (int64_t k = 0; k < rows && std::getline(in, line); ++k) {
-    if (std::count(line.begin(), line.end(), ',') != 2) break;  // a torn last line
-    kept += line + "\n";
+    ++line_number;
+    if (IsEpisodeRow(line)) {
+      kept += line + "\n";
+    } else {
+      damaged.push_back(line_number);  // a torn last line of a killed run, or a damaged one
+    }
   }
   WriteFileAtomic(path, kept);
+  if (notes != nullptr && !damaged.empty()) {
+    notes->push_back(fmt::format("{}: dropped {} damaged row{} (line{} {}), not r,l,t numbers",
+                                 path, damaged.size(), damaged.size() == 1 ? "" : "s",
+                                 damaged.size() == 1 ? "" : "s", fmt::join(damaged, ", ")));
+  }
   return std::unique_ptr<MonitorCsv>(new MonitorCsv(path, OpenOrThrow(path, "a"), t_start));
 }
 

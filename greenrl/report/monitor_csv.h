@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace greenrl::report {
 
@@ -24,11 +25,16 @@ class MonitorCsv {
 
   // A resumed run's file: keeps its header (and so its t_start) and its first `rows` episode
   // rows, the episodes the resume checkpoint counted (later ones are repeated by the resumed
-  // run), rewritten atomically, then appends. A file that is missing or has no SB3 header
-  // (a run before greenrl wrote one) is created anew with t_start_unix_s.
-  // Errors: std::runtime_error naming the path when it cannot be read, rewritten or opened.
+  // run), rewritten atomically, then appends. Of those rows, one that is not three numbers (a
+  // torn last line of a killed run, a damaged one) is dropped, named in *notes. A missing file
+  // is created anew with t_start_unix_s; one without SB3's header (damaged, or a run before
+  // greenrl wrote one) is moved to <path>.damaged, said in *notes, and created anew.
+  // notes: receives those messages for the caller to print, one line each; nullptr for none.
+  // Errors: std::runtime_error naming the path when it cannot be read, moved, rewritten or
+  // opened.
   static std::unique_ptr<MonitorCsv> Resume(const std::string& path, const std::string& env_id,
-                                            int64_t rows, double t_start_unix_s);
+                                            int64_t rows, double t_start_unix_s,
+                                            std::vector<std::string>* notes = nullptr);
 
   ~MonitorCsv();
   MonitorCsv(const MonitorCsv&) = delete;

@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "greenrl/core/atomic_file.h"
 
@@ -52,8 +54,8 @@ TEST(MonitorCsvTest, AFailedFlushThrowsAndLeavesTheLastWholeRow) {
   EXPECT_EQ(whole, "#{\"t_start\": 100, \"env_id\": \"CartPole-v1\"}\nr,l,t\n10,10,1\n");
 }
 
-// Resume keeps the header (its t_start) and the first `rows` episodes, then appends; a torn
-// last line is dropped; a file without SB3's header is started anew.
+// Resume keeps the header (its t_start) and the first `rows` episodes, then appends; a torn or
+// damaged row is dropped and said; a file without SB3's header is moved aside and started anew.
 TEST(MonitorCsvTest, ResumeKeepsTheCountedEpisodes) {
   const std::string path = Path("resume");
   {
@@ -71,11 +73,34 @@ TEST(MonitorCsvTest, ResumeKeepsTheCountedEpisodes) {
             "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n-2,200,2\n"
             "-4,200,10\n");
   WriteFileAtomic(path, "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n-2,2");
-  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0).reset();
+  std::vector<std::string> notes;
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
   EXPECT_EQ(ReadFile(path), "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n");
-  WriteFileAtomic(path, "not a monitor file\n");
-  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0).reset();
+  EXPECT_EQ(notes, std::vector<std::string>{path + ": dropped 1 damaged row (line 4), not r,l,t "
+                                                   "numbers"});
+  // A damaged row in the middle counts as one of the checkpoint's episodes: the rows after it
+  // up to `rows` stay, the later ones go.
+  WriteFileAtomic(path,
+                  "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n-2,2x0,2\n"
+                  "-3,200,3\n-4,,4\n-5,200,5\n-6,200,6\n");
+  notes.clear();
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
+  EXPECT_EQ(ReadFile(path),
+            "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1,200,1\n"
+            "-3,200,3\n-5,200,5\n");
+  EXPECT_EQ(notes, std::vector<std::string>{path + ": dropped 2 damaged rows (lines 4, 6), not "
+                                                   "r,l,t numbers"});
+  // Without SB3's header its rows cannot be kept (no t_start): the file is kept beside, whole.
+  std::filesystem::remove(path + ".damaged");
+  WriteFileAtomic(path, "not a monitor file\n-1,200,1\n");
+  notes.clear();
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
   EXPECT_EQ(ReadFile(path), "#{\"t_start\": 999, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n");
+  EXPECT_EQ(ReadFile(path + ".damaged"), "not a monitor file\n-1,200,1\n");
+  EXPECT_EQ(notes, std::vector<std::string>{path +
+                                            " has no SB3 Monitor header (#{\"t_start\": ...} then "
+                                            "r,l,t): kept as " +
+                                            path + ".damaged; a new one starts"});
 }
 
 }  // namespace

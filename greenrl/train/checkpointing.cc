@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -484,7 +485,8 @@ report::EvaluationsLog ResumeEvaluationsLog(const std::string& path, int64_t ste
   return log;
 }
 
-std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps) {
+std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps,
+                                            std::vector<std::string>* notes) {
   std::istringstream in(ReadFile(path));
   std::string header_line, line, kept;
   if (!std::getline(in, header_line)) {
@@ -502,23 +504,35 @@ std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t ste
   }
   const size_t step_col = static_cast<size_t>(it - columns.begin());
   kept = header_line + "\n";
+  std::vector<int64_t> damaged;  // line numbers (1-based) of rows dropped as not whole
+  int64_t line_number = 1;
   while (std::getline(in, line)) {
+    ++line_number;
+    // A torn last line of a killed run, or a damaged row: dropped, and said.
     if (static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1 != columns.size()) {
-      continue;  // a torn last line of a killed run
+      damaged.push_back(line_number);
+      continue;
     }
     std::stringstream ls(line);
     std::string cell;
     for (size_t c = 0; c <= step_col && std::getline(ls, cell, ','); ++c) {
     }
-    double step = 0.0;
-    try {
-      step = std::stod(cell);
-    } catch (const std::exception&) {
-      continue;  // a torn last line of a killed run
+    char* end = nullptr;
+    const double step = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || end != cell.c_str() + cell.size()) {
+      damaged.push_back(line_number);
+      continue;
     }
     if (step <= static_cast<double>(steps)) kept += line + "\n";
   }
   WriteFileAtomic(path, kept);
+  if (notes != nullptr && !damaged.empty()) {
+    notes->push_back(
+        fmt::format("{}: dropped {} damaged row{} (line{} {}), not {} cells with a "
+                    "number for global_step",
+                    path, damaged.size(), damaged.size() == 1 ? "" : "s",
+                    damaged.size() == 1 ? "" : "s", fmt::join(damaged, ", "), columns.size()));
+  }
   return columns;
 }
 

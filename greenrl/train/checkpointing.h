@@ -218,9 +218,12 @@ std::optional<BestEval> ReadBestCheckpoint(const std::string& run_dir);
 
 // Resume: rewrites metrics.csv atomically without the rows whose global_step is past `steps`
 // (they belong to iterations the resumed run repeats) and returns its header; an empty file (no
-// row was due before the checkpoint: log_interval) is left empty and gives no columns.
+// row was due before the checkpoint: log_interval) is left empty and gives no columns. A row
+// without the header's number of cells or a number for global_step (a torn last line of a
+// killed run, a damaged row) is dropped and named in *notes (nullptr: not said).
 // Errors: std::runtime_error when it cannot be read or its header has no global_step column.
-std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps);
+std::vector<std::string> TruncateMetricsCsv(const std::string& path, int64_t steps,
+                                            std::vector<std::string>* notes = nullptr);
 
 // Resume: the evaluations of evaluations.npz at `path` up to `steps` (the later ones are
 // repeated), the log the resumed run appends to; the file is rewritten without the later ones.

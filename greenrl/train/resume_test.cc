@@ -715,8 +715,9 @@ void WriteWithNanParameter(const std::string& path) {
   WriteFileAtomic(path, bytes.str());
 }
 
-// A checkpoint whose parameters are not finite is refused by eval (the newest resume checkpoint
-// of an interrupted run) and skipped by --resume for the older one, which the run goes on from.
+// A checkpoint whose parameters are not finite is refused when named, and passed over for the
+// older one by eval's and export's default (the newest resume checkpoint of an interrupted run)
+// and by --resume, which the run goes on from.
 TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
   const Config config = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
@@ -726,13 +727,39 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
   const std::string newest = CheckpointPath(dir, 512);
   ASSERT_TRUE(fs::exists(newest));
   WriteWithNanParameter(newest);
+  // Named by its step, it is refused; eval's and export's default (and "last") pass over it to
+  // the checkpoint before, as --resume does, saying so.
   try {
-    LoadTrainedAgent(dir, std::nullopt);
+    LoadTrainedAgent(dir, std::nullopt, /*best=*/false, "512");
     ADD_FAILURE() << "an agent with a NaN parameter loaded";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("1 of its "), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(" are NaN or infinite"), std::string::npos) << e.what();
   }
+  for (const std::string step : {"", "last"}) {
+    const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false, step);
+    EXPECT_EQ(agent.checkpoint, CheckpointPath(dir, 256));
+    EXPECT_EQ(agent.resume_step, 256);
+    ASSERT_EQ(agent.notes.size(), 1u);
+    EXPECT_EQ(agent.notes[0].rfind("skipping " + newest + ": checkpoint: got '" + newest, 0), 0u)
+        << agent.notes[0];
+    EXPECT_NE(agent.notes[0].find(" are NaN or infinite"), std::string::npos) << agent.notes[0];
+    EXPECT_EQ(ResumeCheckpointNotice(dir, agent),
+              dir +
+                  " has no checkpoints/final.pt; using its newest loadable resume checkpoint "
+                  "(step 256)");
+  }
+  // With no older checkpoint that loads, the error of the last one tried.
+  const std::string older = CheckpointPath(dir, 256);
+  fs::copy_file(older, older + ".good");
+  WriteWithNanParameter(older);
+  try {
+    LoadTrainedAgent(dir, std::nullopt);
+    ADD_FAILURE() << "an agent with NaN parameters loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(older), std::string::npos) << e.what();
+  }
+  fs::rename(older + ".good", older);
   // --trained-agent refuses it too, naming the checkpoint, before the new run trains.
   const Config from_agent = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
@@ -1262,6 +1289,24 @@ TEST(ResumeTest, FailedCheckpointWriteKeepsTheLastGoodOne) {
   const TrainResult resumed = RunTraining(config, dir, 1.0, /*resume=*/true);
   EXPECT_EQ(resumed.report.steps, 2048);
   EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+}
+
+// A resume cuts metrics.csv's rows past the checkpoint; a row that is not whole (a torn last
+// line, a damaged middle one) is dropped too, and said, naming its line.
+TEST(ResumeTest, MetricsCsvDamagedRowsAreDroppedAndSaid) {
+  const std::string dir = FreshDir("metrics_damaged");
+  fs::create_directories(dir);
+  const std::string path = dir + "/metrics.csv";
+  WriteFileAtomic(path,
+                  "global_step,time_s,charts/SPS\n256,0.1,2560\n512,0.2\n768,0.3,2560\n"
+                  "1x24,0.4,2560\n1280,0.5,2560\n1536,0.6");
+  std::vector<std::string> notes;
+  EXPECT_EQ(TruncateMetricsCsv(path, 1024, &notes),
+            (std::vector<std::string>{"global_step", "time_s", "charts/SPS"}));
+  EXPECT_EQ(ReadFile(path), "global_step,time_s,charts/SPS\n256,0.1,2560\n768,0.3,2560\n");
+  EXPECT_EQ(notes,
+            std::vector<std::string>{path + ": dropped 3 damaged rows (lines 3, 5, 7), not 3 "
+                                            "cells with a number for global_step"});
 }
 
 }  // namespace

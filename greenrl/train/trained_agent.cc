@@ -294,28 +294,56 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best,
                               const std::string& step) {
   TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
-  Config config = std::move(files.config);  // LoadAgentConfig's
-  if (seed) config.Set("seed", std::to_string(*seed));
-  TrainedAgent agent{std::move(config),
-                     /*algorithm=*/nullptr, std::move(files.normalizer),
-                     files.checkpoint,      files.final_checkpoint,
-                     /*resume_step=*/0,     std::move(files.notes)};
-  ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
-  agent.algorithm = MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
-  if (agent.final_checkpoint) {  // final.pt or best.pt
-    agent.algorithm->LoadCheckpoint(agent.checkpoint);
-    RequireFiniteParameters(*agent.algorithm, agent.checkpoint);
-    return agent;
+  std::vector<std::string> skipped;  // resume checkpoints that did not load, passed over
+  for (;;) {
+    Config config = std::move(files.config);  // LoadAgentConfig's
+    if (seed) config.Set("seed", std::to_string(*seed));
+    TrainedAgent agent{std::move(config),
+                       /*algorithm=*/nullptr, std::move(files.normalizer),
+                       files.checkpoint,      files.final_checkpoint,
+                       /*resume_step=*/0,     std::move(files.notes)};
+    agent.notes.insert(agent.notes.begin(), skipped.begin(), skipped.end());
+    ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
+    agent.algorithm =
+        MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
+    if (agent.final_checkpoint) {  // final.pt, final.pt.pending or best.pt
+      agent.algorithm->LoadCheckpoint(agent.checkpoint);
+      RequireFiniteParameters(*agent.algorithm, agent.checkpoint);
+      return agent;
+    }
+    // A resume checkpoint: with its counters too (DQN's exploration rate for --stochastic). One
+    // that reads but does not load (a CRC-32 mismatch, non-finite parameters) gives way to the
+    // one before, as train --resume takes them, unless the user named its step.
+    try {
+      agent.resume_step = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint).steps;
+      return agent;
+    } catch (const ConfigError& e) {
+      if (!step.empty() && step != "last") throw;
+      skipped.push_back("skipping " + agent.checkpoint + ": " + e.what());
+      // The next older checkpoint whose files are found (a normalize: true run's must read).
+      const auto checkpoints = ListCheckpoints(run_dir);
+      auto it = std::find_if(checkpoints.rbegin(), checkpoints.rend(),
+                             [&](const auto& c) { return c.second == agent.checkpoint; });
+      bool found = false;
+      while (!found && it != checkpoints.rend() && ++it != checkpoints.rend()) {
+        try {
+          files = LocateTrainedAgent(run_dir, best, "--run", std::to_string(it->first));
+          found = true;
+        } catch (const ConfigError& older) {
+          skipped.push_back("skipping " + it->second + ": " + older.what());
+        }
+      }
+      if (!found) throw;  // none older loads: this checkpoint's error
+    }
   }
-  // A resume checkpoint: with its counters too (DQN's exploration rate for --stochastic).
-  agent.resume_step = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint).steps;
-  return agent;
 }
 
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent) {
   if (agent.final_checkpoint) return "";
-  return run_dir + " has no checkpoints/final.pt; using its newest resume checkpoint (step " +
-         std::to_string(agent.resume_step) + ")";
+  const auto checkpoints = ListCheckpoints(run_dir);
+  const bool newest = checkpoints.empty() || checkpoints.back().second == agent.checkpoint;
+  return run_dir + " has no checkpoints/final.pt; using its newest " + (newest ? "" : "loadable ") +
+         "resume checkpoint (step " + std::to_string(agent.resume_step) + ")";
 }
 
 }  // namespace greenrl::train

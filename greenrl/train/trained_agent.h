@@ -101,14 +101,18 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 // lacks the statistics a normalize: true run needs; the errors of ReadBestCheckpoint;
 // ConfigError("checkpoint", path, ...) for a checkpoint that does not load; the errors of
 // LoadRunConfig and LoadNormalizer.
-// step: as LocateTrainedAgent's (`greenrl eval --checkpoint`, rl-zoo's --load-checkpoint).
+// step: as LocateTrainedAgent's (`greenrl eval --checkpoint`, rl-zoo's --load-checkpoint). With
+// "" or "last", a resume checkpoint that reads but does not load (a CRC-32 mismatch, non-finite
+// parameters, LoadResumeCheckpoint's errors) gives way to the one before, as train --resume
+// takes them, each passed over named in notes ("skipping <path>: <why>"); when none loads, the
+// oldest one's error.
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {},
                               bool best = false, const std::string& step = "");
 
 // What `greenrl eval` and `greenrl export` print on stderr, after "greenrl <command>: ", when
 // LoadTrainedAgent(run_dir) fell back to a resume checkpoint: "<run_dir> has no
-// checkpoints/final.pt; using its newest resume checkpoint (step <resume_step>)"; "" when agent
-// holds final.pt.
+// checkpoints/final.pt; using its newest resume checkpoint (step <resume_step>)" ("newest
+// loadable" when newer ones were passed over); "" when agent holds final.pt.
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent);
 
 }  // namespace greenrl::train

@@ -941,13 +941,19 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // TensorBoard rows go to a new event file beside the earlier ones (TensorBoard reads every
     // file in the folder), opened by a restart event that makes TensorBoard drop the earlier
     // files' rows past the checkpoint, as metrics.csv drops them.
+    std::vector<std::string> dropped;  // damaged rows of the logs, said below
     if (writer) {
       metrics_csv = std::make_unique<report::MetricsCsv>(
-          run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", resumed.steps));
+          run_dir + "/metrics.csv",
+          TruncateMetricsCsv(run_dir + "/metrics.csv", resumed.steps, &dropped));
       tfevents.emplace(run_dir);
       tfevents->WriteRestart(resumed.steps + 1);
     }
-    monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS());
+    monitor_csv =
+        report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS(), &dropped);
+    if (options.verbose) {
+      for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
+    }
     if (writer) {
       evaluations =
           ResumeEvaluationsLog(evaluations_path, resumed.steps, eval_episodes, options.verbose);
@@ -1253,10 +1259,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
         const energy::Measurement at = world_size > 1 ? job_total_so_far(&now_s) : total_so_far();
         budget.Rewind(st.steps, at.total_energy_j(), now_s);
       }
+      std::vector<std::string> dropped;  // damaged rows of the logs, said below
       if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
         metrics_csv.reset();
         metrics_csv = std::make_unique<report::MetricsCsv>(
-            run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps));
+            run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps,
+                                                         options.verbose ? &dropped : nullptr));
         if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
         const size_t rows = evaluations.timesteps.size();
         evaluations.KeepUpTo(st.steps);
@@ -1265,7 +1273,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
         }
       }
       monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
-      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s);
+      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s,
+                                               options.verbose ? &dropped : nullptr);
+      for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
       algorithm->ScaleLearningRate(0.5);
       ++guard_restores;
       nonfinite_streak = 0;

@@ -633,9 +633,8 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
       algo::PpoConfigFromConfig(LoadRunConfig(preset, {"clip_range_vf=lin_0.4"}, std::nullopt));
   EXPECT_DOUBLE_EQ(clipped.clip_range_vf.Value(0.5), 0.2);
   EXPECT_EQ(message(preset, {"clip_range_vf=-1"}),
-            "clip_range_vf: got '-1'; a number or "
-            "lin_<number>, e.g. lin_0.001, with (initial) "
-            "value in [0, 1000000]");
+            "clip_range_vf: got '-1'; a number, or lin_<number> or linear_<number> "
+            "(linear to 0), e.g. lin_0.001, with (initial) value in [0, 1000000]");
 }
 
 // DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps.

@@ -485,10 +485,8 @@ YAML::Node WithMergesResolved(const YAML::Node& node, const std::string& path,
 }
 }  // namespace
 
-// rl-zoo's schedule strings (rl_zoo3/exp_manager.py, _preprocess_schedules): for learning_rate,
-// clip_range and clip_range_vf, any string "<word>_<value>" (one '_') is a linear schedule from
-// float(value), whatever the word; greenrl writes it lin_<value>. Other texts are left to
-// greenrl's own reading (Schedule::Parse), which names the key when it refuses one.
+// rl_zoo3/exp_manager.py's _preprocess_schedules splits the text at its '_' and takes
+// float(value); see the header.
 std::string ZooScheduleText(const std::string& key, const std::string& text) {
   if (key != "learning_rate" && key != "clip_range" && key != "clip_range_vf") return text;
   const size_t sep = text.find('_');

@@ -82,6 +82,12 @@ std::vector<std::string> ZooNormalize(const std::string& text);
 // unit, a plain number, what the parser cannot read), which callers pass on as given.
 std::optional<std::string> ZooTrainFreqSteps(const std::string& text);
 
+// rl-zoo's schedule text of learning_rate, clip_range or clip_range_vf as greenrl writes it: any
+// "<word>_<value>" (one '_', a number after it) is "lin_<value>", as rl_zoo3/exp_manager.py's
+// _preprocess_schedules reads it, whatever the word ("linear_3e-4", "cos_0.1"). Any other key or
+// text is returned as given, for Schedule::Parse to read or refuse by name.
+std::string ZooScheduleText(const std::string& key, const std::string& text);
+
 // The algorithm an rl-zoo hyperparameter file's name names: ppo.yml (or .yaml) -> "ppo", and so
 // for dqn and sac; "" for a name that is not an algorithm's.
 // Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).
