@@ -324,6 +324,13 @@ Runner RegisterBench(CLI::App& app) {
       cpus.push_back(r.cpu_time_s);
       returns.push_back(r.eval_mean_return);
       if (r.eval_mean_return >= threshold) ++solved;
+      if (result.late_stop_signal != 0) {  // the seed finished; the signal still stops the bench
+        stop_signal = result.late_stop_signal;
+        fmt::print(
+            "seed {}: signal {} arrived after its last iteration had begun, so it "
+            "finished; no later seed runs\n",
+            seed, stop_signal);
+      }
     }
     const int done = static_cast<int>(walls.size());
     if (done > 0) {

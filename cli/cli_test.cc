@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -469,6 +470,25 @@ TEST(CliTest, BenchStopsOnSignalWithTheRunningSeedsReports) {
   EXPECT_TRUE(fs::exists(out + "/seed0/energy.json"));
   EXPECT_FALSE(fs::exists(out + "/seed1"));
   EXPECT_EQ(RunGreenrl("train --resume " + out + "/seed0 --dry-run").exit_code, 0);
+}
+
+// A signal that finds a seed in its last iteration lets that seed finish (as `greenrl train`
+// does) and still stops the bench: no later seed starts, exit 130. Every seed here is one
+// iteration, so the signal (after LibTorch has loaded) always comes in a last iteration.
+TEST(CliTest, BenchStopsAfterASeedThatASignalFoundFinishing) {
+  const Result r = RunCommand("timeout --preserve-status -s INT 3 " + std::string(GREENRL_BIN) +
+                              " bench ppo-cartpole --seeds 200 --steps 256 --set "
+                              "eval.final_episodes=2000 2>&1");
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  const size_t note = r.output.find(
+      ": signal 2 arrived after its last iteration had begun, so "
+      "it finished; no later seed runs\n");
+  ASSERT_NE(note, std::string::npos) << r.output;
+  const int seed = std::atoi(r.output.c_str() + r.output.rfind("\nseed ", note) + 6);
+  // The seeds up to this one finished; the summary counts them.
+  EXPECT_NE(r.output.find(" of " + std::to_string(seed + 1) + " finished (200 asked)\n"),
+            std::string::npos)
+      << r.output;
 }
 
 // A user's own OPENBLAS_CORETYPE is left alone: no restart, and the bench header names it.
@@ -1042,14 +1062,24 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
   EXPECT_NE(saved.find("\nlearning_rate: lin_0.001  #"), std::string::npos) << saved;
   r = RunGreenrl("train --config " + zoo + " --quiet --out " + Dir("zoo_no_env"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  // Only the sections greenrl can train are listed; the others are counted.
+  // The sections greenrl can train are listed, then the env ids it has not (rl-zoo's "atari"
+  // section, no env id, left out).
   EXPECT_NE(r.output.find("greenrl: error: --env: got ''; the env id of one of the sections of "
                           "the rl-zoo file " +
                           zoo +
                           ": Pendulum-v1, CartPole-v1, MountainCar-v0, "
                           "MountainCarContinuous-v0, Acrobot-v1, Ant-v4, Swimmer-v4, "
-                          "HalfCheetah-v4, Hopper-v4, Humanoid-v4, Walker2d-v4; 2 other sections "
-                          "for envs greenrl does not have (--env ID, or --set env_id=ID)\n"),
+                          "HalfCheetah-v4, Hopper-v4, Humanoid-v4, Walker2d-v4; greenrl has no "
+                          "CarRacing-v2 (--env ID, or --set env_id=ID)\n"),
+            std::string::npos)
+      << r.output;
+  // A version the file has no section for: the file's other version of it is named.
+  r = RunGreenrl("train --config " + zoo + " --env Hopper-v5 --quiet --out " + Dir("zoo_v5"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("Walker2d-v4; greenrl has no CarRacing-v2 (its Hopper-v4 is another "
+                          "version: a section is taken by its exact id; copy it under Hopper-v5, "
+                          "or see configs/ for greenrl's presets, which --env can point at "
+                          "another version)\n"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));

@@ -73,7 +73,8 @@ const ZooFlag kZooFlags[] = {
      "nothing: the progress line shows whenever stderr is a terminal"},
     {"train", "-uuid|--uuid", Values::kNone, "nothing: every run has its own directory"},
     {"train", "--env-kwargs|--eval-env-kwargs", Values::kMany,
-     "nothing: greenrl's registered envs take no constructor arguments"},
+     "nothing: greenrl's registered envs take no constructor arguments (each id runs with "
+     "Gymnasium's defaults)"},
     {"train", "--gym-packages", Values::kMany,
      "nothing: envs are registered in C++ (README, \"Your own environment\")"},
     {"train", "--truncate-last-trajectory", Values::kOne,
@@ -107,7 +108,8 @@ const ZooFlag kZooFlags[] = {
     {"eval", "--reward-log", Values::kOne, "nothing: eval prints the mean return and its spread"},
     {"eval", "--verbose", Values::kOne, "nothing: eval prints its result when it is done"},
     {"eval", "--env-kwargs", Values::kMany,
-     "nothing: greenrl's registered envs take no constructor arguments"},
+     "nothing: greenrl's registered envs take no constructor arguments (each id runs with "
+     "Gymnasium's defaults)"},
     {"eval", "--gym-packages", Values::kMany,
      "nothing: envs are registered in C++ (README, \"Your own environment\")"},
 };
@@ -326,7 +328,7 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
   if (count > 0) {
     const char* whose = zoo && cleanrl ? "rl-zoo's and CleanRL's" : zoo ? "rl-zoo's" : "CleanRL's";
     found.hint = std::string(whose) + " flag" + (count == 1 ? "" : "s") + ", which `greenrl " +
-                 command + (all_unneeded ? "` does not need: " : "` spells otherwise: ") +
+                 command + (all_unneeded ? "` has no equivalent of: " : "` spells otherwise: ") +
                  found.hint;
   }
   return found;

@@ -35,10 +35,11 @@ TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
             "checkpoint_freq=N; -P -> nothing: the progress line shows whenever stderr is a "
             "terminal");
   // Only flags greenrl needs nothing for: said so, not "spells otherwise".
-  EXPECT_EQ(Hint("train", {"--vec-env", "subproc"}),
-            "rl-zoo's flag, which `greenrl train` does not need: --vec-env subproc -> nothing: "
-            "envs run natively, in threads (threads.env), not in subprocesses, and an evaluation "
-            "steps all its episodes at once, one env each");
+  EXPECT_EQ(
+      Hint("train", {"--vec-env", "subproc"}),
+      "rl-zoo's flag, which `greenrl train` has no equivalent of: --vec-env subproc -> nothing: "
+      "envs run natively, in threads (threads.env), not in subprocesses, and an evaluation "
+      "steps all its episodes at once, one env each");
   EXPECT_EQ(Hint("train", {"-tb", "logs/tb", "-f", "logs"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: -tb logs/tb -> nothing: "
             "TensorBoard event files are always written into the run directory; -f logs -> "
@@ -77,7 +78,7 @@ TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
             "'train_freq=[1, '\\''episode'\\'']'");
   // --device is a PPO key: for DQN and SAC, nothing in its place.
   EXPECT_EQ(Hint("train", {"--device", "cpu"}, "sac"),
-            "rl-zoo's flag, which `greenrl train` does not need: --device cpu -> nothing: "
+            "rl-zoo's flag, which `greenrl train` has no equivalent of: --device cpu -> nothing: "
             "greenrl's DQN and SAC run on the CPU (device is a PPO key)");
   EXPECT_EQ(Hint("train", {"--device", "cuda"}, "ppo"),
             "rl-zoo's flag, which `greenrl train` spells otherwise: --device cuda -> --set "
@@ -104,9 +105,10 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
   EXPECT_EQ(Hint("train", {"-n", "5", "--clip-coef", "0.1"}),
             "rl-zoo's and CleanRL's flags, which `greenrl train` spells otherwise: -n 5 -> --set "
             "n_timesteps=5; --clip-coef 0.1 -> --set clip_range=0.1");
-  EXPECT_EQ(Hint("train", {"--cuda"}, "sac"),
-            "CleanRL's flag, which `greenrl train` does not need: --cuda -> nothing: greenrl's "
-            "DQN and SAC run on the CPU (device is a PPO key)");
+  EXPECT_EQ(
+      Hint("train", {"--cuda"}, "sac"),
+      "CleanRL's flag, which `greenrl train` has no equivalent of: --cuda -> nothing: greenrl's "
+      "DQN and SAC run on the CPU (device is a PPO key)");
   // Older CleanRL's `--flag False` (argparse's strtobool): the value is read, false as --no-.
   EXPECT_EQ(Hint("train", {"--anneal-lr", "False", "--cuda=false", "--norm-adv", "True"}),
             "CleanRL's flags, which `greenrl train` spells otherwise: --anneal-lr False -> --set "

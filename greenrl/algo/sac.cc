@@ -91,7 +91,8 @@ void AddSacKeys(ConfigSchema* schema) {
   AddKey(schema, "threads.update", ValueType::kInt, "1",
          "update threads: 1, or 2 (the fused update: a worker runs the second critic's passes, "
          "the a' sample and half of the actor's backward GEMMs, the same results bit for bit; it "
-         "spins from the first update on: 5-19% more CPU seconds for 1.7-1.9x the speed on an "
+         "spins between updates, up to 2 ms at a time: 5-19% more CPU seconds for 1.7-1.9x the "
+         "speed on an "
          "idle 2-core machine, README)",
          1, 2);
 }

@@ -74,7 +74,8 @@ struct SacConfig {
   // one worker of greenrl's ThreadPool that runs, beside the training thread, the second
   // critic's forward and backward passes, the fused actor's a' sample beside a_pi, and one of
   // each pair of the actor's backward GEMMs (dW | dX): the same results bit for bit
-  // (SacTest.TwoUpdateThreadsMatchOneBitForBit). The worker spins from the first update on
+  // (SacTest.TwoUpdateThreadsMatchOneBitForBit). From the first update on the worker spins
+  // between hand-offs, up to ThreadPool::kBurstSpin (2 ms) at a time before it blocks
   // (ThreadPool::Burst), which costs CPU seconds beside the ones it saves the training thread.
   int update_threads = 1;
   uint64_t seed = 0;  // network init, random warm-up actions, sampling, replay indices

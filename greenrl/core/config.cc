@@ -441,6 +441,27 @@ bool IsValidSegment(const std::string& segment) {
 // failure leaves the Config unchanged.
 void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
             std::vector<std::optional<Config::Value>>* values, std::vector<bool>* set) {
+  // Several unknown keys (CleanRL's names given together, say) are named in one error: the
+  // first with its hint, then the others, each with its note when the schema has one.
+  std::vector<const KeyedNode*> unknown;
+  for (const KeyedNode& pair : pairs) {
+    if (schema.Find(pair.key) == nullptr && schema.DefaultOnlyKey(pair.key) == nullptr &&
+        std::none_of(unknown.begin(), unknown.end(),
+                     [&](const KeyedNode* u) { return u->key == pair.key; })) {
+      unknown.push_back(&pair);
+    }
+  }
+  if (unknown.size() > 1) {
+    const std::string value = NodeText(unknown.front()->node);
+    const ConfigError first = UnknownKeyError(schema, unknown.front()->key, value);
+    std::vector<std::string> others;
+    for (size_t k = 1; k < unknown.size(); ++k) {
+      const std::string* note = schema.UnknownKeyNote(unknown[k]->key);
+      others.push_back(unknown[k]->key + (note != nullptr ? " " + *note : ""));
+    }
+    throw ConfigError(first.field(), value,
+                      first.accepted() + "; also unknown: " + Join(others, "; "));
+  }
   for (const KeyedNode& pair : pairs) {
     const KeySpec* spec = schema.Find(pair.key);
     if (spec == nullptr) {
@@ -675,9 +696,12 @@ Config Config::Load(const ConfigSchema& schema, const std::string& yaml_path,
     }
   }
 
+  // All of them at once (in order: a later one wins), so that Assign names every unknown key.
+  std::vector<KeyedNode> all_overrides;
   for (const std::vector<KeyedNode>& pairs : override_pairs) {
-    Assign(config.schema_, pairs, &values, &set);
+    for (const KeyedNode& pair : pairs) all_overrides.push_back(pair);
   }
+  Assign(config.schema_, all_overrides, &values, &set);
 
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]) throw ConfigError(config.schema_.keys()[i].key, "", "a value (required)");

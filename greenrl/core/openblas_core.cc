@@ -19,6 +19,19 @@ std::string OpenBlasCoreName() {
   return name != nullptr ? std::string(name) : std::string();
 }
 
+bool SizeOpenBlasPthreads(int threads) {
+  using GetParallelFn = int (*)();
+  using SetThreadsFn = void (*)(int);
+  const auto get_parallel =
+      reinterpret_cast<GetParallelFn>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  const auto set_threads =
+      reinterpret_cast<SetThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  // openblas_get_parallel: 0 single-threaded build, 1 pthreads, 2 OpenMP (OpenBLAS's cblas.h).
+  if (get_parallel == nullptr || set_threads == nullptr || get_parallel() != 1) return false;
+  set_threads(threads);
+  return true;
+}
+
 namespace {
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),

@@ -19,6 +19,18 @@ namespace greenrl {
 // "Prescott"), looked up at run time; "" when the process's BLAS is not OpenBLAS. No errors.
 std::string OpenBlasCoreName();
 
+// Sizes the thread pool of a pthreads OpenBLAS (Debian's libopenblas0-pthread, whose
+// alternative outranks the OpenMP build's when both are installed: priority 100 against 95) to
+// `threads`, with openblas_set_num_threads looked up at run time; returns true when it did. An
+// OpenMP OpenBLAS (openblas_get_parallel() == 2) follows omp_set_num_threads, which LibTorch's
+// at::set_num_threads and greenrl's fused paths call, and is left alone (false), as are a
+// single-threaded build and a BLAS that is not OpenBLAS. Unsized, the pthreads build runs a
+// thread per core: measured 2026-12-06 on this project's 2-core AMD EPYC VM (Debian's 0.3.21
+// pthreads library through LD_LIBRARY_PATH), the DQN CartPole preset's first 10,240 steps took
+// 1.79 s wall and 3.57 CPU s unsized, 2.34 s and 2.33 CPU s sized to threads.torch (1).
+// Errors: none.
+bool SizeOpenBlasPthreads(int threads);
+
 // The OPENBLAS_CORETYPE that gives `cpu` the kernels its instructions allow when OpenBLAS chose
 // `picked`, or "" when picked is already right or no better one applies. Only a fallback is
 // corrected: picked must be one of OpenBLAS's pre-AVX2 cores (Prescott, Core2, Penryn,

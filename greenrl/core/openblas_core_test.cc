@@ -136,5 +136,12 @@ TEST(OpenBlasCoreTest, FallbackSetsTheVariablesOnlyWhenUnsetAndNeeded) {
   unsetenv("OPENBLAS_CORETYPE");
 }
 
+// Only a pthreads OpenBLAS is sized: this test links no BLAS, or the OpenMP OpenBLAS that
+// scripts/install-deps.sh installs, which follows omp_set_num_threads instead. (The pthreads
+// build itself was checked by hand; see the header.)
+TEST(OpenBlasCoreTest, SizeOpenBlasPthreadsLeavesOtherBuildsAlone) {
+  EXPECT_FALSE(SizeOpenBlasPthreads(1));
+}
+
 }  // namespace
 }  // namespace greenrl

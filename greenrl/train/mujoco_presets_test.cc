@@ -1,6 +1,6 @@
 // mujoco_presets_test.cc: the MuJoCo presets
 // (configs/{ppo,sac}/{halfcheetah,hopper,walker2d,ant,swimmer}.yaml,
-// configs/ppo/{invertedpendulum,inverteddoublependulum,reacher}.yaml,
+// configs/ppo/{invertedpendulum,inverteddoublependulum,reacher,humanoidstandup}.yaml,
 // configs/{ppo,sac}/humanoid.yaml) hold rl-baselines3-zoo's values and each trains end to end for
 // a few thousand steps.
 #include <gtest/gtest.h>
@@ -190,6 +190,28 @@ TEST(MujocoPresetTest, PpoPresetsHoldRlZooValues) {
   EXPECT_EQ(hu.GetString("policy_kwargs.activation_fn"), "relu");
   EXPECT_EQ(hu.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{256, 256}));
   EXPECT_EQ(hu.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{256, 256}));
+
+  // rl-zoo's HumanoidStandup-v2 section (208b6fd).
+  const Config hs = LoadRunConfig(ConfigPath("ppo/humanoidstandup.yaml"), {}, std::nullopt);
+  EXPECT_EQ(hs.GetString("env_id"), "HumanoidStandup-v4");
+  EXPECT_TRUE(hs.GetBool("normalize"));
+  EXPECT_EQ(hs.GetInt("n_envs"), 1);
+  EXPECT_EQ(hs.GetInt("n_timesteps"), 10000000);
+  EXPECT_EQ(hs.GetInt("batch_size"), 32);
+  EXPECT_EQ(hs.GetInt("n_steps"), 512);
+  EXPECT_EQ(hs.GetFloat("gamma"), 0.99);
+  EXPECT_EQ(hs.GetSchedule("learning_rate"), Schedule::Constant(2.55673e-05));
+  EXPECT_EQ(hs.GetFloat("ent_coef"), 3.62109e-06);
+  EXPECT_EQ(hs.GetSchedule("clip_range"), Schedule::Constant(0.3));
+  EXPECT_EQ(hs.GetInt("n_epochs"), 20);
+  EXPECT_EQ(hs.GetFloat("gae_lambda"), 0.9);
+  EXPECT_EQ(hs.GetFloat("max_grad_norm"), 0.7);
+  EXPECT_EQ(hs.GetFloat("vf_coef"), 0.430793);
+  EXPECT_EQ(hs.GetFloat("policy_kwargs.log_std_init"), -2.0);
+  EXPECT_FALSE(hs.GetBool("policy_kwargs.ortho_init"));
+  EXPECT_EQ(hs.GetString("policy_kwargs.activation_fn"), "relu");
+  EXPECT_EQ(hs.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(hs.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{256, 256}));
 }
 
 TEST(MujocoPresetTest, SacPresetsAreSb3DefaultsWithLearningStarts10000) {
@@ -232,6 +254,7 @@ TEST(MujocoPresetTest, EveryPresetTrainsBriefly) {
       {"ppo/inverteddoublependulum.yaml", {"n_timesteps=1024"}},
       {"ppo/reacher.yaml", {"n_timesteps=1024", "n_epochs=2"}},
       {"ppo/humanoid.yaml", {"n_timesteps=1024", "n_epochs=2"}},
+      {"ppo/humanoidstandup.yaml", {"n_timesteps=1024", "n_epochs=2"}},
       {"sac/humanoid.yaml", {"n_timesteps=1200", "learning_starts=1000", "batch_size=64"}},
   };
   for (const Case& c : cases) {

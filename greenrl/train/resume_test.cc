@@ -27,6 +27,7 @@
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/evaluations_npz.h"
@@ -660,6 +661,84 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
 }
 
+// The lock is taken before any checkpoint is read: a run still starting or stopping (here one
+// with no checkpoint yet) is refused by its lock, not as a run without a checkpoint, and not
+// resumed from an older checkpoint than the one it is writing.
+TEST(ResumeTest, ResumeTakesTheLockBeforeReadingCheckpoints) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string dir = FreshDir("in_use_starting");
+  fs::create_directories(dir + "/checkpoints");
+  const RunDirLock held(dir);
+  for (const bool dry_run : {false, true}) {
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.resume = true;
+    options.dry_run = dry_run;
+    try {
+      Train(config, std::move(options));
+      ADD_FAILURE() << "resumed a run directory in use";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "run_dir") << e.what();
+    }
+  }
+}
+
+// A new run checks that --out is empty before any work and again once it holds the lock: a run
+// that wrote there in between (here during the meters' setup) is not written over.
+TEST(ResumeTest, NewRunChecksItsDirectoryAgainUnderTheLock) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string dir = FreshDir("new_run_race");
+  TrainOptions options;
+  options.out_dir = dir;
+  options.verbose = false;
+  // The meter's second reading (the first is its construction, here; the second the monitor's
+  // start, after the first check) plays the other run.
+  auto readings = std::make_shared<int>(0);
+  options.meter_override = std::make_unique<energy::EstimatorMeter>(12.0, [dir, readings] {
+    if ((*readings)++ == 1) {
+      fs::create_directories(dir + "/checkpoints");
+      WriteFileAtomic(dir + "/config.yaml", "algo: dqn\n");
+    }
+    return 0.25 * *readings;
+  });
+  try {
+    Train(config, std::move(options));
+    ADD_FAILURE() << "trained over another run's directory";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "--out") << e.what();
+  }
+  EXPECT_EQ(ReadFile(dir + "/config.yaml"), "algo: dqn\n");
+  EXPECT_FALSE(fs::exists(dir + "/metrics.csv"));
+}
+
+// A new run's dry run leaves what the directory holds (a checkpoints/ folder of a run that failed
+// at its first write) and refuses a directory whose lock another process holds.
+TEST(ResumeTest, NewRunDryRunLeavesTheDirectoryAndSeesItsLock) {
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"), {"n_timesteps=512"}, 1);
+  const std::string dir = FreshDir("dry_leftovers");
+  fs::create_directories(dir + "/checkpoints");
+  WriteFileAtomic(dir + "/train.lock", "");
+  auto dry_run = [&] {
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.dry_run = true;
+    return Train(config, std::move(options));
+  };
+  EXPECT_TRUE(dry_run().dry_run);
+  EXPECT_TRUE(fs::is_directory(dir + "/checkpoints"));
+  const RunDirLock held(dir);
+  try {
+    dry_run();
+    ADD_FAILURE() << "a dry run passed on a run directory in use";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "run_dir") << e.what();
+  }
+}
+
 // final.pt is the last name a finished run writes (final.pt.pending, renamed once the reports are
 // written): a run whose final writes fail (here energy.json, made a directory where the file
 // goes, as a full disk would fail it) has no final.pt, so --resume trains its last iterations
@@ -749,7 +828,7 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
                   " has no checkpoints/final.pt; using its newest loadable resume checkpoint "
                   "(step 256)");
   }
-  // With no older checkpoint that loads, the error of the last one tried.
+  // With no older checkpoint that loads, the newest one's error.
   const std::string older = CheckpointPath(dir, 256);
   fs::copy_file(older, older + ".good");
   WriteWithNanParameter(older);
@@ -757,7 +836,7 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
     LoadTrainedAgent(dir, std::nullopt);
     ADD_FAILURE() << "an agent with NaN parameters loaded";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(older), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(newest), std::string::npos) << e.what();
   }
   fs::rename(older + ".good", older);
   // --trained-agent refuses it too, naming the checkpoint, before the new run trains.

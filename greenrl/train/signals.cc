@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <ctime>
@@ -11,9 +12,14 @@
 namespace greenrl::train {
 
 namespace {
-volatile std::sig_atomic_t g_signal = 0;
+// std::atomic (lock-free, so async-signal-safe), not volatile: the handler may run on any of the
+// process's threads (env pool, update worker, meter sampler) while the trainer's thread reads
+// the flag.
+std::atomic<int> g_signal{0};
 // CLOCK_MONOTONIC time of the first signal, ns (written in the handler before g_signal).
-volatile int64_t g_first_ns = 0;
+std::atomic<int64_t> g_first_ns{0};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+              "a signal handler may only use lock-free atomics");
 bool g_installed = false;
 struct sigaction g_old_int, g_old_term;
 
@@ -25,14 +31,14 @@ int64_t MonotonicNs() {
 
 extern "C" void OnStopSignal(int sig) {
   const int64_t now = MonotonicNs();
-  if (g_signal == 0) {
-    g_first_ns = now;
-    g_signal = sig;
+  if (g_signal.load() == 0) {
+    g_first_ns.store(now);
+    g_signal.store(sig);
     return;
   }
   // The same signal again within kDuplicateWindowNs is the same stop request delivered twice:
   // GNU timeout, for one, sends its signal to the child and then to the child's process group.
-  if (sig == g_signal && now - g_first_ns < kDuplicateWindowNs) return;
+  if (sig == g_signal.load() && now - g_first_ns.load() < kDuplicateWindowNs) return;
   _exit(128 + sig);  // a second stop request: leave now (async-signal-safe)
 }
 }  // namespace
@@ -40,7 +46,7 @@ extern "C" void OnStopSignal(int sig) {
 StopSignalScope::StopSignalScope() {
   GREENRL_CHECK(!g_installed, "one StopSignalScope at a time");
   g_installed = true;
-  g_signal = 0;
+  g_signal.store(0);
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
@@ -55,8 +61,8 @@ StopSignalScope::~StopSignalScope() {
   g_installed = false;
 }
 
-int StopSignalReceived() { return g_signal; }
+int StopSignalReceived() { return g_signal.load(); }
 
-void ClearStopSignal() { g_signal = 0; }
+void ClearStopSignal() { g_signal.store(0); }
 
 }  // namespace greenrl::train

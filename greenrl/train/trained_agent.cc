@@ -295,6 +295,7 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
                               const std::string& step) {
   TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
   std::vector<std::string> skipped;  // resume checkpoints that did not load, passed over
+  std::optional<ConfigError> newest_error;  // what is said when none loads
   for (;;) {
     Config config = std::move(files.config);  // LoadAgentConfig's
     if (seed) config.Set("seed", std::to_string(*seed));
@@ -319,6 +320,7 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
       return agent;
     } catch (const ConfigError& e) {
       if (!step.empty() && step != "last") throw;
+      if (!newest_error) newest_error = e;
       skipped.push_back("skipping " + agent.checkpoint + ": " + e.what());
       // The next older checkpoint whose files are found (a normalize: true run's must read).
       const auto checkpoints = ListCheckpoints(run_dir);
@@ -333,7 +335,7 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
           skipped.push_back("skipping " + it->second + ": " + older.what());
         }
       }
-      if (!found) throw;  // none older loads: this checkpoint's error
+      if (!found) throw *newest_error;  // none loads: the newest one's error names it
     }
   }
 }

@@ -105,7 +105,7 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 // "" or "last", a resume checkpoint that reads but does not load (a CRC-32 mismatch, non-finite
 // parameters, LoadResumeCheckpoint's errors) gives way to the one before, as train --resume
 // takes them, each passed over named in notes ("skipping <path>: <why>"); when none loads, the
-// oldest one's error.
+// newest one's error.
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {},
                               bool best = false, const std::string& step = "");
 

@@ -28,6 +28,7 @@
 #include "greenrl/core/clock.h"
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/dist/running_moments.h"
 #include "greenrl/energy/budget.h"
@@ -113,6 +114,7 @@ void CreateRunDir(const std::string& dir) {
 void ProbeRunDir(const std::string& dir) {
   std::error_code ec;
   fs::path first_missing = fs::path(dir) / "checkpoints";
+  if (fs::exists(first_missing, ec)) return;  // nothing to create (and nothing to remove)
   for (fs::path p = first_missing.parent_path(); !p.empty() && !fs::exists(p, ec);
        p = p.parent_path()) {
     first_missing = p;
@@ -125,8 +127,10 @@ void ProbeRunDir(const std::string& dir) {
 
 void ConfigureThreads(int torch_threads) {
   // Debian's LibTorch is built with OpenMP: at::set_num_threads also calls omp_set_num_threads,
-  // which OpenBLAS's OpenMP build (libopenblas0-openmp) reads before each call.
+  // which OpenBLAS's OpenMP build (libopenblas0-openmp) reads before each call. Its pthreads
+  // build keeps a pool of its own, sized here.
   at::set_num_threads(torch_threads);
+  SizeOpenBlasPthreads(torch_threads);
 }
 
 void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs) {
@@ -370,6 +374,19 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const CheckpointOptions ckpt = CheckpointOptionsFrom(config);
   const energy::BudgetOptions budget_options = BudgetOptionsFrom(config);
   std::vector<std::pair<int64_t, std::string>> resume_from;
+  // No second process trains into this directory (checkpointing.h). A resume takes the lock
+  // before it reads a checkpoint: a run still stopping (writing its last checkpoint, or
+  // final.pt) holds it, and the resume is refused rather than continuing from an older
+  // checkpoint or a finished run. A new run takes it once it made the directory (below), and
+  // checks again there that the directory is empty; a dry run checks it and writes nothing.
+  std::optional<RunDirLock> run_lock;
+  if (writer && options.resume && fs::is_directory(run_dir)) {  // else refused below
+    if (options.dry_run) {
+      RunDirLock::RefuseIfHeld(run_dir);
+    } else {
+      run_lock.emplace(run_dir);
+    }
+  }
   if (options.resume) {
     resume_from = ListCheckpoints(run_dir);
     // The newest checkpoint that reads (the load below skips or reports unreadable ones).
@@ -439,6 +456,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (rank > 0) resume_from = ListCheckpoints(run_dir, rank);  // this rank's own files
   } else if (writer) {
     RequireNewOrEmptyDir(run_dir);
+    if (options.dry_run && fs::exists(run_dir + "/train.lock")) RunDirLock::RefuseIfHeld(run_dir);
   }
   // --- end resume
   // trained_agent (rl-zoo's --trained-agent): a new run starting from another run's agent,
@@ -583,17 +601,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   require_steps_left(resumed, resumed_path);
 
-  // No second process trains into this directory (checkpointing.h): a resume takes the lock
-  // before anything is logged, so a refusal prints only why; a new run once it made the
-  // directory (below); a dry run checks it and writes nothing.
-  std::optional<RunDirLock> run_lock;
-  if (writer && options.resume) {
-    if (options.dry_run) {
-      RunDirLock::RefuseIfHeld(run_dir);
-    } else {
-      run_lock.emplace(run_dir);
-    }
-  }
   // What this process spent before its meters start (loading LibTorch, reading the config) is
   // reported beside the totals, never in them, as no meter saw it.
   const double cpu_before_meters_s = ProcessCpuSeconds();
@@ -772,7 +779,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // The run directory, once the ranks agree on their meters (above: a refusal writes nothing).
   if (writer) {
     CreateRunDir(run_dir);
-    if (!run_lock) run_lock.emplace(run_dir);
+    if (!run_lock) {
+      run_lock.emplace(run_dir);
+      // Checked empty at the start; another run may have written here since (its setup and
+      // meters lie between): checked again, now that no other can start. (Not with several
+      // ranks, whose other ranks may have written their own files here by now.)
+      if (world_size == 1) RequireNewOrEmptyDir(run_dir);
+    }
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing.
     if (!options.resume) {

@@ -621,6 +621,20 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
                        "--quiet is given)",
                        0),
             0u);
+  // Several unknown keys are named in one error (a CleanRL user's --set names at once).
+  EXPECT_EQ(message(preset, {"update_epochs=4", "n_steps=64", "clip_coef=0.1", "num_steps=128",
+                             "clip_coef=0.2", "nstep=8"})
+                .rfind("update_epochs: got '4'; unknown key (CleanRL's; SB3 and greenrl call it "
+                       "n_epochs); ",
+                       0),
+            0u)
+      << message(preset, {"update_epochs=4", "clip_coef=0.1"});
+  EXPECT_NE(message(preset, {"update_epochs=4", "n_steps=64", "clip_coef=0.1", "num_steps=128",
+                             "clip_coef=0.2", "nstep=8"})
+                .find("; also unknown: clip_coef (CleanRL's; SB3 and greenrl call it clip_range); "
+                      "num_steps (CleanRL's; SB3 and greenrl call it n_steps); nstep"),
+            std::string::npos)
+      << message(preset, {"update_epochs=4", "clip_coef=0.1", "num_steps=128", "nstep=8"});
   EXPECT_EQ(message(preset, {"stats_window_size=10"})
                 .rfind("stats_window_size: got '10'; unknown key (SB3's; greenrl's "
                        "rollout/ep_rew_mean window is SB3's default, 100 episodes)",

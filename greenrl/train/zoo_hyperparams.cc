@@ -520,28 +520,51 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
     env_section = env_section || LooksLikeEnvId(entry.first.Scalar());
   }
   if (!env_section) return std::nullopt;
-  // The sections greenrl can train, when the caller says which; the others are counted.
+  // The sections greenrl can train, when the caller says which; the other env ids are named
+  // after them (the first 8), and sections that are no env id (rl-zoo's "atari") left out.
   std::string listed;
-  size_t others = 0;
+  std::vector<std::string> others;
   for (const std::string& s : sections) {
     if (!known_env_ids.empty() &&
         std::find(known_env_ids.begin(), known_env_ids.end(), s) == known_env_ids.end()) {
-      ++others;
+      if (LooksLikeEnvId(s)) others.push_back(s);
       continue;
     }
     listed += (listed.empty() ? "" : ", ") + s;
   }
-  if (others > 0) {
-    listed = listed.empty() ? fmt::format(
-                                  "none that greenrl can train ({} section{} for envs "
-                                  "greenrl does not have)",
-                                  others, others == 1 ? "" : "s")
-                            : fmt::format("{}; {} other section{} for envs greenrl does not have",
-                                          listed, others, others == 1 ? "" : "s");
+  if (!others.empty()) {
+    constexpr size_t kNamed = 8;
+    std::string named;
+    for (size_t k = 0; k < others.size() && k < kNamed; ++k) {
+      named += (k == 0 ? "" : ", ") + others[k];
+    }
+    if (others.size() > kNamed) named += fmt::format(" and {} more", others.size() - kNamed);
+    listed = listed.empty() ? "none that greenrl can train (it has no " + named + ")"
+                            : listed + "; greenrl has no " + named;
   }
 
   ZooSection section;
   section.env_id = LastOverride(set_overrides, "env_id");
+  // The file's sections for other versions of the env asked for (Hopper-v4 for Hopper-v5): rl-zoo
+  // and greenrl take a section by its exact id.
+  auto other_versions = [&]() -> std::string {
+    const size_t v = section.env_id.rfind("-v");
+    if (!LooksLikeEnvId(section.env_id)) return "";
+    std::string found;
+    for (const std::string& s : sections) {
+      if (s != section.env_id && LooksLikeEnvId(s) && s.rfind("-v") == v &&
+          s.compare(0, v, section.env_id, 0, v) == 0) {
+        found += (found.empty() ? "" : ", ") + s;
+      }
+    }
+    if (found.empty()) return "";
+    return " (its " + found +
+           " is another version: a section is taken by its exact id; copy it "
+           "under " +
+           section.env_id +
+           ", or see configs/ for greenrl's presets, which --env can "
+           "point at another version)";
+  };
   if (section.env_id.empty()) {
     throw ConfigError("--env", "",
                       "the env id of one of the sections of the rl-zoo file " + path + ": " +
@@ -549,10 +572,10 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
   }
   const YAML::Node body = root[section.env_id];
   if (!body || !body.IsMap()) {
-    throw ConfigError("--env", section.env_id,
-                      "an env id with a section of hyperparameters in the rl-zoo file " + path +
-                          ": " + listed +
-                          (body ? " (" + section.env_id + "'s entry holds no map)" : ""));
+    throw ConfigError(
+        "--env", section.env_id,
+        "an env id with a section of hyperparameters in the rl-zoo file " + path + ": " + listed +
+            (body ? " (" + section.env_id + "'s entry holds no map)" : other_versions()));
   }
   section.algo = LastOverride(set_overrides, "algo");
   if (section.algo.empty()) section.algo = AlgoOfFileName(path);
