@@ -1,9 +1,6 @@
 #include "greenrl/report/compare.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -17,6 +14,7 @@
 #include <set>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/file_lock.h"
 #include "greenrl/report/run_report.h"
 
 namespace greenrl::report {
@@ -65,13 +63,7 @@ std::string Escape(const std::string& text) {
 // Whether a `greenrl train` process holds `dir`'s train.lock now (train/checkpointing.h
 // RunDirLock: flock on <run_dir>/train.lock, dropped by the kernel when the holder ends): a shared
 // flock that would block means the run is still training. Nothing is created or written.
-bool TrainingNow(const std::string& dir) {
-  const int fd = ::open((dir + "/train.lock").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return held;
-}
+bool TrainingNow(const std::string& dir) { return FileLockHeld(dir + "/train.lock"); }
 
 std::string Cell(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string("n/a");

@@ -1,6 +1,7 @@
 #include "greenrl/report/run_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -223,12 +224,31 @@ std::string FormatSummary(const RunReport& r) {
     }
     const double over_wh = OverBudgetWh(r);
     const std::string within = over_wh > 0.0 ? "over it" : "within it";
-    s += fmt::format("  budget         {} Wh: {} ({} decision{}, energy.json lists them)\n",
+    // A resumed run's events include those of its earlier segments, under the budget each had
+    // (a resume after a budget stop needs a larger one): said apart.
+    std::vector<double> earlier_wh;
+    size_t earlier = 0;
+    for (const energy::BudgetEvent& e : r.budget.events) {
+      const double wh = e.budget_j / kJoulesPerWh;
+      if (std::abs(wh - r.budget.budget_wh) <= 1e-9 * std::abs(r.budget.budget_wh)) continue;
+      ++earlier;
+      if (std::find(earlier_wh.begin(), earlier_wh.end(), wh) == earlier_wh.end()) {
+        earlier_wh.push_back(wh);
+      }
+    }
+    std::string earlier_text;
+    if (earlier > 0) {
+      std::vector<std::string> amounts;
+      for (const double wh : earlier_wh) amounts.push_back(Amount(wh) + " Wh");
+      earlier_text = fmt::format(", {} of them under the earlier budget{} of {}", earlier,
+                                 earlier_wh.size() == 1 ? "" : "s", fmt::join(amounts, ", "));
+    }
+    s += fmt::format("  budget         {} Wh: {} ({} decision{}{}, energy.json lists them)\n",
                      Amount(r.budget.budget_wh),
                      r.budget.stopped       ? "the budget ended the run: " + r.budget.stop_reason
                      : r.budget.interrupted ? "interrupted " + within + ", state " + state
                                             : "finished " + within + ", final state " + state,
-                     r.budget.events.size(), r.budget.events.size() == 1 ? "" : "s");
+                     r.budget.events.size(), r.budget.events.size() == 1 ? "" : "s", earlier_text);
     // A run may pass its budget by what its estimates missed; the rounded figures above would
     // hide it.
     if (over_wh > 0.0) {

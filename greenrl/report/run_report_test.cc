@@ -217,6 +217,7 @@ TEST(RunReportTest, SummaryBudgetLine) {
   passed.action = energy::BudgetAction::kReducePrecision;
   passed.state = energy::BudgetState::kReducedPrecision;
   passed.taken = false;
+  passed.budget_j = 2.5 * 3600.0;
   r.budget.events = {passed};
   EXPECT_NE(FormatSummary(r).find("2.5000 Wh: finished within it, final state reduced_precision "
                                   "(its rung passed over) (1 decision, energy.json"),
@@ -259,6 +260,15 @@ TEST(RunReportTest, SummaryBudgetLine) {
       << FormatSummary(r);
   r.budget.budget_wh = 2.5;  // within it: no such line
   EXPECT_EQ(FormatSummary(r).find("over it"), std::string::npos) << FormatSummary(r);
+  // A resumed run's decisions under the budget of an earlier segment (here 0.01 Wh, which
+  // stopped it) are counted apart.
+  energy::BudgetEvent earlier = passed;
+  earlier.budget_j = 36.0;
+  r.budget.events.insert(r.budget.events.begin(), {earlier, earlier});
+  EXPECT_NE(FormatSummary(r).find("(3 decisions, 2 of them under the earlier budget of 0.0100 Wh, "
+                                  "energy.json lists them)"),
+            std::string::npos)
+      << FormatSummary(r);
 }
 
 TEST(MetricsCsvTest, HeaderFromFirstRowEmptyCellsAndRoundTrip) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -15,10 +16,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/file_lock.h"
 #include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
 
@@ -55,11 +58,7 @@ CheckpointOptions CheckpointOptionsFrom(const Config& config) {
 namespace {
 // The refusal of a run directory whose train.lock another holder has: the pid written in it
 // (read through `fd`), else "another process".
-ConfigError RunDirInUse(const std::string& run_dir, int fd) {
-  char buffer[32] = {};
-  const ssize_t n = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
-  std::string holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
-  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+ConfigError RunDirInUse(const std::string& run_dir, const std::string& holder) {
   return ConfigError("run_dir", run_dir,
                      "a run directory no other greenrl process is training in (" +
                          (holder.empty() ? std::string("another process") : "pid " + holder) +
@@ -75,12 +74,26 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
   if (fd_ < 0) {
     throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
   }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int error = errno;
-    const ConfigError in_use = RunDirInUse(run_dir, fd_);
+  // A probe (FileLockHeld: `greenrl report`, a dry run) holds a shared lock for microseconds:
+  // retries over about 100 ms tell it from a training process, which holds it throughout.
+  int error = 0;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+      error = 0;
+      break;
+    }
+    error = errno;
+    if (error != EWOULDBLOCK) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (error != 0) {
     ::close(fd_);
     fd_ = -1;
-    if (error == EWOULDBLOCK) throw in_use;
+    if (error == EWOULDBLOCK) {
+      std::string holder;  // "" when the holder has just let go: "another process"
+      FileLockHeld(path, &holder);
+      throw RunDirInUse(run_dir, holder);
+    }
     throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
@@ -92,14 +105,8 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
 }
 
 void RunDirLock::RefuseIfHeld(const std::string& run_dir) {
-  const int fd = ::open((run_dir + "/train.lock").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // no file: nobody holds it (nothing is created)
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-    const ConfigError in_use = RunDirInUse(run_dir, fd);
-    ::close(fd);
-    throw in_use;
-  }
-  ::close(fd);  // releases the shared lock it may have taken; nothing was written
+  std::string holder;
+  if (FileLockHeld(run_dir + "/train.lock", &holder)) throw RunDirInUse(run_dir, holder);
 }
 
 RunDirLock::~RunDirLock() {

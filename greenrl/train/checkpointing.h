@@ -99,9 +99,10 @@ struct TrainerState {
 
 // An exclusive hold on a run directory for this object's life, so that two processes never
 // train into one run directory (a resume started while the run still goes on, a cluster's
-// requeue): flock(LOCK_EX | LOCK_NB) on <run_dir>/train.lock, which holds the holder's pid. The
-// kernel drops the lock when the holder ends, however it ends (SIGKILL included), so the file
-// left behind never blocks a later resume.
+// requeue): flock(LOCK_EX | LOCK_NB) on <run_dir>/train.lock, which holds the holder's pid,
+// retried for about 100 ms so that a probe's momentary shared lock (FileLockHeld) does not
+// refuse it. The kernel drops the lock when the holder ends, however it ends (SIGKILL included),
+// so the file left behind never blocks a later resume.
 class RunDirLock {
  public:
   // Errors: ConfigError("run_dir", run_dir, ...) naming the holder's pid when another process

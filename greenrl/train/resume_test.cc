@@ -2,8 +2,10 @@
 // stopped at step N and resumed ends with the same parameters, bit for bit, as an uninterrupted
 // run of the same seed (PPO on CartPole and Pendulum, DQN, SAC), with metrics.csv continuous and
 // the energy total carried across (README "Checkpoints, resume and signals").
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <torch/cuda.h>
 #include <torch/serialize.h>
 #include <unistd.h>
@@ -659,6 +661,24 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
   dry.dry_run = true;
   EXPECT_TRUE(Train(config, std::move(dry)).dry_run);
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+}
+
+// A probe's shared lock (FileLockHeld: `greenrl report`, a dry run) lasts microseconds; a run
+// that tries to take train.lock in that instant retries (for about 100 ms) instead of refusing.
+// Here the probe's lock is held for 10 ms, and the run takes the lock once it is gone.
+TEST(ResumeTest, RunDirLockWaitsOutAProbe) {
+  const std::string dir = FreshDir("lock_probe");
+  fs::create_directories(dir);
+  WriteFileAtomic(dir + "/train.lock", "");
+  const int probe = ::open((dir + "/train.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(probe, 0);
+  ASSERT_EQ(::flock(probe, LOCK_SH | LOCK_NB), 0);
+  std::thread release([probe] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ::close(probe);
+  });
+  EXPECT_NO_THROW(RunDirLock lock(dir));
+  release.join();
 }
 
 // The lock is taken before any checkpoint is read: a run still starting or stopping (here one
