@@ -324,12 +324,16 @@ Runner RegisterBench(CLI::App& app) {
       cpus.push_back(r.cpu_time_s);
       returns.push_back(r.eval_mean_return);
       if (r.eval_mean_return >= threshold) ++solved;
-      if (result.late_stop_signal != 0) {  // the seed finished; the signal still stops the bench
-        stop_signal = result.late_stop_signal;
-        fmt::print(
-            "seed {}: signal {} arrived after its last iteration had begun, so it "
-            "finished; no later seed runs\n",
-            seed, stop_signal);
+      // A signal the seed finished despite (in its last iteration), or one that came after it,
+      // still stops the bench.
+      const int pending =
+          result.late_stop_signal != 0 ? result.late_stop_signal : train::StopSignalReceived();
+      if (pending != 0) {
+        stop_signal = pending;
+        fmt::print("seed {}: signal {} arrived {}; no later seed runs\n", seed, stop_signal,
+                   result.late_stop_signal != 0
+                       ? "after its last iteration had begun, so it finished"
+                       : "after it had finished");
       }
     }
     const int done = static_cast<int>(walls.size());

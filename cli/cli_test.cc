@@ -1082,6 +1082,13 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
                           "another version)\n"),
             std::string::npos)
       << r.output;
+  // An id greenrl does not have: no advice to copy the section under it.
+  r = RunGreenrl("train --config " + zoo + " --env Hopper-v3 --quiet --out " + Dir("zoo_v3"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("(its Hopper-v4 is another version: a section is taken by its exact "
+                          "id)\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));
   // --env and --set env_id= must agree (either alone picks the section).
   r = RunGreenrl("train --config " + zoo +

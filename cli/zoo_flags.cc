@@ -241,7 +241,15 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
       return {key + "=" + *steps};
     }
   }
-  return {key + "=" + train::ZooScheduleText(key, value)};
+  // A schedule as rl-zoo's -params needs it quoted for Python's eval ('cos_1e-3'): the text
+  // inside the quotes.
+  std::string unquoted = value;
+  if (unquoted.size() >= 2 && (unquoted.front() == '\'' || unquoted.front() == '"') &&
+      unquoted.back() == unquoted.front()) {
+    unquoted = unquoted.substr(1, unquoted.size() - 2);
+  }
+  const std::string schedule = train::ZooScheduleText(key, unquoted);
+  return {key + "=" + (schedule != unquoted ? schedule : value)};
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
             "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
             "learning_rate:linear_0.002 clip_range:cos_0.1 -> --set learning_rate=lin_0.002 "
             "--set clip_range=lin_0.1");
+  // Quoted for Python's eval, as rl-zoo's -params needs them.
+  const std::string quoted = Hint("train", {"-params", "learning_rate:'cos_1e-3'"});
+  EXPECT_NE(quoted.find(" -> --set learning_rate=lin_1e-3"), std::string::npos) << quoted;
   // Without its value, the placeholder; a flag greenrl needs nothing for says why.
   EXPECT_EQ(Hint("train", {"--save-freq", "-P"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: --save-freq -> --set "

@@ -85,13 +85,15 @@ void AddPpoKeys(ConfigSchema* schema) {
   AddKey(schema, "policy_kwargs.ortho_init", ValueType::kBool, "true",
          "orthogonal init (gains sqrt(2), 0.01 actor head, 1 value head)");
   AddKey(schema, "precision", ValueType::kString, "fp32",
-         "forward and loss dtype: fp32, bf16 (CPU or CUDA autocast), fp16 (CUDA autocast)",
+         "forward pass dtype (the loss stays float32): fp32, bf16 (CPU or CUDA autocast), fp16 "
+         "(CUDA autocast)",
          std::nullopt, std::nullopt, std::vector<std::string>{"fp32", "bf16", "fp16"});
   AddKey(schema, "grad_scaler.enabled", ValueType::kString, "auto",
          "loss scaling: auto (on for fp16 only), true, false", std::nullopt, std::nullopt,
          std::vector<std::string>{"auto", "true", "false"});
-  AddKey(schema, "grad_scaler.init_scale", ValueType::kFloat, "65536.0", "initial loss scale", 0.0,
-         1e30, std::vector<std::string>{}, /*min_exclusive=*/true);
+  // Bounded so that the scale and its reciprocal are normal float32 numbers.
+  AddKey(schema, "grad_scaler.init_scale", ValueType::kFloat, "65536.0", "initial loss scale",
+         1e-30, 1e30);
   AddKey(schema, "grad_scaler.growth_factor", ValueType::kFloat, "2.0",
          "scale growth after growth_interval finite steps", 1.0, 1e6, std::vector<std::string>{},
          /*min_exclusive=*/true);
@@ -669,11 +671,15 @@ const Metrics& Ppo::Update(double progress_remaining) {
           adam_.Step(params_.params(), params_.grads(), lr);
         }
       }
+      // With loss scaling, a skip at a scale <= 1 is no back-off from an overflow the scale
+      // caused: the loss or gradient itself is not finite, which the guard counts.
+      if (found_inf && scaler_.enabled() && scaler_.scale() <= 1.0) ++nonfinite_skips_;
       scaler_.Update(found_inf);
     }
   }
   // Without loss scaling a skipped step means a non-finite loss or gradient (the guard counts
-  // them); with it, skipped steps are the scaler's normal back-off.
+  // them); with it, skipped steps are the scaler's normal back-off, but for those at a scale
+  // <= 1 (counted above, and by the autograd path's skipped_unscaled).
   if (!scaler_.enabled()) nonfinite_skips_ += scaler_.skipped_steps() - skipped_before;
   // Explained variance of the rollout's values for its returns (SB3: 1 - Var[y - y_pred] / Var[y]).
   double mean_y = 0, mean_d = 0;
@@ -1061,6 +1067,10 @@ void Ppo::TensorUpdate(double lr, double clip_range, double clip_range_vf, Minib
   adam_.set_step_count(static_cast<int64_t>(opt_.step.item<float>()));
   scaler_.Restore(opt_.scale.item<double>(), opt_.growth_tracker.item<int>(),
                   static_cast<int64_t>(opt_.skipped.item<float>()));
+  if (scaler_.enabled()) {  // skips at a scale <= 1: the fused path's count (Update above)
+    nonfinite_skips_ += static_cast<int64_t>(opt_.skipped_unscaled.item<float>());
+    opt_.skipped_unscaled.zero_();
+  }
 }
 
 void Ppo::TensorLossAndGrad(const torch::Tensor& index, int batch) {

@@ -348,6 +348,40 @@ TEST(PpoPrecisionTest, ScalerTurnedOnAfterAnOffCheckpointStartsAtInitScale) {
   }
 }
 
+// A scale so small that 1 / scale overflows float32 (reached by backing off, or given): finite
+// scaled gradients unscale to inf, and both update paths skip the step (the autograd path once
+// took it, writing NaN into the parameters). A skip at a scale <= 1 is no back-off from an
+// overflow the scale caused, so the numerical guard counts it (nonfinite_skips); above 1 it
+// does not.
+TEST(PpoPrecisionTest, SkipsAtScaleAtMostOneReachTheGuard) {
+  // One update from `init_scale`, with a NaN gradient throughout it when `nan`: the metrics and
+  // the guard's count.
+  auto update = [](const char* update_path, double init_scale, bool nan) {
+    PpoConfig config = SmallConfig(update_path);
+    config.grad_scaler = {true, init_scale, 2.0, 0.5, 2000};
+    auto env = env::MakeVecEnv("CartPole-v1", 4, 2, 1);
+    env->Reset();
+    auto ppo = MakePpo(config, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    if (nan) ppo->InjectNonFiniteForTesting(1);
+    const Metrics m = ppo->Update(0.9);
+    return std::make_pair(m, ppo->nonfinite_skips());
+  };
+  for (const char* update_path : {"fused", "autograd"}) {
+    SCOPED_TRACE(update_path);
+    const auto [m, nonfinite] = update(update_path, 1e-39, false);
+    EXPECT_EQ(MetricValue(m, "losses/n_updates"), 0.0);  // no step taken
+    EXPECT_GT(MetricValue(m, "losses/skipped_steps"), 0.0);
+    EXPECT_EQ(nonfinite, MetricValue(m, "losses/skipped_steps"));
+  }
+  // From a scale of 2: the skip at 2 is the scaler's own back-off; the later ones, at 1 and
+  // below, are counted.
+  const auto [m, nonfinite] = update("fused", 2.0, true);
+  ASSERT_GT(MetricValue(m, "losses/skipped_steps"), 1.0);
+  EXPECT_EQ(nonfinite, MetricValue(m, "losses/skipped_steps") - 1.0);
+}
+
 // Steps the scaler skips (gradients that overflow at a scale near float32's largest) are left
 // out of losses/grad_norm on both update paths, so the metric stays finite; it averages over
 // every minibatch, skipped ones adding 0.

@@ -456,8 +456,19 @@ void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
     const ConfigError first = UnknownKeyError(schema, unknown.front()->key, value);
     std::vector<std::string> others;
     for (size_t k = 1; k < unknown.size(); ++k) {
-      const std::string* note = schema.UnknownKeyNote(unknown[k]->key);
-      others.push_back(unknown[k]->key + (note != nullptr ? " " + *note : ""));
+      // Its own error's hint (the schema's note, or a guess at a typo), without the key list.
+      std::string hint =
+          UnknownKeyError(schema, unknown[k]->key, NodeText(unknown[k]->node)).accepted();
+      for (const char* list : {"every key with its default: ", "known keys: "}) {
+        hint = hint.substr(0, hint.find(list));
+      }
+      hint = hint.substr(std::string("unknown key").size());
+      const size_t begin = hint.find_first_not_of("; ");
+      const size_t end = hint.find_last_not_of("; ");
+      hint = begin == std::string::npos ? "" : hint.substr(begin, end - begin + 1);
+      others.push_back(unknown[k]->key + (hint.empty()     ? ""
+                                          : hint[0] == '(' ? " " + hint
+                                                           : " (" + hint + ")"));
     }
     throw ConfigError(first.field(), value,
                       first.accepted() + "; also unknown: " + Join(others, "; "));

@@ -32,6 +32,7 @@ TensorOptimState MakeTensorOptimState(const float* params, const float* exp_avg,
   s.growth_tracker =
       torch::full({1}, static_cast<double>(growth_tracker), options.dtype(torch::kInt32));
   s.found_inf = torch::zeros({1}, f32);
+  s.skipped_unscaled = torch::zeros({1}, f32);
   s.skipped = torch::full({1}, static_cast<double>(skipped_steps), f32);
   s.grad_norm = torch::zeros({1}, f32);
   return s;
@@ -50,10 +51,15 @@ void TensorOptimStep(TensorOptimState& s, const AdamOptions& adam, double max_gr
     s.found_inf.copy_(s.grads.isfinite().logical_not().any().to(torch::kFloat32).reshape({1}));
     s.grads.mul_(inv_scale);
   }
-  const torch::Tensor found = s.found_inf > 0;
 
-  // 2. Global-norm clip (clip_grad_norm_'s 1e-6).
+  // 2. Global-norm clip (clip_grad_norm_'s 1e-6). A non-finite norm skips the step too: finite
+  // scaled gradients can unscale to inf (a scale so small that 1 / scale overflows), as the
+  // fused path checks its norm.
   s.grad_norm.copy_(s.grads.norm().reshape({1}));
+  s.found_inf.copy_(
+      torch::maximum(s.found_inf, s.grad_norm.isfinite().logical_not().to(torch::kFloat32)));
+  const torch::Tensor found = s.found_inf > 0;
+  s.skipped_unscaled.add_(s.found_inf * (s.scale <= 1.0).to(torch::kFloat32));
   if (max_grad_norm > 0.0 && std::isfinite(max_grad_norm)) {
     s.grads.mul_((max_grad_norm / (s.grad_norm + 1e-6)).clamp_max(1.0));
   }

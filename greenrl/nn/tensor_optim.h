@@ -28,6 +28,9 @@ struct TensorOptimState {
   torch::Tensor growth_tracker;  // int32 [1]: finite steps in a row since the last growth
   torch::Tensor found_inf;       // float32 [1]: 1 when the last step's gradients had inf or NaN
   torch::Tensor skipped;         // float32 [1]: steps skipped so far for inf or NaN
+  // float32 [1]: of those, the ones skipped at a scale <= 1, whose gradients were non-finite
+  // before any scaling (a loss or gradient the numerical guard counts), not for the scale.
+  torch::Tensor skipped_unscaled;
   torch::Tensor grad_norm;       // float32 [1]: gradient norm of the last step (before clipping)
 };
 

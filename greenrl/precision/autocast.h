@@ -1,6 +1,7 @@
 // autocast.h: precision as a setting. `precision: fp32 | bf16 | fp16` selects the dtype of the
-// forward pass and loss under LibTorch autocast (CPU: bf16 only in LibTorch 1.13; CUDA: fp16 or
-// bf16), with float32 master weights, gradients and optimiser state throughout.
+// forward pass under LibTorch autocast (CPU: bf16 only in LibTorch 1.13; CUDA: fp16 or bf16),
+// with float32 master weights, gradients and optimiser state throughout; the loss is computed
+// from float32 copies of the forward's outputs, outside autocast.
 #pragma once
 
 #include <string>

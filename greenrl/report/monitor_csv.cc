@@ -35,17 +35,39 @@ std::FILE* OpenOrThrow(const std::string& path, const char* mode) {
   return file;
 }
 
-// An episode row as WriteEpisode writes it: three numbers, return, length and time.
+// `text` without the spaces around it and a '\r' at its end (a file saved with CRLF rows, as
+// Python's csv module writes them).
+std::string Trimmed(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const size_t end = text.find_last_not_of(" \t\r");
+  return text.substr(begin, end - begin + 1);
+}
+
+// An episode row as WriteEpisode writes it: three numbers, return, length and time (spaces
+// around a cell are allowed, as pandas reads them).
 bool IsEpisodeRow(const std::string& line) {
   if (std::count(line.begin(), line.end(), ',') != 2) return false;
   std::istringstream cells(line);
   std::string cell;
   while (std::getline(cells, cell, ',')) {
+    cell = Trimmed(cell);
     char* end = nullptr;
     std::strtod(cell.c_str(), &end);
     if (cell.empty() || end != cell.c_str() + cell.size()) return false;
   }
   return true;
+}
+
+// `path`.damaged, or the first of `path`.damaged.1, .2, ... that does not exist: an earlier
+// damaged file kept there is not replaced.
+std::string FreeDamagedName(const std::string& path) {
+  std::error_code ec;
+  std::string name = path + ".damaged";
+  for (int k = 1; std::filesystem::exists(name, ec); ++k) {
+    name = path + ".damaged." + std::to_string(k);
+  }
+  return name;
 }
 
 }  // namespace
@@ -74,12 +96,17 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
                                                int64_t rows, double t_start_unix_s,
                                                std::vector<std::string>* notes) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Create(path, env_id, t_start_unix_s);
+  // Missing, or empty (nothing was written before the run stopped): nothing to keep.
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) {
+    return Create(path, env_id, t_start_unix_s);
+  }
   std::istringstream in(ReadFile(path));
   std::string meta, columns, line;
   double t_start = t_start_unix_s;
-  bool sb3_header = std::getline(in, meta) && std::getline(in, columns) && !meta.empty() &&
-                    meta[0] == '#' && columns == "r,l,t";
+  bool sb3_header = std::getline(in, meta) && std::getline(in, columns);
+  meta = Trimmed(meta);
+  columns = Trimmed(columns);
+  sb3_header = sb3_header && !meta.empty() && meta[0] == '#' && columns == "r,l,t";
   if (sb3_header) {
     try {
       t_start = nlohmann::json::parse(meta.substr(1)).at("t_start").get<double>();
@@ -89,7 +116,7 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
   }
   if (!sb3_header) {
     // Its rows cannot be kept without their t_start: the file stays beside, whole.
-    const std::string aside = path + ".damaged";
+    const std::string aside = FreeDamagedName(path);
     std::filesystem::rename(path, aside, ec);
     if (ec) {
       throw std::runtime_error("cannot move '" + path + "' (no SB3 Monitor header) to '" + aside +
@@ -106,10 +133,12 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
   std::string kept = meta + "\n" + columns + "\n";
   std::vector<int64_t> damaged;  // line numbers (1-based) of rows that are not r,l,t numbers
   int64_t line_number = 2;
+  int64_t kept_rows = 0;
   for (int64_t k = 0; k < rows && std::getline(in, line); ++k) {
     ++line_number;
     if (IsEpisodeRow(line)) {
-      kept += line + "\n";
+      kept += Trimmed(line) + "\n";
+      ++kept_rows;
     } else {
       damaged.push_back(line_number);  // a torn last line of a killed run, or a damaged one
     }
@@ -120,19 +149,25 @@ std::unique_ptr<MonitorCsv> MonitorCsv::Resume(const std::string& path, const st
                                  path, damaged.size(), damaged.size() == 1 ? "" : "s",
                                  damaged.size() == 1 ? "" : "s", fmt::join(damaged, ", ")));
   }
-  return std::unique_ptr<MonitorCsv>(new MonitorCsv(path, OpenOrThrow(path, "a"), t_start));
+  std::unique_ptr<MonitorCsv> monitor(new MonitorCsv(path, OpenOrThrow(path, "a"), t_start));
+  monitor->rows_in_file_ = kept_rows;
+  return monitor;
 }
 
 void MonitorCsv::WriteEpisode(double episode_return, int64_t episode_length, double end_unix_s) {
   pending_ += fmt::format("{},{},{}\n", Round6(episode_return), episode_length,
                           Round6(end_unix_s - t_start_));
+  ++pending_rows_;
 }
 
 void MonitorCsv::Flush() {
   if (pending_.empty()) return;
   std::string rows;
   rows.swap(pending_);  // not written twice, even when this write fails
+  const int64_t count = pending_rows_;
+  pending_rows_ = 0;
   AppendWhole(fileno(file_), path_, rows);
+  rows_in_file_ += count;
 }
 
 }  // namespace greenrl::report

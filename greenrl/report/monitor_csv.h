@@ -24,11 +24,13 @@ class MonitorCsv {
                                             double t_start_unix_s);
 
   // A resumed run's file: keeps its header (and so its t_start) and its first `rows` episode
-  // rows, the episodes the resume checkpoint counted (later ones are repeated by the resumed
+  // rows, those the resume checkpoint counted (rows(); later ones are repeated by the resumed
   // run), rewritten atomically, then appends. Of those rows, one that is not three numbers (a
-  // torn last line of a killed run, a damaged one) is dropped, named in *notes. A missing file
-  // is created anew with t_start_unix_s; one without SB3's header (damaged, or a run before
-  // greenrl wrote one) is moved to <path>.damaged, said in *notes, and created anew.
+  // torn last line of a killed run, a damaged one) is dropped, named in *notes; spaces around a
+  // cell and CRLF line ends are read (and written back without). A missing or empty file is
+  // created anew with t_start_unix_s; one without SB3's header (damaged, or a run before
+  // greenrl wrote one) is moved to <path>.damaged (or .damaged.1, .2, ... where that exists),
+  // said in *notes, and created anew.
   // notes: receives those messages for the caller to print, one line each; nullptr for none.
   // Errors: std::runtime_error naming the path when it cannot be read, moved, rewritten or
   // opened.
@@ -50,11 +52,19 @@ class MonitorCsv {
 
   double t_start_unix_s() const { return t_start_; }
 
+  // Episode rows of the file once the pending ones are flushed: those a resume kept, plus those
+  // written since. What a resume checkpoint records (TrainerState::monitor_rows), so that a
+  // later resume keeps exactly the rows of the episodes before it, even where they are fewer
+  // than the episodes (a damaged row dropped, a file started anew).
+  int64_t rows() const { return rows_in_file_ + pending_rows_; }
+
  private:
   MonitorCsv(const std::string& path, std::FILE* file, double t_start);
   std::string path_;
-  std::FILE* file_;      // written at its end through its descriptor only (AppendWhole)
-  std::string pending_;  // rows WriteEpisode added since the last Flush
+  std::FILE* file_;           // written at its end through its descriptor only (AppendWhole)
+  std::string pending_;       // rows WriteEpisode added since the last Flush
+  int64_t pending_rows_ = 0;  // how many
+  int64_t rows_in_file_ = 0;  // episode rows written to the file (or kept by Resume)
   double t_start_;
 };
 

@@ -92,6 +92,7 @@ TEST(MonitorCsvTest, ResumeKeepsTheCountedEpisodes) {
                                                    "r,l,t numbers"});
   // Without SB3's header its rows cannot be kept (no t_start): the file is kept beside, whole.
   std::filesystem::remove(path + ".damaged");
+  std::filesystem::remove(path + ".damaged.1");
   WriteFileAtomic(path, "not a monitor file\n-1,200,1\n");
   notes.clear();
   MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
@@ -101,6 +102,55 @@ TEST(MonitorCsvTest, ResumeKeepsTheCountedEpisodes) {
                                             " has no SB3 Monitor header (#{\"t_start\": ...} then "
                                             "r,l,t): kept as " +
                                             path + ".damaged; a new one starts"});
+  // A second one does not replace the first.
+  WriteFileAtomic(path, "not a monitor file either\n");
+  notes.clear();
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
+  EXPECT_EQ(ReadFile(path + ".damaged"), "not a monitor file\n-1,200,1\n");
+  EXPECT_EQ(ReadFile(path + ".damaged.1"), "not a monitor file either\n");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("kept as " + path + ".damaged.1; a new one starts"), std::string::npos)
+      << notes[0];
+  // An empty file (a run stopped before its first write) is started anew without a word.
+  WriteFileAtomic(path, "");
+  notes.clear();
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
+  EXPECT_EQ(ReadFile(path), "#{\"t_start\": 999, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n");
+  EXPECT_TRUE(notes.empty());
+  // CRLF line ends (Python's csv module) and spaces around cells are read; rows are written back
+  // without the CR.
+  WriteFileAtomic(path,
+                  "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\r\nr,l,t\r\n-1, 200 ,1\r\n"
+                  "-2,200,2\r\n");
+  MonitorCsv::Resume(path, "Pendulum-v1", 5, 999.0, &notes).reset();
+  EXPECT_EQ(ReadFile(path),
+            "#{\"t_start\": 100, \"env_id\": \"Pendulum-v1\"}\nr,l,t\n-1, 200 ,1\n"
+            "-2,200,2\n");
+  EXPECT_TRUE(notes.empty());
+}
+
+// rows(): the file's episode rows, pending ones included, from what a resume kept on; what a
+// resume checkpoint records so that the next resume keeps exactly those.
+TEST(MonitorCsvTest, RowsCountsTheFilesRowsNotTheEpisodes) {
+  const std::string path = Path("rows");
+  {
+    auto monitor = MonitorCsv::Create(path, "CartPole-v1", 100.0);
+    monitor->WriteEpisode(10.0, 10, 101.0);
+    monitor->WriteEpisode(11.0, 11, 102.0);
+    EXPECT_EQ(monitor->rows(), 2);
+    monitor->Flush();
+    EXPECT_EQ(monitor->rows(), 2);
+    monitor->WriteEpisode(12.0, 12, 103.0);
+    EXPECT_EQ(monitor->rows(), 3);
+  }
+  // 3 rows, the second damaged; a checkpoint that counted 3: 2 are kept, and rows() says 2.
+  WriteFileAtomic(path,
+                  "#{\"t_start\": 100, \"env_id\": \"CartPole-v1\"}\nr,l,t\n10,10,1\nx\n"
+                  "12,12,3\n13,13,4\n");
+  auto monitor = MonitorCsv::Resume(path, "CartPole-v1", 3, 999.0);
+  EXPECT_EQ(monitor->rows(), 2);
+  monitor->WriteEpisode(14.0, 14, 105.0);
+  EXPECT_EQ(monitor->rows(), 3);
 }
 
 }  // namespace

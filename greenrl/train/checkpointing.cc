@@ -192,6 +192,7 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   state.next_eval = j.at("next_eval").get<int64_t>();
   state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
   state.episodes = j.at("episodes").get<int64_t>();
+  if (j.contains("monitor_rows")) state.monitor_rows = j.at("monitor_rows").get<int64_t>();
   state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
   if (j.contains("recent_lengths")) {
     state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
@@ -244,6 +245,7 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["next_eval"] = state.next_eval;
   j["next_checkpoint"] = state.next_checkpoint;
   j["episodes"] = state.episodes;
+  j["monitor_rows"] = state.monitor_rows;
   j["recent_returns"] = state.recent_returns;
   j["recent_lengths"] = state.recent_lengths;
   const LogRowState& rows = state.log_rows;

@@ -66,6 +66,10 @@ struct TrainerState {
   int64_t next_eval = -1;              // global_step of the next periodic evaluation; -1: none
   int64_t next_checkpoint = -1;        // global_step of the next periodic checkpoint; -1: none
   int64_t episodes = 0;                // training episodes finished
+  // Episode rows in this rank's monitor.csv at the checkpoint, which a resume keeps: fewer than
+  // `episodes` once a resume dropped a damaged row or started the file anew. -1 in checkpoints
+  // written before it (a resume then keeps `episodes` rows).
+  int64_t monitor_rows = -1;
   std::vector<double> recent_returns;  // the last <= 100 episode returns, oldest first
   std::vector<double> recent_lengths;  // their lengths, steps (empty in checkpoints before it)
   LogRowState log_rows;                // log_interval: where the last metrics row was written

@@ -835,19 +835,28 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
     EXPECT_NE(std::string(e.what()).find("1 of its "), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(" are NaN or infinite"), std::string::npos) << e.what();
   }
+  // A newer file that does not read at all is passed over first, and said too.
+  const std::string unreadable = CheckpointPath(dir, 768);
+  WriteFileAtomic(unreadable, "x");
   for (const std::string step : {"", "last"}) {
     const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt, /*best=*/false, step);
     EXPECT_EQ(agent.checkpoint, CheckpointPath(dir, 256));
     EXPECT_EQ(agent.resume_step, 256);
-    ASSERT_EQ(agent.notes.size(), 1u);
-    EXPECT_EQ(agent.notes[0].rfind("skipping " + newest + ": checkpoint: got '" + newest, 0), 0u)
-        << agent.notes[0];
-    EXPECT_NE(agent.notes[0].find(" are NaN or infinite"), std::string::npos) << agent.notes[0];
+    ASSERT_EQ(agent.notes.size(), step.empty() ? 2u : 1u);
+    if (step.empty()) {
+      EXPECT_EQ(agent.notes[0], "skipping " + unreadable + ": not a readable resume checkpoint");
+    }
+    EXPECT_EQ(agent.notes.back().rfind("skipping " + newest + ": checkpoint: got '" + newest, 0),
+              0u)
+        << agent.notes.back();
+    EXPECT_NE(agent.notes.back().find(" are NaN or infinite"), std::string::npos)
+        << agent.notes.back();
     EXPECT_EQ(ResumeCheckpointNotice(dir, agent),
               dir +
                   " has no checkpoints/final.pt; using its newest loadable resume checkpoint "
                   "(step 256)");
   }
+  fs::remove(unreadable);
   // With no older checkpoint that loads, the newest one's error.
   const std::string older = CheckpointPath(dir, 256);
   fs::copy_file(older, older + ".good");
@@ -1388,6 +1397,35 @@ TEST(ResumeTest, FailedCheckpointWriteKeepsTheLastGoodOne) {
   const TrainResult resumed = RunTraining(config, dir, 1.0, /*resume=*/true);
   EXPECT_EQ(resumed.report.steps, 2048);
   EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+}
+
+// A resume keeps the monitor.csv rows its checkpoint counted, not one per episode: after a resume
+// that dropped a damaged row, a later resume from a checkpoint with rows past it neither writes
+// an episode twice nor loses one.
+TEST(ResumeTest, MonitorCsvRowsStayRightAcrossResumesAfterADroppedRow) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=512"}, 2);
+  const std::string whole = FreshDir("monitor_rows_whole");
+  RunTraining(config, whole, 1.0);
+  const auto expected = MonitorEpisodes(whole);
+  ASSERT_GT(expected.size(), 10u);
+  const std::string dir = FreshDir("monitor_rows");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, 1024).interrupted);
+  std::string text = ReadFile(dir + "/monitor.csv");
+  size_t at = 0;  // the start of the 5th episode row (line 7)
+  for (int k = 0; k < 6; ++k) at = text.find('\n', at) + 1;
+  text.replace(at, text.find('\n', at) - at, "damaged");
+  WriteFileAtomic(dir + "/monitor.csv", text);
+  // The resume goes to the end, past its checkpoint at 1536; without final.pt (as after a crash
+  // in the final writes) the next resume starts from that checkpoint, with rows past it to cut.
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+  ASSERT_EQ(ListCheckpoints(dir).back().first, 1536);
+  fs::remove(dir + "/checkpoints/final.pt");
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+  auto without_the_damaged = expected;
+  without_the_damaged.erase(without_the_damaged.begin() + 4);
+  EXPECT_EQ(MonitorEpisodes(dir), without_the_damaged);
 }
 
 // A resume cuts metrics.csv's rows past the checkpoint; a row that is not whole (a torn last

@@ -294,7 +294,10 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best,
                               const std::string& step) {
   TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
-  std::vector<std::string> skipped;  // resume checkpoints that did not load, passed over
+  // The first lookup's notes (config keys that fall back, unreadable newer checkpoints), then the
+  // resume checkpoints that did not load, passed over.
+  const std::vector<std::string> first_notes = files.notes;
+  std::vector<std::string> skipped;
   std::optional<ConfigError> newest_error;  // what is said when none loads
   for (;;) {
     Config config = std::move(files.config);  // LoadAgentConfig's
@@ -303,7 +306,10 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
                        /*algorithm=*/nullptr, std::move(files.normalizer),
                        files.checkpoint,      files.final_checkpoint,
                        /*resume_step=*/0,     std::move(files.notes)};
-    agent.notes.insert(agent.notes.begin(), skipped.begin(), skipped.end());
+    if (!skipped.empty()) {  // a later lookup's notes repeat the config's: the first's stand
+      agent.notes = first_notes;
+      agent.notes.insert(agent.notes.end(), skipped.begin(), skipped.end());
+    }
     ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
     agent.algorithm =
         MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));

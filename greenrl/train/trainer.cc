@@ -108,6 +108,12 @@ void CreateRunDir(const std::string& dir) {
   if (ec) throw std::runtime_error("cannot create run directory '" + dir + "': " + ec.message());
 }
 
+// The monitor.csv rows a resume from `state` keeps: those the checkpoint counted, or, in a
+// checkpoint written before it counted them, one per episode.
+int64_t MonitorRowsOf(const TrainerState& state) {
+  return state.monitor_rows >= 0 ? state.monitor_rows : state.episodes;
+}
+
 // A dry run's check of a new run's directory: creates what CreateRunDir would, with the same
 // error where it fails, then removes what it created, so nothing is left.
 // Errors: CreateRunDir's std::runtime_error.
@@ -377,8 +383,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // No second process trains into this directory (checkpointing.h). A resume takes the lock
   // before it reads a checkpoint: a run still stopping (writing its last checkpoint, or
   // final.pt) holds it, and the resume is refused rather than continuing from an older
-  // checkpoint or a finished run. A new run takes it once it made the directory (below), and
-  // checks again there that the directory is empty; a dry run checks it and writes nothing.
+  // checkpoint or a finished run; so a refused resume has written its pid into train.lock (the
+  // lock file, made where missing) and nothing else. A new run takes it once it made the
+  // directory (below), and checks again there that the directory is empty; a dry run checks it
+  // and writes nothing.
   std::optional<RunDirLock> run_lock;
   if (writer && options.resume && fs::is_directory(run_dir)) {  // else refused below
     if (options.dry_run) {
@@ -787,7 +795,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (world_size == 1) RequireNewOrEmptyDir(run_dir);
     }
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
-    // refused resume writes nothing.
+    // refused resume writes nothing more than train.lock's pid.
     if (!options.resume) {
       WriteFileAtomic(run_dir + "/config.yaml", config_file_text());
       metrics_csv = std::make_unique<report::MetricsCsv>(run_dir + "/metrics.csv");
@@ -962,8 +970,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       tfevents.emplace(run_dir);
       tfevents->WriteRestart(resumed.steps + 1);
     }
-    monitor_csv =
-        report::MonitorCsv::Resume(monitor_path, env_id, resumed.episodes, UnixNowS(), &dropped);
+    monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, MonitorRowsOf(resumed),
+                                             UnixNowS(), &dropped);
     if (options.verbose) {
       for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
     }
@@ -1142,6 +1150,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.next_eval = next_eval;
     st.next_checkpoint = next_checkpoint;
     st.episodes = episodes_total;
+    if (monitor_csv) st.monitor_rows = monitor_csv->rows();
     st.log_rows = log_rows;
     st.recent_returns.assign(recent_returns.begin(), recent_returns.end());
     st.recent_lengths.assign(recent_lengths.begin(), recent_lengths.end());
@@ -1286,8 +1295,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
         }
       }
       monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
-      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, st.episodes, start_unix_s,
-                                               options.verbose ? &dropped : nullptr);
+      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, MonitorRowsOf(st),
+                                               start_unix_s, options.verbose ? &dropped : nullptr);
       for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
       algorithm->ScaleLearningRate(0.5);
       ++guard_restores;

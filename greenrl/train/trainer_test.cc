@@ -632,7 +632,8 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
   EXPECT_NE(message(preset, {"update_epochs=4", "n_steps=64", "clip_coef=0.1", "num_steps=128",
                              "clip_coef=0.2", "nstep=8"})
                 .find("; also unknown: clip_coef (CleanRL's; SB3 and greenrl call it clip_range); "
-                      "num_steps (CleanRL's; SB3 and greenrl call it n_steps); nstep"),
+                      "num_steps (CleanRL's; SB3 and greenrl call it n_steps); nstep (did you "
+                      "mean 'n_steps'?)"),
             std::string::npos)
       << message(preset, {"update_epochs=4", "clip_coef=0.1", "num_steps=128", "nstep=8"});
   EXPECT_EQ(message(preset, {"stats_window_size=10"})

@@ -558,12 +558,15 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
       }
     }
     if (found.empty()) return "";
-    return " (its " + found +
-           " is another version: a section is taken by its exact id; copy it "
-           "under " +
-           section.env_id +
-           ", or see configs/ for greenrl's presets, which --env can "
-           "point at another version)";
+    const bool several = found.find(',') != std::string::npos;
+    const bool known = std::find(known_env_ids.begin(), known_env_ids.end(), section.env_id) !=
+                       known_env_ids.end();
+    return " (its " + found + (several ? " are other versions" : " is another version") +
+           ": a section is taken by its exact id" +
+           (known ? "; copy it under " + section.env_id +
+                        ", or see configs/ for greenrl's presets, which --env can point at "
+                        "another version)"
+                  : ")");
   };
   if (section.env_id.empty()) {
     throw ConfigError("--env", "",
