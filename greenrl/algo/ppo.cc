@@ -203,9 +203,13 @@ class Ppo final : public Algorithm {
   Ppo(const PpoConfig& config, const env::EnvSpec& spec);
 
   std::string name() const override { return "ppo"; }
-  // What runs now: the budget's reduced-precision rung moves a run to autograd.
+  // What runs now, and in which precision when not float32 ("autograd, bf16"): the budget's
+  // reduced-precision rung moves a run to autograd in bf16.
   std::string UpdatePath() const override {
     return std::string(use_autograd_ ? "autograd" : "fused") +
+           (config_.precision == precision::Precision::kFp32
+                ? ""
+                : std::string(", ") + precision::ToString(config_.precision)) +
            (config_.device == "cpu" ? "" : " on " + config_.device);
   }
   int64_t CollectRollout(env::VecEnv& env, std::vector<EpisodeRecord>* episodes) override;

@@ -156,7 +156,7 @@ TEST(PpoDeviceConfigTest, DeviceAndUpdatePathRules) {
   EXPECT_EQ(bf16.precision, precision::Precision::kBf16);
   EXPECT_EQ(bf16.update_path, "autograd");  // auto: the fused path is float32 only
   // ... and the run reports the path that runs.
-  EXPECT_EQ(MakePpo(bf16, env::FindEnvSpec("CartPole-v1"))->UpdatePath(), "autograd");
+  EXPECT_EQ(MakePpo(bf16, env::FindEnvSpec("CartPole-v1"))->UpdatePath(), "autograd, bf16");
   EXPECT_EQ(MakePpo(PpoConfigFromConfig(LoadPpoConfig({})), env::FindEnvSpec("CartPole-v1"))
                 ->UpdatePath(),
             "fused");
