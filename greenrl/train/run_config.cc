@@ -505,22 +505,65 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   // Such a whole value replaces the whole section, as rl-zoo's --hyperparams does
   // (hyperparams.update): its keys that the value does not give return to their defaults
   // (SectionResets), where a dotted --set policy_kwargs.net_arch=... changes that key alone.
+  // The resets follow the whole value they belong to, so that a later --set wins over them and
+  // they over an earlier one, as any later --set does.
   std::vector<std::string> set_overrides;
-  std::set<std::string> replaced_sections;
+  struct WholeValue {
+    size_t begin, end;    // its overrides, [begin, end) of set_overrides
+    std::string section;  // the section it replaces
+  };
+  std::vector<WholeValue> wholes;
   for (const std::string& text : given_overrides) {
     const size_t eq = text.find('=');
     const std::string key = text.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
     std::vector<std::string> expanded = {text};
-    if (key == "policy_kwargs" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
+    const bool dict = value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0;
+    std::string section;
+    if (key == "policy_kwargs" && dict) {
       expanded = ZooPolicyKwargs(PeekValueAlgo(yaml_path, root, given_overrides), value);
-      replaced_sections.insert("policy_kwargs");
-    } else if (key == "normalize" && (value.rfind("dict(", 0) == 0 || value.rfind("{", 0) == 0)) {
+      section = "policy_kwargs";
+    } else if (key == "normalize" && dict) {
       expanded = ZooNormalize(value);
-      replaced_sections.insert("normalize_kwargs");
+      section = "normalize_kwargs";
+    }
+    if (!section.empty()) {
+      wholes.push_back({set_overrides.size(), set_overrides.size() + expanded.size(), section});
     }
     set_overrides.insert(set_overrides.end(), expanded.begin(), expanded.end());
   }
+  // set_overrides with each whole value's resets after it (SectionResets of the keys the value
+  // itself gives); in an rl-zoo file, where normalize is one value, a plain --set normalize=...
+  // replaces normalize_kwargs too.
+  auto with_resets = [&](const ConfigSchema& schema, bool zoo_file) {
+    std::vector<WholeValue> all = wholes;
+    for (size_t i = 0; zoo_file && i < set_overrides.size(); ++i) {
+      const bool in_whole = std::any_of(wholes.begin(), wholes.end(), [&](const WholeValue& w) {
+        return i >= w.begin && i < w.end;
+      });
+      if (!in_whole && set_overrides[i].rfind("normalize=", 0) == 0) {
+        all.push_back({i, i + 1, "normalize_kwargs"});
+      }
+    }
+    std::vector<std::string> out;
+    auto add_resets = [&](const WholeValue& w) {
+      const std::vector<std::string> own(set_overrides.begin() + static_cast<ptrdiff_t>(w.begin),
+                                         set_overrides.begin() + static_cast<ptrdiff_t>(w.end));
+      const std::vector<std::string> resets = SectionResets(schema, {w.section}, own);
+      out.insert(out.end(), resets.begin(), resets.end());
+    };
+    for (size_t i = 0; i <= set_overrides.size(); ++i) {
+      for (const WholeValue& w : all) {  // an empty value (dict()): its resets alone, here
+        if (w.begin == i && w.end == i) add_resets(w);
+      }
+      if (i == set_overrides.size()) break;
+      out.push_back(set_overrides[i]);
+      for (const WholeValue& w : all) {
+        if (w.begin < w.end && w.end == i + 1) add_resets(w);
+      }
+    }
+    return out;
+  };
   if (root && (root->IsNull() || (root->IsMap() && root->size() == 0))) {
     throw ConfigError("--config", yaml_path,
                       "a preset with its keys, e.g. 'algo: ppo', 'env_id: CartPole-v1' (the "
@@ -534,12 +577,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
       const ConfigSchema schema = BuildSchema(zoo->algo);
       // rl-zoo's normalize is one value (true, false or a kwargs dict), so a --set normalize
       // of any form replaces the section's whole normalize, kwargs included.
-      for (const std::string& text : set_overrides) {
-        if (text.rfind("normalize=", 0) == 0) replaced_sections.insert("normalize_kwargs");
-      }
-      const std::vector<std::string> resets =
-          SectionResets(schema, replaced_sections, set_overrides);
-      set_overrides.insert(set_overrides.end(), resets.begin(), resets.end());
+      set_overrides = with_resets(schema, /*zoo_file=*/true);
       // A section key that the caller's --set replaces is dropped unparsed, as a preset file's
       // (algo and env_id, which the section repeats from the file's name and --env, stay).
       std::set<std::string> overridden;
@@ -568,8 +606,7 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
       return Config::Load(schema, "", overrides);
     }
     const ConfigSchema schema = BuildSchema(PeekAlgo(root, set_overrides));
-    const std::vector<std::string> resets = SectionResets(schema, replaced_sections, set_overrides);
-    set_overrides.insert(set_overrides.end(), resets.begin(), resets.end());
+    set_overrides = with_resets(schema, /*zoo_file=*/false);
     return Config::Load(schema, yaml_path, set_overrides);
   }();
   if (seed) config.Set("seed", std::to_string(*seed));

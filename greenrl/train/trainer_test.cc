@@ -490,6 +490,19 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
   const Config dotted = LoadRunConfig(mcc, {"policy_kwargs.net_arch=[32, 32]"}, 0);
   EXPECT_EQ(dotted.GetFloat("policy_kwargs.log_std_init"), -3.29);
   EXPECT_FALSE(dotted.GetBool("policy_kwargs.ortho_init"));
+  // The later --set wins: a whole value after a dotted key resets it; a dotted key after a
+  // whole value changes that key alone.
+  const Config dotted_then_whole = LoadRunConfig(
+      mcc, {"policy_kwargs.net_arch=[32, 32]", "policy_kwargs=dict(activation_fn=nn.ReLU)"}, 0);
+  EXPECT_EQ(dotted_then_whole.GetIntList("policy_kwargs.net_arch.pi"),
+            (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(dotted_then_whole.GetString("policy_kwargs.activation_fn"), "relu");
+  const Config whole_then_dotted = LoadRunConfig(
+      mcc, {"policy_kwargs=dict(activation_fn=nn.ReLU)", "policy_kwargs.net_arch=[32, 32]"}, 0);
+  EXPECT_EQ(whole_then_dotted.GetIntList("policy_kwargs.net_arch.pi"),
+            (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(whole_then_dotted.GetString("policy_kwargs.activation_fn"), "relu");
+  EXPECT_EQ(whole_then_dotted.GetFloat("policy_kwargs.log_std_init"), 0.0);
   // normalize's kwargs: a dict value replaces them; a dotted or plain --set in a preset does not.
   const std::string dir = ::testing::TempDir() + "/greenrl_zoo_replace";
   std::filesystem::create_directories(dir);
