@@ -1165,6 +1165,11 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
   EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("return         45.30 ± "), std::string::npos) << r.output;
+  // --quiet, as train's: nothing on stderr; stdout names the checkpoint.
+  r = RunGreenrl("eval --run " + out + " --episodes 10 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("using its newest resume checkpoint"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoints/step_000000001024.pt\n"), std::string::npos) << r.output;
   // export takes the same checkpoint and its statistics.
   r = RunGreenrl("export --run " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;

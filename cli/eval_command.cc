@@ -46,8 +46,8 @@ Runner RegisterEval(CLI::App& app) {
                       "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt, rl-zoo's "
                       "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
   cmd->add_flag("--quiet", args->quiet,
-                "no energy-meter line on stderr; the summary's meter line then gives its whole "
-                "text (as train --quiet)");
+                "nothing on stderr: no energy-meter line (the summary's meter line then gives its "
+                "whole text) and no notes on the checkpoint loaded (as train --quiet)");
   return [args, checkpoint_option]() {
     // A flag given an empty value is refused, not read as absent.
     if (checkpoint_option->count() > 0 && args->checkpoint.empty()) {
@@ -64,8 +64,11 @@ Runner RegisterEval(CLI::App& app) {
         train::LoadTrainedAgent(args->run_dir, args->seed, args->best, args->checkpoint);
     const Config& config = agent.config;
     const std::string env_id = config.GetString("env_id");
-    for (const std::string& note : agent.notes) fmt::print(stderr, "greenrl: {}\n", note);
-    if (!agent.final_checkpoint && args->checkpoint.empty()) {
+    // --quiet, as train's: no notes on stderr (stdout's first line names the checkpoint).
+    for (const std::string& note : agent.notes) {
+      if (!args->quiet) fmt::print(stderr, "greenrl: {}\n", note);
+    }
+    if (!args->quiet && !agent.final_checkpoint && args->checkpoint.empty()) {
       fmt::print(stderr, "greenrl eval: {}\n", train::ResumeCheckpointNotice(args->run_dir, agent));
     }
     // The evaluation's own energy and carbon, with the run's energy.* and carbon.* keys.

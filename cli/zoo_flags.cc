@@ -266,6 +266,27 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
   int count = 0;
   bool all_unneeded = true;  // every flag found maps to "nothing: ..."
   bool zoo = false, cleanrl = false;  // whose flags were found
+  // CleanRL's --learning-rate V with --anneal-lr is one greenrl value, learning_rate=lin_V (and
+  // with --no-anneal-lr or --anneal-lr False, the constant V): found first, said at both flags.
+  std::string cleanrl_lr;
+  int anneal = -1;  // -1 not given, 0 off, 1 on
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t eq = args[i].find('=');
+    const std::string name = args[i].substr(0, eq);
+    const std::string next = eq != std::string::npos ? args[i].substr(eq + 1)
+                             : i + 1 < args.size()   ? args[i + 1]
+                                                     : "";
+    if (name == "--learning-rate" && IsNumber(next)) cleanrl_lr = next;
+    if (name == "--no-anneal-lr") anneal = 0;
+    if (name == "--anneal-lr") {
+      std::string word = next;
+      for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      anneal = word == "false" || word == "f" || word == "no" || word == "n" || word == "off" ||
+                       word == "0"
+                   ? 0
+                   : 1;
+    }
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
@@ -329,6 +350,15 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       if (values.empty()) greenrl = Fill(flag->greenrl, flag->placeholder);
     } else {
       greenrl = Fill(flag->greenrl, values.empty() ? flag->placeholder : ShellWord(first));
+    }
+    if (cleanrl && !cleanrl_lr.empty() && anneal >= 0) {
+      const std::string value = (anneal == 1 ? "lin_" : "") + cleanrl_lr;
+      if (name == "--learning-rate") {
+        greenrl = "--set learning_rate=" + value +
+                  (anneal == 1 ? " (annealed: SB3's linear schedule from it to 0)" : "");
+      } else if (name == "--anneal-lr" || name == "--no-anneal-lr") {
+        greenrl = "nothing: --learning-rate's learning_rate=" + value + " says it";
+      }
     }
     found.hint += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;
     all_unneeded = all_unneeded && greenrl.rfind("nothing", 0) == 0;

@@ -101,6 +101,15 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
             "--env CartPole-v1; --total-timesteps 50000 -> --set n_timesteps=50000; --num-envs 4 "
             "-> --set n_envs=4; --update-epochs 4 -> --set n_epochs=4; --anneal-lr -> --set "
             "learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does)");
+  // With --learning-rate, one value: annealed (lin_) or constant.
+  EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4", "--anneal-lr"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
+            "--set learning_rate=lin_2.5e-4 (annealed: SB3's linear schedule from it to 0); "
+            "--anneal-lr -> nothing: --learning-rate's learning_rate=lin_2.5e-4 says it");
+  EXPECT_EQ(Hint("train", {"--anneal-lr", "False", "--learning-rate=1e-3"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --anneal-lr False -> "
+            "nothing: --learning-rate's learning_rate=1e-3 says it; --learning-rate 1e-3 -> --set "
+            "learning_rate=1e-3");
   EXPECT_EQ(Hint("train", {"--target-network-frequency", "500", "--start-e", "1"}),
             "CleanRL's flags, which `greenrl train` spells otherwise: --target-network-frequency "
             "500 -> --set target_update_interval=500; --start-e 1 -> --set "
