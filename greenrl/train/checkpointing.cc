@@ -74,8 +74,8 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
   if (fd_ < 0) {
     throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
   }
-  // A probe (FileLockHeld: `greenrl report`, a dry run) holds a shared lock for microseconds:
-  // retries over about 100 ms tell it from a training process, which holds it throughout.
+  // A probe (FileLockHeld: `greenrl report`, a dry run) holds a shared lock for microseconds,
+  // so retries over about 100 ms tell it from a training process, which holds it throughout.
   int error = 0;
   for (int attempt = 0; attempt < 20; ++attempt) {
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
