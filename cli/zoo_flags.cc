@@ -252,6 +252,19 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
   return {key + "=" + (schedule != unquoted ? schedule : value)};
 }
 
+// argparse's strtobool, as older CleanRL read `--flag True|False`: 1 for a true word, 0 for a
+// false one (any case), -1 for anything else.
+int StrToBool(std::string word) {
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* t : {"true", "t", "yes", "y", "on", "1"}) {
+    if (word == t) return 1;
+  }
+  for (const char* f : {"false", "f", "no", "n", "off", "0"}) {
+    if (word == f) return 0;
+  }
+  return -1;
+}
+
 }  // namespace
 
 bool LooksLikeFlag(const std::string& arg) {
@@ -278,14 +291,7 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
                                                      : "";
     if (name == "--learning-rate" && IsNumber(next)) cleanrl_lr = next;
     if (name == "--no-anneal-lr") anneal = 0;
-    if (name == "--anneal-lr") {
-      std::string word = next;
-      for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      anneal = word == "false" || word == "f" || word == "no" || word == "n" || word == "off" ||
-                       word == "0"
-                   ? 0
-                   : 1;
-    }
+    if (name == "--anneal-lr") anneal = StrToBool(next) == 0 ? 0 : 1;
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
@@ -309,14 +315,11 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     // strtobool): a false one means the --no- form.
     if (cleanrl && flag->values == Values::kNone && flag >= std::begin(kCleanRlFlags) &&
         flag < std::end(kCleanRlFlags)) {
-      std::string word = eq != std::string::npos ? values.front()
-                         : i + 1 < args.size()   ? args[i + 1]
-                                                 : "";
-      for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      const bool is_true = word == "true" || word == "t" || word == "yes" || word == "y" ||
-                           word == "on" || word == "1";
-      const bool is_false = word == "false" || word == "f" || word == "no" || word == "n" ||
-                            word == "off" || word == "0";
+      const int truth = StrToBool(eq != std::string::npos ? values.front()
+                                  : i + 1 < args.size()   ? args[i + 1]
+                                                          : "");
+      const bool is_true = truth == 1;
+      const bool is_false = truth == 0;
       if ((is_true || is_false) && eq == std::string::npos) values.push_back(args[++i]);
       if (is_false && name.rfind("--no-", 0) != 0) {
         for (const ZooFlag& negated : kCleanRlFlags) {
