@@ -1415,7 +1415,7 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
                 "--out: got '" + parent + "'; a new or empty directory");
   ExpectRefused(RunGreenrl("train --config " + Preset() + " -i " + parent +
                            " --set policy_kwargs.net_arch=[32,32] --dry-run --out " + out),
-                "does not fit");
+                "does not load, needing");
   const Result other_net = RunGreenrl("train --resume " + parent +
                                       " --set n_timesteps=1024 --set "
                                       "policy_kwargs.net_arch=[32,32] --dry-run");

@@ -136,12 +136,12 @@ class Algorithm {
   // SaveTrainingState writes SaveCheckpoint's entries plus everything the next rollouts and
   // updates read: every generator (sampling, shuffling, exploration, replay sampling), counters
   // and, for off-policy algorithms, the replay buffer (unless replay_buffer is false: the resumed
-  // run then starts from an empty buffer and refills it, learning_starts counted from the
-  // resume). `extra` adds the caller's entries to the same archive before the one atomic write
-  // (temp file, fsync, rename, directory fsync). A file SaveTrainingState wrote also loads with
-  // LoadCheckpoint (evaluation).
-  // Errors: std::runtime_error naming the path when it cannot be written.
-  // The defaults (for test doubles) raise greenrl::InternalError: the algorithm cannot resume.
+  // run then starts from an empty buffer and refills it before its updates go on, learning_starts
+  // counted from the resume, acting with its policy; OffPolicyResumeState::refill_until). `extra`
+  // adds the caller's entries to the same archive before the one atomic write (temp file, fsync,
+  // rename, directory fsync). A file SaveTrainingState wrote also loads with LoadCheckpoint
+  // (evaluation). Errors: std::runtime_error naming the path when it cannot be written. The
+  // defaults (for test doubles) raise greenrl::InternalError: the algorithm cannot resume.
   virtual void SaveTrainingState(const std::string& path, bool replay_buffer,
                                  const std::function<void(CheckpointWriter&)>& extra) const {
     (void)path, (void)replay_buffer, (void)extra;
@@ -165,9 +165,11 @@ class Algorithm {
   // critics' finite step, leaves the critics' and entropy coefficient's steps; see sac.cc).
   // Saved in the training state.
   int64_t nonfinite_skips() const { return nonfinite_skips_; }
-  // Multiplies every learning rate from now on by `factor` (the guard halves it after
-  // restoring a checkpoint); the factor is saved in the training state. factor > 0.
-  void ScaleLearningRate(double factor) { lr_scale_ *= factor; }
+  // The factor every learning rate is multiplied by (1 until the guard's first restore); saved
+  // in the training state, and set again by loading one.
+  double learning_rate_scale() const { return lr_scale_; }
+  // Sets that factor from now on (the guard halves it at each restore). scale > 0.
+  void SetLearningRateScale(double scale) { lr_scale_ = scale; }
   // Tests: the next `updates` calls to Update poison their gradients with NaN before the
   // finiteness check, as an overflowing loss would.
   void InjectNonFiniteForTesting(int updates) { inject_nonfinite_ = updates; }

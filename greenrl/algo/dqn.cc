@@ -373,10 +373,11 @@ void Dqn::SetCollectives(Collectives* collectives) {
 
 // ---------------------------------------------------------------------------------------------
 // Update: gradient_steps minibatches, each batch_size transitions drawn uniformly with
-// replacement from the buffer (SB3 ReplayBuffer.sample), once num_timesteps > learning_starts.
+// replacement from the buffer (SB3 ReplayBuffer.sample), once num_timesteps > learning_starts
+// (and, after a resume without the saved buffer, > refill_until_).
 const Metrics& Dqn::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
-  if (num_timesteps_ <= config_.learning_starts || buffer_.size() == 0) {
+  if (num_timesteps_ <= std::max(config_.learning_starts, refill_until_) || buffer_.size() == 0) {
     WriteMetrics(lr, 0, 0.0, 0.0, 0.0);
     return metrics_;
   }
@@ -649,6 +650,7 @@ void Dqn::LoadCheckpoint(const std::string& path) {
 
 void Dqn::ResetNumTimesteps() {
   num_timesteps_ = 0;
+  refill_until_ = 0;
   exploration_rate_ = LinearEpsilon(config_.exploration_initial_eps, config_.exploration_final_eps,
                                     config_.exploration_fraction, 1.0);
 }
@@ -659,7 +661,8 @@ void Dqn::SaveTrainingState(const std::string& path, bool replay_buffer,
   WriteModel(w);
   w.WriteRng("rng.explore", explore_rng_);
   w.WriteRng("rng.sample", sample_rng_);
-  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer}, buffer_, replay_buffer);
+  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer, refill_until_}, buffer_,
+                            replay_buffer);
   if (extra) extra(w);
   w.Save(path);
 }
@@ -676,6 +679,7 @@ void Dqn::LoadTrainingState(const std::string& path,
   sample_rng_.SetState(sample);
   nonfinite_skips_ = guard.nonfinite_skips;
   lr_scale_ = guard.lr_scale;
+  refill_until_ = RefillUntil(guard, num_timesteps_, config_.learning_starts);
   if (extra) extra(r);
 }
 

@@ -142,8 +142,8 @@ class Dqn final : public Algorithm {
   void ResetNumTimesteps() override;
   // Resume: SaveCheckpoint's entries plus the exploration and sampling generators, the guard's
   // counters and, with replay_buffer, the replay buffer (ReplayBuffer::Save gives its size).
-  // Without it the resumed run starts from an empty buffer (updates sample from the
-  // transitions collected after the resume).
+  // Without it the resumed run starts from an empty buffer and refills it with learning_starts
+  // transitions before its updates go on (OffPolicyResumeState::refill_until).
   void SaveTrainingState(const std::string& path, bool replay_buffer,
                          const std::function<void(CheckpointWriter&)>& extra) const override;
   void LoadTrainingState(const std::string& path,
@@ -243,6 +243,7 @@ class Dqn final : public Algorithm {
 
   // Counters and schedule state.
   int64_t num_timesteps_ = 0;   // env steps so far (summed over envs and data-parallel ranks)
+  int64_t refill_until_ = 0;    // OffPolicyResumeState::refill_until: no update at or before it
   int64_t n_updates_ = 0;       // gradient steps so far
   int64_t target_updates_ = 0;  // target-network updates so far
   double exploration_rate_;

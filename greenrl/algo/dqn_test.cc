@@ -737,6 +737,51 @@ TEST(DqnCheckpointTest, RoundTripAndRefusals) {
   std::remove(garbage.c_str());
 }
 
+// A resume without the replay buffer (checkpoint_replay_buffer: false) refills it before the
+// updates go on, learning_starts (64) counted from the checkpoint's step (128); a checkpoint taken
+// while it refills keeps the mark, with the buffer or without it.
+TEST(DqnCheckpointTest, ResumeWithoutTheBufferRefillsItBeforeUpdating) {
+  DqnConfig c;
+  c.learning_starts = 64;
+  c.train_freq = 32;
+  c.gradient_steps = 4;
+  c.buffer_size = 1000;
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 5, 1);
+  env->Reset();
+  Dqn a(c, env->spec());
+  std::vector<EpisodeRecord> episodes;
+  for (int i = 0; i < 4; ++i) {  // updates after 96 and 128 (num_timesteps > 64)
+    a.CollectRollout(*env, &episodes);
+    a.Update(1.0);
+  }
+  ASSERT_EQ(a.n_updates(), 8);
+  const std::string path = ::testing::TempDir() + "/dqn_refill.pt";
+  a.SaveTrainingState(path, /*replay_buffer=*/false, {});
+  Dqn b(c, env->spec());
+  b.LoadTrainingState(path, {});
+  EXPECT_EQ(b.replay_buffer().size(), 0);
+  b.CollectRollout(*env, &episodes);  // 160: refilling
+  b.Update(1.0);
+  EXPECT_EQ(b.num_timesteps(), 160);
+  EXPECT_EQ(b.n_updates(), 8);
+  for (const bool with_buffer : {true, false}) {
+    b.SaveTrainingState(path, with_buffer, {});
+    Dqn resumed(c, env->spec());
+    resumed.LoadTrainingState(path, {});
+    EXPECT_EQ(resumed.replay_buffer().size(), with_buffer ? 32 : 0);
+    // With the buffer, the mark stays 192; without it, it moves to 160 + 64 = 224.
+    for (const int64_t step : {192, 224, 256}) {
+      resumed.CollectRollout(*env, &episodes);
+      resumed.Update(1.0);
+      const bool updated = step > (with_buffer ? 192 : 224);
+      EXPECT_EQ(resumed.n_updates(),
+                updated ? 8 + 4 * ((step - (with_buffer ? 192 : 224)) / 32) : 8)
+          << step << (with_buffer ? " with the buffer" : " without it");
+    }
+  }
+  std::remove(path.c_str());
+}
+
 TEST(DqnConfigTest, RefusesBoxActions) {
   env::EnvSpec box = env::FindEnvSpec("CartPole-v1");
   box.action_space = env::Box{{-1.0f}, {1.0f}, {1}};

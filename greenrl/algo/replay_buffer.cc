@@ -120,6 +120,7 @@ void WriteOffPolicyResumeState(CheckpointWriter& w, const OffPolicyResumeState& 
   w.WriteInt("guard.nonfinite_skips", state.nonfinite_skips);
   w.WriteDouble("guard.lr_scale", state.lr_scale);
   w.WriteInt("replay.saved", save_replay ? 1 : 0);
+  w.WriteInt("replay.refill_until", state.refill_until);
   if (save_replay) buffer.Save(w, "replay");
 }
 
@@ -128,7 +129,13 @@ OffPolicyResumeState ReadOffPolicyResumeState(CheckpointReader& r) {
   state.nonfinite_skips = r.Int("guard.nonfinite_skips");
   state.lr_scale = r.Double("guard.lr_scale");
   state.has_replay = r.Int("replay.saved") != 0;
+  if (r.Has("replay.refill_until")) state.refill_until = r.Int("replay.refill_until");
   return state;
+}
+
+int64_t RefillUntil(const OffPolicyResumeState& state, int64_t num_timesteps,
+                    int64_t learning_starts) {
+  return state.has_replay ? state.refill_until : num_timesteps + learning_starts;
 }
 
 void RestoreReplayBuffer(CheckpointReader& r, bool has_replay, ReplayBuffer& buffer) {

@@ -85,12 +85,18 @@ inline constexpr char kTrainFreqAccepted[] =
 
 // The part of an off-policy algorithm's resume checkpoint (DQN, SAC) beside its model and RNGs:
 // the numerical guard's counters and, optionally, the replay buffer. Keys: "guard.nonfinite_skips"
-// (int), "guard.lr_scale" (double), "replay.saved" (0 or 1) and, when saved, ReplayBuffer::Save
-// under "replay".
+// (int), "guard.lr_scale" (double), "replay.saved" (0 or 1), "replay.refill_until" (int; absent
+// from files of earlier builds: 0) and, when saved, ReplayBuffer::Save under "replay".
 struct OffPolicyResumeState {
   int64_t nonfinite_skips = 0;  // update steps skipped for a non-finite loss or gradient, cumulative
   double lr_scale = 1.0;        // learning-rate factor left by the guard's restores (1, 0.5, ...)
   bool has_replay = false;      // whether the file holds the replay buffer
+  // Updates wait while num_timesteps <= refill_until: after a resume without the saved buffer
+  // (checkpoint_replay_buffer: false, or the guard's restore of such a checkpoint), until the
+  // emptied buffer has learning_starts transitions again, as a new run's first update waits for
+  // them (SB3, loaded without its buffer, trains at once on what it has collected: batch_size
+  // draws from a handful of transitions). 0 otherwise.
+  int64_t refill_until = 0;
 };
 
 // Writes `state`'s guard counters, "replay.saved" = save_replay, and the buffer when save_replay
@@ -104,5 +110,9 @@ OffPolicyResumeState ReadOffPolicyResumeState(CheckpointReader& r);
 // Loads the buffer when has_replay, else empties it (a resume without the saved buffer refills
 // it from the environment). Errors: as ReplayBuffer::Load.
 void RestoreReplayBuffer(CheckpointReader& r, bool has_replay, ReplayBuffer& buffer);
+// The refill_until of an algorithm that loaded `state` at num_timesteps (the checkpoint's): the
+// saved one when the file holds the buffer, else num_timesteps + learning_starts.
+int64_t RefillUntil(const OffPolicyResumeState& state, int64_t num_timesteps,
+                    int64_t learning_starts);
 
 }  // namespace greenrl::algo

@@ -378,10 +378,13 @@ class Sac final : public Algorithm {
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
-  void ResetNumTimesteps() override { num_timesteps_ = 0; }  // learning_starts counts again
+  void ResetNumTimesteps() override {  // learning_starts counts again
+    num_timesteps_ = 0;
+    refill_until_ = 0;
+  }
   // Resume: SaveCheckpoint's entries plus the three generators, the guard's counters and, with
   // replay_buffer, the replay buffer (ReplayBuffer::Save gives its size; without it the resumed
-  // run starts from an empty buffer).
+  // run starts from an empty buffer and refills it before it updates: refill_until_).
   void SaveTrainingState(const std::string& path, bool replay_buffer,
                          const std::function<void(CheckpointWriter&)>& extra) const override;
   void LoadTrainingState(const std::string& path,
@@ -499,6 +502,7 @@ class Sac final : public Algorithm {
   // normalise each sampled batch (SetReplayNormalizer); null: the buffer holds what the env gives.
   const env::NormalizeVecEnv* replay_normalizer_ = nullptr;
   int64_t num_timesteps_ = 0;  // env steps taken (all envs of all ranks), SB3's num_timesteps
+  int64_t refill_until_ = 0;   // OffPolicyResumeState::refill_until: no update at or before it
   int64_t n_updates_ = 0;      // gradient steps taken
   int64_t last_rollout_steps_ = 0;
 
@@ -775,8 +779,10 @@ const Metrics& Sac::Update(double progress_remaining) {
   int skipped = 0;
   const int gradient_steps =
       config_.gradient_steps >= 0 ? config_.gradient_steps : static_cast<int>(last_rollout_steps_);
-  // SB3 trains once num_timesteps > learning_starts (and never on an empty buffer).
-  const bool train = num_timesteps_ > config_.learning_starts && buffer_.size() > 0;
+  // SB3 trains once num_timesteps > learning_starts (and never on an empty buffer); after a
+  // resume without the saved buffer, once it is refilled (refill_until_).
+  const bool train =
+      num_timesteps_ > std::max(config_.learning_starts, refill_until_) && buffer_.size() > 0;
   const int steps = train ? gradient_steps : 0;
   const int b = config_.batch_size;
   double sum_qf1 = 0, sum_qf2 = 0, sum_actor = 0, sum_alpha = 0, sum_alpha_loss = 0, sum_q1v = 0;
@@ -1103,7 +1109,8 @@ void Sac::SaveTrainingState(const std::string& path, bool replay_buffer,
   w.WriteRng("rng.action", action_rng_);
   w.WriteRng("rng.update", update_rng_);
   w.WriteRng("rng.replay", replay_rng_);
-  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer}, buffer_, replay_buffer);
+  WriteOffPolicyResumeState(w, {nonfinite_skips_, lr_scale_, replay_buffer, refill_until_}, buffer_,
+                            replay_buffer);
   if (extra) extra(w);
   w.Save(path);
 }
@@ -1122,6 +1129,7 @@ void Sac::LoadTrainingState(const std::string& path,
   replay_rng_.SetState(replay);
   nonfinite_skips_ = guard.nonfinite_skips;
   lr_scale_ = guard.lr_scale;
+  refill_until_ = RefillUntil(guard, num_timesteps_, config_.learning_starts);
   if (extra) extra(r);
 }
 

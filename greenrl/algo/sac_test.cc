@@ -252,6 +252,35 @@ TEST(SacTest, BatchLargerThanTheBufferIsDrawnWithReplacement) {
   for (float p : sac->GetParameters()) ASSERT_TRUE(std::isfinite(p));
 }
 
+// A resume without the replay buffer refills it before the updates go on: learning_starts (50)
+// env steps counted from the checkpoint's step.
+TEST(SacTest, ResumeWithoutTheBufferRefillsItBeforeUpdating) {
+  auto env = env::MakeVecEnv("Pendulum-v1", 1, /*seed=*/3, 1);
+  const SacConfig config = SmallConfig();
+  auto sac = MakeSac(config, env->spec());
+  env->Reset();
+  std::vector<EpisodeRecord> episodes;
+  auto n_updates = [](const Metrics& m) {
+    for (const auto& [name, v] : m) {
+      if (name == "losses/n_updates") return v;
+    }
+    return std::nan("");
+  };
+  for (int t = 0; t < 60; ++t) {  // updates at steps 51..60
+    sac->CollectRollout(*env, &episodes);
+    sac->Update(1.0);
+  }
+  const std::string path = FreshDir("refill") + "/state.pt";
+  fs::create_directories(fs::path(path).parent_path());
+  sac->SaveTrainingState(path, /*replay_buffer=*/false, [](CheckpointWriter&) {});
+  auto resumed = MakeSac(config, env->spec());
+  resumed->LoadTrainingState(path, [](CheckpointReader&) {});
+  for (int t = 61; t <= 111; ++t) {  // no update through 60 + 50 = 110; then one per step
+    resumed->CollectRollout(*env, &episodes);
+    EXPECT_EQ(n_updates(resumed->Update(1.0)), t <= 110 ? 10.0 : 11.0) << t;
+  }
+}
+
 TEST(SacTest, WarmupThenTrainingWithFiniteMetricsAndActionsInBounds) {
   auto env = env::MakeVecEnv("Pendulum-v1", 2, /*seed=*/3, 1);
   SacConfig config = SmallConfig();

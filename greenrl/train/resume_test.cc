@@ -527,8 +527,8 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
                      "/config.yaml): its policy was trained on normalised observations");
   expect_refused({"normalize=true", "policy_kwargs.net_arch=[32]"},
                  "trained_agent: got '" + parent +
-                     "'; an agent this run's network can take; its checkpoint " + parent +
-                     "/checkpoints/final.pt does not fit, needing a PPO checkpoint written by "
+                     "'; an agent this run's network can load; its checkpoint " + parent +
+                     "/checkpoints/final.pt does not load, needing a PPO checkpoint written by "
                      "greenrl train for net_arch.pi [32] (it was written for [64,64])");
   expect_refused({"normalize=true", "normalize_kwargs.clip_obs=5"},
                  "normalize_kwargs.clip_obs: got '5'; the trained agent's own 10 (" + parent +
@@ -857,7 +857,8 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
                   "(step 256)");
   }
   fs::remove(unreadable);
-  // With no older checkpoint that loads, the newest one's error.
+  // With no older checkpoint that loads, the newest one's error; --trained-agent's names the key,
+  // before the new run trains.
   const std::string older = CheckpointPath(dir, 256);
   fs::copy_file(older, older + ".good");
   WriteWithNanParameter(older);
@@ -867,8 +868,6 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find(newest), std::string::npos) << e.what();
   }
-  fs::rename(older + ".good", older);
-  // --trained-agent refuses it too, naming the checkpoint, before the new run trains.
   const Config from_agent = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
       {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "trained_agent=" + dir}, 1);
@@ -876,10 +875,47 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
     RunTraining(from_agent, FreshDir("nan_params_agent"), 1.0);
     ADD_FAILURE() << "a run started from an agent with a NaN parameter";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "checkpoint") << e.what();
-    EXPECT_NE(std::string(e.what()).find(newest), std::string::npos) << e.what();
+    EXPECT_EQ(e.field(), "trained_agent") << e.what();
+    EXPECT_NE(std::string(e.what()).find("its checkpoint " + newest +
+                                         " does not load, needing a checkpoint whose "
+                                         "parameters are finite (1 of its "),
+              std::string::npos)
+        << e.what();
   }
+  fs::rename(older + ".good", older);
+  // Else --trained-agent passes over it to the one before, as eval does.
+  const TrainResult from_older = RunTraining(from_agent, FreshDir("nan_params_agent_older"), 1.0);
+  EXPECT_EQ(from_older.report.trained_agent.checkpoint, CheckpointPath(dir, 256));
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+}
+
+// A final.pt.pending that does not load (the final writes failed, and the file was damaged
+// since) gives way to the newest resume checkpoint for eval, export and --trained-agent, as
+// --resume goes on from it.
+TEST(ResumeTest, DamagedFinalPendingGivesWayToTheNewestResumeCheckpoint) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=256"}, 1);
+  const std::string dir = FreshDir("pending_damaged");
+  RunTraining(config, dir, 1.0);
+  // What failed final writes leave: the policy under its pending name beside resume checkpoints.
+  fs::rename(dir + "/checkpoints/final.pt", FinalPendingPath(dir));
+  WriteWithNanParameter(FinalPendingPath(dir));
+  const std::string newest = ListCheckpoints(dir).back().second;
+  const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt);
+  EXPECT_EQ(agent.checkpoint, newest);
+  EXPECT_FALSE(agent.final_checkpoint);
+  ASSERT_EQ(agent.notes.size(), 1u);  // the skip, in place of "using <pending>"
+  EXPECT_EQ(agent.notes[0].rfind("skipping " + FinalPendingPath(dir) + ": checkpoint: got '", 0),
+            0u)
+      << agent.notes[0];
+  EXPECT_NE(agent.notes[0].find(" are NaN or infinite"), std::string::npos) << agent.notes[0];
+  const Config from_agent = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1", "trained_agent=" + dir}, 1);
+  EXPECT_EQ(RunTraining(from_agent, FreshDir("pending_damaged_agent"), 1.0)
+                .report.trained_agent.checkpoint,
+            newest);
 }
 
 // A run with no resume checkpoint (checkpoint_freq above n_timesteps, as the presets' default of
@@ -1016,6 +1052,38 @@ TEST(ResumeTest, GuardRestoresLastCheckpointAndHalvesLearningRate) {
   EXPECT_EQ(rows.back()[col("losses/nonfinite_skips")], 20);
   // TensorBoard drops the event of the cut row too (a restart event at 1025 after it).
   EXPECT_EQ(TensorBoardSteps(result.report.run_dir), CsvSteps(result.report.run_dir));
+}
+
+// Each restore halves the learning rate again, also a second one from the same checkpoint (NaN
+// again before the next checkpoint), whose file holds the factor of before the first.
+TEST(ResumeTest, GuardHalvesTheLearningRateAgainAtASecondRestoreFromTheSameCheckpoint) {
+  TrainOptions options;
+  options.out_dir = FreshDir("guard_twice");
+  options.verbose = false;
+  options.meter_override = FixedMeter(1.0);
+  int fifth = 0;  // times iteration 5 began
+  options.before_update = [&fifth](int64_t iteration, algo::Algorithm& algorithm) {
+    // Iterations 4 and 5 skip: back to the checkpoint at 1024 (written after iteration 4);
+    // iterations 5 and 6 skip again, before the checkpoint at 1536: back to 1024 again.
+    if (iteration == 4) algorithm.InjectNonFiniteForTesting(2);
+    if (iteration == 5 && ++fifth == 2) algorithm.InjectNonFiniteForTesting(2);
+  };
+  const TrainResult result =
+      Train(LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                          {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+                           "checkpoint_freq=512", "learning_rate=0.001", "guard.max_consecutive=2"},
+                          2),
+            std::move(options));
+  EXPECT_EQ(result.guard_restores, 2);
+  EXPECT_EQ(fifth, 3);
+  const auto [header, rows] = report::ReadMetricsCsv(result.report.run_dir + "/metrics.csv");
+  const size_t lr =
+      std::find(header.begin(), header.end(), "charts/learning_rate") - header.begin();
+  ASSERT_LT(lr, header.size());
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[3][lr], 0.001);
+  EXPECT_EQ(rows[4][lr], 0.00025);
+  EXPECT_EQ(rows.back()[lr], 0.00025);
 }
 
 // The guard's restore under an energy budget: the steps after the checkpoint are done again and

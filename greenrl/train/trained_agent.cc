@@ -135,6 +135,7 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   // crash has only resume checkpoints: the newest of them (rank 0's).
   std::string checkpoint = run_dir + (best ? "/checkpoints/best.pt" : "/checkpoints/final.pt");
   bool final_checkpoint = fs::exists(checkpoint);
+  bool chosen = false;               // not named by the user (TrainedAgentFiles::chosen)
   std::vector<std::string> skipped;  // damaged newer resume checkpoints passed over
   if (!step.empty()) {               // --checkpoint: a resume checkpoint the user names
     if (best) {
@@ -143,16 +144,19 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                         "the two");
     }
     final_checkpoint = false;
+    chosen = step == "last";
     checkpoint = ResumeCheckpointOfStep(run_dir, step);
   } else if (!final_checkpoint && !best && fs::exists(FinalPendingPath(run_dir))) {
     // Training ended, and the final writes (reports, then the rename to final.pt) failed: the
     // trained policy, newer than any resume checkpoint.
     checkpoint = FinalPendingPath(run_dir);
     final_checkpoint = true;
+    chosen = true;
     skipped.push_back("using " + checkpoint +
                       ": the run trained to its end and its final writes did not finish");
   } else if (!final_checkpoint && !best) {
     const auto resume_checkpoints = ListCheckpoints(run_dir);
+    chosen = true;
     checkpoint = NewestReadableCheckpoint(resume_checkpoints, &skipped);
     if (checkpoint.empty() && !resume_checkpoints.empty()) {
       // None reads: no skip is said, and loading the newest gives its own error.
@@ -173,10 +177,16 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
   }
   std::vector<std::string> notes = std::move(skipped);
   Config config = LoadAgentConfig(config_path, &notes);
-  TrainedAgentFiles files{std::move(config),          checkpoint,
+  TrainedAgentFiles files{std::move(config),
+                          checkpoint,
                           final_checkpoint,
-                          /*resume_step=*/0,          /*normalizer=*/std::nullopt,
-                          /*energy_wh=*/std::nan(""), std::move(notes)};
+                          /*resume_step=*/0,
+                          /*normalizer=*/std::nullopt,
+                          /*energy_wh=*/std::nan(""),
+                          std::move(notes),
+                          run_dir,
+                          field,
+                          chosen};
   if (!files.config.GetBool("normalize")) return files;
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
@@ -291,59 +301,70 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
   }
 }
 
-TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best,
-                              const std::string& step) {
-  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
-  // The first lookup's notes (config keys that fall back, unreadable newer checkpoints), then the
-  // resume checkpoints that did not load, passed over.
-  const std::vector<std::string> first_notes = files.notes;
-  std::vector<std::string> skipped;
-  std::optional<ConfigError> newest_error;  // what is said when none loads
+void LoadNewestLoadable(TrainedAgentFiles* files,
+                        const std::function<void(const TrainedAgentFiles&)>& load) {
+  std::vector<std::string> notes = files->notes;  // the first lookup's
+  std::optional<ConfigError> newest_error;        // what is said when none loads
   for (;;) {
-    Config config = std::move(files.config);  // LoadAgentConfig's
-    if (seed) config.Set("seed", std::to_string(*seed));
-    TrainedAgent agent{std::move(config),
-                       /*algorithm=*/nullptr, std::move(files.normalizer),
-                       files.checkpoint,      files.final_checkpoint,
-                       /*resume_step=*/0,     std::move(files.notes)};
-    if (!skipped.empty()) {  // a later lookup's notes repeat the config's: the first's stand
-      agent.notes = first_notes;
-      agent.notes.insert(agent.notes.end(), skipped.begin(), skipped.end());
-    }
-    ConfigureThreads(static_cast<int>(agent.config.GetInt("threads.torch")));
-    agent.algorithm =
-        MakeAlgorithm(agent.config, env::FindEnvSpec(agent.config.GetString("env_id")));
-    if (agent.final_checkpoint) {  // final.pt, final.pt.pending or best.pt
-      agent.algorithm->LoadCheckpoint(agent.checkpoint);
-      RequireFiniteParameters(*agent.algorithm, agent.checkpoint);
-      return agent;
-    }
-    // A resume checkpoint: with its counters too (DQN's exploration rate for --stochastic). One
-    // that reads but does not load (a CRC-32 mismatch, non-finite parameters) gives way to the
-    // one before, as train --resume takes them, unless the user named its step.
     try {
-      agent.resume_step = LoadResumeCheckpoint(agent.algorithm.get(), agent.checkpoint).steps;
-      return agent;
+      load(*files);
+      if (newest_error) files->notes = std::move(notes);  // a later lookup's repeat the config's
+      return;
     } catch (const ConfigError& e) {
-      if (!step.empty() && step != "last") throw;
+      if (!files->chosen) throw;
       if (!newest_error) newest_error = e;
-      skipped.push_back("skipping " + agent.checkpoint + ": " + e.what());
-      // The next older checkpoint whose files are found (a normalize: true run's must read).
+      // final.pt.pending's "using <path>" note gives way to why it was passed over.
+      notes.erase(std::remove_if(notes.begin(), notes.end(),
+                                 [&](const std::string& note) {
+                                   return note.rfind("using " + files->checkpoint + ":", 0) == 0;
+                                 }),
+                  notes.end());
+      notes.push_back("skipping " + files->checkpoint + ": " + e.what());
+      // The next older resume checkpoint whose files are found (a normalize: true run's must
+      // read): the newest after final.pt.pending.
+      const std::string run_dir = files->run_dir, field = files->field;
       const auto checkpoints = ListCheckpoints(run_dir);
-      auto it = std::find_if(checkpoints.rbegin(), checkpoints.rend(),
-                             [&](const auto& c) { return c.second == agent.checkpoint; });
+      auto it = files->final_checkpoint
+                    ? checkpoints.rbegin()
+                    : std::next(std::find_if(
+                          checkpoints.rbegin(), checkpoints.rend(),
+                          [&](const auto& c) { return c.second == files->checkpoint; }));
       bool found = false;
-      while (!found && it != checkpoints.rend() && ++it != checkpoints.rend()) {
+      for (; !found && it < checkpoints.rend(); ++it) {
         try {
-          files = LocateTrainedAgent(run_dir, best, "--run", std::to_string(it->first));
-          found = true;
+          *files = LocateTrainedAgent(run_dir, /*best=*/false, field, std::to_string(it->first));
+          files->chosen = found = true;
         } catch (const ConfigError& older) {
-          skipped.push_back("skipping " + it->second + ": " + older.what());
+          notes.push_back("skipping " + it->second + ": " + older.what());
         }
       }
       if (!found) throw *newest_error;  // none loads: the newest one's error names it
     }
   }
+}
+
+TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed, bool best,
+                              const std::string& step) {
+  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "--run", step);
+  std::optional<TrainedAgent> agent;
+  LoadNewestLoadable(&files, [&](const TrainedAgentFiles& found) {
+    Config config = found.config;  // LoadAgentConfig's
+    if (seed) config.Set("seed", std::to_string(*seed));
+    ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
+    auto algorithm = MakeAlgorithm(config, env::FindEnvSpec(config.GetString("env_id")));
+    int64_t resume_step = 0;
+    if (found.final_checkpoint) {  // final.pt, final.pt.pending or best.pt
+      algorithm->LoadCheckpoint(found.checkpoint);
+      RequireFiniteParameters(*algorithm, found.checkpoint);
+    } else {  // a resume checkpoint, with its counters (DQN's exploration rate for --stochastic)
+      resume_step = LoadResumeCheckpoint(algorithm.get(), found.checkpoint).steps;
+    }
+    agent.emplace(TrainedAgent{std::move(config), std::move(algorithm), found.normalizer,
+                               found.checkpoint, found.final_checkpoint, resume_step,
+                               /*notes=*/{}});
+  });
+  agent->notes = std::move(files.notes);
+  return std::move(*agent);
 }
 
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent) {

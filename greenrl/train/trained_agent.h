@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -51,6 +52,12 @@ struct TrainedAgentFiles {
   // using device cpu here (the trained agent does not depend on it)"), a damaged newest resume
   // checkpoint passed over ("skipping <path>: not a readable resume checkpoint").
   std::vector<std::string> notes;
+  // The lookup that found it (LocateTrainedAgent's run_dir and field), and whether the lookup
+  // chose the checkpoint itself: final.pt.pending, or the newest resume checkpoint that reads
+  // (no step, or "last"). LoadNewestLoadable passes over a chosen one that does not load.
+  std::string run_dir;
+  std::string field;
+  bool chosen = false;
 };
 
 // Finds run_dir's agent as LoadTrainedAgent describes (best: checkpoints/best.pt).
@@ -67,9 +74,22 @@ struct TrainedAgentFiles {
 TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                                      const std::string& field, const std::string& step = "");
 
+// Loads *files (LocateTrainedAgent's) with `load`, which throws ConfigError when its checkpoint
+// does not load (a CRC-32 mismatch, non-finite parameters, another network). When the lookup
+// chose the checkpoint (files->chosen), one that does not load gives way to the one before, as
+// train --resume takes them: final.pt.pending to the newest resume checkpoint, a resume
+// checkpoint to the next older one. *files then holds the one that loaded (LocateTrainedAgent of
+// its step), its notes the first lookup's followed by each passed over ("skipping <path>: <why>").
+// Used by LoadTrainedAgent (eval, export) and by train's `trained_agent`.
+// Errors: load's error for final.pt, best.pt or a step the user named; when none loads, the
+// first (newest) one's error.
+void LoadNewestLoadable(TrainedAgentFiles* files,
+                        const std::function<void(const TrainedAgentFiles&)>& load);
+
 // The config key `trained_agent` (rl-zoo's --trained-agent): `path` names the agent a new run
 // with `config` starts from: a run directory (its final.pt, else its newest resume
-// checkpoint, as LoadTrainedAgent), or a run's checkpoints/best.pt or checkpoints/final.pt.
+// checkpoint, as LoadTrainedAgent; the trainer loads it with LoadNewestLoadable), or a run's
+// checkpoints/best.pt or checkpoints/final.pt.
 // The run must have config's algo and env_id, and its normalize and the observation half of
 // normalize_kwargs (norm_obs, clip_obs: what the policy saw); the network shape is
 // checked when the checkpoint loads (Algorithm::LoadCheckpoint).
@@ -102,10 +122,9 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 // ConfigError("checkpoint", path, ...) for a checkpoint that does not load; the errors of
 // LoadRunConfig and LoadNormalizer.
 // step: as LocateTrainedAgent's (`greenrl eval --checkpoint`, rl-zoo's --load-checkpoint). With
-// "" or "last", a resume checkpoint that reads but does not load (a CRC-32 mismatch, non-finite
-// parameters, LoadResumeCheckpoint's errors) gives way to the one before, as train --resume
-// takes them, each passed over named in notes ("skipping <path>: <why>"); when none loads, the
-// newest one's error.
+// "" or "last", a checkpoint that reads but does not load (a CRC-32 mismatch, non-finite
+// parameters, LoadResumeCheckpoint's errors) gives way to the one before (LoadNewestLoadable),
+// each passed over named in notes; when none loads, the newest one's error.
 TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t> seed = {},
                               bool best = false, const std::string& step = "");
 

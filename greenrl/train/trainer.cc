@@ -482,12 +482,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     const std::string path = fs::absolute(given).string();
     saved_config.Set("trained_agent", path);
     if (!options.resume) {
-      trained_agent = ResolveTrainedAgent(path, config);
-      if (options.verbose) {
-        for (const std::string& note : trained_agent->notes) {
-          fmt::print(stderr, "greenrl: {}\n", note);
-        }
-      }
+      trained_agent = ResolveTrainedAgent(path, config);  // its notes are said once it loads
       trained_agent_report = {trained_agent->checkpoint, trained_agent->energy_wh};
     } else {  // only for the report
       trained_agent_report = TrainedAgentOfResumedRun(path, run_dir, config);
@@ -563,15 +558,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // Off-policy replay stores the raw transitions and normalises sampled batches (SB3).
   if (normalizer != nullptr) algorithm->SetReplayNormalizer(normalizer);
   if (trained_agent) {  // its parameters and optimiser state (every rank loads the same file)
+    // A damaged newest resume checkpoint (or final.pt.pending) gives way to the one before, as
+    // eval and export take them; the newest one's error when none loads.
+    const std::string newest = trained_agent->checkpoint;
     try {
-      algorithm->LoadCheckpoint(trained_agent->checkpoint);
-    } catch (const ConfigError& e) {  // another network shape or kind: named by the key
+      LoadNewestLoadable(&*trained_agent, [&](const TrainedAgentFiles& found) {
+        algorithm->LoadCheckpoint(found.checkpoint);
+        RequireFiniteParameters(*algorithm, found.checkpoint);
+      });
+    } catch (const ConfigError& e) {  // another network shape or kind, a damaged file
       throw ConfigError("trained_agent", config.GetString("trained_agent"),
-                        "an agent this run's network can take; its checkpoint " +
-                            trained_agent->checkpoint + " does not fit, needing " +
+                        "an agent this run's network can load; its checkpoint " + newest +
+                            " does not load, needing " +
                             (e.accepted().empty() ? std::string(e.what()) : e.accepted()));
     }
-    RequireFiniteParameters(*algorithm, trained_agent->checkpoint);  // names the checkpoint
+    if (options.verbose) {
+      for (const std::string& note : trained_agent->notes) {
+        fmt::print(stderr, "greenrl: {}\n", note);
+      }
+    }
+    trained_agent_report.checkpoint = trained_agent->checkpoint;
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
   }
@@ -1273,6 +1279,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
                                  "). The last good checkpoint: " +
                                  (last_checkpoint.empty() ? std::string("none") : last_checkpoint));
       }
+      // The factor before the restore, halved: the checkpoint's own may be an earlier one's (a
+      // second restore from the same checkpoint would otherwise halve its factor again, to the
+      // same rate, and replay the steps that failed).
+      const double lr_scale = algorithm->learning_rate_scale();
       const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
       restore_env(st);
       apply_position(st);
@@ -1298,7 +1308,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, MonitorRowsOf(st),
                                                start_unix_s, options.verbose ? &dropped : nullptr);
       for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
-      algorithm->ScaleLearningRate(0.5);
+      algorithm->SetLearningRateScale(0.5 * lr_scale);
       ++guard_restores;
       nonfinite_streak = 0;
       skips_seen = algorithm->nonfinite_skips();
@@ -1348,7 +1358,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
 
     bool last = steps >= total_steps;
-    double eval_mean = NAN, eval_std = NAN;
+    double eval_mean = NAN, eval_std = NAN, eval_length = NAN;
     const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
     // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold
     // reads them: a run that may stop when solved keeps checking.
@@ -1364,6 +1374,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
           static_cast<int64_t>(n) * *std::max_element(eval.lengths.begin(), eval.lengths.end());
       eval_mean = eval.mean_return;
       eval_std = eval.std_return;
+      eval_length = std::accumulate(eval.lengths.begin(), eval.lengths.end(), 0.0) /
+                    static_cast<double>(eval.lengths.size());
       if (last) final_eval = eval;
       // A periodic evaluation's row; the final evaluation gives the row of a periodic one due at
       // the same step from its first eval.episodes episodes, those a periodic evaluation would
@@ -1456,6 +1468,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
     row.emplace_back("eval/mean_reward", eval_mean);
     row.emplace_back("eval/std_reward", eval_std);
+    row.emplace_back("eval/mean_ep_length", eval_length);  // SB3's EvalCallback key
     if (last) break;  // the last row is written after the final checkpoint's pending write, below
 
     const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;

@@ -114,6 +114,10 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   EXPECT_DOUBLE_EQ(last[col("energy/total_wh")], total_j / 3600.0);
   EXPECT_DOUBLE_EQ(last[col("eval/mean_reward")], r.eval_mean_return);
   EXPECT_DOUBLE_EQ(last[col("eval/std_reward")], r.eval_std_return);
+  // CartPole pays 1 per step: SB3's eval/mean_ep_length is the mean return; empty without an
+  // evaluation.
+  EXPECT_DOUBLE_EQ(last[col("eval/mean_ep_length")], r.eval_mean_return);
+  EXPECT_TRUE(std::isnan(rows.front()[col("eval/mean_ep_length")]));
   EXPECT_DOUBLE_EQ(last[col("carbon/g_co2e")], r.carbon.kg_co2e * 1000.0);
   EXPECT_DOUBLE_EQ(last[col("time_s")], r.wall_time_s);
   // CartPole pays 1 per step, so SB3's rollout/ep_len_mean equals rollout/ep_rew_mean.
