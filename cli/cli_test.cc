@@ -239,6 +239,19 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
   const Result long_sac =
       RunGreenrl("train --config " + sac + " --set n_timesteps=20000 --dry-run");
   EXPECT_EQ(long_sac.output.find("is not below n_timesteps"), std::string::npos) << long_sac.output;
+  // The run's last step is n_timesteps in whole rollouts (DQN CartPole's 256 steps): 5000 ends at
+  // 5120, which passes learning_starts 5000 (an update there), and not 5120.
+  const std::string dqn = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
+  const Result passes = RunGreenrl("train --config " + dqn +
+                                   " --set n_timesteps=5000 --set learning_starts=5000 --dry-run");
+  EXPECT_EQ(passes.output.find("is not below"), std::string::npos) << passes.output;
+  const Result short_dqn = RunGreenrl(
+      "train --config " + dqn + " --set n_timesteps=5000 --set learning_starts=5120 --dry-run");
+  EXPECT_NE(short_dqn.output.find("greenrl: learning_starts 5120 is not below the run's last step "
+                                  "5120 (n_timesteps 5000 in whole rollouts of 256 steps): the "
+                                  "run ends before its updates start"),
+            std::string::npos)
+      << short_dqn.output;
 }
 
 // A preset trained on another env (--env) says the preset was tuned for its own; SB3's class

@@ -57,8 +57,11 @@ const ZooFlag kZooFlags[] = {
      "evaluation steps all its episodes at once, one env each"},
     {"train", "--save-freq", Values::kOne, "--set checkpoint_freq={}", "N",
      "--set checkpoint_freq=0 (no periodic resume checkpoint)"},
+    // rl-zoo saves replay_buffer.pkl beside the final model for -i to load; greenrl's final.pt
+    // never holds the buffer (README "Starting from a trained agent").
     {"train", "--save-replay-buffer", Values::kNone,
-     "--set checkpoint_replay_buffer=true (the default)"},
+     "nothing: --trained-agent starts with an empty replay buffer (final.pt holds none); "
+     "--resume's checkpoints hold it (checkpoint_replay_buffer, true by default)"},
     {"train", "--num-threads", Values::kOne, "--set threads.torch={}", "N",
      "nothing: threads.torch stays 1 (greenrl sizes every thread pool itself)"},
     {"train", "--log-interval", Values::kOne, "--set log_interval={}", "N",
@@ -171,9 +174,14 @@ const ZooFlag kCleanRlFlags[] = {
      "and the entropy coefficient)"},
     {"train", "--policy-frequency", Values::kOne,
      "nothing: greenrl's SAC updates the actor at every gradient step, as SB3's"},
-    {"train", "--alpha", Values::kOne, "--set ent_coef={}", "ALPHA"},
+    // --alpha counts only with --no-autotune (CleanRL's autotune, on by default, ignores it):
+    // ZooFlagsHint reads the two together.
+    {"train", "--alpha", Values::kOne,
+     "nothing: CleanRL's autotune (its default) learns the coefficient and ignores --alpha; "
+     "with --no-autotune, --set ent_coef=ALPHA"},
     {"train", "--autotune", Values::kNone, "--set ent_coef=auto (the default)"},
-    {"train", "--no-autotune", Values::kNone, "--set ent_coef=ALPHA (a fixed coefficient)"},
+    {"train", "--no-autotune", Values::kNone,
+     "--set ent_coef=0.2 (a fixed coefficient, CleanRL's default --alpha)"},
     {"train", "--noise-clip", Values::kOne,
      "nothing: target policy smoothing is TD3's, which greenrl does not have"},
 };
@@ -283,6 +291,9 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
   // with --no-anneal-lr or --anneal-lr False, the constant V): found first, said at both flags.
   std::string cleanrl_lr;
   int anneal = -1;  // -1 not given, 0 off, 1 on
+  // Likewise --alpha V with --no-autotune: ent_coef=V.
+  std::string cleanrl_alpha;
+  bool no_autotune = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
@@ -292,6 +303,9 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     if (name == "--learning-rate" && IsNumber(next)) cleanrl_lr = next;
     if (name == "--no-anneal-lr") anneal = 0;
     if (name == "--anneal-lr") anneal = StrToBool(next) == 0 ? 0 : 1;
+    if (name == "--alpha" && IsNumber(next)) cleanrl_alpha = next;
+    if (name == "--no-autotune") no_autotune = true;
+    if (name == "--autotune") no_autotune = StrToBool(next) == 0;
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
@@ -361,6 +375,13 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
                   (anneal == 1 ? " (annealed: SB3's linear schedule from it to 0)" : "");
       } else if (name == "--anneal-lr" || name == "--no-anneal-lr") {
         greenrl = "nothing: --learning-rate's learning_rate=" + value + " says it";
+      }
+    }
+    if (cleanrl && !cleanrl_alpha.empty() && no_autotune) {
+      if (name == "--alpha") {
+        greenrl = "--set ent_coef=" + cleanrl_alpha + " (a fixed coefficient)";
+      } else if (name == "--autotune" || name == "--no-autotune") {
+        greenrl = "nothing: --alpha's ent_coef=" + cleanrl_alpha + " says it";
       }
     }
     found.hint += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;

@@ -43,6 +43,11 @@ TEST(ZooFlagsTest, TrainFlagsKeepTheirValues) {
       "rl-zoo's flag, which `greenrl train` has no equivalent of: --vec-env subproc -> nothing: "
       "envs run natively, in threads (threads.env), not in subprocesses, and an evaluation "
       "steps all its episodes at once, one env each");
+  // rl-zoo's replay_buffer.pkl beside the final model, for -i: greenrl's final.pt holds none.
+  EXPECT_EQ(Hint("train", {"--save-replay-buffer"}),
+            "rl-zoo's flag, which `greenrl train` has no equivalent of: --save-replay-buffer -> "
+            "nothing: --trained-agent starts with an empty replay buffer (final.pt holds none); "
+            "--resume's checkpoints hold it (checkpoint_replay_buffer, true by default)");
   EXPECT_EQ(Hint("train", {"-tb", "logs/tb", "-f", "logs"}),
             "rl-zoo's flags, which `greenrl train` spells otherwise: -tb logs/tb -> nothing: "
             "TensorBoard event files are always written into the run directory; -f logs -> "
@@ -127,6 +132,19 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
             "learning_rate=LR (a constant rate); --cuda false -> nothing: device is cpu by "
             "default; --norm-adv True -> --set normalize_advantage=true");
   EXPECT_EQ(Hint("eval", {"--total-timesteps", "5"}), "");  // train's only
+  // SAC's --alpha counts only with --no-autotune: CleanRL's autotune, on by default, learns the
+  // coefficient (from 1, as ent_coef auto) and ignores it.
+  EXPECT_EQ(Hint("train", {"--alpha", "0.5"}),
+            "CleanRL's flag, which `greenrl train` has no equivalent of: --alpha 0.5 -> nothing: "
+            "CleanRL's autotune (its default) learns the coefficient and ignores --alpha; with "
+            "--no-autotune, --set ent_coef=ALPHA");
+  EXPECT_EQ(Hint("train", {"--alpha", "0.5", "--autotune", "False"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --alpha 0.5 -> --set "
+            "ent_coef=0.5 (a fixed coefficient); --autotune False -> nothing: --alpha's "
+            "ent_coef=0.5 says it");
+  EXPECT_EQ(Hint("train", {"--no-autotune"}),
+            "CleanRL's flag, which `greenrl train` spells otherwise: --no-autotune -> --set "
+            "ent_coef=0.2 (a fixed coefficient, CleanRL's default --alpha)");
 }
 
 TEST(ZooFlagsTest, EvalFlagsAndOtherArgumentsAreLeftAlone) {

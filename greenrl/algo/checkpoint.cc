@@ -55,6 +55,14 @@ void CheckpointWriter::WriteBytes(const std::string& key, const void* data, int6
   archive_.write(key, torch::from_blob(const_cast<void*>(data), {n}, torch::kUInt8).clone());
 }
 
+void CheckpointWriter::BorrowFloats(const std::string& key, const float* data, int64_t n) {
+  archive_.write(key, torch::from_blob(const_cast<float*>(data), {n}, torch::kFloat32));
+}
+
+void CheckpointWriter::BorrowBytes(const std::string& key, const void* data, int64_t n) {
+  archive_.write(key, torch::from_blob(const_cast<void*>(data), {n}, torch::kUInt8));
+}
+
 void CheckpointWriter::WriteRng(const std::string& key, const Rng& rng) {
   const Rng::State state = rng.GetState();
   std::vector<int64_t> words(state.size());
@@ -63,9 +71,16 @@ void CheckpointWriter::WriteRng(const std::string& key, const Rng& rng) {
 }
 
 void CheckpointWriter::Save(const std::string& path) const {
-  std::ostringstream bytes;
-  archive_.save_to(bytes);
-  WriteFileAtomic(path, bytes.str());
+  // Streamed into the temp file: a checkpoint with a large replay buffer is not held in memory
+  // again as one string (and a copy of it). LibTorch's writer cannot stop midway (a short count
+  // makes its destructor throw, which terminates): after a failed piece the sink takes the rest
+  // without writing it, and WriteFileAtomicWith throws the failure once save_to returns.
+  WriteFileAtomicWith(path, [&](const AtomicFileSink& sink) {
+    archive_.save_to([&](const void* data, size_t n) -> size_t {
+      sink(data, n);
+      return n;
+    });
+  });
 }
 
 namespace {

@@ -31,6 +31,11 @@ class CheckpointWriter {
   void WriteBytes(const std::string& key, const void* data, int64_t n);
   // A generator's state (Rng::State) as int64 [6] (bit patterns of the uint64 words).
   void WriteRng(const std::string& key, const Rng& rng);
+  // WriteFloats and WriteBytes without the copy, for large arrays (the replay buffer: a copy
+  // would double its memory while a checkpoint is written): `data` must stay alive and unchanged
+  // until Save returns.
+  void BorrowFloats(const std::string& key, const float* data, int64_t n);
+  void BorrowBytes(const std::string& key, const void* data, int64_t n);
 
   // Writes the file at `path` (temp file, fsync, rename).
   // Errors: std::runtime_error naming the path when it cannot be written.

@@ -44,8 +44,9 @@ void AddDqnKeys(ConfigSchema* schema) {
   AddKey(schema, "train_freq", ValueType::kInt, "4", "vec steps per rollout (between updates)", 1,
          1 << 24, {}, false, kTrainFreqAccepted);
   AddKey(schema, "gradient_steps", ValueType::kInt, "1",
-         "gradient steps per update (-1: as many as env steps collected, train_freq * n_envs)", -1,
-         1 << 20);
+         "gradient steps per update (-1: as many as env steps collected, train_freq * n_envs; 0: "
+         "none, as SB3)",
+         -1, 1 << 20);
   AddKey(schema, "target_update_interval", ValueType::kInt, "10000",
          "env steps (summed over envs) between target-network updates", 1, 1e12);
   AddKey(schema, "exploration_fraction", ValueType::kFloat, "0.1",
@@ -84,10 +85,6 @@ DqnConfig DqnConfigFromConfig(const Config& config) {
   c.gradient_steps = static_cast<int>(config.GetInt("gradient_steps"));
   // SB3's -1: as many gradient steps as the rollout collected env steps.
   if (c.gradient_steps == -1) c.gradient_steps = c.train_freq * c.n_envs;
-  if (c.gradient_steps == 0) {
-    throw ConfigError("gradient_steps", "0",
-                      "an integer in [1, 1048576], or -1 for train_freq * n_envs (SB3's -1)");
-  }
   c.target_update_interval = config.GetInt("target_update_interval");
   c.exploration_fraction = config.GetFloat("exploration_fraction");
   c.exploration_initial_eps = config.GetFloat("exploration_initial_eps");
@@ -198,9 +195,10 @@ Dqn::Dqn(const DqnConfig& config, const env::EnvSpec& spec)
       num_actions_(DiscreteActionCount(spec)),
       num_envs_(config.n_envs),
       // Two update threads: one minibatch per target pass, run beside the online forward pass.
-      target_chunk_steps_(config.update_threads > 1 ? 1
-                                                    : std::clamp(kTargetSetRows / config.batch_size,
-                                                                 1, config.gradient_steps)),
+      target_chunk_steps_(config.update_threads > 1
+                              ? 1
+                              : std::clamp(kTargetSetRows / config.batch_size, 1,
+                                           std::max(config.gradient_steps, 1))),
       explore_rng_(DeriveSeed(config.seed, 1)),
       sample_rng_(DeriveSeed(config.seed, 2)),
       q_spec_(QNetworkSpec(obs_dim_, num_actions_, config)),
@@ -377,7 +375,8 @@ void Dqn::SetCollectives(Collectives* collectives) {
 // (and, after a resume without the saved buffer, > refill_until_).
 const Metrics& Dqn::Update(double progress_remaining) {
   const double lr = config_.learning_rate.Value(progress_remaining) * lr_scale_;
-  if (num_timesteps_ <= std::max(config_.learning_starts, refill_until_) || buffer_.size() == 0) {
+  if (num_timesteps_ <= std::max(config_.learning_starts, refill_until_) || buffer_.size() == 0 ||
+      config_.gradient_steps == 0) {  // SB3's gradient_steps 0: collect only
     WriteMetrics(lr, 0, 0.0, 0.0, 0.0);
     return metrics_;
   }

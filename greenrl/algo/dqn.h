@@ -46,7 +46,8 @@ struct DqnConfig {
   double tau = 1.0;               // target update coefficient (1: hard copy; else Polyak)
   double gamma = 0.99;            // discount factor
   int train_freq = 4;             // vec steps per rollout (SB3 train_freq in "step" units)
-  int gradient_steps = 1;  // gradient steps per update (the config's -1: train_freq * n_envs)
+  int gradient_steps =
+      1;  // gradient steps per update (the config's -1: train_freq * n_envs; 0: none)
   // Env steps (summed over envs) between target updates: one update after each vec step at which
   // floor(num_timesteps / target_update_interval) grew (issue #6). SB3 counts vec steps,
   // max(target_update_interval // n_envs, 1) of them; the two agree when n_envs divides it.
@@ -73,9 +74,9 @@ void AddDqnKeys(ConfigSchema* schema);
 // "n_timesteps" and "seed"). Every key's range is checked when the Config loads (ConfigError
 // naming the key); batch_size > buffer_size is valid (sampling is with replacement) and
 // exploration_final_eps > exploration_initial_eps is valid as in SB3.
-// Errors: ConfigError("gradient_steps", "0", ...) (the range admits -1, SB3's "as many as the
-// rollout's env steps", and so 0); ConfigError("policy_kwargs.activation_fn", ...) for an
-// activation other than tanh or relu.
+// gradient_steps: -1 is SB3's "as many as the rollout's env steps", 0 SB3's "none" (the run only
+// collects). Errors: ConfigError("policy_kwargs.activation_fn", ...) for an activation other than
+// tanh or relu.
 DqnConfig DqnConfigFromConfig(const Config& config);
 
 // SB3's get_linear_fn (stable_baselines3/common/utils.py) for the exploration rate: with

@@ -83,12 +83,13 @@ void ReplayBuffer::Save(CheckpointWriter& w, const std::string& prefix) const {
   w.WriteInt(prefix + ".capacity", capacity_);
   w.WriteInt(prefix + ".size", size_);
   w.WriteInt(prefix + ".pos", pos_);
-  w.WriteFloats(prefix + ".obs", obs_.get(), size_ * obs_dim_);
-  w.WriteFloats(prefix + ".next_obs", next_obs_.get(), size_ * obs_dim_);
-  w.WriteFloats(prefix + ".actions", actions_.get(), size_ * act_dim_);
-  w.WriteFloats(prefix + ".rewards", rewards_.get(), size_);
-  w.WriteBytes(prefix + ".terminated", terminated_.get(), size_);
-  w.WriteBytes(prefix + ".truncated", truncated_.get(), size_);
+  // Borrowed, not copied: the buffer is not written to before the writer's Save returns.
+  w.BorrowFloats(prefix + ".obs", obs_.get(), size_ * obs_dim_);
+  w.BorrowFloats(prefix + ".next_obs", next_obs_.get(), size_ * obs_dim_);
+  w.BorrowFloats(prefix + ".actions", actions_.get(), size_ * act_dim_);
+  w.BorrowFloats(prefix + ".rewards", rewards_.get(), size_);
+  w.BorrowBytes(prefix + ".terminated", terminated_.get(), size_);
+  w.BorrowBytes(prefix + ".truncated", truncated_.get(), size_);
 }
 
 void ReplayBuffer::Load(CheckpointReader& r, const std::string& prefix) {

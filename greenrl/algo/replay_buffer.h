@@ -49,6 +49,7 @@ class ReplayBuffer {
   // Resume checkpoints: the size() filled rows of every array and pos() under `prefix`
   // ("<prefix>.obs", ...): (2 obs_dim + act_dim + 1) float32 + 2 uint8 per row, e.g. 42 bytes
   // per CartPole transition (DQN), 42 MB for a full 1e6 buffer; 34 MB for Pendulum (SAC).
+  // Borrowed (CheckpointWriter::BorrowFloats): the buffer must not change before w's Save.
   void Save(CheckpointWriter& w, const std::string& prefix) const;
   // Restores what Save wrote. Errors: ConfigError (the reader's, naming the file) when the
   // entries are missing or their sizes do not fit this buffer's capacity and dimensions.

@@ -785,7 +785,8 @@ const Metrics& Sac::Update(double progress_remaining) {
       num_timesteps_ > std::max(config_.learning_starts, refill_until_) && buffer_.size() > 0;
   const int steps = train ? gradient_steps : 0;
   const int b = config_.batch_size;
-  double sum_qf1 = 0, sum_qf2 = 0, sum_actor = 0, sum_alpha = 0, sum_alpha_loss = 0, sum_q1v = 0;
+  double sum_qf1 = 0, sum_qf2 = 0, sum_actor = 0, sum_alpha = 0, sum_alpha_loss = 0, sum_q1v = 0,
+         sum_q2v = 0;
   const auto obs = View(b_obs_.data(), {b, obs_dim_});
   const auto next_obs = View(b_next_obs_.data(), {b, obs_dim_});
   const auto actions = View(b_actions_.data(), {b, act_dim_});
@@ -888,14 +889,15 @@ const Metrics& Sac::Update(double progress_remaining) {
 
     // 4. Critics: qf_loss = 0.5 (MSE(Q1(s, a), y) + MSE(Q2(s, a), y)), so dqf_loss/dQk_i =
     //    (Qk_i - y_i) / B.
-    double qf1_loss = 0.0, qf2_loss = 0.0, q1_mean = 0.0;
+    double qf1_loss = 0.0, qf2_loss = 0.0, q1_mean = 0.0, q2_mean = 0.0;
     float* critic_grads = critic_flat_.grads.data_ptr<float>();
     critic_flat_.grads.zero_();
     if (fused_) {
       FillCriticInput(b_obs_.data(), b_actions_.data(), b);
       twin_grads_ = critic_grads;
       RunTwin(TwinStage::kCriticStep, critic_flat_.data());
-      qf1_loss = twin_loss_[0], qf2_loss = twin_loss_[1], q1_mean = twin_q_mean_[0];
+      qf1_loss = twin_loss_[0], qf2_loss = twin_loss_[1];
+      q1_mean = twin_q_mean_[0], q2_mean = twin_q_mean_[1];
     } else {
       const torch::Tensor q1 = qf1_->forward(obs, actions);
       const torch::Tensor q2 = qf2_->forward(obs, actions);
@@ -904,6 +906,7 @@ const Metrics& Sac::Update(double progress_remaining) {
       (0.5 * (l1 + l2)).backward();
       qf1_loss = l1.item<double>(), qf2_loss = l2.item<double>();
       q1_mean = q1.mean().item<double>();
+      q2_mean = q2.mean().item<double>();
     }
     // A non-finite critic loss (or a test's injection) poisons the gradient before the
     // all-reduce, so with several ranks every rank sees it and skips this step alike (the
@@ -1000,6 +1003,7 @@ const Metrics& Sac::Update(double progress_remaining) {
     sum_qf2 += qf2_loss;
     sum_actor += actor_loss;
     sum_q1v += q1_mean;
+    sum_q2v += q2_mean;
   }
   // Means over the gradient steps (SB3 logs np.mean of each); NaN before training starts.
   const double m = steps - skipped > 0 ? static_cast<double>(steps - skipped) : std::nan("");
@@ -1011,11 +1015,12 @@ const Metrics& Sac::Update(double progress_remaining) {
                            steps > 0 && config_.learn_ent_coef ? sum_alpha / m : Alpha(),
                            config_.learn_ent_coef ? sum_alpha_loss / m : std::nan(""),
                            sum_q1v / m,
+                           sum_q2v / m,
                            static_cast<double>(n_updates_)};
   static const char* const kKeys[] = {
-      "charts/learning_rate", "losses/qf1_loss",   "losses/qf2_loss",
-      "losses/qf_loss",       "losses/actor_loss", "losses/alpha",
-      "losses/alpha_loss",    "losses/qf1_values", "losses/n_updates"};
+      "charts/learning_rate", "losses/qf1_loss", "losses/qf2_loss",   "losses/qf_loss",
+      "losses/actor_loss",    "losses/alpha",    "losses/alpha_loss", "losses/qf1_values",
+      "losses/qf2_values",    "losses/n_updates"};
   static_assert(sizeof(values) / sizeof(values[0]) == sizeof(kKeys) / sizeof(kKeys[0]));
   if (metrics_.empty()) {
     for (const char* key : kKeys) metrics_.emplace_back(key, 0.0);

@@ -289,9 +289,9 @@ TEST(SacTest, WarmupThenTrainingWithFiniteMetricsAndActionsInBounds) {
   env->Reset();
   std::vector<EpisodeRecord> episodes;
   const std::vector<std::string> keys = {
-      "charts/learning_rate", "losses/qf1_loss",   "losses/qf2_loss",
-      "losses/qf_loss",       "losses/actor_loss", "losses/alpha",
-      "losses/alpha_loss",    "losses/qf1_values", "losses/n_updates"};
+      "charts/learning_rate", "losses/qf1_loss", "losses/qf2_loss",   "losses/qf_loss",
+      "losses/actor_loss",    "losses/alpha",    "losses/alpha_loss", "losses/qf1_values",
+      "losses/qf2_values",    "losses/n_updates"};
   auto key_list = [](const Metrics& m) {
     std::vector<std::string> k;
     for (const auto& [name, v] : m) k.push_back(name);
@@ -904,7 +904,7 @@ TEST(SacTest, PresetSmokeTraining) {
   EXPECT_EQ(rows[1][0], 1200.0);
   for (const std::string key :
        {"losses/qf1_loss", "losses/qf2_loss", "losses/qf_loss", "losses/actor_loss", "losses/alpha",
-        "losses/alpha_loss", "losses/qf1_values", "charts/learning_rate"}) {
+        "losses/alpha_loss", "losses/qf1_values", "losses/qf2_values", "charts/learning_rate"}) {
     EXPECT_TRUE(std::isfinite(LastRowValue(header, rows, key))) << key;
   }
   auto reloaded = train::MakeAlgorithm(config, env::FindEnvSpec("Pendulum-v1"));

@@ -57,29 +57,53 @@ std::string WriteTarget(const std::string& path) {
 }  // namespace
 
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  WriteFileAtomicWith(path, [&](const AtomicFileSink& sink) {
+    if (bytes.empty()) return;
+    const size_t half = bytes.size() / 2;
+    if (sink(bytes.data(), half)) sink(bytes.data() + half, bytes.size() - half);
+  });
+}
+
+void WriteFileAtomicWith(const std::string& path,
+                         const std::function<void(const AtomicFileSink&)>& produce) {
   const std::string target = WriteTarget(path);
   const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   const bool inject_failure = InjectedWriteFailure();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("create", path, errno);  // the file asked for: its folder, its rights
-  size_t written = 0;
-  while (written < bytes.size()) {
-    if (inject_failure && written >= bytes.size() / 2) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw IoError("write", tmp, ENOSPC);
+  int write_error = 0;
+  int pieces = 0;
+  const AtomicFileSink sink = [&](const void* data, size_t n) {
+    if (write_error != 0) return false;
+    if (inject_failure && ++pieces == 2) {
+      write_error = ENOSPC;
+      return false;
     }
-    const size_t chunk =
-        inject_failure ? std::max<size_t>(bytes.size() / 2, 1) - written : bytes.size() - written;
-    const ssize_t n = ::write(fd, bytes.data() + written, chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw IoError("write", tmp, err);
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        write_error = errno;
+        return false;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
     }
-    written += static_cast<size_t>(n);
+    return true;
+  };
+  try {
+    produce(sink);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    if (write_error != 0) throw IoError("write", tmp, write_error);
+    throw;
+  }
+  if (write_error != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw IoError("write", tmp, write_error);
   }
   if (::fsync(fd) != 0) {
     const int err = errno;

@@ -2,6 +2,8 @@
 // (crash, full disk, signal) never leaves a half-written checkpoint or report behind.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 
 namespace greenrl {
@@ -17,6 +19,19 @@ namespace greenrl {
 // does (ENOSPC once half the bytes are in the temp file; the temp file is removed, `path`
 // untouched). A call while it is unset resets the count.
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
+
+// What WriteFileAtomicWith hands its producer: appends n bytes at `data` to the temp file; false
+// when the write failed (the producer should stop: WriteFileAtomicWith then throws the error).
+using AtomicFileSink = std::function<bool(const void* data, size_t n)>;
+// WriteFileAtomic for bytes made piece by piece: `produce` passes each piece to the sink, in
+// order, so a large file (a checkpoint with its replay buffer) is never held in memory whole.
+// Same temp file, fsync, rename and directory fsync; GREENRL_FAIL_WRITES_AFTER fails the call's
+// second piece (WriteFileAtomic's bytes are two pieces, their halves).
+// Errors: as WriteFileAtomic's, and when a piece failed to write, that error (whatever `produce`
+// then threw); any other exception from `produce` passes through. The temp file is removed and
+// `path` untouched in every case.
+void WriteFileAtomicWith(const std::string& path,
+                         const std::function<void(const AtomicFileSink&)>& produce);
 
 // Fsyncs the directory `dir`, so that a file renamed or created in it stays after a crash (what
 // WriteFileAtomic does after its rename). Best effort: no errors.

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -39,6 +41,44 @@ TEST(AtomicFileTest, AFailedWriteKeepsTheOldContent) {
   EXPECT_THROW(WriteFileAtomic(dir + "/a.json", "new content"), std::runtime_error);
   ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
   EXPECT_EQ(ReadFile(dir + "/a.json"), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+// WriteFileAtomicWith writes the pieces in order; a piece that fails (the injected full disk
+// fails the second) or an exception from the producer keeps the old content and leaves no temp
+// file, and the failed write's error is the one thrown.
+TEST(AtomicFileTest, WriteWithPiecesAndItsFailures) {
+  const std::string dir = FreshDir("pieces");
+  const std::string path = dir + "/a.pt";
+  WriteFileAtomicWith(path, [](const AtomicFileSink& sink) {
+    EXPECT_TRUE(sink("ab", 2));
+    EXPECT_TRUE(sink("", 0));
+    EXPECT_TRUE(sink("cde", 3));
+  });
+  EXPECT_EQ(ReadFile(path), "abcde");
+  ::setenv("GREENRL_FAIL_WRITES_AFTER", "0", 1);
+  int pieces_taken = 0;
+  try {
+    WriteFileAtomicWith(path, [&](const AtomicFileSink& sink) {
+      for (const char* piece : {"x", "y", "z"}) {
+        if (!sink(piece, 1)) throw std::runtime_error("the producer's own error");
+        ++pieces_taken;
+      }
+    });
+    ADD_FAILURE() << "the injected failure did not fail the write";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + path + ".tmp.", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos) << e.what();
+  }
+  ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
+  EXPECT_EQ(pieces_taken, 1);
+  EXPECT_THROW(WriteFileAtomicWith(path,
+                                   [](const AtomicFileSink& sink) {
+                                     sink("partial", 7);
+                                     throw std::logic_error("producer failed");
+                                   }),
+               std::logic_error);
+  EXPECT_EQ(ReadFile(path), "abcde");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 

@@ -276,6 +276,9 @@ ConfigSchema BuildSchema(const std::string& algo) {
   if (s.Find("buffer_size") != nullptr) {
     s.AddDefaultOnlyKey("optimize_memory_usage", false,
                         "greenrl's replay buffer has SB3's default, next_obs kept per transition");
+    s.AddDefaultOnlyKey("replay_buffer_kwargs.handle_timeout_termination", true,
+                        "greenrl's replay buffer has SB3's default, terminated and truncated kept "
+                        "apart: the TD target bootstraps through truncation");
   }
   for (const char* key :
        {"policy_kwargs.use_expln", "policy_kwargs.sde_net_arch", "policy_kwargs.full_std"}) {
@@ -293,6 +296,7 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const char* key :
        {"env_wrapper", "frame_stack", "callback", "vec_env_wrapper", "replay_buffer_class",
         "replay_buffer_kwargs", "noise_type", "noise_std", "monitor_kwargs"}) {
+    // (replay_buffer_kwargs.handle_timeout_termination: SB3's default, taken above.)
     if (s.Find(key) == nullptr && s.UnknownKeyNote(key) == nullptr) {
       s.AddUnknownKeyNote(key,
                           "(rl-zoo's, for Python wrappers, callbacks, replay buffers or "
@@ -526,6 +530,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     } else if (key == "normalize" && dict) {
       expanded = ZooNormalize(value);
       section = "normalize_kwargs";
+    } else if (key == "replay_buffer_kwargs" && dict) {  // no keys of its own to reset
+      expanded = ZooReplayBufferKwargs(value);
     }
     if (!section.empty()) {
       wholes.push_back({set_overrides.size(), set_overrides.size() + expanded.size(), section});

@@ -679,24 +679,35 @@ TrainResult Train(const Config& config, TrainOptions options) {
                config.GetString("env_id"));
   }
   // DQN and SAC update only once num_timesteps passes learning_starts (SB3's rule), which a
-  // short run never reaches (the MuJoCo presets' 10000 against a quick --set n_timesteps).
+  // short run never reaches (the MuJoCo presets' 10000 against a quick --set n_timesteps). The
+  // run's last step is n_timesteps rounded up to whole rollouts (train_freq steps of every env of
+  // every rank), as SB3's learn loop overshoots it.
+  const int64_t rollout = algo_id == "dqn" || algo_id == "sac"
+                              ? config.GetInt("train_freq") * config.GetInt("n_envs") * world_size
+                              : 1;
+  const int64_t last_step = (total_steps + rollout - 1) / rollout * rollout;
+  const std::string last_step_text =
+      last_step == total_steps
+          ? fmt::format("n_timesteps {}", total_steps)
+          : fmt::format("the run's last step {} (n_timesteps {} in whole rollouts of {} steps)",
+                        last_step, total_steps, rollout);
   if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
-      config.GetInt("learning_starts") >= total_steps) {
+      config.GetInt("learning_starts") >= last_step) {
     if (options.resume && !resume_from.empty()) {
       // Earlier segments may have made updates (a resume that raised learning_starts): only
       // this segment's steps are warm-up ones. The checkpoint's step: the one loaded, or for
       // several ranks (which agree on one later) the newest.
       const int64_t from = world_size == 1 ? resumed.steps : resume_from.back().first;
       fmt::print(stderr,
-                 "greenrl: learning_starts {} is not below n_timesteps {}: from the "
-                 "checkpoint's step {} on, this run takes uniform random actions and makes no "
-                 "gradient step (any updates made before it are kept)\n",
-                 config.GetInt("learning_starts"), total_steps, from);
+                 "greenrl: learning_starts {} is not below {}: from the checkpoint's step {} "
+                 "on, this run takes uniform random actions and makes no gradient step (any "
+                 "updates made before it are kept)\n",
+                 config.GetInt("learning_starts"), last_step_text, from);
     } else {
       fmt::print(stderr,
-                 "greenrl: learning_starts {} is not below n_timesteps {}: the run ends before "
-                 "its updates start (warm-up actions only, no gradient step)\n",
-                 config.GetInt("learning_starts"), total_steps);
+                 "greenrl: learning_starts {} is not below {}: the run ends before its updates "
+                 "start (warm-up actions only, no gradient step)\n",
+                 config.GetInt("learning_starts"), last_step_text);
     }
   }
   if (options.verbose && writer && world_size > 1) {

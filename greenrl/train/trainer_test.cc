@@ -533,9 +533,10 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
 }
 
 // SB3 options greenrl has at their defaults only are read when written out at them (rl-zoo and
-// SB3 files do: policy_kwargs full_std=True, use_expln=False; optimize_memory_usage: False),
-// with no effect and left out of config.yaml; another value is refused saying why. A Python
-// hyperparameter file is refused by name.
+// SB3 files do: policy_kwargs full_std=True, use_expln=False; optimize_memory_usage: False;
+// replay_buffer_kwargs: "dict(handle_timeout_termination=True)", which rl-zoo's sac.yml has
+// commented out), with no effect and left out of config.yaml; another value is refused saying
+// why. A Python hyperparameter file is refused by name.
 TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
   const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
   const Config ppo =
@@ -546,6 +547,12 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
   const Config dqn =
       LoadRunConfig(configs + "dqn/cartpole.yaml", {"optimize_memory_usage=False"}, 0);
   EXPECT_EQ(dqn.ToYaml().find("optimize_memory_usage"), std::string::npos);
+  for (const std::string set : {"replay_buffer_kwargs=dict(handle_timeout_termination=True)",
+                                "replay_buffer_kwargs={'handle_timeout_termination': True}",
+                                "replay_buffer_kwargs.handle_timeout_termination=true"}) {
+    const Config sac = LoadRunConfig(configs + "sac/pendulum.yaml", {set}, 0);
+    EXPECT_EQ(sac.ToYaml().find("replay_buffer_kwargs"), std::string::npos) << set;
+  }
   auto message = [&](const std::string& preset, const std::string& set) {
     try {
       LoadRunConfig(configs + preset, {set}, 0);
@@ -565,6 +572,17 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
             "default, next_obs kept per transition");
   EXPECT_NE(message("dqn/cartpole.yaml", "policy_kwargs.full_std=true").find("unknown key"),
             std::string::npos);  // DQN has no gSDE
+  EXPECT_EQ(
+      message("dqn/cartpole.yaml", "replay_buffer_kwargs=dict(handle_timeout_termination=False)"),
+      "replay_buffer_kwargs.handle_timeout_termination: got 'false'; true only: greenrl's "
+      "replay buffer has SB3's default, terminated and truncated kept apart: the TD target "
+      "bootstraps through truncation");
+  EXPECT_EQ(message("sac/pendulum.yaml", "replay_buffer_kwargs=dict(n_sampled_goal=4)")
+                .rfind("replay_buffer_kwargs.n_sampled_goal: got '4'; unknown key", 0),
+            0u);
+  EXPECT_NE(message("ppo/cartpole.yaml", "replay_buffer_kwargs.handle_timeout_termination=true")
+                .find("unknown key"),
+            std::string::npos);  // PPO has no replay buffer
   try {
     LoadRunConfig(configs + "ppo.py", {}, 0);
     ADD_FAILURE() << "read a .py file";
@@ -669,13 +687,26 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
             "(linear to 0), e.g. lin_0.001, with (initial) value in [0, 1000000]");
 }
 
-// DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps.
+// DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps; 0 is
+// SB3's none (a run that only collects); -2 is refused.
 TEST(RunConfigTest, DqnGradientStepsMinusOneIsTrainFreqTimesNEnvs) {
   const std::string dqn = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
   const Config config =
       LoadRunConfig(dqn, {"gradient_steps=-1", "train_freq=8", "n_envs=2"}, std::nullopt);
   EXPECT_EQ(algo::DqnConfigFromConfig(config).gradient_steps, 16);
-  EXPECT_THROW(LoadRunConfig(dqn, {"gradient_steps=0"}, std::nullopt), ConfigError);
+  EXPECT_THROW(LoadRunConfig(dqn, {"gradient_steps=-2"}, std::nullopt), ConfigError);
+  const Config none = LoadRunConfig(dqn, {"gradient_steps=0", "learning_starts=0"}, std::nullopt);
+  EXPECT_EQ(algo::DqnConfigFromConfig(none).gradient_steps, 0);
+  auto env = env::MakeVecEnv("CartPole-v1", 1, 3, 1);
+  env->Reset();
+  auto agent = MakeAlgorithm(none, env->spec());
+  const std::vector<float> before = agent->GetParameters();
+  std::vector<algo::EpisodeRecord> episodes;
+  for (int i = 0; i < 3; ++i) {
+    agent->CollectRollout(*env, &episodes);
+    agent->Update(1.0);
+  }
+  EXPECT_EQ(agent->GetParameters(), before);
 }
 
 // A preset with no key (empty, or comments only) is refused, naming --config.

@@ -368,6 +368,18 @@ std::vector<std::string> NormalizeFrom(const std::string& text, const PyValue& k
   return out;
 }
 
+// replay_buffer_kwargs's dict (from Python text or YAML) as greenrl overrides.
+std::vector<std::string> ReplayBufferKwargsFrom(const std::string& text, const PyValue& kwargs) {
+  if (kwargs.kind != PyValue::Kind::kDict) {
+    throw ConfigError("replay_buffer_kwargs", text, "dict(...) or {...} of keyword arguments");
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, value] : kwargs.keyed) {
+    out.push_back("replay_buffer_kwargs." + key + "=" + Yaml(value));
+  }
+  return out;
+}
+
 // SB3's train_freq tuple [n, "step"] is n; the "episode" unit is refused by name.
 std::string TrainFreqFrom(const YAML::Node& node) {
   const std::string text = NodeYaml(node);
@@ -383,6 +395,10 @@ std::string TrainFreqFrom(const YAML::Node& node) {
 
 std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::string& text) {
   return PolicyKwargsFrom(algo, text, PyParser("policy_kwargs", text).ParseAll());
+}
+
+std::vector<std::string> ZooReplayBufferKwargs(const std::string& text) {
+  return ReplayBufferKwargsFrom(text, PyParser("replay_buffer_kwargs", text).ParseAll());
 }
 
 std::optional<std::string> ZooTrainFreqSteps(const std::string& text) {
@@ -608,6 +624,9 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
       } else if (key == "normalize") {
         expanded = entry.second.IsScalar() ? ZooNormalize(value)
                                            : NormalizeFrom(value, FromYaml(entry.second));
+      } else if (key == "replay_buffer_kwargs") {
+        expanded = entry.second.IsScalar() ? ZooReplayBufferKwargs(value)
+                                           : ReplayBufferKwargsFrom(value, FromYaml(entry.second));
       } else if (key == "train_freq") {
         expanded = {key + "=" + TrainFreqFrom(entry.second)};
       } else if (key == "target_kl" &&

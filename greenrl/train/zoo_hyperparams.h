@@ -77,6 +77,12 @@ std::vector<std::string> ZooPolicyKwargs(const std::string& algo, const std::str
 // Errors: ConfigError("normalize", text, ...) for any other text.
 std::vector<std::string> ZooNormalize(const std::string& text);
 
+// An rl-zoo `replay_buffer_kwargs` value (Python dict text, "dict(handle_timeout_termination=
+// True)") as greenrl overrides, replay_buffer_kwargs.<key>=<value> per entry: the schema takes
+// SB3's default handle_timeout_termination=True (greenrl's buffer has it) and refuses the rest
+// by name. Errors: ConfigError("replay_buffer_kwargs", text, ...) for a text that is no dict.
+std::vector<std::string> ZooReplayBufferKwargs(const std::string& text);
+
 // SB3's train_freq tuple written in Python, as rl-zoo's -params gives it, (4, 'step') or
 // [4, "step"], as its number of vec-env steps, "4". nullopt for any other text (the episode
 // unit, a plain number, what the parser cannot read), which callers pass on as given.

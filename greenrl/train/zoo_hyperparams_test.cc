@@ -217,6 +217,7 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
            "Pendulum-v1:\n"
            "  train_freq: [4, \"step\"]\n"
            "  gradient_steps: -1\n"
+           "  replay_buffer_kwargs: \"dict(handle_timeout_termination=True)\"\n"
            "  policy_kwargs: \"dict(net_arch=[32,  32],\n"
            "                        activation_fn=nn.Tanh)  # wider later\"\n"
            "CartPole-v1:\n"
@@ -228,6 +229,7 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
   }
   EXPECT_EQ(ReadZooSection(path, {"env_id=Pendulum-v1"})->overrides,
             (Strings{"algo=dqn", "env_id=Pendulum-v1", "train_freq=4", "gradient_steps=-1",
+                     "replay_buffer_kwargs.handle_timeout_termination=true",
                      "policy_kwargs.net_arch=[32, 32]", "policy_kwargs.activation_fn=tanh"}));
   EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
             (Strings{"algo=dqn", "env_id=CartPole-v1", "target_kl=0", "policy_kwargs.net_arch=[16]",
@@ -302,6 +304,18 @@ TEST(ZooHyperparamsTest, NormalizeForms) {
   const auto [field, message] = ErrorOf([] { ZooNormalize("yes"); });
   EXPECT_EQ(field, "normalize");
   EXPECT_THAT(message, HasSubstr("true, false or a dict of VecNormalize arguments"));
+}
+
+TEST(ZooHyperparamsTest, ReplayBufferKwargsForms) {
+  EXPECT_THAT(ZooReplayBufferKwargs("dict(handle_timeout_termination=True)"),
+              ElementsAre("replay_buffer_kwargs.handle_timeout_termination=true"));
+  EXPECT_THAT(ZooReplayBufferKwargs("{'handle_timeout_termination': False, 'n': 2}"),
+              ElementsAre("replay_buffer_kwargs.handle_timeout_termination=false",
+                          "replay_buffer_kwargs.n=2"));
+  EXPECT_THAT(ZooReplayBufferKwargs("dict()"), ElementsAre());
+  const auto [field, message] = ErrorOf([] { ZooReplayBufferKwargs("[1]"); });
+  EXPECT_EQ(field, "replay_buffer_kwargs");
+  EXPECT_THAT(message, HasSubstr("dict(...) or {...} of keyword arguments"));
 }
 
 }  // namespace
