@@ -1190,6 +1190,10 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
       << r.output;
   EXPECT_NE(r.output.find("(the run's VecNormalize statistics inside, frozen)"), std::string::npos)
       << r.output;
+  r = RunGreenrl("export --run " + out + " --quiet");  // as eval's: nothing on stderr
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("using its newest resume checkpoint"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoints/step_000000001024.pt\n"), std::string::npos) << r.output;
   fs::remove_all(out + "/checkpoints");
   r = RunGreenrl("eval --run " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;

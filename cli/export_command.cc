@@ -18,6 +18,7 @@ struct ExportArgs {
   std::string out;    // default: RUN_DIR/policy.torchscript.pt
   bool best = false;  // checkpoints/best.pt instead of the final (or newest) checkpoint
   std::string checkpoint;  // a resume checkpoint's step, or last (as eval's --checkpoint)
+  bool quiet = false;      // no notes on stderr (eval's and train's --quiet)
 };
 }  // namespace
 
@@ -38,6 +39,8 @@ Runner RegisterExport(CLI::App& app) {
       "--checkpoint", args->checkpoint,
       "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt) or last "
       "(the newest); the default --out is then RUN_DIR/policy_step_<STEP>.torchscript.pt");
+  cmd->add_flag("--quiet", args->quiet,
+                "no notes on the checkpoint loaded on stderr (as eval --quiet); stdout names it");
   return [args, out_option, checkpoint_option]() {
     // A flag given an empty value is refused, not read as absent.
     if (out_option->count() > 0 && args->out.empty()) {
@@ -68,8 +71,10 @@ Runner RegisterExport(CLI::App& app) {
     if (!args->out.empty()) refuse_other_file(args->out);  // before any work
     const train::TrainedAgent agent =
         train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best, args->checkpoint);
-    for (const std::string& note : agent.notes) fmt::print(stderr, "greenrl: {}\n", note);
-    if (!agent.final_checkpoint && args->checkpoint.empty()) {
+    for (const std::string& note : agent.notes) {
+      if (!args->quiet) fmt::print(stderr, "greenrl: {}\n", note);
+    }
+    if (!args->quiet && !agent.final_checkpoint && args->checkpoint.empty()) {
       fmt::print(stderr, "greenrl export: {}\n",
                  train::ResumeCheckpointNotice(args->run_dir, agent));
     }

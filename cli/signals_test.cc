@@ -30,10 +30,13 @@ std::string Dir(const std::string& name) {
   return d;
 }
 
-// Starts greenrl with `args`, stdout and stderr into `log`.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+// Starts greenrl with `args`, stdout and stderr into `log`; with ignore_sigint, SIGINT ignored
+// from its start (as a non-interactive shell starts `cmd &`).
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
+            bool ignore_sigint = false) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (ignore_sigint) ::signal(SIGINT, SIG_IGN);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
@@ -135,6 +138,29 @@ TEST(SignalsTest, SigintCheckpointsReportsAndExits130) {
   ASSERT_EQ(ckpt.size(), 1u);  // checkpoint_freq 0: only the one the signal asked for
   EXPECT_EQ(MetricSteps(dir).back(), ckpt[0]);
   ExpectResumes(dir, ckpt[0]);
+}
+
+// A SIGINT ignored from the start stays ignored, as POSIX shells and Python leave it; SIGTERM
+// still stops the run gracefully.
+TEST(SignalsTest, SigintIgnoredAtStartStaysIgnored) {
+  const std::string dir = Dir("int_ignored");
+  const pid_t pid = Spawn({"train", "--config", Preset(), "--set", "n_timesteps=10000000", "--set",
+                           "eval.freq=0", "--set", "checkpoint_freq=0", "--quiet", "--out", dir},
+                          dir + ".log", /*ignore_sigint=*/true);
+  ASSERT_TRUE(WaitFor([&] { return MetricsRows(dir) >= 2; }));
+  ::kill(pid, SIGINT);
+  const size_t rows = MetricsRows(dir);
+  int status = 0;
+  pid_t exited = 0;  // the run goes on: three more iterations, unless it exits first
+  ASSERT_TRUE(WaitFor([&] {
+    exited = ::waitpid(pid, &status, WNOHANG);
+    return exited != 0 || MetricsRows(dir) >= rows + 3;
+  }));
+  ASSERT_EQ(exited, 0) << "exited after an ignored SIGINT: " << Slurp(dir + ".log");
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(Wait(pid), 143) << Slurp(dir + ".log");
+  EXPECT_NE(Slurp(dir + ".log").find("greenrl: stopped by signal 15 at step"), std::string::npos)
+      << Slurp(dir + ".log");
 }
 
 // The same signal twice at once is one stop request (GNU timeout signals the child and then its

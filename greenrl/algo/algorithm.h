@@ -131,6 +131,9 @@ class Algorithm {
   // _n_updates) carry on. This default does nothing: PPO's schedules follow the trainer's
   // progress_remaining.
   virtual void ResetNumTimesteps() {}
+  // DQN, SAC: the num_timesteps at or below which Update takes no gradient step,
+  // max(learning_starts, OffPolicyResumeState::refill_until); 0 (no wait) for PPO.
+  virtual int64_t updates_wait_until() const { return 0; }
 
   // --- Resume checkpoints (train/checkpointing.h; README "Checkpoints, resume and signals").
   // SaveTrainingState writes SaveCheckpoint's entries plus everything the next rollouts and

@@ -17,6 +17,7 @@
 // LibTorch autograd. Nothing is allocated per step after construction.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -141,6 +142,9 @@ class Dqn final : public Algorithm {
   void LoadCheckpoint(const std::string& path) override;
   // num_timesteps to 0 and epsilon to exploration_initial_eps (Algorithm::ResetNumTimesteps).
   void ResetNumTimesteps() override;
+  int64_t updates_wait_until() const override {
+    return std::max(config_.learning_starts, refill_until_);
+  }
   // Resume: SaveCheckpoint's entries plus the exploration and sampling generators, the guard's
   // counters and, with replay_buffer, the replay buffer (ReplayBuffer::Save gives its size).
   // Without it the resumed run starts from an empty buffer and refills it with learning_starts

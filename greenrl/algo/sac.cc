@@ -378,6 +378,9 @@ class Sac final : public Algorithm {
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
+  int64_t updates_wait_until() const override {
+    return std::max(config_.learning_starts, refill_until_);
+  }
   void ResetNumTimesteps() override {  // learning_starts counts again
     num_timesteps_ = 0;
     refill_until_ = 0;

@@ -25,6 +25,8 @@ CpuInfo ParseCpuInfo(std::istream& in) {
     const std::string value = start == std::string::npos ? "" : line.substr(start);
     if (key == "model name" && cpu.model.empty()) {
       cpu.model = value;
+    } else if (key == "vendor_id" && cpu.vendor.empty()) {
+      cpu.vendor = value.substr(0, value.find_last_not_of(" \t") + 1);
     } else if (key == "flags" && !have_flags) {
       have_flags = true;
       std::istringstream words(value);

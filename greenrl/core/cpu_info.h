@@ -12,6 +12,9 @@ namespace greenrl {
 struct CpuInfo {
   std::string model;               // the first "model name" value; "" when none
   std::vector<std::string> flags;  // the words of the first "flags" line; empty when none
+  // The first "vendor_id" value (GenuineIntel, AuthenticAMD, HygonGenuine, CentaurHauls,
+  // Shanghai for Zhaoxin); "" when none.
+  std::string vendor;
   // Whether `flag` (e.g. "avx512_bf16") is one of flags.
   bool Has(const std::string& flag) const;
 };

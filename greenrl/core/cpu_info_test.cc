@@ -11,6 +11,7 @@ namespace {
 TEST(CpuInfoTest, ParsesModelAndFirstFlagsLine) {
   std::istringstream text(
       "processor\t: 0\n"
+      "vendor_id\t: GenuineIntel\n"
       "model name\t: Intel(R) Xeon(R) Processor\n"
       "flags\t\t: fpu avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 amx_bf16\n"
       "\n"
@@ -19,6 +20,9 @@ TEST(CpuInfoTest, ParsesModelAndFirstFlagsLine) {
       "flags\t\t: fpu\n");
   const CpuInfo cpu = ParseCpuInfo(text);
   EXPECT_EQ(cpu.model, "Intel(R) Xeon(R) Processor");
+  EXPECT_EQ(cpu.vendor, "GenuineIntel");
+  std::istringstream zhaoxin("vendor_id\t:   Shanghai  \n");  // Zhaoxin's, padded with spaces
+  EXPECT_EQ(ParseCpuInfo(zhaoxin).vendor, "Shanghai");
   EXPECT_TRUE(cpu.Has("amx_bf16"));
   EXPECT_FALSE(cpu.Has("amx"));  // whole words only
   EXPECT_EQ(DescribeCpu(cpu, 2),

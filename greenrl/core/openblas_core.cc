@@ -53,15 +53,22 @@ bool IsGenericFallbackCore(const std::string& lower) {
 }
 
 // OpenBLAS's widest x86-64 kernels for `cpu`'s instructions: "Cooperlake", "SkylakeX", "Zen"
-// (AVX2 on an AMD CPU), "Haswell" (AVX2 on others), or "" (older, or flags unknown).
+// (AVX2 on an AMD, Hygon, Centaur or Zhaoxin CPU), "Haswell" (AVX2 on Intel's and others), or ""
+// (older, or flags unknown).
 std::string WidestCoreFor(const CpuInfo& cpu) {
   if (!cpu.Has("avx2") || !cpu.Has("fma")) return "";
   const bool avx512 = cpu.Has("avx512f") && cpu.Has("avx512bw") && cpu.Has("avx512vl") &&
                       cpu.Has("avx512dq") && cpu.Has("avx512cd");
   if (avx512) return cpu.Has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
-  // OpenBLAS's dynamic dispatch (driver/others/dynamic.c) gives AMD's AVX2 CPUs its Zen core
-  // (seen on this project's AMD EPYC without AVX-512: "Zen kernels"), Intel's Haswell.
-  return cpu.model.find("AMD") != std::string::npos ? "Zen" : "Haswell";
+  // OpenBLAS's dynamic dispatch (driver/others/dynamic.c, get_coretype) gives the AVX2 CPUs of
+  // AMD and Hygon (one branch), Centaur and Zhaoxin its Zen core (seen on this project's AMD EPYC
+  // without AVX-512: "Zen kernels"), Intel's Haswell. Without a vendor_id line, the model name.
+  static const char* const kZenVendors[] = {"AuthenticAMD", "HygonGenuine", "CentaurHauls",
+                                            "Shanghai"};
+  const bool zen = cpu.vendor.empty() ? cpu.model.find("AMD") != std::string::npos
+                                      : std::any_of(std::begin(kZenVendors), std::end(kZenVendors),
+                                                    [&](const char* v) { return cpu.vendor == v; });
+  return zen ? "Zen" : "Haswell";
 }
 
 // How wide a kernel set's vectors and instructions are, for comparing two: 1 pre-AVX2, 2 AVX2

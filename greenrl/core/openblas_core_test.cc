@@ -9,7 +9,7 @@
 namespace greenrl {
 namespace {
 
-CpuInfo Cpu(std::vector<std::string> flags) { return CpuInfo{"Test CPU", std::move(flags)}; }
+CpuInfo Cpu(std::vector<std::string> flags) { return CpuInfo{"Test CPU", std::move(flags), ""}; }
 
 const std::vector<std::string> kAvx2 = {"sse3", "avx", "avx2", "fma"};
 const std::vector<std::string> kAvx512 = {"sse3",     "avx",      "avx2",     "fma",     "avx512f",
@@ -33,7 +33,17 @@ TEST(OpenBlasCoreTest, FallbackOnOtherCpusGetsTheirWidestKernels) {
   no_bw.erase(no_bw.begin() + 5);  // avx512bw
   EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", Cpu(no_bw)), "Haswell");
   // On AMD, OpenBLAS calls its AVX2 kernels Zen.
-  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", CpuInfo{"AMD EPYC", kAvx2}), "Zen");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", CpuInfo{"AMD EPYC", kAvx2, ""}), "Zen");
+  // By vendor_id where /proc/cpuinfo has it: Hygon's (whose model names no AMD) and Zhaoxin's
+  // AVX2 CPUs get Zen too, as in OpenBLAS's get_coretype; Intel's Haswell.
+  EXPECT_EQ(SuggestOpenBlasCoreType(
+                "Prescott", CpuInfo{"Hygon C86 7185 32-core Processor", kAvx2, "HygonGenuine"}),
+            "Zen");
+  EXPECT_EQ(SuggestOpenBlasCoreType("Prescott", CpuInfo{"ZHAOXIN KX-7000", kAvx2, "Shanghai"}),
+            "Zen");
+  EXPECT_EQ(
+      SuggestOpenBlasCoreType("Prescott", CpuInfo{"Intel(R) Core(TM)", kAvx2, "GenuineIntel"}),
+      "Haswell");
 }
 
 TEST(OpenBlasCoreTest, ARightOrUnknownChoiceIsLeftAlone) {
@@ -71,7 +81,7 @@ TEST(OpenBlasCoreTest, DescribeBlasNamesWiderKernelsThanAUsersCoretype) {
             "OpenBLAS, Prescott kernels (OPENBLAS_CORETYPE=prescott; this CPU can run OpenBLAS's "
             "Haswell kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
   // An AMD EPYC without AVX-512 (2026-12-06): OpenBLAS chooses Zen there, not Haswell.
-  EXPECT_EQ(DescribeBlasFor("Prescott", "Prescott", nullptr, CpuInfo{"AMD EPYC", kAvx2}),
+  EXPECT_EQ(DescribeBlasFor("Prescott", "Prescott", nullptr, CpuInfo{"AMD EPYC", kAvx2, ""}),
             "OpenBLAS, Prescott kernels (OPENBLAS_CORETYPE=Prescott; this CPU can run OpenBLAS's "
             "Zen kernels, which OpenBLAS chooses when OPENBLAS_CORETYPE is unset)");
   // As wide as the CPU allows, or wider, or a name not ranked here: nothing more said.

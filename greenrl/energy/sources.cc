@@ -65,10 +65,14 @@ SourceStatus ProbeRapl(const std::string& root) {
       status.available = true;
       status.state = SourceState::kOk;
       status.domains = probe.meter->domains();
-      status.reason = fmt::format(
-          "{} domain(s) readable under {} (measured, whole sockets; psys, core and uncore are "
-          "reported but not added); poll at least every {:.0f} s so no counter wraps twice",
-          status.domains.size(), root, probe.meter->MaxSafePollPeriodS());
+      {  // whole seconds; below 1 s (a tiny range, or a test's tree) two digits, not "0 s"
+        const double period = probe.meter->MaxSafePollPeriodS();
+        status.reason = fmt::format(
+            "{} domain(s) readable under {} (measured, whole sockets; psys, core and uncore are "
+            "reported but not added); poll at least every {} s so no counter wraps twice",
+            status.domains.size(), root,
+            period >= 1.0 ? fmt::format("{:.0f}", period) : fmt::format("{:.2g}", period));
+      }
       break;
     case RaplFailure::kMissingRoot:
       status.state = SourceState::kMissing;

@@ -28,6 +28,10 @@ std::string Amount(double value) {
                                                    : fmt::format("{:.3g}", value);
 }
 
+// A budget as the user gives it, to 6 significant digits (0.00103, not Amount's 0.0010, which
+// would read the same as a budget of 0.001).
+std::string BudgetAmount(double wh) { return fmt::format("{:.6g}", wh); }
+
 // How far a run with a budget went past it, Wh (0 within it, or without a budget).
 double OverBudgetWh(const RunReport& r) {
   if (!r.budget.enabled || r.budget.budget_wh <= 0.0) return 0.0;
@@ -239,12 +243,12 @@ std::string FormatSummary(const RunReport& r) {
     std::string earlier_text;
     if (earlier > 0) {
       std::vector<std::string> amounts;
-      for (const double wh : earlier_wh) amounts.push_back(Amount(wh) + " Wh");
+      for (const double wh : earlier_wh) amounts.push_back(BudgetAmount(wh) + " Wh");
       earlier_text = fmt::format(", {} of them under the earlier budget{} of {}", earlier,
                                  earlier_wh.size() == 1 ? "" : "s", fmt::join(amounts, ", "));
     }
     s += fmt::format("  budget         {} Wh: {} ({} decision{}{}, energy.json lists them)\n",
-                     Amount(r.budget.budget_wh),
+                     BudgetAmount(r.budget.budget_wh),
                      r.budget.stopped       ? "the budget ended the run: " + r.budget.stop_reason
                      : r.budget.interrupted ? "interrupted " + within + ", state " + state
                                             : "finished " + within + ", final state " + state,

@@ -196,6 +196,10 @@ TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
   EXPECT_NE(tinier.find("  energy         1e-05 Wh in all"), std::string::npos) << tinier;
   EXPECT_NE(tinier.find("cpu:process    1e-05 Wh  (estimated"), std::string::npos) << tinier;
   EXPECT_NE(tinier.find("  budget         1e-07 Wh: "), std::string::npos) << tinier;
+  r.budget.budget_wh = 0.00103;  // as given: not 0.0010, which a 0.001 budget reads as too
+  EXPECT_NE(FormatSummary(r).find("  budget         0.00103 Wh: "), std::string::npos)
+      << FormatSummary(r);
+  r.budget.budget_wh = 1e-7;
   r.carbon.region = "world";
   r.carbon.intensity_source = "override (carbon.intensity_g_per_kwh)";
   r.carbon.intensity_is_default = false;
@@ -219,7 +223,7 @@ TEST(RunReportTest, SummaryBudgetLine) {
   passed.taken = false;
   passed.budget_j = 2.5 * 3600.0;
   r.budget.events = {passed};
-  EXPECT_NE(FormatSummary(r).find("2.5000 Wh: finished within it, final state reduced_precision "
+  EXPECT_NE(FormatSummary(r).find("2.5 Wh: finished within it, final state reduced_precision "
                                   "(its rung passed over) (1 decision, energy.json"),
             std::string::npos)
       << FormatSummary(r);
@@ -231,7 +235,7 @@ TEST(RunReportTest, SummaryBudgetLine) {
   // Finished past a 0.5 Wh budget (the final evaluation cost more than its estimate): said, with
   // the unrounded figures and what a finished run spends after its last check.
   r.budget.budget_wh = 0.5;
-  EXPECT_NE(FormatSummary(r).find("0.5000 Wh: finished over it, final state reduced_precision"),
+  EXPECT_NE(FormatSummary(r).find("0.5 Wh: finished over it, final state reduced_precision"),
             std::string::npos)
       << FormatSummary(r);
   EXPECT_NE(FormatSummary(r).find("                 1.5 Wh over it: 2 Wh used (what the last "
@@ -265,7 +269,7 @@ TEST(RunReportTest, SummaryBudgetLine) {
   energy::BudgetEvent earlier = passed;
   earlier.budget_j = 36.0;
   r.budget.events.insert(r.budget.events.begin(), {earlier, earlier});
-  EXPECT_NE(FormatSummary(r).find("(3 decisions, 2 of them under the earlier budget of 0.0100 Wh, "
+  EXPECT_NE(FormatSummary(r).find("(3 decisions, 2 of them under the earlier budget of 0.01 Wh, "
                                   "energy.json lists them)"),
             std::string::npos)
       << FormatSummary(r);

@@ -404,8 +404,10 @@ std::optional<NormalizerSnapshot> ReadFinalNormalizer(const std::string& path) {
   try {
     text = ReadStringEntry(path, "final.normalizer");
   } catch (const std::exception& e) {
-    throw ConfigError("checkpoint", path,
-                      std::string("a final.pt written by greenrl train (") + e.what() + ")");
+    const std::string what = e.what();  // LibTorch's first line, without its backtrace
+    throw ConfigError(
+        "checkpoint", path,
+        "a final.pt written by greenrl train (" + what.substr(0, what.find('\n')) + ")");
   }
   if (!text) return std::nullopt;
   return NormalizerFromJson(*text, path + " (final.normalizer)");

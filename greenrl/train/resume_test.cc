@@ -916,6 +916,109 @@ TEST(ResumeTest, DamagedFinalPendingGivesWayToTheNewestResumeCheckpoint) {
   EXPECT_EQ(RunTraining(from_agent, FreshDir("pending_damaged_agent"), 1.0)
                 .report.trained_agent.checkpoint,
             newest);
+
+  // A normalize: true run's final.pt.pending that does not read at all (cut short): passed over
+  // before its statistics are needed, said in one line (LibTorch's backtrace left out).
+  const Config normalized =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1",
+                     "checkpoint_freq=256", "normalize=true"},
+                    1);
+  const std::string cut = FreshDir("pending_cut");
+  RunTraining(normalized, cut, 1.0);
+  fs::rename(cut + "/checkpoints/final.pt", FinalPendingPath(cut));
+  fs::remove(cut + "/checkpoints/normalizer.json");
+  fs::resize_file(FinalPendingPath(cut), 5000);
+  const TrainedAgent from_cut = LoadTrainedAgent(cut, std::nullopt);
+  EXPECT_EQ(from_cut.checkpoint, ListCheckpoints(cut).back().second);
+  ASSERT_TRUE(from_cut.normalizer.has_value());
+  ASSERT_EQ(from_cut.notes.size(), 1u);
+  EXPECT_EQ(from_cut.notes[0].rfind("skipping " + FinalPendingPath(cut) + ": checkpoint: got '" +
+                                        FinalPendingPath(cut) +
+                                        "'; a final.pt written by greenrl train (",
+                                    0),
+            0u)
+      << from_cut.notes[0];
+  EXPECT_EQ(from_cut.notes[0].find('\n'), std::string::npos) << from_cut.notes[0];
+  // With no resume checkpoint, the pending file's own error.
+  for (const auto& [step, path] : ListCheckpoints(cut)) fs::remove(path);
+  try {
+    LoadTrainedAgent(cut, std::nullopt);
+    ADD_FAILURE() << "loaded a final.pt.pending that does not read";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "checkpoint") << e.what();
+    EXPECT_NE(std::string(e.what()).find(FinalPendingPath(cut)), std::string::npos) << e.what();
+  }
+}
+
+// A resume whose meters give other energy domains than its checkpoint counted (energy.meter
+// changed, RAPL readable on one machine only) is refused before anything is written: energy is
+// carried domain by domain, and the earlier segments' would drop out of energy.json.
+TEST(ResumeTest, ResumeWithOtherEnergyDomainsIsRefused) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=256"}, 1);
+  const std::string dir = FreshDir("other_domains");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/512).interrupted);
+  const std::string metrics = ReadFile(dir + "/metrics.csv");
+  const std::string power = ReadFile(dir + "/power.csv");
+  TrainOptions options;
+  options.out_dir = dir;
+  options.resume = true;
+  options.verbose = false;
+  auto rapl =
+      std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:package-0"},
+                                          energy::Provenance::kMeasured, energy::Scope::kPackage);
+  rapl->Script({{0.0}, {1.0}});
+  options.meter_override = std::move(rapl);
+  try {
+    Train(config, std::move(options));
+    ADD_FAILURE() << "resumed with other energy domains";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "energy.meter");
+    EXPECT_NE(
+        std::string(e.what()).find("the meters the run was measured with, domains "
+                                   "cpu:process (" +
+                                   CheckpointPath(dir, 512) + "); here they are cpu:package-0"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ReadFile(dir + "/metrics.csv"), metrics);
+  EXPECT_EQ(ReadFile(dir + "/power.csv"), power);
+  EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);  // the same meters
+}
+
+// A resume without the replay buffer whose refill takes the rest of the run says so: DQN
+// CartPole (train_freq 256, learning_starts 1000), stopped at 1024 with checkpoint_replay_buffer
+// false, resumed to 1536: the buffer refills to 2024, past the run's last step.
+TEST(ResumeTest, ResumeWithoutTheBufferSaysWhenItsRefillTakesTheRun) {
+  const Config config = LoadRunConfig(Preset("dqn/cartpole.yaml"),
+                                      {"n_timesteps=4096", "eval.freq=0", "eval.final_episodes=1",
+                                       "checkpoint_replay_buffer=false", "checkpoint_freq=0"},
+                                      1);
+  const std::string dir = FreshDir("refill_warning");
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, /*stop_after=*/1024).interrupted);
+  for (const int64_t n : {1536, 2304}) {
+    const std::string copy = FreshDir("refill_warning_" + std::to_string(n));
+    fs::copy(dir, copy, fs::copy_options::recursive);
+    TrainOptions options;
+    options.out_dir = copy;
+    options.resume = true;
+    options.meter_override = FixedMeter(1.0);
+    ::testing::internal::CaptureStderr();
+    Train(LoadRunConfig(copy + "/config.yaml", {"n_timesteps=" + std::to_string(n)}, std::nullopt),
+          std::move(options));  // verbose
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    const std::string warning =
+        "holds no replay buffer (checkpoint_replay_buffer: false): the run refills it with "
+        "learning_starts 1000 transitions before it updates, to step 2024, which is not below "
+        "n_timesteps 1536: it acts with its policy and makes no gradient step";
+    if (n == 1536) {
+      EXPECT_NE(err.find(warning), std::string::npos) << err;
+    } else {
+      EXPECT_EQ(err.find("holds no replay buffer"), std::string::npos) << err;
+    }
+  }
 }
 
 // A run with no resume checkpoint (checkpoint_freq above n_timesteps, as the presets' default of

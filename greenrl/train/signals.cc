@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdint>
 #include <ctime>
+#include <utility>
 
 #include "greenrl/core/errors.h"
 
@@ -51,8 +52,13 @@ StopSignalScope::StopSignalScope() {
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // system calls in flight (writes, sleeps) carry on
-  sigaction(SIGINT, &action, &g_old_int);
-  sigaction(SIGTERM, &action, &g_old_term);
+  // A signal ignored when the process started stays ignored, as POSIX shells and Python leave
+  // it: a non-interactive shell starts a background job (`cmd &`) with SIGINT ignored, and
+  // `trap '' TERM` asks for the same.
+  for (auto [sig, old] : {std::pair{SIGINT, &g_old_int}, std::pair{SIGTERM, &g_old_term}}) {
+    sigaction(sig, nullptr, old);
+    if (old->sa_handler != SIG_IGN) sigaction(sig, &action, nullptr);
+  }
 }
 
 StopSignalScope::~StopSignalScope() {

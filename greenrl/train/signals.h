@@ -16,7 +16,8 @@ namespace greenrl::train {
 constexpr int64_t kDuplicateWindowNs = 100'000'000;  // 100 ms
 
 // Installs the handlers for SIGINT and SIGTERM while alive and restores the previous ones on
-// destruction. One at a time per process (GREENRL_CHECK).
+// destruction; a signal ignored (SIG_IGN) when the scope starts stays ignored (a background job
+// of a non-interactive shell has SIGINT ignored). One at a time per process (GREENRL_CHECK).
 class StopSignalScope {
  public:
   StopSignalScope();

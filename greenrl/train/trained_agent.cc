@@ -77,6 +77,19 @@ std::string NewestReadableCheckpoint(
   return "";
 }
 
+// Whether run_dir's final.pt.pending reads as an archive with its statistics entry (a truncated
+// one does not: it gives way to the resume checkpoints, said in *skipped, as one that reads but
+// does not load gives way in LoadNewestLoadable).
+bool FinalPendingReads(const std::string& run_dir, std::vector<std::string>* skipped) {
+  try {
+    ReadFinalNormalizer(FinalPendingPath(run_dir));
+    return true;
+  } catch (const ConfigError& e) {
+    skipped->push_back("skipping " + FinalPendingPath(run_dir) + ": " + e.what());
+    return false;
+  }
+}
+
 // --checkpoint STEP|last: run_dir's checkpoints/step_<STEP>.pt, or with "last" its newest resume
 // checkpoint that reads (rl-zoo's --load-checkpoint N and --load-last-checkpoint).
 // Errors: ConfigError("--checkpoint", step, ...) naming the steps the run has.
@@ -146,7 +159,8 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
     final_checkpoint = false;
     chosen = step == "last";
     checkpoint = ResumeCheckpointOfStep(run_dir, step);
-  } else if (!final_checkpoint && !best && fs::exists(FinalPendingPath(run_dir))) {
+  } else if (!final_checkpoint && !best && fs::exists(FinalPendingPath(run_dir)) &&
+             FinalPendingReads(run_dir, &skipped)) {
     // Training ended, and the final writes (reports, then the rename to final.pt) failed: the
     // trained policy, newer than any resume checkpoint.
     checkpoint = FinalPendingPath(run_dir);
@@ -169,6 +183,9 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
                       "a run directory with config.yaml and checkpoints/best.pt (written at "
                       "each evaluation that beats the best mean reward so far; eval.save_best: "
                       "true, the default)");
+  }
+  if (checkpoint.empty() && !best && fs::exists(FinalPendingPath(run_dir))) {
+    ReadFinalNormalizer(FinalPendingPath(run_dir));  // passed over above: its own error
   }
   if (!fs::exists(config_path) || checkpoint.empty()) {
     throw ConfigError(field, run_dir,
@@ -305,6 +322,7 @@ void LoadNewestLoadable(TrainedAgentFiles* files,
                         const std::function<void(const TrainedAgentFiles&)>& load) {
   std::vector<std::string> notes = files->notes;  // the first lookup's
   std::optional<ConfigError> newest_error;        // what is said when none loads
+  std::vector<std::string> tried;                 // the files tried: passed over, or loading
   for (;;) {
     try {
       load(*files);
@@ -320,17 +338,23 @@ void LoadNewestLoadable(TrainedAgentFiles* files,
                                  }),
                   notes.end());
       notes.push_back("skipping " + files->checkpoint + ": " + e.what());
-      // The next older resume checkpoint whose files are found (a normalize: true run's must
-      // read): the newest after final.pt.pending.
+      tried.push_back(files->checkpoint);
+      // The next resume checkpoint not tried yet whose files are found (a normalize: true run's
+      // must read): the one before, or after final.pt.pending the newest. (Listed again: a
+      // running training may have replaced some since; when the one that failed is gone, from
+      // the newest.)
       const std::string run_dir = files->run_dir, field = files->field;
       const auto checkpoints = ListCheckpoints(run_dir);
-      auto it = files->final_checkpoint
-                    ? checkpoints.rbegin()
-                    : std::next(std::find_if(
-                          checkpoints.rbegin(), checkpoints.rend(),
-                          [&](const auto& c) { return c.second == files->checkpoint; }));
+      auto it = checkpoints.rbegin();
+      if (!files->final_checkpoint) {
+        const auto at = std::find_if(checkpoints.rbegin(), checkpoints.rend(),
+                                     [&](const auto& c) { return c.second == files->checkpoint; });
+        if (at != checkpoints.rend()) it = std::next(at);
+      }
       bool found = false;
-      for (; !found && it < checkpoints.rend(); ++it) {
+      for (; !found && it != checkpoints.rend(); ++it) {
+        if (std::find(tried.begin(), tried.end(), it->second) != tried.end()) continue;
+        tried.push_back(it->second);
         try {
           *files = LocateTrainedAgent(run_dir, /*best=*/false, field, std::to_string(it->first));
           files->chosen = found = true;

@@ -572,7 +572,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
                             " does not load, needing " +
                             (e.accepted().empty() ? std::string(e.what()) : e.accepted()));
     }
-    if (options.verbose) {
+    if (options.verbose && writer) {  // rank 0's say it for the job
       for (const std::string& note : trained_agent->notes) {
         fmt::print(stderr, "greenrl: {}\n", note);
       }
@@ -913,6 +913,42 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
   if (world_size > 1) require_steps_left(resumed, resumed_path);  // the ranks' agreed one
+  // A resume measures the domains its checkpoint counted: energy is carried domain by domain, so
+  // another set (energy.meter changed, or RAPL or a GPU readable on one machine and not on the
+  // other) would drop the earlier segments' energy from energy.json's domains and totals while
+  // carbon kept it. Refused before anything is written.
+  if (!resumed_path.empty() && !resumed.energy.energy_j.empty()) {
+    std::string saved, here;
+    for (const auto& [domain, joules] : resumed.energy.energy_j) {
+      saved += (saved.empty() ? "" : ", ") + domain;
+    }
+    std::vector<std::string> names;
+    for (const energy::DomainInfo& d : monitor.domains()) names.push_back(d.domain);
+    std::sort(names.begin(), names.end());  // as the checkpoint's map lists them
+    for (const std::string& name : names) here += (here.empty() ? "" : ", ") + name;
+    if (saved != here) {
+      throw ConfigError(
+          "energy.meter", config.GetString("energy.meter"),
+          fmt::format("the meters the run was measured with, domains {} ({}); here they are {} "
+                      "(an energy.meter or a machine whose RAPL or GPU readings differ): resume "
+                      "where those meters read, or start a new run from this one's agent, whose "
+                      "report adds this run's energy: greenrl train --config {}/config.yaml "
+                      "--trained-agent {} --out NEW_DIR",
+                      saved, resumed_path, here, run_dir, run_dir));
+    }
+  }
+  // A resume without the replay buffer refills it before its updates go on (DQN, SAC): said when
+  // that takes the rest of the run (the learning_starts warning above says the rest).
+  if (options.verbose && writer && options.resume && !resumed_path.empty() &&
+      algorithm->updates_wait_until() >= last_step &&
+      config.GetInt("learning_starts") < last_step) {
+    fmt::print(stderr,
+               "greenrl: {} holds no replay buffer (checkpoint_replay_buffer: false): the run "
+               "refills it with learning_starts {} transitions before it updates, to step {}, "
+               "which is not below {}: it acts with its policy and makes no gradient step\n",
+               resumed_path, config.GetInt("learning_starts"), algorithm->updates_wait_until(),
+               last_step_text);
+  }
   if (options.resume && world_size > 1) {
     // What the stopped segment spent after the checkpoint (energy.json's figures of this rank).
     CarryOverStoppedSegment(run_dir, &resumed);
