@@ -248,8 +248,8 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
   const Result short_dqn = RunGreenrl(
       "train --config " + dqn + " --set n_timesteps=5000 --set learning_starts=5120 --dry-run");
   EXPECT_NE(short_dqn.output.find("greenrl: learning_starts 5120 is not below the run's last step "
-                                  "5120 (n_timesteps 5000 in whole rollouts of 256 steps): the "
-                                  "run ends before its updates start"),
+                                  "5120 (n_timesteps 5000 rounded up to whole train_freq blocks of "
+                                  "256 steps): the run ends before its updates start"),
             std::string::npos)
       << short_dqn.output;
 }

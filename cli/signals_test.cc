@@ -145,7 +145,7 @@ TEST(SignalsTest, SigintCheckpointsReportsAndExits130) {
 TEST(SignalsTest, SigintIgnoredAtStartStaysIgnored) {
   const std::string dir = Dir("int_ignored");
   const pid_t pid = Spawn({"train", "--config", Preset(), "--set", "n_timesteps=10000000", "--set",
-                           "eval.freq=0", "--set", "checkpoint_freq=0", "--quiet", "--out", dir},
+                           "eval.freq=0", "--set", "checkpoint_freq=0", "--out", dir},
                           dir + ".log", /*ignore_sigint=*/true);
   ASSERT_TRUE(WaitFor([&] { return MetricsRows(dir) >= 2; }));
   ::kill(pid, SIGINT);
@@ -160,6 +160,13 @@ TEST(SignalsTest, SigintIgnoredAtStartStaysIgnored) {
   ::kill(pid, SIGTERM);
   EXPECT_EQ(Wait(pid), 143) << Slurp(dir + ".log");
   EXPECT_NE(Slurp(dir + ".log").find("greenrl: stopped by signal 15 at step"), std::string::npos)
+      << Slurp(dir + ".log");
+  // Said at the start (not with --quiet).
+  EXPECT_NE(Slurp(dir + ".log")
+                .find("greenrl: SIGINT is ignored: this process started with it "
+                      "ignored (a script's `cmd &` starts it so; `set -m` does "
+                      "not) and leaves it so; SIGTERM stops the run\n"),
+            std::string::npos)
       << Slurp(dir + ".log");
 }
 

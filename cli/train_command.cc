@@ -1,6 +1,7 @@
 // greenrl train: loads and validates the config, trains, prints the summary.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -368,6 +370,14 @@ Runner RegisterTrain(CLI::App& app) {
     options.dry_run = args->dry_run;
     // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
     train::StopSignalScope signals;
+    for (const auto& [sig, name] : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
+      if (!args->quiet && signals.ignored(sig)) {
+        fmt::print(stderr,
+                   "greenrl: {} is ignored: this process started with it ignored (a script's "
+                   "`cmd &` starts it so; `set -m` does not) and leaves it so; {} stops the run\n",
+                   name, sig == SIGINT ? "SIGTERM" : "SIGINT");
+      }
+    }
     const train::TrainResult result =
         NamingFlags(*args, [&] { return train::Train(config, std::move(options)); });
     if (result.dry_run) {

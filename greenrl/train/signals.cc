@@ -61,6 +61,11 @@ StopSignalScope::StopSignalScope() {
   }
 }
 
+bool StopSignalScope::ignored(int sig) const {
+  const struct sigaction& old = sig == SIGINT ? g_old_int : g_old_term;
+  return (sig == SIGINT || sig == SIGTERM) && old.sa_handler == SIG_IGN;
+}
+
 StopSignalScope::~StopSignalScope() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);

@@ -22,6 +22,8 @@ class StopSignalScope {
  public:
   StopSignalScope();
   ~StopSignalScope();
+  // Whether `sig` (SIGINT or SIGTERM) was ignored when the scope started, and stays so.
+  bool ignored(int sig) const;
   StopSignalScope(const StopSignalScope&) = delete;
   StopSignalScope& operator=(const StopSignalScope&) = delete;
 };

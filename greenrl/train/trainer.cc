@@ -689,8 +689,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const std::string last_step_text =
       last_step == total_steps
           ? fmt::format("n_timesteps {}", total_steps)
-          : fmt::format("the run's last step {} (n_timesteps {} in whole rollouts of {} steps)",
-                        last_step, total_steps, rollout);
+          : fmt::format(
+                "the run's last step {} (n_timesteps {} rounded up to whole train_freq "
+                "blocks of {} steps)",
+                last_step, total_steps, rollout);
   if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
       config.GetInt("learning_starts") >= last_step) {
     if (options.resume && !resume_from.empty()) {
@@ -937,18 +939,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
                       saved, resumed_path, here, run_dir, run_dir));
     }
   }
-  // A resume without the replay buffer refills it before its updates go on (DQN, SAC): said when
-  // that takes the rest of the run (the learning_starts warning above says the rest).
-  if (options.verbose && writer && options.resume && !resumed_path.empty() &&
-      algorithm->updates_wait_until() >= last_step &&
-      config.GetInt("learning_starts") < last_step) {
-    fmt::print(stderr,
-               "greenrl: {} holds no replay buffer (checkpoint_replay_buffer: false): the run "
-               "refills it with learning_starts {} transitions before it updates, to step {}, "
-               "which is not below {}: it acts with its policy and makes no gradient step\n",
-               resumed_path, config.GetInt("learning_starts"), algorithm->updates_wait_until(),
-               last_step_text);
-  }
   if (options.resume && world_size > 1) {
     // What the stopped segment spent after the checkpoint (energy.json's figures of this rank).
     CarryOverStoppedSegment(run_dir, &resumed);
@@ -1035,6 +1025,20 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (options.verbose) {
       fmt::print(stderr, "greenrl: resuming {} from {} (step {})\n", run_dir, resumed_path,
                  resumed.steps);
+    }
+    // A resume without the replay buffer refills it before its updates go on (DQN, SAC): said,
+    // and when that takes the rest of the run, that it makes no gradient step.
+    const int64_t wait = algorithm->updates_wait_until();
+    if (options.verbose && writer && wait > 0 && wait > config.GetInt("learning_starts")) {
+      fmt::print(stderr,
+                 "greenrl: the replay buffer refills (a checkpoint without it: "
+                 "checkpoint_replay_buffer false): updates wait for learning_starts {} "
+                 "transitions, until step {}{}\n",
+                 config.GetInt("learning_starts"), wait,
+                 wait >= last_step ? fmt::format(", which is not below {}: this run acts with its "
+                                                 "policy and makes no gradient step",
+                                                 last_step_text)
+                                   : std::string());
     }
     // The resolved config of this segment (--set overrides such as a larger n_timesteps
     // included), so a later plain --resume continues with it; written only once the checkpoint
