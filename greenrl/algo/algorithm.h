@@ -189,6 +189,11 @@ class Algorithm {
   // Switches the update to reduced precision (after CanReducePrecision returned true).
   virtual void ReducePrecision() {}
 
+  // Waits until the work this algorithm queued on its device has finished, so that an energy
+  // window closed next counts it (the trainer's EnergyMonitor sync hook, ../shared/STYLE.md
+  // point 7). Default: nothing (work on the CPU is done when a call returns).
+  virtual void SynchronizeDevice() const {}
+
   // Data-parallel training (../shared/DESIGN.md, "Scaling out"): from now on every update
   // averages its flat gradient buffer over the ranks of `collectives` once per minibatch, before
   // clipping and the optimiser step, and any other per-minibatch decision that must agree across

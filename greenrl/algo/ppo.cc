@@ -224,6 +224,10 @@ class Ppo final : public Algorithm {
                          const std::function<void(CheckpointReader&)>& extra) override;
   bool CanReducePrecision(std::string* why_not) const override;
   void ReducePrecision() override;
+  // device cuda: torch::cuda::synchronize(); the CPU: nothing.
+  void SynchronizeDevice() const override {
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
   std::vector<float> GetParameters() const override {
     return std::vector<float>(params_.params(), params_.params() + params_.num_params());
   }

@@ -84,6 +84,16 @@ void FakeMeter::Script(const std::vector<std::vector<double>>& readings_j) {
   }
 }
 
+void FakeMeter::SetUpdatePeriodS(double update_period_s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  update_period_s_ = update_period_s;
+}
+
+double FakeMeter::update_period_s() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return update_period_s_;
+}
+
 std::size_t FakeMeter::read_count() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return read_count_;

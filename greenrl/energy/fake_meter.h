@@ -56,6 +56,9 @@ class FakeMeter final : public EnergyMeter {
   void Script(const std::vector<std::vector<double>>& readings_j);
   // Number of ReadEnergyJ() calls so far.
   std::size_t read_count() const;
+  // Sets what update_period_s() returns, s (default 0).
+  void SetUpdatePeriodS(double update_period_s);
+  double update_period_s() const override;
 
  private:
   void CheckReading(const std::vector<double>& previous_j, const std::vector<double>& next_j) const;
@@ -66,6 +69,7 @@ class FakeMeter final : public EnergyMeter {
   const Scope scope_;
   const std::string name_;
   mutable std::mutex mutex_;
+  double update_period_s_ = 0.0;                // guarded by mutex_
   std::vector<double> current_j_;               // guarded by mutex_
   std::deque<std::vector<double>> scripted_j_;  // guarded by mutex_
   std::size_t read_count_ = 0;                  // guarded by mutex_

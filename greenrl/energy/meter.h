@@ -82,6 +82,12 @@ class EnergyMeter {
   // take a power sample here, and ignore a time not after their last sample; counter and model
   // meters ignore it.
   virtual void Sample(double now_s) { (void)now_s; }
+
+  // Returns: about the longest time between two changes of what ReadEnergyJ() returns while the
+  //   hardware uses energy, s; 0 when the values follow every reading (a model over CPU time, a
+  //   fake). A window shorter than this reads 0 J or a whole counter step, so EnergyMonitor
+  //   counts and warns about such windows (../shared/STYLE.md point 7). Default 0.
+  virtual double update_period_s() const { return 0.0; }
 };
 
 }  // namespace greenrl::energy

@@ -1,6 +1,9 @@
 // monitor.cc: windows as differences of cumulative readings (see monitor.h).
 #include "greenrl/energy/monitor.h"
 
+#include <fmt/format.h>
+
+#include <cstdio>
 #include <set>
 
 #include "greenrl/core/errors.h"
@@ -22,11 +25,15 @@ double Measurement::total_energy_j() const {
 }
 
 EnergyMonitor::EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, const Clock& clock,
-                             SyncFn sync)
-    : meters_(std::move(meters)), clock_(&clock), sync_(std::move(sync)) {
+                             SyncFn sync, WarnFn warn)
+    : meters_(std::move(meters)), clock_(&clock), sync_(std::move(sync)), warn_(std::move(warn)) {
   std::set<std::string> seen;
   for (const std::unique_ptr<EnergyMeter>& meter : meters_) {
     GREENRL_CHECK(meter != nullptr, "EnergyMonitor got a null meter");
+    if (meter->update_period_s() > update_period_s_) {
+      update_period_s_ = meter->update_period_s();
+      update_period_meter_ = meter->name();
+    }
     const std::vector<std::string> names = meter->domains();
     const std::vector<std::string> identities = meter->domain_identities();
     GREENRL_CHECK(identities.size() == names.size(),
@@ -101,6 +108,20 @@ Measurement EnergyMonitor::EndWindow(const std::string& key) {
   totals.sum.duration_s += measurement.duration_s;
   for (const auto& [domain, energy_j] : measurement.energy_j)
     totals.sum.energy_j[domain] += energy_j;
+  if (measurement.duration_s < update_period_s_ && ++totals.short_count == 1) {
+    const std::string message = fmt::format(
+        "energy window '{}' lasted {:.3g} ms, less than the {:.3g} ms between updates of meter "
+        "'{}': one such window reads 0 J or a whole counter step, so only sums over many windows "
+        "mean something (the run's total is unaffected); energy.json counts them as "
+        "windows.{}.short_windows",
+        key, measurement.duration_s * 1e3, update_period_s_ * 1e3, update_period_meter_, key);
+    if (warn_) {
+      warn_(message);
+    } else {
+      std::fprintf(stderr, "greenrl warning: %s\n", message.c_str());
+      std::fflush(stderr);
+    }
+  }
   return measurement;
 }
 

@@ -39,8 +39,9 @@ struct Measurement {
 
 // Sum over every closed window of one key.
 struct WindowTotals {
-  std::int64_t count = 0;  // windows closed
-  Measurement sum;         // summed duration_s and energy_j per domain
+  std::int64_t count = 0;        // windows closed
+  Measurement sum;               // summed duration_s and energy_j per domain
+  std::int64_t short_count = 0;  // of them, shorter than EnergyMonitor::update_period_s()
 };
 
 // One monitored domain and what its figures are.
@@ -64,6 +65,10 @@ struct CumulativeReading {
 // Each BeginWindow/EndWindow/Total call calls the sync hook (if any), then reads the clock and
 // every meter once. A window's measurement is the difference between its end and begin readings,
 // so windows of different keys may overlap or nest freely; one key has at most one open window.
+// A window shorter than update_period_s() (a counter that changes every 1 ms or 100 ms) reads 0 J
+// or a whole counter step: it is counted in WindowTotals::short_count, and the first one of each
+// key is warned about (../shared/STYLE.md point 7). Sums over many windows stay unbiased when the
+// windows do not keep time with the counter, and Total() is exact to the counter's step.
 // Thread-safety: all methods are safe to call from several threads (one mutex); the sync hook runs
 // outside the mutex.
 class EnergyMonitor {
@@ -72,22 +77,30 @@ class EnergyMonitor {
   // in the window that launched it (e.g. a CUDA synchronize injected by the trainer; energy itself
   // never links torch).
   using SyncFn = std::function<void()>;
+  // Where warnings go (one line, no "greenrl warning: " prefix); empty: stderr with that prefix.
+  using WarnFn = std::function<void(const std::string& message)>;
 
   // Args: meters: the meters to read, non-null, with domain names unique across all of them.
   //       clock: time source; must outlive the monitor (SteadyClock::Instance() or a FakeClock).
   //       sync: optional device synchronisation hook.
+  //       warn: optional warning sink (the short-window warning).
   // Takes the starting reading that Total() is measured from.
   // Errors: GREENRL_CHECK on a null meter or a domain name repeated across meters.
   EnergyMonitor(std::vector<std::unique_ptr<EnergyMeter>> meters, const Clock& clock,
-                SyncFn sync = {});
+                SyncFn sync = {}, WarnFn warn = {});
 
   // Opens window `key`. Errors: GREENRL_CHECK if `key` is already open.
   void BeginWindow(const std::string& key);
 
-  // Closes window `key` and adds it to the totals of `key`.
+  // Closes window `key` and adds it to the totals of `key`; a window shorter than
+  // update_period_s() is counted in short_count, and the first of its key is warned about.
   // Returns: its duration_s and energy_j per domain.
   // Errors: GREENRL_CHECK if `key` is not open.
   Measurement EndWindow(const std::string& key);
+
+  // Returns: the longest EnergyMeter::update_period_s() of the meters, s; 0 when every meter
+  //   follows each reading.
+  double update_period_s() const { return update_period_s_; }
 
   // Returns: whether window `key` is open.
   bool IsWindowOpen(const std::string& key) const;
@@ -134,6 +147,9 @@ class EnergyMonitor {
   const std::vector<std::unique_ptr<EnergyMeter>> meters_;
   const Clock* clock_;
   const SyncFn sync_;
+  const WarnFn warn_;
+  double update_period_s_ = 0.0;
+  std::string update_period_meter_;  // the meter whose period update_period_s_ is
   std::vector<DomainInfo> domains_;
   mutable std::mutex mutex_;
   Reading start_;                                // guarded by mutex_

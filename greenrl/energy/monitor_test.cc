@@ -256,5 +256,59 @@ TEST(EnergyMonitorTest, SampleAllCallsSampleThenReadsSinceStart) {
   EXPECT_EQ(monitor.Total().energy_j.at("gpu:0"), 10.0);
 }
 
+// ../shared/STYLE.md point 7: windows shorter than the slowest meter's update period are
+// counted per key, and the first of each key is warned about once, naming key, both durations and
+// the meter; a meter that follows every reading (period 0) never makes a window short.
+TEST(EnergyMonitorTest, CountsAndWarnsOnceAboutWindowsShorterThanTheUpdatePeriod) {
+  FakeClock clock(/*start_s=*/10.0);
+  auto counter = std::make_unique<FakeMeter>(std::vector<std::string>{"gpu:0"},
+                                             Provenance::kMeasured, Scope::kDevice, "slow");
+  counter->SetUpdatePeriodS(0.125);  // binary-exact, as the clock's sums below
+  auto follows = std::make_unique<FakeMeter>(std::vector<std::string>{"cpu:process"},
+                                             Provenance::kEstimated, Scope::kProcess, "model");
+  follows->SetUpdatePeriodS(0.0);
+  std::vector<std::unique_ptr<EnergyMeter>> meters;
+  meters.push_back(std::move(follows));
+  meters.push_back(std::move(counter));
+  std::vector<std::string> warnings;
+  EnergyMonitor monitor(std::move(meters), clock, {},
+                        [&warnings](const std::string& message) { warnings.push_back(message); });
+  EXPECT_EQ(monitor.update_period_s(), 0.125);
+  auto window = [&](const std::string& key, double duration_s) {
+    monitor.BeginWindow(key);
+    clock.AdvanceS(duration_s);
+    monitor.EndWindow(key);
+  };
+  window("update", 0.25);   // longer: not counted
+  window("update", 0.125);  // exactly one period: not counted
+  EXPECT_EQ(monitor.TotalsFor("update").short_count, 0);
+  EXPECT_TRUE(warnings.empty());
+  window("update", 0.0005);
+  window("update", 0.05);
+  window("rollout", 0.002);
+  EXPECT_EQ(monitor.TotalsFor("update").count, 4);
+  EXPECT_EQ(monitor.TotalsFor("update").short_count, 2);
+  EXPECT_EQ(monitor.TotalsFor("rollout").short_count, 1);
+  ASSERT_EQ(warnings.size(), 2u);  // one per key
+  EXPECT_EQ(warnings[0],
+            "energy window 'update' lasted 0.5 ms, less than the 125 ms between updates of meter "
+            "'slow': one such window reads 0 J or a whole counter step, so only sums over many "
+            "windows mean something (the run's total is unaffected); energy.json counts them as "
+            "windows.update.short_windows");
+  EXPECT_NE(warnings[1].find("energy window 'rollout' lasted 2 ms"), std::string::npos);
+
+  // Meters with no update period: no window is short, however brief.
+  std::vector<std::unique_ptr<EnergyMeter>> live;
+  live.push_back(std::make_unique<FakeMeter>(std::vector<std::string>{"cpu:process"}));
+  EnergyMonitor live_monitor(std::move(live), clock, {},
+                             [&warnings](const std::string& m) { warnings.push_back(m); });
+  EXPECT_EQ(live_monitor.update_period_s(), 0.0);
+  live_monitor.BeginWindow("rollout");
+  clock.AdvanceS(1e-6);
+  live_monitor.EndWindow("rollout");
+  EXPECT_EQ(live_monitor.TotalsFor("rollout").short_count, 0);
+  EXPECT_EQ(warnings.size(), 2u);
+}
+
 }  // namespace
 }  // namespace greenrl::energy

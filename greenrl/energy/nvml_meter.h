@@ -232,6 +232,10 @@ class NvmlMeter final : public EnergyMeter {
  public:
   // Least time between two process-list checks in Sample(), s.
   static constexpr double kProcessPollPeriodS = 10.0;
+  // How often the driver updates a GPU's energy counter and power reading, s: the upper end of
+  // "every 20-100 ms" (PETSc's PetscLogGpuEnergyMeter manual page, on
+  // nvmlDeviceGetTotalEnergyConsumption; Zeus 0.6.1's release notes report windows that read 0 J).
+  static constexpr double kUpdatePeriodS = 0.1;
 
   // Opens the visible GPUs (OpenNvmlVisibleGpus), probes each counter and takes a baseline.
   // Returns: the meter, or null with *why_not set (if non-null) when the library is missing,
@@ -243,6 +247,8 @@ class NvmlMeter final : public EnergyMeter {
   std::vector<std::string> domains() const override;
   Provenance provenance() const override;
   Scope scope() const override { return Scope::kDevice; }
+  // Returns: kUpdatePeriodS (counter and integrated devices alike).
+  double update_period_s() const override { return kUpdatePeriodS; }
   // Returns: each GPU's UUID ("GPU-..."), domains() order.
   std::vector<std::string> domain_identities() const override;
 

@@ -98,6 +98,7 @@ TEST(NvmlMeterTest, CounterDeltasInJoulesFromMillijoules) {
   EXPECT_THAT(meter->domains(), ElementsAre("gpu:0"));
   EXPECT_EQ(meter->provenance(), Provenance::kMeasured);
   EXPECT_EQ(meter->scope(), Scope::kDevice);
+  EXPECT_EQ(meter->update_period_s(), 0.1);  // the driver's 20-100 ms, its upper end
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4000.0));
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4001.5));
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4001.5));  // GPU is lost: last value kept
@@ -131,6 +132,7 @@ TEST(NvmlMeterTest, CounterNotSupportedIntegratesPowerWithTrapezoid) {
   std::unique_ptr<NvmlMeter> meter = NvmlMeter::TryCreate(FakeOptions(), &why_not);
   ASSERT_NE(meter, nullptr) << why_not;
   EXPECT_EQ(meter->provenance(), Provenance::kIntegrated);
+  EXPECT_EQ(meter->update_period_s(), 0.1);  // the power reading updates as the counter does
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(0.0));
   meter->Sample(0.0);
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(0.0));

@@ -88,6 +88,9 @@ class RaplMeter final : public EnergyMeter {
   // greenrl's margin, from no datasheet: a zone's max_power_uw is its limit, so a real wrap
   // implies at most about 1x; 4x leaves room for a short interval's timing error.
   static constexpr double kMaxPlausiblePowerFactor = 4.0;
+  // How often the hardware updates energy_uj, s: about every 1 ms (Haehnel, Doebel, Voelp and
+  // Haertig, SIGMETRICS Performance Evaluation Review 40(3), 2012, measured on Sandy Bridge).
+  static constexpr double kCounterUpdatePeriodS = 1e-3;
 
   // Finds the zones under `root` and takes a baseline reading.
   // Args: root: a powercap directory: /sys/class/powercap (flat symlinks), or a copy / bind mount
@@ -110,6 +113,8 @@ class RaplMeter final : public EnergyMeter {
   std::vector<std::string> domains() const override;
   Provenance provenance() const override { return Provenance::kMeasured; }
   Scope scope() const override { return Scope::kPackage; }
+  // Returns: kCounterUpdatePeriodS.
+  double update_period_s() const override { return kCounterUpdatePeriodS; }
 
   // Returns: joules per domain since construction, never decreasing. A counter that fails to read
   // keeps its last value (counted as "read_errors" in Details()). A value below the previous one

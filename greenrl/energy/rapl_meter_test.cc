@@ -115,6 +115,7 @@ TEST(RaplMeterTest, MonitorTotalAddsPackagesAndDramOnly) {
   EXPECT_EQ(total.total_energy_j(), 3.75);
   EXPECT_FALSE(monitor.domains().back().additive);
   EXPECT_TRUE(monitor.domains().front().additive);
+  EXPECT_EQ(monitor.update_period_s(), 1e-3);  // RAPL's counters: about every 1 ms
 }
 
 TEST(RaplMeterTest, WrapAroundUsesMaxEnergyRange) {

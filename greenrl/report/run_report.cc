@@ -314,7 +314,8 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
     windows[w.key] = {{"count", w.count},
                       {"duration_s", w.duration_s},
                       {"energy_j", e},
-                      {"total_energy_j", total}};
+                      {"total_energy_j", total},
+                      {"short_windows", w.short_count}};
   }
   j["windows"] = windows;
   nlohmann::ordered_json other = nlohmann::ordered_json::object();
@@ -326,6 +327,9 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["unattributed"] = {{"energy_j", other}, {"total_energy_j", other_total}};
   nlohmann::ordered_json meter;
   meter["reason"] = r.meter_reason;
+  // How often the meters' readings change, s (0: at every reading); windows shorter than this
+  // are counted in windows.<key>.short_windows.
+  meter["update_period_s"] = r.meter_update_period_s;
   nlohmann::ordered_json details = nlohmann::ordered_json::object();
   for (const auto& [k, v] : r.meter_details) details[k] = v;
   meter["details"] = details;

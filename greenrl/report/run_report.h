@@ -35,6 +35,9 @@ struct WindowEnergy {
   int64_t count = 0;                       // windows of this key
   double duration_s = 0.0;                 // summed durations
   std::map<std::string, double> energy_j;  // per domain, summed
+  // Windows shorter than the meters' update period (EnergyMonitor::update_period_s()), whose
+  // energy alone is 0 J or a whole counter step.
+  int64_t short_count = 0;
 };
 
 // The energy budget's part of a run (energy.budget_wh).
@@ -107,6 +110,7 @@ struct RunReport {
   std::vector<DomainEnergy> domains;  // totals per domain
   std::vector<WindowEnergy> windows;  // per window key
   std::string meter_reason;           // why this meter was chosen
+  double meter_update_period_s = 0.0;  // EnergyMonitor::update_period_s(), s
   // The summary's meter line when meter_reason was already logged at the run's start: the meters
   // without the why (MeterChoice::brief); "" to print meter_reason there.
   std::string meter_brief;

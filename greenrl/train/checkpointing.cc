@@ -209,7 +209,9 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   state.energy = MeasurementFrom(j.at("energy"));
   if (j.contains("windows")) {
     for (const auto& [key, w] : j.at("windows").items()) {
-      state.windows[key] = {w.at("count").get<int64_t>(), MeasurementFrom(w.at("sum"))};
+      // short_count: absent from checkpoints written before it was counted.
+      state.windows[key] = {w.at("count").get<int64_t>(), MeasurementFrom(w.at("sum")),
+                            w.value("short_count", int64_t{0})};
     }
   }
   state.normalizer = j.at("normalizer").get<std::vector<double>>();
@@ -255,7 +257,8 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["cpu_s"] = state.cpu_s;
   j["energy"] = MeasurementJson(state.energy);
   for (const auto& [key, w] : state.windows) {
-    j["windows"][key] = {{"count", w.count}, {"sum", MeasurementJson(w.sum)}};
+    j["windows"][key] = {
+        {"count", w.count}, {"sum", MeasurementJson(w.sum)}, {"short_count", w.short_count}};
   }
   j["normalizer"] = state.normalizer;
   j["world_size"] = state.world_size;

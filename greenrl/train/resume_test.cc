@@ -201,6 +201,35 @@ TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
   ExpectResumeIsExact("ppo_cartpole", config, 768);  // evaluations at 512 (before), 1024, ...
 }
 
+// A meter that updates less often than any window lasts (period 1e6 s) makes every window short:
+// energy.json counts them per key over both segments of a stopped and resumed run (the count
+// travels in the checkpoint), and names the meter's update period.
+TEST(ResumeTest, ShortWindowsAreCountedAcrossSegments) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1"}, 3);
+  const std::string dir = FreshDir("short_windows");
+  auto run = [&](bool resume, int64_t stop_after) {
+    auto meter = std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:process"});
+    meter->SetUpdatePeriodS(1e6);
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.meter_override = std::move(meter);
+    options.resume = resume;
+    options.stop_after_steps = stop_after;
+    return Train(config, std::move(options));
+  };
+  ASSERT_TRUE(run(false, 512).interrupted);
+  ASSERT_FALSE(run(true, 0).interrupted);
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["meter"]["update_period_s"].get<double>(), 1e6);
+  EXPECT_EQ(j["windows"]["rollout"]["count"].get<int64_t>(), 4);  // 4 rollouts of 256 steps
+  EXPECT_EQ(j["windows"]["rollout"]["short_windows"].get<int64_t>(), 4);
+  EXPECT_EQ(j["windows"]["update"]["short_windows"].get<int64_t>(), 4);
+  EXPECT_EQ(j["windows"]["eval"]["short_windows"].get<int64_t>(), 1);
+}
+
 // carbon.intensity_csv prices each segment's energy at the times it was used: the stopped
 // segment's 10 J at 100 g/kWh, the resumed one's 20 J at 1000 (the series' second value starts
 // between the two), in energy.json, emissions.csv and every metrics row's carbon/g_co2e.

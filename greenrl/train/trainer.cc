@@ -746,7 +746,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
                        : "";
     return ranks + saved_config.ToYaml();
   };
-  energy::EnergyMonitor monitor(std::move(meters), clock);
+  // Windows wait for the device's queued work (PPO on CUDA), and the short-window warning
+  // is rank 0's, silenced with the others when not verbose.
+  energy::EnergyMonitor::WarnFn monitor_warn;
+  if (!writer || !options.verbose) monitor_warn = [](const std::string&) {};
+  energy::EnergyMonitor monitor(
+      std::move(meters), clock, [&algorithm] { algorithm->SynchronizeDevice(); }, monitor_warn);
   // Data-parallel: which rank's reading of each domain enters the job's energy (job_energy.h),
   // from every rank's machine key and domain identities. weights[q][k]; 1 for one process.
   std::vector<std::vector<double>> job_weights(static_cast<size_t>(world_size),
@@ -1195,6 +1200,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     for (const auto& [key, w] : resumed.windows) {
       auto& t = windows[key];
       t.count += w.count;
+      t.short_count += w.short_count;
       t.sum.duration_s += w.sum.duration_s;
       for (const auto& [domain, e] : w.sum.energy_j) t.sum.energy_j[domain] += e;
     }
@@ -1765,9 +1771,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   for (const auto& [key, totals] : windows_so_far()) {
     const auto job = job_window_j.find(key);  // data-parallel: the job's energy of the window
     r.windows.push_back({key, totals.count, totals.sum.duration_s,
-                         job != job_window_j.end() ? job->second : totals.sum.energy_j});
+                         job != job_window_j.end() ? job->second : totals.sum.energy_j,
+                         totals.short_count});
   }
   r.meter_reason = meter_reason;
+  r.meter_update_period_s = monitor.update_period_s();
   if (best_eval_step >= 0 && writer) {
     r.best_eval = {best_eval_step, best_eval_mean, run_dir + "/checkpoints/best.pt"};
   }

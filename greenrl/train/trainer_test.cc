@@ -89,6 +89,9 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   EXPECT_EQ(j["windows"]["rollout"]["count"], 8);
   EXPECT_EQ(j["windows"]["update"]["count"], 8);
   EXPECT_EQ(j["windows"]["eval"]["count"], 2);  // at 1024 steps and the final one
+  // The CPU-time estimate follows every reading: no window is shorter than its update period.
+  EXPECT_EQ(j["meter"]["update_period_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["windows"]["rollout"]["short_windows"].get<int64_t>(), 0);
   EXPECT_NEAR(window_sum + j["unattributed"]["total_energy_j"].get<double>(), total_j, 1e-9);
   EXPECT_GE(j["unattributed"]["total_energy_j"].get<double>(), 0.0);
   // The process's CPU time before its meters started: reported, in no total.
