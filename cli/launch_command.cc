@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,9 +166,18 @@ int RunLaunch(const LaunchArgs& a) {
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
       throw std::runtime_error(std::string("launch: pipe: ") + std::strerror(errno));
     }
+    const pid_t launcher_pid = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("launch: fork: ") + std::strerror(errno));
     if (pid == 0) {
+      // Each rank leads its own process group, as torchrun starts each worker in a new session:
+      // a terminal's Ctrl-C (or a kill of the launcher's group) reaches the launcher alone, which
+      // forwards it once. Delivered twice, more than 100 ms apart, it would read as a second stop
+      // request and end the rank at once, without its checkpoint (train/signals.h). A launcher
+      // that dies (SIGKILL) stops its ranks as a forwarded SIGTERM would.
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != launcher_pid) ::_exit(128 + SIGTERM);  // it died before prctl
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
       ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
@@ -290,6 +300,15 @@ int RunLaunch(const LaunchArgs& a) {
     }
     if (termed && !killed &&
         std::chrono::duration<double>(now - term_at).count() > (by_signal ? a.grace_s : 5.0)) {
+      std::set<int> left;
+      for (int r = 0; r < a.nproc; ++r) {
+        if (ranks[r].running) left.insert(r);
+      }
+      fmt::print(
+          stderr,
+          "greenrl launch: rank{} {} still running {} s after the {}: killing {} (SIGKILL)\n",
+          left.size() == 1 ? "" : "s", RankList(left), by_signal ? a.grace_s : 5.0,
+          by_signal ? "forwarded stop signal" : "SIGTERM", left.size() == 1 ? "it" : "them");
       signal_all(SIGKILL);
       killed = true;
     }

@@ -2,9 +2,11 @@
 // (energy.json sums both), and ranks started by hand as torchrun would start them, one of which
 // is killed or hung mid-run: the other must exit non-zero within 3x dist.timeout_s, naming it.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -194,6 +196,41 @@ TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
       << output;
 }
 
+// A run directory that refuses the run is refused by every rank before they connect, not by rank
+// 0 alone while the others wait dist.timeout_s at the rendezvous (then the launcher's grace
+// period and SIGTERM): a non-empty --out, and a --resume of a directory another process holds.
+TEST(LaunchTest, RunDirectoryRefusalsAreEveryRanksAtOnce) {
+  const std::string out = Dir("refused_dir");
+  fs::create_directories(out);
+  std::ofstream(out + "/notes.txt") << "not a run\n";
+  const std::string launch = std::string(GREENRL_BIN) +
+                             " launch --nproc 2 --grace-s 60 -- train --set dist.timeout_s=120 ";
+  auto expect_refused_fast = [](const std::string& cmd, const std::string& error) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto [status, output] = RunShell(cmd + " 2>&1");
+    const double took_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+    EXPECT_LT(took_s, 30.0) << output;
+    EXPECT_NE(output.find(error), std::string::npos) << output;
+    EXPECT_NE(output.find(" repeated another rank's word for word"), std::string::npos) << output;
+    EXPECT_EQ(output.find("could not join"), std::string::npos) << output;
+    EXPECT_EQ(output.find("stopping the remaining ranks"), std::string::npos) << output;
+  };
+  expect_refused_fast(launch + "--out " + out,
+                      "greenrl: error: --out: got '" + out +
+                          "'; a new or empty directory (it exists and is not empty)");
+  // Another process holds train.lock (a run still training or stopping there).
+  fs::copy_file(Preset(), out + "/config.yaml");
+  const int fd = ::open((out + "/train.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  expect_refused_fast(launch + "--resume " + out,
+                      "greenrl: error: run_dir: got '" + out +
+                          "'; a run directory no other greenrl process is training in");
+  ::close(fd);
+}
+
 // Runs `cmd` (stderr into stdout) and returns its exit code (-1 when it did not exit) and output.
 std::pair<int, std::string> RunCommand(const std::string& cmd) {
   FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
@@ -314,12 +351,11 @@ TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
   ExpectSurvivorFails("killed0", /*victim=*/0, SIGKILL);
 }
 
-// SIGINT to `greenrl launch`'s whole process group, as Ctrl-C in a terminal sends it: each rank
-// gets it directly and once more forwarded by the launcher, which is one stop request (a repeat
-// within 100 ms is a duplicate, train/signals.h), so they agree to stop at the end of the same
-// iteration, rank 0 and rank 1 write their
-// resume checkpoints of that step, every process exits 130, nothing hangs. The run then refuses
-// a 1-process resume (exit 2, naming both world sizes) and finishes with a 2-rank resume.
+// SIGINT to `greenrl launch`'s whole process group, as Ctrl-C in a terminal sends it: the
+// launcher alone is in it (each rank leads its own group) and forwards it once, so the ranks
+// agree to stop at the end of the same iteration, rank 0 and rank 1 write their resume
+// checkpoints of that step, every process exits 130, nothing hangs. The run then refuses a
+// 1-process resume (exit 2, naming both world sizes) and finishes with a 2-rank resume.
 // Starts `greenrl launch --nproc 2` of a long CartPole run into `out` (output to `log`) as the
 // leader of its own process group, as a shell job, and waits until it has written 2 rows.
 // Returns the launcher's pid, or -1 (launcher killed) when training did not start in 90 s.
@@ -405,6 +441,107 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   EXPECT_NE(out1.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << out1;
 
   ExpectTwoRankResumeFinishes(out, r0, 256);
+}
+
+// Whether `pid` has ended: no /proc entry, or a zombie no one has reaped yet (a rank whose
+// launcher died is reparented).
+bool Ended(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || stat.compare(paren + 1, 3, " Z ") == 0;
+}
+
+// Each rank leads its own process group, as torchrun starts each worker in a new session, so a
+// terminal's Ctrl-C cannot reach a rank twice (directly, then forwarded). A launcher killed
+// outright (SIGKILL: it forwards nothing) still stops its ranks: each gets SIGTERM as its parent
+// dies.
+TEST(LaunchTest, RanksLeadTheirOwnGroupsAndStopWhenTheLauncherIsKilled) {
+  const std::string out = Dir("launcher_killed");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = StartLongLaunch(out, log);
+  if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
+  const pid_t ranks[2] = {ChildWithRank(launcher, 0), ChildWithRank(launcher, 1)};
+  for (const pid_t rank : ranks) {
+    if (rank > 0) {
+      EXPECT_EQ(::getpgid(rank), rank) << "a rank in its launcher's process group";
+    }
+  }
+  ::kill(launcher, SIGKILL);
+  ::waitpid(launcher, nullptr, 0);
+  for (const pid_t rank : ranks) {
+    ASSERT_GT(rank, 0) << "no child of the launcher with that RANK";
+    const auto start = std::chrono::steady_clock::now();
+    bool ended = false;
+    for (; !ended && std::chrono::steady_clock::now() - start < std::chrono::seconds(60);) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ended = Ended(rank);
+    }
+    if (!ended) ::kill(rank, SIGKILL);
+    EXPECT_TRUE(ended) << "rank pid " << rank << " still runs 60 s after its launcher was killed";
+  }
+}
+
+// Whether `pid` has installed its own SIGINT handler (/proc/<pid>/status, SigCgt).
+bool CatchesSigint(pid_t pid) {
+  std::istringstream status(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigCgt:", 0) == 0) {
+      return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1) & 1) != 0;
+    }
+  }
+  return false;
+}
+
+// A stop signal that reaches rank 1 while it waits for rank 0's store (rank 0 not started yet)
+// is acted on as README's "Signals" says: the rank keeps waiting (before, the wait ended at once,
+// reported as a failed rendezvous), and once rank 0 joins, both stop after the first iteration
+// with their checkpoints of the same step and exit 130.
+TEST(LaunchTest, StopSignalDuringRendezvousStopsAfterTheFirstIteration) {
+  const std::string out = Dir("rendezvous_signal");
+  const int port = FreePort();
+  const std::vector<std::string> args = {"train",
+                                         "--config",
+                                         Preset(),
+                                         "--set",
+                                         "n_envs=2",
+                                         "--set",
+                                         "batch_size=64",
+                                         "--set",
+                                         "n_timesteps=100000000",
+                                         "--set",
+                                         "eval.freq=0",
+                                         "--set",
+                                         "checkpoint_freq=0",
+                                         "--set",
+                                         "energy.meter=estimator",
+                                         "--set",
+                                         "dist.timeout_s=60",
+                                         "--quiet",
+                                         "--out",
+                                         out};
+  const std::string log0 = out + "_rank0.log", log1 = out + "_rank1.log";
+  const pid_t rank1 = StartRank(1, 2, port, args, log1);
+  const auto start = Clock::now();
+  while (!CatchesSigint(rank1) && Clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the rendezvous
+  ::kill(rank1, SIGINT);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  int status1 = 0;
+  if (::waitpid(rank1, &status1, WNOHANG) == rank1) {
+    FAIL() << "rank 1 ended on a stop signal before rank 0 started\n" << ReadFile(log1);
+  }
+  const pid_t rank0 = StartRank(0, 2, port, args, log0);
+  double waited_s = 0.0;
+  status1 = WaitFor(rank1, 90.0, &waited_s);
+  const int status0 = WaitFor(rank0, 90.0, &waited_s);
+  const std::string logs = ReadFile(log0) + ReadFile(log1);
+  EXPECT_TRUE(WIFEXITED(status1) && WEXITSTATUS(status1) == 130) << logs;
+  EXPECT_TRUE(WIFEXITED(status0) && WEXITSTATUS(status0) == 130) << logs;
+  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
+  ASSERT_EQ(r0.size(), 1u) << logs;
+  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << logs;
 }
 
 // SIGTERM to rank 1 alone (a scheduler or `kill` reaching one process): every rank stops after

@@ -140,7 +140,25 @@ std::unique_ptr<ProcessGroup> ProcessGroup::Connect(const DistEnv& env,
       so.numWorkers = env.world_size;
       so.waitWorkers = false;
       so.timeout = timeout;
-      impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+      // A stop signal while a client waits for rank 0's store interrupts the wait (EINTR):
+      // connect again for the time left, so the signal is acted on after the first iteration,
+      // as on rank 0 (train/signals.h), not taken for a failed rendezvous.
+      const auto deadline = Clock::now() + timeout;
+      for (;;) {
+        try {
+          impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+          break;
+        } catch (const std::exception& e) {
+          const auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+          if (so.isServer ||
+              std::string(e.what()).find("Interrupted system call") == std::string::npos ||
+              left.count() <= 0) {
+            throw;
+          }
+          so.timeout = left;
+        }
+      }
       if (env.use_agent_store) {
         impl->store = c10::make_intrusive<c10d::PrefixStore>(
             "/worker/attempt_" + std::to_string(env.restart_count), impl->store);

@@ -599,6 +599,25 @@ TEST(DataParallelConfigTest, RanksWithDifferentRunDirectoriesAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(b + "/metrics.csv"));
 }
 
+// --out given to rank 0 alone (a per-rank command line under torchrun or srun): every rank
+// refuses it once connected, where rank 1 used to take rank 0's directory and go on into a
+// collective rank 0 had left.
+TEST(DataParallelConfigTest, OutGivenToOneRankOnlyIsRefusedByBoth) {
+  const std::string a = FreshDir("dp_out_one");
+  const std::array<RankOutcome, 2> outcomes = TrainTwoRanksApart(
+      CartPoleConfig(kSmallRun, 0), a, CartPoleConfig(kSmallRun, 0), "", "one_out");
+  const std::string given = std::filesystem::absolute(a).lexically_normal().string();
+  for (const RankOutcome* o : {&outcomes[0], &outcomes[1]}) {
+    EXPECT_TRUE(o->config_error) << o->error;
+    EXPECT_NE(o->error.find("--out: got '" + given +
+                            "'; --out on every rank or on none: rank 0 gave it, rank 1 did not "
+                            "(its checkpoints would go elsewhere)"),
+              std::string::npos)
+        << o->error;
+  }
+  EXPECT_FALSE(std::filesystem::exists(a + "/metrics.csv"));
+}
+
 // Ranks started with different configs (here another learning_rate on rank 1, as a torchrun or
 // srun user might by a per-rank --set) are refused on every rank once connected, naming the first
 // key that differs with both values, before anything is written: before, rank 1 trained beside

@@ -102,6 +102,24 @@ void RequireNewOrEmptyDir(const std::string& dir) {
 
 namespace {
 
+// `greenrl train <args>` as this process was started: alone, or as one of world_size ranks of
+// greenrl launch, torchrun, or srun / mpirun (which only the user can spell).
+std::string TrainCommandAsStarted(const dist::DistEnv& dist_env, int world_size,
+                                  const std::string& args) {
+  if (world_size == 1) return "greenrl train " + args;
+  if (dist_env.source == "torchrun") {
+    return fmt::format(
+        "torchrun --no-python --nproc_per_node N greenrl train {} (as this run was "
+        "started, {} ranks in all)",
+        args, world_size);
+  }
+  if (dist_env.source == "slurm" || dist_env.source == "openmpi") {
+    return fmt::format("`greenrl train {}` on each of {} ranks, started as this run was ({})", args,
+                       world_size, dist_env.source);
+  }
+  return fmt::format("greenrl launch --nproc {} -- train {}", world_size, args);
+}
+
 void CreateRunDir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "checkpoints", ec);
@@ -387,9 +405,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // lock file, made where missing) and nothing else. A new run takes it once it made the
   // directory (below), and checks again there that the directory is empty; a dry run checks it
   // and writes nothing.
+  // Data-parallel: every rank checks the lock before connecting (rank 0 takes it once the ranks
+  // are connected, below), so a refusal is every rank's at once, not rank 0's alone while the
+  // others wait dist.timeout_s for it at the rendezvous.
   std::optional<RunDirLock> run_lock;
-  if (writer && options.resume && fs::is_directory(run_dir)) {  // else refused below
-    if (options.dry_run) {
+  if (options.resume && fs::is_directory(run_dir)) {  // else refused below
+    if (options.dry_run || world_size > 1) {
       RunDirLock::RefuseIfHeld(run_dir);
     } else {
       run_lock.emplace(run_dir);
@@ -420,12 +441,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
         }
       } catch (const std::exception&) {  // no or an older energy.json: final.pt says enough
       }
-      throw ConfigError("--resume", run_dir,
-                        "an unfinished run (this one finished" + why +
-                            "; it has checkpoints/final.pt); to train its agent further, start a "
-                            "new run from it: greenrl train --config " +
-                            run_dir + "/config.yaml --trained-agent " + run_dir +
-                            " --set n_timesteps=N");
+      throw ConfigError(
+          "--resume", run_dir,
+          "an unfinished run (this one finished" + why +
+              "; it has checkpoints/final.pt); to train its agent further, start a "
+              "new run from it: " +
+              TrainCommandAsStarted(dist_env, world_size,
+                                    "--config " + run_dir + "/config.yaml " + "--trained-agent " +
+                                        run_dir + " --set n_timesteps=N"));
     }
     // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
     // under a larger budget (or none), which must be given before any work. With several ranks
@@ -462,7 +485,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
                       newest_path, newest->world_size, world_size));
     }
     if (rank > 0) resume_from = ListCheckpoints(run_dir, rank);  // this rank's own files
-  } else if (writer) {
+  } else {
+    // Every rank, before connecting (no rank writes into it before then): with --out the ranks
+    // check the same directory and refuse alike; without, rank r > 0 checks a name it drops for
+    // rank 0's once connected.
     RequireNewOrEmptyDir(run_dir);
     if (options.dry_run && fs::exists(run_dir + "/train.lock")) RunDirLock::RefuseIfHeld(run_dir);
   }
@@ -508,23 +534,32 @@ TrainResult Train(const Config& config, TrainOptions options) {
         group->AllGatherText("config", config.ToYaml(), "resolved config"));
     // One run directory for the job: without --out rank 0's name; with --out (or --resume) the
     // same directory on every rank, else rank 0's reports and rank r's checkpoints would part.
+    // Whether each rank was given one travels with it ("given " or "default " before the path),
+    // so that a directory given to some ranks only is refused by every rank alike.
     const std::string given = fs::absolute(run_dir).lexically_normal().string();
-    const std::vector<std::string> dirs =
-        group->AllGatherText("run_dir", options.out_dir.empty() ? run_dir : given, "run directory");
-    if (options.out_dir.empty()) {
-      run_dir = dirs[0];
-    } else {
-      for (size_t r = 1; r < dirs.size(); ++r) {
-        if (dirs[r] != dirs[0]) {
-          throw ConfigError(options.resume ? "--resume" : "--out",
-                            fmt::format("rank {}: {}", r, dirs[r]),
-                            fmt::format("the same run directory on every rank (rank 0: {}): "
-                                        "rank 0 writes the reports and every rank its checkpoints "
-                                        "into it",
-                                        dirs[0]));
-        }
+    const std::vector<std::string> dirs = group->AllGatherText(
+        "run_dir", options.out_dir.empty() ? "default " + run_dir : "given " + given,
+        "run directory");
+    auto was_given = [](const std::string& d) { return d.rfind("given ", 0) == 0; };
+    auto path_of = [](const std::string& d) { return d.substr(d.find(' ') + 1); };
+    const std::string flag = options.resume ? "--resume" : "--out";
+    for (size_t r = 1; r < dirs.size(); ++r) {
+      if (was_given(dirs[r]) != was_given(dirs[0])) {
+        const size_t giver = was_given(dirs[0]) ? 0 : r;
+        throw ConfigError(flag, path_of(dirs[giver]),
+                          fmt::format("{} on every rank or on none: rank {} gave it, rank {} did "
+                                      "not (its checkpoints would go elsewhere)",
+                                      flag, giver, giver == 0 ? r : 0));
+      }
+      if (was_given(dirs[0]) && dirs[r] != dirs[0]) {
+        throw ConfigError(flag, fmt::format("rank {}: {}", r, path_of(dirs[r])),
+                          fmt::format("the same run directory on every rank (rank 0: {}): "
+                                      "rank 0 writes the reports and every rank its checkpoints "
+                                      "into it",
+                                      path_of(dirs[0])));
       }
     }
+    if (options.out_dir.empty()) run_dir = path_of(dirs[0]);
   }
   Config rank_config = config;
   if (rank > 0) rank_config.Set("seed", std::to_string(RankSeed(seed, rank)));
@@ -815,8 +850,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       run_lock.emplace(run_dir);
       // Checked empty at the start; another run may have written here since (its setup and
       // meters lie between): checked again, now that no other can start. (Not with several
-      // ranks, whose other ranks may have written their own files here by now.)
-      if (world_size == 1) RequireNewOrEmptyDir(run_dir);
+      // ranks, whose other ranks may have written their own files here by now; a data-parallel
+      // resume takes the lock here, having checked it free at the start.)
+      if (world_size == 1 && !options.resume) RequireNewOrEmptyDir(run_dir);
     }
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing more than train.lock's pid.
@@ -1733,18 +1769,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // The command that continues this run: a data-parallel one needs its world size back, started
   // as the run was (greenrl launch; torchrun; srun or mpirun, which only the user can spell).
   const std::string resume_command =
-      world_size == 1 ? "greenrl train --resume " + run_dir
-      : dist_env.source == "torchrun"
-          ? fmt::format(
-                "torchrun --no-python --nproc_per_node N greenrl train --resume {} (as "
-                "this run was started, {} ranks in all)",
-                run_dir, world_size)
-      : dist_env.source == "slurm" || dist_env.source == "openmpi"
-          ? fmt::format(
-                "`greenrl train --resume {}` on each of {} ranks, started as this run was "
-                "({})",
-                run_dir, world_size, dist_env.source)
-          : fmt::format("greenrl launch --nproc {} -- train --resume {}", world_size, run_dir);
+      TrainCommandAsStarted(dist_env, world_size, "--resume " + run_dir);
   if (interrupted) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format("interrupted{} at step {}: {} continues it",
