@@ -1,6 +1,7 @@
 #include "cli/zoo_flags.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -127,7 +128,8 @@ const ZooFlag kCleanRlFlags[] = {
     {"train", "--num-envs", Values::kOne, "--set n_envs={}", "N"},
     {"train", "--num-steps", Values::kOne, "--set n_steps={}", "N"},
     {"train", "--anneal-lr", Values::kNone,
-     "--set learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does)"},
+     "--set learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does; SB3 "
+     "reads it after each rollout, CleanRL before, so each update's rate is one rollout lower)"},
     {"train", "--no-anneal-lr", Values::kNone, "--set learning_rate=LR (a constant rate)"},
     {"train", "--gamma", Values::kOne, "--set gamma={}", "GAMMA"},
     {"train", "--gae-lambda", Values::kOne, "--set gae_lambda={}", "LAMBDA"},
@@ -139,13 +141,22 @@ const ZooFlag kCleanRlFlags[] = {
     {"train", "--no-norm-adv", Values::kNone, "--set normalize_advantage=false"},
     {"train", "--clip-coef", Values::kOne, "--set clip_range={}", "EPS"},
     {"train", "--clip-vloss", Values::kNone,
-     "--set clip_range_vf=EPS (SB3's value clipping takes the range itself; CleanRL's uses "
-     "clip_coef)"},
+     "--set clip_range_vf=EPS (SB3's value clipping takes the range itself and the clipped "
+     "prediction's loss; CleanRL's takes clip_coef and the larger of the clipped and unclipped "
+     "losses)"},
     {"train", "--no-clip-vloss", Values::kNone, "nothing: clip_range_vf is 0 (off) by default"},
     {"train", "--ent-coef", Values::kOne, "--set ent_coef={}", "C"},
-    {"train", "--vf-coef", Values::kOne, "--set vf_coef={}", "C"},
+    // CleanRL's value loss is 0.5 x the mean squared error (ppo.py's v_loss), SB3's and greenrl's
+    // the mean squared error: a numeric C is halved below.
+    {"train", "--vf-coef", Values::kOne,
+     "--set vf_coef={} (half CleanRL's: its value loss is half the mean squared error that SB3 "
+     "and greenrl weigh)",
+     "C/2"},
     {"train", "--max-grad-norm", Values::kOne, "--set max_grad_norm={}", "N"},
-    {"train", "--target-kl", Values::kOne, "--set target_kl={}", "KL"},
+    {"train", "--target-kl", Values::kOne,
+     "--set target_kl={} (SB3's rule: each minibatch is checked before its step and ends the "
+     "update at approx_kl > 1.5 x target_kl; CleanRL checks after each epoch, at target_kl)",
+     "KL"},
     {"train", "--exp-name", Values::kOne,
      "--out DIR (one run's own new or empty directory; default "
      "runs/<env>_<algo>_s<seed>_<time>)"},
@@ -249,6 +260,7 @@ std::vector<std::string> ParamsAsSets(const std::string& item) {
       return {key + "=" + *steps};
     }
   }
+  if (const std::optional<std::string> off = train::ZooNoneAsOff(key, value)) return {*off};
   // A schedule as rl-zoo's -params needs it quoted for Python's eval ('cos_1e-3'): the text
   // inside the quotes.
   std::string unquoted = value;
@@ -376,6 +388,19 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       } else if (name == "--anneal-lr" || name == "--no-anneal-lr") {
         greenrl = "nothing: --learning-rate's learning_rate=" + value + " says it";
       }
+    } else if (cleanrl && name == "--learning-rate" && IsNumber(first) &&
+               (algo.empty() || algo == "ppo")) {
+      // CleanRL's PPO anneals unless told not to (anneal_lr: bool = True); its DQN and SAC
+      // keep the rate constant.
+      greenrl = "--set learning_rate=lin_" + first +
+                " (CleanRL's PPO anneals by default: SB3's linear schedule from it to 0; with "
+                "--no-anneal-lr, or for DQN and SAC, --set learning_rate=" +
+                first + ")";
+    }
+    if (cleanrl && name == "--vf-coef" && IsNumber(first)) {
+      char half[32];
+      std::snprintf(half, sizeof(half), "%.6g", std::strtod(first.c_str(), nullptr) / 2.0);
+      greenrl = Fill(flag->greenrl, half);
     }
     if (cleanrl && !cleanrl_alpha.empty() && no_autotune) {
       if (name == "--alpha") {

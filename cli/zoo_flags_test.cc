@@ -91,6 +91,10 @@ TEST(ZooFlagsTest, ParamsPythonValuesBecomeGreenrlKeysQuotedForTheShell) {
   EXPECT_EQ(Hint("train", {"--device", "cuda"}, "ppo"),
             "rl-zoo's flag, which `greenrl train` spells otherwise: --device cuda -> --set "
             "device=cuda");
+  // SB3's None for target_kl and clip_range_vf is greenrl's 0 (off).
+  EXPECT_EQ(Hint("train", {"-params", "target_kl:None", "clip_range_vf:None"}),
+            "rl-zoo's flag, which `greenrl train` spells otherwise: -params target_kl:None "
+            "clip_range_vf:None -> --set target_kl=0 --set clip_range_vf=0");
   // What greenrl cannot read stays as given, for its own check to name.
   EXPECT_EQ(Hint("train", {"-params", "policy_kwargs:foo(1)"}),
             "rl-zoo's flag, which `greenrl train` spells otherwise: -params "
@@ -105,7 +109,25 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
             "CleanRL's flags, which `greenrl train` spells otherwise: --env-id CartPole-v1 -> "
             "--env CartPole-v1; --total-timesteps 50000 -> --set n_timesteps=50000; --num-envs 4 "
             "-> --set n_envs=4; --update-epochs 4 -> --set n_epochs=4; --anneal-lr -> --set "
-            "learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does)");
+            "learning_rate=lin_LR (SB3's linear schedule from LR to 0, what anneal_lr does; SB3 "
+            "reads it after each rollout, CleanRL before, so each update's rate is one rollout "
+            "lower)");
+  // --learning-rate alone: CleanRL's PPO anneals it (anneal_lr defaults to true), its DQN not.
+  EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "ppo"),
+            "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
+            "--set learning_rate=lin_2.5e-4 (CleanRL's PPO anneals by default: SB3's linear "
+            "schedule from it to 0; with --no-anneal-lr, or for DQN and SAC, --set "
+            "learning_rate=2.5e-4)");
+  EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "dqn"),
+            "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
+            "--set learning_rate=2.5e-4");
+  // CleanRL's value loss is 0.5 x the mean squared error: its vf_coef is twice greenrl's.
+  EXPECT_EQ(Hint("train", {"--vf-coef", "0.5", "--target-kl", "0.015"}),
+            "CleanRL's flags, which `greenrl train` spells otherwise: --vf-coef 0.5 -> --set "
+            "vf_coef=0.25 (half CleanRL's: its value loss is half the mean squared error that SB3 "
+            "and greenrl weigh); --target-kl 0.015 -> --set target_kl=0.015 (SB3's rule: each "
+            "minibatch is checked before its step and ends the update at approx_kl > 1.5 x "
+            "target_kl; CleanRL checks after each epoch, at target_kl)");
   // With --learning-rate, one value: annealed (lin_) or constant.
   EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4", "--anneal-lr"}),
             "CleanRL's flags, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "

@@ -1,5 +1,6 @@
-// ppo.cc: PPO for Discrete actions, in CleanRL's order: config keys, seeding, networks and
-// optimiser, storage, rollout, bootstrap and GAE, epochs x minibatches, logging, checkpoint.
+// ppo.cc: PPO for Discrete and Box actions (categorical, diagonal Gaussian, gSDE), in CleanRL's
+// order: config keys, seeding, networks and optimiser, storage, rollout, bootstrap and GAE,
+// epochs x minibatches, logging, checkpoint.
 //
 // Two update paths compute the same loss and gradients (ppo_test.cc compares them):
 // - "fused": forward and backward of both MLPs by hand over BLAS (nn/fused_mlp.h) with the
@@ -57,7 +58,7 @@ void AddPpoKeys(ConfigSchema* schema) {
          0.0, 10.0);
   AddKey(schema, "clip_range_vf", ValueType::kSchedule, "0.0",
          "value clipping around the rollout's values (SB3's clip_range_vf; 0: off, SB3's None)",
-         0.0, 1e6);
+         0.0, 1e6, {}, false, "0 is off (SB3's None)");
   AddKey(schema, "ent_coef", ValueType::kFloat, "0.0", "entropy bonus weight", 0.0, 10.0);
   AddKey(schema, "vf_coef", ValueType::kFloat, "0.5", "value loss weight", 0.0, 100.0);
   AddKey(schema, "max_grad_norm", ValueType::kFloat, "0.5", "global gradient-norm clip", 0.0, 1e6,
@@ -65,7 +66,8 @@ void AddPpoKeys(ConfigSchema* schema) {
   AddKey(schema, "normalize_advantage", ValueType::kBool, "true",
          "normalise advantages per minibatch");
   AddKey(schema, "target_kl", ValueType::kFloat, "0.0",
-         "early-stop epochs when approx_kl > 1.5 target_kl (0: off)", 0.0, 10.0);
+         "early-stop epochs when approx_kl > 1.5 target_kl (0: off)", 0.0, 10.0, {}, false,
+         "0 is off (SB3's None)");
   AddKey(schema, "policy_kwargs.net_arch.pi", ValueType::kIntList, "[64, 64]", "actor hidden sizes",
          1, 65536);
   AddKey(schema, "policy_kwargs.net_arch.vf", ValueType::kIntList, "[64, 64]",
@@ -834,8 +836,9 @@ Ppo::MinibatchStats Ppo::FusedLossAndGrad(int batch, double clip_range, double c
   const double loss_scale = scaler_.scale();
   MinibatchStats s;
   // Gaussian (Box actions): with u_j = (a_j - mean_j) / std_j,
-  //   log p = sum_j -u_j^2 / 2 - log std_j - log(2 pi) / 2, H = sum_j log std_j + (1 + log 2 pi) /
-  //   2 d log p / d mean_j = u_j / std_j, d log p / d log std_j = u_j^2 - 1, dH / d log std_j = 1.
+  //   log p = sum_j -u_j^2 / 2 - log std_j - log(2 pi) / 2,
+  //   H = sum_j log std_j + (1 + log 2 pi) / 2,
+  //   d log p / d mean_j = u_j / std_j, d log p / d log std_j = u_j^2 - 1, dH / d log std_j = 1.
   const float* log_std = params_.log_std();
   double gaussian_entropy = 0.0;
   if (gaussian_) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -82,6 +83,82 @@ std::pair<std::vector<float>, std::vector<float>> ExpectFusedMatchesAutograd(
 
 TEST(PpoTest, FusedUpdateMatchesAutograd) {
   ExpectFusedMatchesAutograd("CartPole-v1", SmallConfig("fused"));
+}
+
+// An env whose episodes only ever end by its TimeLimit (3 steps): obs [min(steps, 2)], reward 1,
+// never terminated. Its final observation [2] is the one the policy saw at the episode's third
+// step, so V(final_obs) is a value the rollout stored, and the reset observation [0] another.
+class Climb {
+ public:
+  using Action = int64_t;
+  static constexpr int kObsDim = 1;
+  using StepResult = env::StepResult<kObsDim>;
+  static const env::EnvSpec& Spec() {
+    static const env::EnvSpec spec = [] {
+      env::EnvSpec s;
+      s.id = "TestClimb-v0";
+      s.observation_space = env::Box{{0.0f}, {2.0f}, {1}};
+      s.action_space = env::Discrete{2};
+      s.max_episode_steps = 3;
+      return s;
+    }();
+    return spec;
+  }
+  std::array<float, 1> Reset(uint64_t) { return Reset(); }
+  std::array<float, 1> Reset() {
+    steps_ = 0;
+    return {0.0f};
+  }
+  StepResult Step(Action) {
+    ++steps_;
+    StepResult r;
+    r.obs = {static_cast<float>(std::min(steps_, 2))};
+    r.reward = 1.0;
+    return r;
+  }
+
+ private:
+  int steps_ = 0;
+};
+
+// The rollout's truncation wiring (SB3's collect_rollouts adds gamma * V(terminal_observation) to
+// a truncated step's reward): a row the TimeLimit ended bootstraps from V(final_obs), not from
+// the next row's V(reset obs) nor from 0. With gae_lambda 0 each advantage is one TD error:
+// rows 2 and 5 (truncated) give 1 + gamma V([2]) - V([2]), the others 1 + gamma V(next) - V(obs).
+TEST(PpoTest, TruncatedRowsBootstrapFromTheFinalObservationsValue) {
+  static const bool registered = [] {
+    env::RegisterEnv(env::EnvRegistrationOf<Climb>());
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  for (const std::string path : {"fused", "autograd"}) {
+    auto env = env::MakeVecEnv("TestClimb-v0", 2, 5, 1);
+    env->Reset();
+    PpoConfig c = SmallConfig(path);
+    c.n_envs = 2;
+    c.n_steps = 6;
+    c.batch_size = 12;
+    c.gamma = 0.9;
+    c.gae_lambda = 0.0;
+    auto ppo = MakePpo(c, env->spec());
+    std::vector<EpisodeRecord> episodes;
+    ppo->CollectRollout(*env, &episodes);
+    EXPECT_EQ(episodes.size(), 4u);  // two 3-step episodes per env
+    const PpoRolloutView v = PpoRolloutForTesting(ppo.get());
+    const double gamma = 0.9;
+    for (int e = 0; e < 2; ++e) {
+      auto at = [&](const float* a, int t) { return static_cast<double>(a[t * 2 + e]); };
+      const double v0 = at(v.values, 0), v1 = at(v.values, 1), v2 = at(v.values, 2);
+      ASSERT_NE(v0, v2) << "the test needs V([0]) != V([2])";
+      const double expected[6] = {1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v2 - v2,
+                                  1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v2 - v2};
+      for (int t = 0; t < 6; ++t) {
+        EXPECT_EQ(at(v.obs, t), static_cast<float>(std::min(t % 3, 2))) << t;
+        EXPECT_NEAR(at(v.advantages, t), expected[t], 1e-6) << path << " row " << t;
+        EXPECT_NEAR(at(v.returns, t), expected[t] + at(v.values, t), 1e-6) << path << " row " << t;
+      }
+    }
+  }
 }
 
 // A batch_size above the rollout (n_steps * n_envs = 256 here) is one minibatch of the whole

@@ -105,7 +105,7 @@ std::string Describe(const KeySpec& spec) {
     case ValueType::kInt:
       return "an integer" + RangeText(spec) + (spec.accepted.empty() ? "" : "; " + spec.accepted);
     case ValueType::kFloat:
-      return "a number" + RangeText(spec);
+      return "a number" + RangeText(spec) + (spec.accepted.empty() ? "" : "; " + spec.accepted);
     case ValueType::kBool:
       return "true or false";
     case ValueType::kString:
@@ -113,9 +113,10 @@ std::string Describe(const KeySpec& spec) {
       return spec.choices.empty() ? "a string" : "one of: " + Join(spec.choices, ", ");
     case ValueType::kSchedule: {
       const std::string range = RangeText(spec);
-      return range.empty()
-                 ? internal::kScheduleAccepted
-                 : std::string(internal::kScheduleAccepted) + ", with (initial) value" + range;
+      return (range.empty()
+                  ? internal::kScheduleAccepted
+                  : std::string(internal::kScheduleAccepted) + ", with (initial) value" + range) +
+             (spec.accepted.empty() ? "" : "; " + spec.accepted);
     }
     case ValueType::kIntList:
       return "a list of integers" + RangeText(spec) + ", e.g. [64, 64], or [] for none";
@@ -542,9 +543,10 @@ void ConfigSchema::Add(KeySpec spec) {
                 "config key '" + spec.key + "': min/max on a " + ValueTypeName(spec.type));
   GREENRL_CHECK(spec.type == ValueType::kString || spec.choices.empty(),
                 "config key '" + spec.key + "': choices on a " + ValueTypeName(spec.type));
-  GREENRL_CHECK(
-      spec.type == ValueType::kString || spec.type == ValueType::kInt || spec.accepted.empty(),
-      "config key '" + spec.key + "': an accepted text on a " + ValueTypeName(spec.type));
+  GREENRL_CHECK(spec.type == ValueType::kString || spec.type == ValueType::kInt ||
+                    spec.type == ValueType::kFloat || spec.type == ValueType::kSchedule ||
+                    spec.accepted.empty(),
+                "config key '" + spec.key + "': an accepted text on a " + ValueTypeName(spec.type));
   if (spec.default_yaml) {
     try {
       ParseValue(spec, YAML::Load(*spec.default_yaml));

@@ -69,8 +69,9 @@ struct KeySpec {
   std::vector<std::string> choices;
   // For kString: what the key accepts, in words, for a text that its reader checks (e.g.
   // "off, env or a finite number"); an error at Load names it instead of "a string" (empty:
-  // "a string", or the choices). For kInt: a note an error at Load adds after the range (e.g.
-  // how SB3's other spellings of the value are written).
+  // "a string", or the choices). For kInt, kFloat and kSchedule: a note an error at Load adds
+  // after the range (e.g. how SB3's other spellings of the value are written: "0 is off (SB3's
+  // None)").
   std::string accepted;
 };
 

@@ -687,7 +687,10 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
   EXPECT_DOUBLE_EQ(clipped.clip_range_vf.Value(0.5), 0.2);
   EXPECT_EQ(message(preset, {"clip_range_vf=-1"}),
             "clip_range_vf: got '-1'; a number, or lin_<number> or linear_<number> "
-            "(linear to 0), e.g. lin_0.001, with (initial) value in [0, 1000000]");
+            "(linear to 0), e.g. lin_0.001, with (initial) value in [0, 1000000]; 0 is off (SB3's "
+            "None)");
+  EXPECT_EQ(message(preset, {"target_kl=None"}),
+            "target_kl: got 'None'; a number in [0, 10]; 0 is off (SB3's None)");
 }
 
 // DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps; 0 is

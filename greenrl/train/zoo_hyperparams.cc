@@ -503,6 +503,13 @@ YAML::Node WithMergesResolved(const YAML::Node& node, const std::string& path,
 
 // rl_zoo3/exp_manager.py's _preprocess_schedules splits the text at its '_' and takes
 // float(value); see the header.
+std::optional<std::string> ZooNoneAsOff(const std::string& key, const std::string& text) {
+  if ((key == "target_kl" || key == "clip_range_vf") && (text == "None" || text == "null")) {
+    return key + "=0";
+  }
+  return std::nullopt;
+}
+
 std::string ZooScheduleText(const std::string& key, const std::string& text) {
   if (key != "learning_rate" && key != "clip_range" && key != "clip_range_vf") return text;
   const size_t sep = text.find('_');
@@ -629,9 +636,8 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
                                            : ReplayBufferKwargsFrom(value, FromYaml(entry.second));
       } else if (key == "train_freq") {
         expanded = {key + "=" + TrainFreqFrom(entry.second)};
-      } else if (key == "target_kl" &&
-                 (entry.second.IsNull() || value == "None" || value == "null")) {
-        expanded = {"target_kl=0"};  // SB3's None: no early stop, greenrl's 0
+      } else if (const auto off = ZooNoneAsOff(key, entry.second.IsNull() ? "null" : value)) {
+        expanded = {*off};  // SB3's None: no early stop or value clipping, greenrl's 0
       } else if (entry.second.IsScalar()) {
         expanded = {key + "=" + ZooScheduleText(key, value)};
       } else {

@@ -94,6 +94,10 @@ std::optional<std::string> ZooTrainFreqSteps(const std::string& text);
 // text is returned as given, for Schedule::Parse to read or refuse by name.
 std::string ZooScheduleText(const std::string& key, const std::string& text);
 
+// SB3's None for a PPO key whose None means off, as greenrl's 0 does: "target_kl=0" or
+// "clip_range_vf=0" when `key` is one of them and `text` is None or null; nullopt otherwise.
+std::optional<std::string> ZooNoneAsOff(const std::string& key, const std::string& text);
+
 // The algorithm an rl-zoo hyperparameter file's name names: ppo.yml (or .yaml) -> "ppo", and so
 // for dqn and sac; "" for a name that is not an algorithm's.
 // Errors: ConfigError("algo", ...) for another rl-zoo algorithm's file (a2c.yml, td3.yml, ...).

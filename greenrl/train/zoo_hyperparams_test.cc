@@ -222,6 +222,7 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
            "                        activation_fn=nn.Tanh)  # wider later\"\n"
            "CartPole-v1:\n"
            "  target_kl: None\n"
+           "  clip_range_vf: null\n"
            "  policy_kwargs: {net_arch: [16], activation_fn: nn.ReLU}\n"
            "  normalize: {norm_obs: true, norm_reward: false}\n"
            "MountainCar-v0:\n"
@@ -231,10 +232,11 @@ TEST(ZooHyperparamsTest, HandWrittenVariants) {
             (Strings{"algo=dqn", "env_id=Pendulum-v1", "train_freq=4", "gradient_steps=-1",
                      "replay_buffer_kwargs.handle_timeout_termination=true",
                      "policy_kwargs.net_arch=[32, 32]", "policy_kwargs.activation_fn=tanh"}));
-  EXPECT_EQ(ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
-            (Strings{"algo=dqn", "env_id=CartPole-v1", "target_kl=0", "policy_kwargs.net_arch=[16]",
-                     "policy_kwargs.activation_fn=relu", "normalize=true",
-                     "normalize_kwargs.norm_obs=true", "normalize_kwargs.norm_reward=false"}));
+  EXPECT_EQ(
+      ReadZooSection(path, {"env_id=CartPole-v1"})->overrides,
+      (Strings{"algo=dqn", "env_id=CartPole-v1", "target_kl=0", "clip_range_vf=0",
+               "policy_kwargs.net_arch=[16]", "policy_kwargs.activation_fn=relu", "normalize=true",
+               "normalize_kwargs.norm_obs=true", "normalize_kwargs.norm_reward=false"}));
   auto [field, message] = ErrorOf([&] { ReadZooSection(path, {"env_id=MountainCar-v0"}); });
   EXPECT_EQ(field, "train_freq");
   EXPECT_THAT(message, HasSubstr("SB3's \"episode\" unit is not supported"));
