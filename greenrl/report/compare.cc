@@ -71,6 +71,19 @@ std::string Cell(const std::optional<double>& v, const char* spec) {
 
 }  // namespace
 
+std::string FormatSeconds(double seconds) {
+  return seconds < 1.0 && seconds > 0.0 ? fmt::format("{:.3g}", seconds)
+                                        : fmt::format("{:.1f}", seconds);
+}
+
+std::string CarbonCell(const ComparisonRow& row) {
+  return row.g_co2e ? FormatAmount(*row.g_co2e) : std::string("n/a");
+}
+
+std::string CarbonBasisCell(const ComparisonRow& row) {
+  return row.carbon_basis.empty() ? std::string("n/a") : row.carbon_basis;
+}
+
 std::string FormatAmount(double value) {
   int decimals = 4;
   if (value != 0.0 && std::isfinite(value)) {
@@ -199,7 +212,21 @@ RunData LoadRun(const std::string& dir) {
   run.steps_per_s = run.wall_time_s > 0 ? static_cast<double>(run.steps) / run.wall_time_s : 0.0;
   run.energy_wh = j["total_energy_wh"].get<double>();
   if (j.contains("carbon") && j["carbon"].is_object()) {
-    run.g_co2e = NumberOr(j["carbon"], "kg_co2e", 0.0) * 1000.0;
+    const auto& c = j["carbon"];
+    if (c.contains("kg_co2e") && c["kg_co2e"].is_number()) {
+      run.g_co2e = c["kg_co2e"].get<double>() * 1000.0;
+    }
+    if (c.contains("intensity_g_per_kwh") && c["intensity_g_per_kwh"].is_number() &&
+        c.contains("pue") && c["pue"].is_number()) {
+      const std::string region = c.value("region", "");
+      run.carbon_basis =
+          fmt::format("{:.4g} g/kWh, PUE {:g}", c["intensity_g_per_kwh"].get<double>(),
+                      c["pue"].get<double>()) +
+          (c.value("intensity_is_default", false) ? ", world default"
+           : region.empty()                       ? ""
+                                                  : ", " + region) +
+          (c.value("intensity_source", "").rfind("time series", 0) == 0 ? ", time series" : "");
+    }
   }
   if (j.contains("eval_mean_return") && j["eval_mean_return"].is_number()) {
     run.eval_mean_return = j["eval_mean_return"].get<double>();
@@ -327,6 +354,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.steps_per_s = run.steps_per_s;
     row.energy_wh = run.energy_wh;
     row.g_co2e = run.g_co2e;
+    row.carbon_basis = run.carbon_basis;
     row.eval_mean_return = run.eval_mean_return;
     row.eval_std_return = run.eval_std_return;
     row.energy_provenance = run.energy_provenance;
@@ -363,8 +391,8 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return, const std::string& target_metric) {
   std::string s =
       "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-      "eval return |";
-  std::string rule = "|---|---|---|---:|---:|---:|---:|---|---:|---:|";
+      "g CO2e at | eval return |";
+  std::string rule = "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|";
   if (target_return) {
     const std::string label = Escape(TargetLabel(target_metric));
     s += fmt::format(" Wh to {} >= {:g} | steps to {} >= {:g} |", label, *target_return, label,
@@ -373,10 +401,10 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
   }
   s += "\n" + rule + "\n";
   for (const auto& r : rows) {
-    s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |", Escape(r.name),
-                     Escape(r.algo), Escape(r.env_id), r.steps, r.wall_time_s, r.steps_per_s,
-                     FormatAmount(r.energy_wh), Escape(ProvenanceCell(r)), FormatAmount(r.g_co2e),
-                     EvalReturnCell(r));
+    s += fmt::format("| {} | {} | {} | {} | {} | {:.0f} | {} | {} | {} | {} | {} |", Escape(r.name),
+                     Escape(r.algo), Escape(r.env_id), r.steps, FormatSeconds(r.wall_time_s),
+                     r.steps_per_s, FormatAmount(r.energy_wh), Escape(ProvenanceCell(r)),
+                     CarbonCell(r), Escape(CarbonBasisCell(r)), EvalReturnCell(r));
     if (target_return) {
       if (r.wh_to_target) {
         s += fmt::format(" {} | {} |", FormatAmount(*r.wh_to_target), *r.steps_to_target);

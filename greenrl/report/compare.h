@@ -38,7 +38,12 @@ struct RunData {
   double wall_time_s = 0.0;
   double steps_per_s = 0.0;  // steps / wall_time_s
   double energy_wh = 0.0;    // total_energy_wh
-  double g_co2e = 0.0;       // carbon.kg_co2e x 1000
+  // carbon.kg_co2e x 1000; empty when energy.json (or a killed run's last metrics row) has none.
+  std::optional<double> g_co2e;
+  // What the carbon figure was priced at, from energy.json's carbon section: "481 g/kWh, PUE 1,
+  // world default", "381 g/kWh, PUE 1.58, DE", "500 g/kWh, PUE 1.5, FR, time series" (an
+  // intensity series' energy-weighted mean); empty when energy.json does not say.
+  std::string carbon_basis;
   std::optional<double> eval_mean_return;  // final deterministic evaluation, if it ran
   std::optional<double> eval_std_return;   // its std over the episodes (energy.json since 12-06)
   // How energy.json's domains were metered, their provenances joined by '+' in name order
@@ -94,8 +99,9 @@ void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& targ
 struct ComparisonRow {
   std::string name, algo, env_id;
   int64_t steps = 0;
-  double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0, g_co2e = 0.0;
-  std::string energy_provenance, unfinished;  // as RunData's
+  double wall_time_s = 0.0, steps_per_s = 0.0, energy_wh = 0.0;
+  std::optional<double> g_co2e;
+  std::string carbon_basis, energy_provenance, unfinished;  // as RunData's
   std::optional<double> eval_mean_return, eval_std_return;
   // First metrics.csv row whose target metric (kTargetMetric unless CompareRuns is given
   // another) is >= the target: its energy/total_wh and global_step. Empty when no target was
@@ -117,15 +123,23 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
 std::string EvalReturnCell(const ComparisonRow& row);
 // Returns: the "Wh metered as" cell: the row's energy_provenance, or "n/a" when unknown.
 std::string ProvenanceCell(const ComparisonRow& row);
+// Returns: the "g CO2e" cell, FormatAmount of g_co2e, or "n/a" without one.
+std::string CarbonCell(const ComparisonRow& row);
+// Returns: the "g CO2e at" cell: the row's carbon_basis, or "n/a" when unknown.
+std::string CarbonBasisCell(const ComparisonRow& row);
+
+// Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116").
+std::string FormatSeconds(double seconds);
 
 // Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant
 // digits show (0.5 -> "0.5000", 0.0000812 -> "0.00008120"); 0 -> "0.0000".
 std::string FormatAmount(double value);
 
 // The comparison as a GitHub-flavoured Markdown table, one line per run, ending with a newline.
-// Numbers: steps as integers, wall time 1 decimal (s), steps/s 0 decimals, Wh and g CO2e
-// FormatAmount, returns 2 decimals; "n/a" where a run has no value, "not reached" where it never
-// reached the target. The target columns are headed "Wh to <TargetLabel> >= R".
+// Numbers: steps as integers, wall time FormatSeconds, steps/s 0 decimals, Wh and g CO2e
+// FormatAmount, returns 2 decimals, then what the carbon was priced at (CarbonBasisCell); "n/a"
+// where a run has no value, "not reached" where it never reached the target. The target columns are
+// headed "Wh to <TargetLabel> >= R".
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return,
                            const std::string& target_metric = kTargetMetric);

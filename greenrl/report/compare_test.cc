@@ -46,7 +46,9 @@ std::string MakeRunA(const std::string& root) {
   "budget": {"enabled": true, "events": [
     {"global_step": 2048, "time_s": 4.0, "action": "skip_non_critical", "taken": true,
      "energy_used_j": 900.0, "reason": "forecast 0.9 of the budget"}]},
-  "carbon": {"kg_co2e": 0.00024}
+  "carbon": {"energy_kwh": 0.0005, "pue": 1.5, "intensity_g_per_kwh": 320.0, "region": "FR",
+             "intensity_source": "Our World in Data, France, 2023", "intensity_is_default": false,
+             "kg_co2e": 0.00024}
 })");
   WriteText(dir + "/metrics.csv",
             "global_step,time_s,rollout/ep_rew_mean,eval/mean_reward,energy/total_wh\n"
@@ -93,7 +95,8 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_EQ(rows[0].steps, 4096);
   EXPECT_DOUBLE_EQ(rows[0].steps_per_s, 512.0);
   EXPECT_DOUBLE_EQ(rows[0].energy_wh, 0.5);
-  EXPECT_DOUBLE_EQ(rows[0].g_co2e, 0.24);
+  EXPECT_DOUBLE_EQ(rows[0].g_co2e.value_or(-1.0), 0.24);
+  EXPECT_EQ(CarbonBasisCell(rows[0]), "320 g/kWh, PUE 1.5, FR");
   ASSERT_TRUE(rows[0].eval_mean_return.has_value());
   EXPECT_DOUBLE_EQ(*rows[0].eval_mean_return, 480.5);
   ASSERT_TRUE(rows[0].wh_to_target.has_value());
@@ -101,7 +104,8 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_EQ(*rows[0].steps_to_target, 3072);
   EXPECT_EQ(rows[1].name, "run_b");  // trailing slash dropped
   EXPECT_DOUBLE_EQ(rows[1].steps_per_s, 2048.0);
-  EXPECT_DOUBLE_EQ(rows[1].g_co2e, 0.1);
+  EXPECT_DOUBLE_EQ(rows[1].g_co2e.value_or(-1.0), 0.1);
+  EXPECT_EQ(CarbonBasisCell(rows[1]), "n/a");  // energy.json gives the figure alone
   EXPECT_FALSE(rows[1].eval_mean_return.has_value());
   EXPECT_FALSE(rows[1].wh_to_target.has_value());
   // Without a target nothing is searched.
@@ -142,7 +146,8 @@ TEST(CompareTest, TargetMetricPicksTheColumn) {
   const std::string md = FormatMarkdown(rows, 195.0, "eval/mean_reward");
   EXPECT_EQ(md.substr(0, md.find('\n')),
             "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-            "eval return | Wh to eval/mean_reward >= 195 | steps to eval/mean_reward >= 195 |");
+            "g CO2e at | eval return | Wh to eval/mean_reward >= 195 | steps to eval/mean_reward "
+            ">= 195 |");
   EXPECT_NO_THROW(CheckTargetMetric({a, b}, "rollout/ep_rew_mean"));
   try {
     CheckTargetMetric({a, b}, "eval/mean_reward");
@@ -160,22 +165,45 @@ TEST(CompareTest, TargetMetricPicksTheColumn) {
 TEST(CompareTest, MarkdownIsExact) {
   const std::string root = Root("md");
   const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
-  EXPECT_EQ(FormatMarkdown(CompareRuns(runs, 195.0), 195.0),
-            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-            "eval return | Wh to return >= 195 | steps to return >= 195 |\n"
-            "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n"
-            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 480.50 "
-            "| 0.3750 | 3072 |\n"
-            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
-            "0.1000 | n/a (budget stop) | not reached | not reached |\n");
-  EXPECT_EQ(FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt),
-            "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-            "eval return |\n"
-            "|---|---|---|---:|---:|---:|---:|---|---:|---:|\n"
-            "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 480.50 "
-            "|\n"
-            "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
-            "0.1000 | n/a (budget stop) |\n");
+  EXPECT_EQ(
+      FormatMarkdown(CompareRuns(runs, 195.0), 195.0),
+      "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+      "g CO2e at | eval return | Wh to return >= 195 | steps to return >= 195 |\n"
+      "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|\n"
+      "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
+      "PUE 1.5, FR | 480.50 | 0.3750 | 3072 |\n"
+      "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+      "0.1000 | n/a | n/a (budget stop) | not reached | not reached |\n");
+  EXPECT_EQ(
+      FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt),
+      "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
+      "g CO2e at | eval return |\n"
+      "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|\n"
+      "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
+      "PUE 1.5, FR | 480.50 |\n"
+      "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+      "0.1000 | n/a | n/a (budget stop) |\n");
+}
+
+// A run whose energy.json has no carbon section (or a killed run's metrics without
+// carbon/g_co2e) shows n/a for its carbon, not 0; sub-second wall times keep 3 digits.
+TEST(CompareTest, MissingCarbonIsNotZero) {
+  const std::string root = Root("no_carbon");
+  const std::string dir = MakeRunB(root);
+  WriteText(dir + "/energy.json", R"({
+  "algo": "dqn", "env_id": "CartPole-v1", "seed": 2, "steps": 2048, "wall_time_s": 0.1159,
+  "eval_mean_return": 9.5, "total_energy_wh": 0.2
+})");
+  const auto rows = CompareRuns({LoadRun(dir)}, std::nullopt);
+  EXPECT_FALSE(rows[0].g_co2e.has_value());
+  const std::string md = FormatMarkdown(rows, std::nullopt);
+  EXPECT_NE(md.find("| run_b | dqn | CartPole-v1 | 2048 | 0.116 | 17670 | 0.2000 | n/a | n/a | n/a "
+                    "| 9.50 |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(FormatSeconds(0.1159), "0.116");
+  EXPECT_EQ(FormatSeconds(8.0), "8.0");
+  EXPECT_EQ(FormatSeconds(0.0), "0.0");
 }
 
 TEST(CompareTest, AmountsKeepFourSignificantDigits) {
@@ -210,9 +238,9 @@ TEST(CompareTest, KilledRunIsReadFromItsLastMetricsRow) {
   EXPECT_EQ(run.unfinished, "killed");
   EXPECT_EQ(FormatMarkdown(CompareRuns({run}, std::nullopt), std::nullopt),
             "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-            "eval return |\n"
-            "|---|---|---|---:|---:|---:|---:|---|---:|---:|\n"
-            "| run_k | sac | Pendulum-v1 | 2000 | 20.0 | 100 | 0.08000 | n/a | 0.04000 | n/a "
+            "g CO2e at | eval return |\n"
+            "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|\n"
+            "| run_k | sac | Pendulum-v1 | 2000 | 20.0 | 100 | 0.08000 | n/a | 0.04000 | n/a | n/a "
             "(killed) |\n");
 }
 
@@ -415,12 +443,11 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   const std::string eval_html =
       RenderHtml(runs, 195.0, "/* fake Chart.js */ var Chart;", "eval/mean_reward");
   EXPECT_NE(eval_html.find("\"target_metric\":\"eval/mean_reward\""), std::string::npos);
-  EXPECT_NE(
-      html.find(
-          "<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
-          "<td>8.0</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td><td>480.50</td>"
-          "<td>0.3750</td><td>3072</td></tr>"),
-      std::string::npos);
+  EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
+                      "<td>8.0</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td>"
+                      "<td>320 g/kWh, PUE 1.5, FR</td><td>480.50</td>"
+                      "<td>0.3750</td><td>3072</td></tr>"),
+            std::string::npos);
   for (const char* id : {"chart-return-steps", "chart-return-time", "chart-return-wh",
                          "chart-power", "chart-phases"}) {
     EXPECT_NE(html.find(std::string("<canvas id=\"") + id + "\""), std::string::npos) << id;
@@ -490,14 +517,18 @@ std::string ReadAll(const std::string& path) {
 }
 
 // The real page in headless Chromium: every chart paints pixels (the page's own getImageData
-// count, read from the DOM after its scripts ran), and a screenshot is written beside it.
+// count, read from the DOM after its scripts ran), no series with data draws nothing (run B's
+// power.csv has one row, a run shorter than one sample: a dot, where a line of one point drew
+// nothing), and a screenshot is written beside it.
 TEST(HtmlReportTest, ChromiumRendersEveryChart) {
   if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs Debian's "
                     "chromium): the headless rendering check is skipped";
   }
   const std::string root = Root("chromium");
-  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(MakeRunB(root))};
+  const std::string run_b = MakeRunB(root);
+  WriteText(run_b + "/power.csv", "time_s,cpu:package-0_w\n0.8,30\n");
+  const std::vector<RunData> runs = {LoadRun(MakeRunA(root)), LoadRun(run_b)};
   const std::string page = root + "/report.html";
   WriteText(page, RenderHtml(runs, 195.0, LoadChartJs(DefaultChartJsPath())));
   const std::string flags = "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
@@ -519,6 +550,13 @@ TEST(HtmlReportTest, ChromiumRendersEveryChart) {
     EXPECT_GT(std::stol((*it)[1]), 5000) << "canvas " << canvases;
   }
   EXPECT_EQ(canvases, 5);
+  const std::regex invisible("data-invisible-series=\"([0-9]+)\"");
+  int checked = 0;
+  for (std::sregex_iterator it(after.begin(), after.end(), invisible), end; it != end; ++it) {
+    ++checked;
+    EXPECT_EQ((*it)[1].str(), "0") << "canvas " << checked;
+  }
+  EXPECT_EQ(checked, 5);
   // The first return chart's legend tells a run's curve (a line) from its evaluations (squares)
   // and budget decisions (triangles), which share the run's colour: run A's three, run B's
   // curve, the target line.

@@ -24,7 +24,7 @@ struct EmissionsRow {
   std::string project_name;   // project_name: e.g. "greenrl"
   std::string run_id;         // run_id: e.g. the run directory's name
   std::string experiment_id;  // experiment_id: e.g. "ppo-CartPole-v1"
-  double duration_s = 0.0;    // duration: wall time of the run, s
+  double duration_s = 0.0;    // duration: the span the energy was metered over, s
   double emissions_kg = 0.0;  // emissions: kg CO2e (CarbonResult::kg_co2e)
   // emissions_rate is emissions_kg / duration_s (kg/s), computed by the writer (empty if the
   // duration is 0).
@@ -45,7 +45,7 @@ struct EmissionsRow {
   std::string region;              // region: sub-national region, e.g. "ile-de-france"
   std::string cloud_provider;      // cloud_provider: "aws", "gcp", "azure", or empty
   std::string cloud_region;        // cloud_region: e.g. "eu-west-3"
-  std::string os;                  // os: e.g. "Linux-6.8.0-x86_64"
+  std::string os;  // os: uname's "<sysname>-<release>-<machine>", e.g. "Linux-6.8.0-x86_64"
   std::string python_version;      // python_version: empty (greenrl is C++)
   std::string codecarbon_version;  // codecarbon_version: empty (not produced by CodeCarbon)
   std::optional<std::int64_t> cpu_count;    // cpu_count: logical CPUs

@@ -99,7 +99,7 @@ std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<doub
   std::string s =
       "<table id=\"comparison\">\n<tr><th>run</th><th>algo</th><th>env</th>"
       "<th>steps</th><th>wall time (s)</th><th>steps/s</th><th>Wh</th>"
-      "<th>Wh metered as</th><th>g CO2e</th><th>eval return</th>";
+      "<th>Wh metered as</th><th>g CO2e</th><th>g CO2e at</th><th>eval return</th>";
   if (target_return) {
     const std::string label = EscapeHtml(TargetLabel(target_metric));
     s += fmt::format("<th>Wh to {} &ge; {:g}</th><th>steps to {} &ge; {:g}</th>", label,
@@ -108,11 +108,12 @@ std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<doub
   s += "</tr>\n";
   for (const auto& r : rows) {
     s += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-        EscapeHtml(r.name), EscapeHtml(r.algo), EscapeHtml(r.env_id), r.steps, r.wall_time_s,
-        r.steps_per_s, FormatAmount(r.energy_wh), EscapeHtml(ProvenanceCell(r)),
-        FormatAmount(r.g_co2e), EscapeHtml(EvalReturnCell(r)));
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        EscapeHtml(r.name), EscapeHtml(r.algo), EscapeHtml(r.env_id), r.steps,
+        FormatSeconds(r.wall_time_s), r.steps_per_s, FormatAmount(r.energy_wh),
+        EscapeHtml(ProvenanceCell(r)), CarbonCell(r), EscapeHtml(CarbonBasisCell(r)),
+        EscapeHtml(EvalReturnCell(r)));
     if (target_return) {
       s += r.wh_to_target
                ? fmt::format("<td>{}</td><td>{}</td>", FormatAmount(*r.wh_to_target),
@@ -170,6 +171,9 @@ constexpr const char* kPageScript = R"JS(
     }
     return out;
   };
+  // A line needs two points: a series of one (a run shorter than one power sample, or with one
+  // metrics row) is drawn as a dot.
+  const radiusFor = (data) => (data.length < 2 ? 3 : 0);
   // The return curve's value at a step: the last row at or before it.
   const returnAt = (m, step) => {
     let y = null;
@@ -186,9 +190,10 @@ constexpr const char* kPageScript = R"JS(
     DATA.runs.forEach((run, r) => {
       const m = run.metrics, xs = m[xKey] || [];
       xs.forEach((x) => { if (x !== null) xMax = Math.max(xMax, x); });
+      const curve = points(xs, m[DATA.return_metric] || []);
       datasets.push({label: run.name + ' ' + DATA.return_metric, borderColor: color(r),
-                     backgroundColor: color(r), pointRadius: 0, borderWidth: 2, pointStyle: 'line',
-                     data: points(xs, m[DATA.return_metric] || [])});
+                     backgroundColor: color(r), pointRadius: radiusFor(curve), borderWidth: 2,
+                     pointStyle: 'line', data: curve});
       if (m['eval/mean_reward']) {
         datasets.push({label: run.name + ' eval/mean_reward', borderColor: color(r),
                        backgroundColor: color(r), showLine: false, pointRadius: 3,
@@ -223,9 +228,10 @@ constexpr const char* kPageScript = R"JS(
     const t = run.power['time_s'] || [];
     Object.keys(run.power).forEach((col) => {
       if (col === 'time_s') return;
+      const series = points(t, run.power[col]);
       power.push({label: run.name + ' ' + col.replace(/_w$/, ''), borderColor: color(k),
-                  backgroundColor: color(k), pointRadius: 0, borderWidth: 2, pointStyle: 'line',
-                  data: points(t, run.power[col])});
+                  backgroundColor: color(k), pointRadius: radiusFor(series), borderWidth: 2,
+                  pointStyle: 'line', data: series});
       ++k;
     });
   });
@@ -269,6 +275,16 @@ constexpr const char* kPageScript = R"JS(
     const boxes = !ch.options.plugins.legend.labels.usePointStyle;
     ch.canvas.dataset.legendStyles = (boxes ? 'boxes: ' : '') +
         ch.legend.legendItems.map((item) => String(item.pointStyle)).join(',');
+  });
+  // And the series that have data but draw nothing (no line, no marker): none, for headless
+  // checks (bars always draw).
+  charts.forEach((ch) => {
+    ch.canvas.dataset.invisibleSeries = String(
+        ch.config.type === 'bar'
+            ? 0
+            : ch.data.datasets.filter((d) => d.data.length > 0 &&
+                                             !(d.data.length >= 2 && d.showLine !== false) &&
+                                             !(d.pointRadius > 0)).length);
   });
   document.body.dataset.chartsDrawn = String(drawn);
   document.body.dataset.chartsTotal = String(canvases.length);

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -213,7 +214,9 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   row.project_name = "greenrl";
   row.run_id = fs::path(r.run_dir).filename().string();
   row.experiment_id = r.algo + "-" + r.env_id;
-  row.duration_s = r.wall_time_s;
+  // CodeCarbon's duration is the span its energy was measured over (the tracker's start to stop):
+  // the energy totals' span (energy.json's duration_s), which the power and rate columns divide by.
+  row.duration_s = r.monitor_duration_s > 0.0 ? r.monitor_duration_s : r.wall_time_s;
   row.emissions_kg = r.carbon.kg_co2e;
   double cpu_j = 0, gpu_j = 0, ram_j = 0;
   bool has_cpu = false, has_gpu = false, has_ram = false;
@@ -236,7 +239,7 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
   // before adding it up (codecarbon/core/measure.py, MeasurePowerEnergy.do_measure), while its
   // power columns are the hardware's draw.
   const double pue = r.carbon.pue;
-  const double t = r.wall_time_s > 0 ? r.wall_time_s : 1.0;
+  const double t = row.duration_s > 0 ? row.duration_s : 1.0;
   if (has_cpu) row.cpu_energy_j = cpu_j * pue, row.cpu_power_w = cpu_j / t;
   if (has_gpu) row.gpu_energy_j = gpu_j * pue, row.gpu_power_w = gpu_j / t;
   if (has_ram) row.ram_energy_j = ram_j * pue, row.ram_power_w = ram_j / t;
@@ -245,7 +248,11 @@ report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_uni
     row.country_name = region->name;
     row.country_iso_code = region->alpha3;
   }
-  row.os = "Linux";
+  // CodeCarbon's os is Python's platform.platform(), "<system>-<release>-<machine>-with-<libc>";
+  // uname(2)'s first three.
+  utsname uts{};
+  row.os = ::uname(&uts) == 0 ? fmt::format("{}-{}-{}", uts.sysname, uts.release, uts.machine)
+                              : std::string("Linux");
   row.cpu_count = static_cast<int64_t>(std::thread::hardware_concurrency());
   row.cpu_model = ThisCpu().model;
   row.gpu_count = gpu_domains;

@@ -1182,7 +1182,17 @@ TEST(TrainerTest, EmissionsRowCountsEveryGpuDomain) {
   EXPECT_EQ(row.gpu_energy_j, 750.0);
   EXPECT_EQ(row.gpu_power_w, 50.0);
   EXPECT_EQ(row.cpu_energy_j, 150.0);
+  EXPECT_EQ(row.duration_s, 10.0);  // no meter span given: the wall time
   EXPECT_EQ(row.tracking_mode, "machine");
+  EXPECT_EQ(row.os.rfind("Linux-", 0), 0u) << row.os;  // uname: Linux-<release>-<machine>
+  // The power and rate columns divide by the span the energy was metered over (energy.json's
+  // duration_s), which is also CodeCarbon's duration.
+  r.monitor_duration_s = 12.5;
+  const report::EmissionsRow spanned = MakeEmissionsRow(r, 1795971600.0);
+  EXPECT_EQ(spanned.duration_s, 12.5);
+  EXPECT_EQ(spanned.gpu_power_w, 40.0);
+  EXPECT_EQ(spanned.cpu_power_w, 8.0);
+  r.monitor_duration_s = 0.0;
   // CodeCarbon's ram_total_size: /proc/meminfo's MemTotal (kB) in units of 1024^3 bytes.
   std::ifstream meminfo("/proc/meminfo");
   std::string name;
