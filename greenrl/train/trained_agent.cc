@@ -91,9 +91,11 @@ bool FinalPendingReads(const std::string& run_dir, std::vector<std::string>* ski
 }
 
 // --checkpoint STEP|last: run_dir's checkpoints/step_<STEP>.pt, or with "last" its newest resume
-// checkpoint that reads (rl-zoo's --load-checkpoint N and --load-last-checkpoint).
+// checkpoint that reads (rl-zoo's --load-checkpoint N and --load-last-checkpoint), each newer one
+// passed over named in *skipped, as without --checkpoint.
 // Errors: ConfigError("--checkpoint", step, ...) naming the steps the run has.
-std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string& step) {
+std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string& step,
+                                   std::vector<std::string>* skipped) {
   const auto checkpoints = ListCheckpoints(run_dir);
   std::string steps;
   for (const auto& [s, path] : checkpoints)
@@ -104,8 +106,7 @@ std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string
                           : "last, or the step of one of the run's resume checkpoints: " + steps +
                                 " (checkpoints/step_*.pt; checkpoint_keep keeps the newest)";
   if (step == "last") {
-    std::vector<std::string> skipped;  // the user named the file: no skip notes
-    const std::string newest = NewestReadableCheckpoint(checkpoints, &skipped);
+    const std::string newest = NewestReadableCheckpoint(checkpoints, skipped);
     if (!newest.empty()) return newest;
     throw ConfigError("--checkpoint", step, accepted);
   }
@@ -158,7 +159,7 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
     }
     final_checkpoint = false;
     chosen = step == "last";
-    checkpoint = ResumeCheckpointOfStep(run_dir, step);
+    checkpoint = ResumeCheckpointOfStep(run_dir, step, &skipped);
   } else if (!final_checkpoint && !best && fs::exists(FinalPendingPath(run_dir)) &&
              FinalPendingReads(run_dir, &skipped)) {
     // Training ended, and the final writes (reports, then the rename to final.pt) failed: the
