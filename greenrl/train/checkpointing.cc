@@ -338,11 +338,52 @@ std::optional<std::string> ReadStringEntry(const std::string& path, const std::s
 
 }  // namespace
 
+namespace {
+
+constexpr double kJoulesPerWh = 3600.0;
+
+// A segment killed after its checkpoint (SIGKILL, a crash, a lost node) wrote no energy.json, but
+// its metrics.csv rows past the checkpoint hold the run's time (time_s) and energy per domain
+// (energy/<domain>_wh) up to its last row: taken into *later, only upward. A single process's
+// only: a data-parallel run's rows hold the job's figures, not one rank's. Returns whether a row
+// past the checkpoint's step was found.
+// Errors: std::runtime_error for an unreadable or malformed metrics.csv.
+bool CarryOverKilledSegment(const std::string& run_dir, TrainerState* later) {
+  const std::string path = run_dir + "/metrics.csv";
+  auto [header, rows] = report::ReadMetricsCsv(path);
+  {  // a last line without its newline is torn (the kill came while it was written)
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    char last = '\n';
+    if (in.tellg() > 0) {
+      in.seekg(-1, std::ios::end);
+      in.get(last);
+    }
+    if (last != '\n' && !rows.empty()) rows.pop_back();
+  }
+  if (rows.empty() || header.empty() || header[0] != "global_step") return false;
+  const std::vector<double>& row = rows.back();
+  if (!(row[0] > static_cast<double>(later->steps))) return false;
+  for (size_t c = 1; c < header.size(); ++c) {
+    if (!std::isfinite(row[c])) continue;
+    if (header[c] == "time_s") later->elapsed_s = std::max(later->elapsed_s, row[c]);
+    for (auto& [domain, energy_j] : later->energy.energy_j) {
+      if (header[c] == "energy/" + domain + "_wh") {
+        energy_j = std::max(energy_j, row[c] * kJoulesPerWh);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
   TrainerState later = *state;  // every figure read before any is taken
   try {
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
-    if (j.at("steps").get<int64_t>() != state->steps) return;
+    if (j.at("steps").get<int64_t>() != state->steps) {
+      throw std::runtime_error("energy.json of another segment");
+    }
     // A data-parallel rank's own figures are in distributed.ranks (the totals are the job's).
     const bool per_rank = state->world_size > 1;
     const nlohmann::json& src = per_rank ? j.at("distributed").at("ranks").at(state->rank) : j;
@@ -355,8 +396,15 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
       if (d == domains.end()) continue;
       energy_j = std::max(energy_j, (per_rank ? *d : d->at("energy_j")).get<double>());
     }
-  } catch (const std::exception&) {  // no or an unreadable energy.json: the checkpoint's figures
-    return;
+  } catch (const std::exception&) {
+    // No energy.json of this step: a segment killed after its checkpoint, whose metrics.csv rows
+    // may go further; else (none, unreadable) the checkpoint's figures.
+    later = *state;
+    try {
+      if (state->world_size > 1 || !CarryOverKilledSegment(run_dir, &later)) return;
+    } catch (const std::exception&) {
+      return;
+    }
   }
   *state = std::move(later);
 }

@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -199,6 +201,47 @@ TEST(ResumeTest, PpoCartPoleResumedRunIsBitIdentical) {
                      "eval.final_episodes=2", "checkpoint_freq=512", "checkpoint_keep=2"},
                     3);
   ExpectResumeIsExact("ppo_cartpole", config, 768);  // evaluations at 512 (before), 1024, ...
+}
+
+// A segment killed after its checkpoint (SIGKILL: no energy.json of its own) logged its energy
+// in metrics.csv rows past the checkpoint: the resume counts it from the last complete row, where
+// it used to start again from the checkpoint's figures and lose it. Simulated by a segment
+// stopped at 768 whose newest checkpoint (768) and energy.json are removed: the resume loads 512.
+TEST(ResumeTest, KilledSegmentsEnergyPastItsCheckpointIsKept) {
+  const Config config = LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                                      {"n_timesteps=1024", "eval.freq=0", "eval.final_episodes=1",
+                                       "checkpoint_freq=256", "checkpoint_keep=4"},
+                                      3);
+  const std::string dir = FreshDir("killed_energy");
+  {
+    auto cpu_s = std::make_shared<double>(0.0);  // 12 W x 0.25 s = 3 J per meter read
+    TrainOptions options;
+    options.out_dir = dir;
+    options.verbose = false;
+    options.meter_override =
+        std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
+    options.stop_after_steps = 768;
+    ASSERT_TRUE(Train(config, std::move(options)).interrupted);
+  }
+  const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
+  ASSERT_EQ(rows.back()[0], 768.0);
+  const size_t wh = std::find(header.begin(), header.end(), "energy/total_wh") - header.begin();
+  const size_t time = std::find(header.begin(), header.end(), "time_s") - header.begin();
+  ASSERT_LT(wh, header.size());
+  const double logged_j = rows.back()[wh] * 3600.0;
+  const std::optional<TrainerState> at_512 = PeekTrainerState(CheckpointPath(dir, 512));
+  ASSERT_TRUE(at_512.has_value());
+  ASSERT_GT(logged_j, at_512->energy.total_energy_j() + 1.0);
+  fs::remove(CheckpointPath(dir, 768));
+  fs::remove(dir + "/energy.json");
+
+  TrainerState state = *at_512;
+  CarryOverStoppedSegment(dir, &state);
+  EXPECT_NEAR(state.energy.total_energy_j(), logged_j, 1e-9);
+  EXPECT_EQ(state.elapsed_s, rows.back()[time]);
+  const TrainResult second = RunTraining(config, dir, 20.0, /*resume=*/true);
+  EXPECT_FALSE(second.interrupted);
+  EXPECT_NEAR(testing::TotalJ(dir), logged_j + 20.0, 1e-9);
 }
 
 // A meter that updates less often than any window lasts (period 1e6 s) makes every window short:
