@@ -1,5 +1,7 @@
 #include "greenrl/precision/grad_scaler.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -8,7 +10,8 @@
 namespace greenrl::precision {
 
 namespace {
-std::string Num(double v) { return std::to_string(v); }
+// As a config value is written: the shortest text that reads back as v ("1", not "1.000000").
+std::string Num(double v) { return fmt::format("{}", v); }
 }  // namespace
 
 GradScaler::GradScaler(const GradScalerOptions& options)

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "greenrl/core/errors.h"
@@ -69,14 +71,19 @@ TEST(GradScalerTest, DisabledIsIdentityButStillDetects) {
 }
 
 TEST(GradScalerTest, BadOptionsNameTheirKey) {
-  EXPECT_THROW(GradScaler({true, 0.0, 2.0, 0.5, 1}), ConfigError);
-  EXPECT_THROW(GradScaler({true, 1.0, 1.0, 0.5, 1}), ConfigError);
-  EXPECT_THROW(GradScaler({true, 1.0, 2.0, 1.5, 1}), ConfigError);
-  try {
-    GradScaler({true, 1.0, 2.0, 0.5, 0});
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "grad_scaler.growth_interval");
+  const std::pair<GradScalerOptions, std::string> bad[] = {
+      {{true, 0.0, 2.0, 0.5, 1}, "grad_scaler.init_scale: got '0'; a finite number > 0"},
+      {{true, 1.0, 1.0, 0.5, 1}, "grad_scaler.growth_factor: got '1'; a number > 1"},
+      // The schema's range (0, 1] lets 1 through: refused here, as the value was written.
+      {{true, 1.0, 2.0, 1.0, 1}, "grad_scaler.backoff_factor: got '1'; a number in (0, 1)"},
+      {{true, 1.0, 2.0, 0.5, 0}, "grad_scaler.growth_interval: got '0'; an integer >= 1"}};
+  for (const auto& [options, message] : bad) {
+    try {
+      GradScaler scaler(options);
+      ADD_FAILURE() << message;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
   }
 }
 
