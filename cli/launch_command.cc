@@ -293,7 +293,12 @@ int RunLaunch(const LaunchArgs& a) {
     const auto now = Clock::now();
     if (first_failed >= 0 && !termed &&
         std::chrono::duration<double>(now - failed_at).count() > a.grace_s) {
-      fmt::print(stderr, "greenrl launch: stopping the remaining ranks (SIGTERM)\n");
+      std::set<int> left;
+      for (int r = 0; r < a.nproc; ++r) {
+        if (ranks[r].running) left.insert(r);
+      }
+      fmt::print(stderr, "greenrl launch: stopping the remaining rank{} {} (SIGTERM)\n",
+                 left.size() == 1 ? "" : "s", RankList(left));
       signal_all(SIGTERM);
       termed = true;
       term_at = now;

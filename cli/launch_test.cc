@@ -215,7 +215,7 @@ TEST(LaunchTest, RunDirectoryRefusalsAreEveryRanksAtOnce) {
     EXPECT_NE(output.find(error), std::string::npos) << output;
     EXPECT_NE(output.find(" repeated another rank's word for word"), std::string::npos) << output;
     EXPECT_EQ(output.find("could not join"), std::string::npos) << output;
-    EXPECT_EQ(output.find("stopping the remaining ranks"), std::string::npos) << output;
+    EXPECT_EQ(output.find("stopping the remaining rank"), std::string::npos) << output;
   };
   expect_refused_fast(launch + "--out " + out,
                       "greenrl: error: --out: got '" + out +

@@ -390,11 +390,11 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       }
     } else if (cleanrl && name == "--learning-rate" && IsNumber(first) &&
                (algo.empty() || algo == "ppo")) {
-      // CleanRL's PPO anneals unless told not to (anneal_lr: bool = True); its DQN and SAC
-      // keep the rate constant.
+      // CleanRL's PPO anneals unless told not to (anneal_lr: bool = True); its DQN keeps the
+      // rate constant (its SAC has --policy-lr and --q-lr instead).
       greenrl = "--set learning_rate=lin_" + first +
                 " (CleanRL's PPO anneals by default: SB3's linear schedule from it to 0; with "
-                "--no-anneal-lr, or for DQN and SAC, --set learning_rate=" +
+                "--no-anneal-lr, or for DQN, --set learning_rate=" +
                 first + ")";
     }
     if (cleanrl && name == "--vf-coef" && IsNumber(first)) {

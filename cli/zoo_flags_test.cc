@@ -116,8 +116,7 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
   EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "ppo"),
             "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
             "--set learning_rate=lin_2.5e-4 (CleanRL's PPO anneals by default: SB3's linear "
-            "schedule from it to 0; with --no-anneal-lr, or for DQN and SAC, --set "
-            "learning_rate=2.5e-4)");
+            "schedule from it to 0; with --no-anneal-lr, or for DQN, --set learning_rate=2.5e-4)");
   EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "dqn"),
             "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
             "--set learning_rate=2.5e-4");

@@ -85,9 +85,10 @@ TEST(PpoTest, FusedUpdateMatchesAutograd) {
   ExpectFusedMatchesAutograd("CartPole-v1", SmallConfig("fused"));
 }
 
-// An env whose episodes only ever end by its TimeLimit (3 steps): obs [min(steps, 2)], reward 1,
-// never terminated. Its final observation [2] is the one the policy saw at the episode's third
-// step, so V(final_obs) is a value the rollout stored, and the reset observation [0] another.
+// An env whose episodes only ever end by its TimeLimit (3 steps): obs [0], [1], [2], then the
+// final observation [1]; reward 1, never terminated. V(final_obs) is so a value the rollout
+// stored (the episode's second row), and neither the truncated row's own V([2]) nor the next
+// row's V(reset obs [0]).
 class Climb {
  public:
   using Action = int64_t;
@@ -112,7 +113,7 @@ class Climb {
   StepResult Step(Action) {
     ++steps_;
     StepResult r;
-    r.obs = {static_cast<float>(std::min(steps_, 2))};
+    r.obs = {static_cast<float>(steps_ == 3 ? 1 : steps_)};
     r.reward = 1.0;
     return r;
   }
@@ -123,8 +124,9 @@ class Climb {
 
 // The rollout's truncation wiring (SB3's collect_rollouts adds gamma * V(terminal_observation) to
 // a truncated step's reward): a row the TimeLimit ended bootstraps from V(final_obs), not from
-// the next row's V(reset obs) nor from 0. With gae_lambda 0 each advantage is one TD error:
-// rows 2 and 5 (truncated) give 1 + gamma V([2]) - V([2]), the others 1 + gamma V(next) - V(obs).
+// the next row's V(reset obs), from the row's own value, nor from 0. With gae_lambda 0 each
+// advantage is one TD error: rows 2 and 5 (truncated) give 1 + gamma V([1]) - V([2]), the others
+// 1 + gamma V(next) - V(obs).
 TEST(PpoTest, TruncatedRowsBootstrapFromTheFinalObservationsValue) {
   static const bool registered = [] {
     env::RegisterEnv(env::EnvRegistrationOf<Climb>());
@@ -149,11 +151,11 @@ TEST(PpoTest, TruncatedRowsBootstrapFromTheFinalObservationsValue) {
     for (int e = 0; e < 2; ++e) {
       auto at = [&](const float* a, int t) { return static_cast<double>(a[t * 2 + e]); };
       const double v0 = at(v.values, 0), v1 = at(v.values, 1), v2 = at(v.values, 2);
-      ASSERT_NE(v0, v2) << "the test needs V([0]) != V([2])";
-      const double expected[6] = {1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v2 - v2,
-                                  1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v2 - v2};
+      ASSERT_TRUE(v0 != v1 && v1 != v2 && v0 != v2) << "the test needs three values";
+      const double expected[6] = {1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v1 - v2,
+                                  1 + gamma * v1 - v0, 1 + gamma * v2 - v1, 1 + gamma * v1 - v2};
       for (int t = 0; t < 6; ++t) {
-        EXPECT_EQ(at(v.obs, t), static_cast<float>(std::min(t % 3, 2))) << t;
+        EXPECT_EQ(at(v.obs, t), static_cast<float>(t % 3)) << t;
         EXPECT_NEAR(at(v.advantages, t), expected[t], 1e-6) << path << " row " << t;
         EXPECT_NEAR(at(v.returns, t), expected[t] + at(v.values, t), 1e-6) << path << " row " << t;
       }

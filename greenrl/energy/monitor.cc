@@ -111,9 +111,9 @@ Measurement EnergyMonitor::EndWindow(const std::string& key) {
   if (measurement.duration_s < update_period_s_ && ++totals.short_count == 1) {
     const std::string message = fmt::format(
         "energy window '{}' lasted {:.3g} ms, less than the {:.3g} ms between updates of meter "
-        "'{}': one such window reads 0 J or a whole counter step, so only sums over many windows "
-        "mean something (the run's total is unaffected); energy.json counts them as "
-        "windows.{}.short_windows",
+        "'{}': one such window reads what the meter last updated (0 J, a whole step, or a stale "
+        "power), so only sums over many windows mean something (the run's total is unaffected); "
+        "energy.json counts them as windows.{}.short_windows",
         key, measurement.duration_s * 1e3, update_period_s_ * 1e3, update_period_meter_, key);
     if (warn_) {
       warn_(message);

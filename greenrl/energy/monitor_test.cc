@@ -292,9 +292,9 @@ TEST(EnergyMonitorTest, CountsAndWarnsOnceAboutWindowsShorterThanTheUpdatePeriod
   ASSERT_EQ(warnings.size(), 2u);  // one per key
   EXPECT_EQ(warnings[0],
             "energy window 'update' lasted 0.5 ms, less than the 125 ms between updates of meter "
-            "'slow': one such window reads 0 J or a whole counter step, so only sums over many "
-            "windows mean something (the run's total is unaffected); energy.json counts them as "
-            "windows.update.short_windows");
+            "'slow': one such window reads what the meter last updated (0 J, a whole step, or a "
+            "stale power), so only sums over many windows mean something (the run's total is "
+            "unaffected); energy.json counts them as windows.update.short_windows");
   EXPECT_NE(warnings[1].find("energy window 'rollout' lasted 2 ms"), std::string::npos);
 
   // Meters with no update period: no window is short, however brief.

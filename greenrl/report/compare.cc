@@ -72,8 +72,9 @@ std::string Cell(const std::optional<double>& v, const char* spec) {
 }  // namespace
 
 std::string FormatSeconds(double seconds) {
-  return seconds < 1.0 && seconds > 0.0 ? fmt::format("{:.3g}", seconds)
-                                        : fmt::format("{:.1f}", seconds);
+  if (!(seconds > 0.0 && seconds < 1.0)) return fmt::format("{:.1f}", seconds);
+  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(seconds))), 3, 9);
+  return fmt::format("{:.{}f}", seconds, decimals);  // 3 significant digits, zeros kept
 }
 
 std::string CarbonCell(const ComparisonRow& row) {
@@ -218,14 +219,18 @@ RunData LoadRun(const std::string& dir) {
     }
     if (c.contains("intensity_g_per_kwh") && c["intensity_g_per_kwh"].is_number() &&
         c.contains("pue") && c["pue"].is_number()) {
+      // Where the intensity came from: a time series (its energy-weighted mean), an override
+      // (carbon.intensity_g_per_kwh), the world default, or a region's figure.
       const std::string region = c.value("region", "");
+      const std::string source = c.value("intensity_source", "");
+      const std::string from = source.rfind("time series", 0) == 0      ? "time series"
+                               : source.rfind("override", 0) == 0       ? "override"
+                               : c.value("intensity_is_default", false) ? "world default"
+                                                                        : region;
       run.carbon_basis =
           fmt::format("{:.4g} g/kWh, PUE {:g}", c["intensity_g_per_kwh"].get<double>(),
                       c["pue"].get<double>()) +
-          (c.value("intensity_is_default", false) ? ", world default"
-           : region.empty()                       ? ""
-                                                  : ", " + region) +
-          (c.value("intensity_source", "").rfind("time series", 0) == 0 ? ", time series" : "");
+          (from.empty() ? "" : ", " + from);
     }
   }
   if (j.contains("eval_mean_return") && j["eval_mean_return"].is_number()) {

@@ -41,8 +41,9 @@ struct RunData {
   // carbon.kg_co2e x 1000; empty when energy.json (or a killed run's last metrics row) has none.
   std::optional<double> g_co2e;
   // What the carbon figure was priced at, from energy.json's carbon section: "481 g/kWh, PUE 1,
-  // world default", "381 g/kWh, PUE 1.58, DE", "500 g/kWh, PUE 1.5, FR, time series" (an
-  // intensity series' energy-weighted mean); empty when energy.json does not say.
+  // world default", "381 g/kWh, PUE 1.58, DE", "50 g/kWh, PUE 1, override"
+  // (carbon.intensity_g_per_kwh), "500 g/kWh, PUE 1.5, time series" (an intensity series'
+  // energy-weighted mean); empty when energy.json does not say.
   std::string carbon_basis;
   std::optional<double> eval_mean_return;  // final deterministic evaluation, if it ran
   std::optional<double> eval_std_return;   // its std over the episodes (energy.json since 12-06)
@@ -128,7 +129,8 @@ std::string CarbonCell(const ComparisonRow& row);
 // Returns: the "g CO2e at" cell: the row's carbon_basis, or "n/a" when unknown.
 std::string CarbonBasisCell(const ComparisonRow& row);
 
-// Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116").
+// Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
+// 0.08 -> "0.0800").
 std::string FormatSeconds(double seconds);
 
 // Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant

@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,22 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_DOUBLE_EQ(rows[1].steps_per_s, 2048.0);
   EXPECT_DOUBLE_EQ(rows[1].g_co2e.value_or(-1.0), 0.1);
   EXPECT_EQ(CarbonBasisCell(rows[1]), "n/a");  // energy.json gives the figure alone
+  // An override and a time series say so, not the region the run names (or "world", "series").
+  for (const auto& [source, region, basis] : std::vector<std::array<std::string, 3>>{
+           {"override (carbon.intensity_g_per_kwh)", "world", "50 g/kWh, PUE 1.5, override"},
+           {"time series x.csv (2 points, energy-weighted mean)", "series",
+            "50 g/kWh, PUE 1.5, time series"},
+           {"Ember world average, 2023", "world", "50 g/kWh, PUE 1.5, world"}}) {
+    const std::string dir = root + "/basis";
+    fs::create_directories(dir);
+    WriteText(dir + "/metrics.csv", "global_step,time_s\n1,0.5\n");
+    WriteText(dir + "/energy.json",
+              R"({"algo": "ppo", "env_id": "CartPole-v1", "steps": 1, "total_energy_wh": 0.1,
+                  "carbon": {"kg_co2e": 0.0, "pue": 1.5, "intensity_g_per_kwh": 50.0,
+                  "intensity_is_default": false, "region": ")" +
+                  region + R"(", "intensity_source": ")" + source + R"("}})");
+    EXPECT_EQ(LoadRun(dir).carbon_basis, basis);
+  }
   EXPECT_FALSE(rows[1].eval_mean_return.has_value());
   EXPECT_FALSE(rows[1].wh_to_target.has_value());
   // Without a target nothing is searched.
@@ -202,6 +219,7 @@ TEST(CompareTest, MissingCarbonIsNotZero) {
             std::string::npos)
       << md;
   EXPECT_EQ(FormatSeconds(0.1159), "0.116");
+  EXPECT_EQ(FormatSeconds(0.08), "0.0800");
   EXPECT_EQ(FormatSeconds(8.0), "8.0");
   EXPECT_EQ(FormatSeconds(0.0), "0.0");
 }

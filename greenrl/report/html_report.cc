@@ -172,8 +172,9 @@ constexpr const char* kPageScript = R"JS(
     return out;
   };
   // A line needs two points: a series of one (a run shorter than one power sample, or with one
-  // metrics row) is drawn as a dot.
+  // metrics row) is drawn as a dot (its legend mark too).
   const radiusFor = (data) => (data.length < 2 ? 3 : 0);
+  const styleFor = (data) => (data.length < 2 ? 'circle' : 'line');
   // The return curve's value at a step: the last row at or before it.
   const returnAt = (m, step) => {
     let y = null;
@@ -193,7 +194,7 @@ constexpr const char* kPageScript = R"JS(
       const curve = points(xs, m[DATA.return_metric] || []);
       datasets.push({label: run.name + ' ' + DATA.return_metric, borderColor: color(r),
                      backgroundColor: color(r), pointRadius: radiusFor(curve), borderWidth: 2,
-                     pointStyle: 'line', data: curve});
+                     pointStyle: styleFor(curve), data: curve});
       if (m['eval/mean_reward']) {
         datasets.push({label: run.name + ' eval/mean_reward', borderColor: color(r),
                        backgroundColor: color(r), showLine: false, pointRadius: 3,
@@ -231,7 +232,7 @@ constexpr const char* kPageScript = R"JS(
       const series = points(t, run.power[col]);
       power.push({label: run.name + ' ' + col.replace(/_w$/, ''), borderColor: color(k),
                   backgroundColor: color(k), pointRadius: radiusFor(series), borderWidth: 2,
-                  pointStyle: 'line', data: series});
+                  pointStyle: styleFor(series), data: series});
       ++k;
     });
   });

@@ -110,8 +110,8 @@ std::string TrainCommandAsStarted(const dist::DistEnv& dist_env, int world_size,
   if (world_size == 1) return "greenrl train " + args;
   if (dist_env.source == "torchrun") {
     return fmt::format(
-        "torchrun --no-python --nproc_per_node N greenrl train {} (as this run was "
-        "started, {} ranks in all)",
+        "torchrun --no-python --nproc_per_node P greenrl train {} (as this run was "
+        "started: P ranks per node, {} in all)",
         args, world_size);
   }
   if (dist_env.source == "slurm" || dist_env.source == "openmpi") {
