@@ -336,10 +336,6 @@ std::optional<std::string> ReadStringEntry(const std::string& path, const std::s
   return v.toStringRef();
 }
 
-}  // namespace
-
-namespace {
-
 constexpr double kJoulesPerWh = 3600.0;
 
 // A segment killed after its checkpoint (SIGKILL, a crash, a lost node) wrote no energy.json, but
