@@ -217,6 +217,13 @@ int RunLaunch(const LaunchArgs& a) {
   bool termed = false, killed = false;
   bool by_signal = false;  // termed by a forwarded user signal (not by a failed rank)
   int signals_forwarded = 0;
+  auto still_running = [&] {  // the ranks not yet reaped
+    std::set<int> left;
+    for (int r = 0; r < a.nproc; ++r) {
+      if (ranks[r].running) left.insert(r);
+    }
+    return left;
+  };
   auto signal_all = [&](int sig) {
     for (const Rank& k : ranks) {
       if (k.running) ::kill(k.pid, sig);
@@ -293,10 +300,7 @@ int RunLaunch(const LaunchArgs& a) {
     const auto now = Clock::now();
     if (first_failed >= 0 && !termed &&
         std::chrono::duration<double>(now - failed_at).count() > a.grace_s) {
-      std::set<int> left;
-      for (int r = 0; r < a.nproc; ++r) {
-        if (ranks[r].running) left.insert(r);
-      }
+      const std::set<int> left = still_running();
       fmt::print(stderr, "greenrl launch: stopping the remaining rank{} {} (SIGTERM)\n",
                  left.size() == 1 ? "" : "s", RankList(left));
       signal_all(SIGTERM);
@@ -305,10 +309,7 @@ int RunLaunch(const LaunchArgs& a) {
     }
     if (termed && !killed &&
         std::chrono::duration<double>(now - term_at).count() > (by_signal ? a.grace_s : 5.0)) {
-      std::set<int> left;
-      for (int r = 0; r < a.nproc; ++r) {
-        if (ranks[r].running) left.insert(r);
-      }
+      const std::set<int> left = still_running();
       fmt::print(
           stderr,
           "greenrl launch: rank{} {} still running {} s after the {}: killing {} (SIGKILL)\n",
