@@ -151,10 +151,15 @@ int RunLaunch(const LaunchArgs& a) {
   const std::string exe = SelfExe();
   const int port = a.master_port > 0 ? a.master_port : FreePort();
   std::vector<Rank> ranks(static_cast<size_t>(a.nproc));
+  // A signal ignored when the launcher starts (a script's `cmd &`, `trap '' INT`) stays ignored,
+  // as `greenrl train` leaves it: the ranks inherit it ignored and say so.
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction before {};
+    ::sigaction(sig, nullptr, &before);
+    if (before.sa_handler != SIG_IGN) ::sigaction(sig, &sa, nullptr);
+  }
   for (int r = 0; r < a.nproc; ++r) {
     if (g_signal_count > 0) {  // stopped while starting ranks: start no more (the loop below
       for (int q = r; q < a.nproc; ++q) ranks[q].running = false;  // forwards the signal)

@@ -359,10 +359,11 @@ TEST(LaunchTest, KilledRankZeroMakesRankOneExit) {
 // Starts `greenrl launch --nproc 2` of a long CartPole run into `out` (output to `log`) as the
 // leader of its own process group, as a shell job, and waits until it has written 2 rows.
 // Returns the launcher's pid, or -1 (launcher killed) when training did not start in 90 s.
-pid_t StartLongLaunch(const std::string& out, const std::string& log) {
+pid_t StartLongLaunch(const std::string& out, const std::string& log, bool ignore_sigint = false) {
   const pid_t launcher = ::fork();
   if (launcher == 0) {
     ::setpgid(0, 0);  // the launcher leads a process group, as a shell job does
+    if (ignore_sigint) ::signal(SIGINT, SIG_IGN);  // as a script's `cmd &` starts it
     std::FILE* f = std::fopen(log.c_str(), "w");
     ::dup2(fileno(f), 1);
     ::dup2(fileno(f), 2);
@@ -490,6 +491,33 @@ bool CatchesSigint(pid_t pid) {
     }
   }
   return false;
+}
+
+// A launch started with SIGINT ignored (a script's `cmd &`) leaves it ignored, as `greenrl
+// train` does: neither the launcher nor a rank catches it, a SIGINT to the launcher's group stops
+// nothing, and SIGTERM still stops the job (before, the launcher caught SIGINT and forwarded
+// it). (Without --quiet each rank says so, as train does.)
+TEST(LaunchTest, SigintIgnoredAtStartStaysIgnored) {
+  const std::string out = Dir("sigint_ignored");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = StartLongLaunch(out, log, /*ignore_sigint=*/true);
+  if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
+  const pid_t rank1 = ChildWithRank(launcher, 1);
+  EXPECT_FALSE(CatchesSigint(launcher));
+  EXPECT_GT(rank1, 0);
+  if (rank1 > 0) {
+    EXPECT_FALSE(CatchesSigint(rank1));
+  }
+  ::kill(-launcher, SIGINT);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  int early = 0;
+  EXPECT_EQ(::waitpid(launcher, &early, WNOHANG), 0) << "SIGINT stopped it\n" << ReadFile(log);
+  ::kill(launcher, SIGTERM);
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
 }
 
 // A stop signal that reaches rank 1 while it waits for rank 0's store (rank 0 not started yet)

@@ -15,6 +15,7 @@
 
 #include "greenrl/core/errors.h"
 #include "greenrl/core/file_lock.h"
+#include "greenrl/energy/carbon.h"
 #include "greenrl/report/run_report.h"
 
 namespace greenrl::report {
@@ -122,8 +123,9 @@ nlohmann::json KilledRunJson(const std::string& dir, const std::vector<std::stri
               "energy/total_wh: did the run start?");
   }
   nlohmann::json j;
+  YAML::Node config;
   try {
-    const YAML::Node config = YAML::LoadFile(dir + "/config.yaml");
+    config = YAML::LoadFile(dir + "/config.yaml");
     j["algo"] = config["algo"].as<std::string>();
     j["env_id"] = config["env_id"].as<std::string>();
     j["seed"] = config["seed"].as<uint64_t>();
@@ -136,6 +138,25 @@ nlohmann::json KilledRunJson(const std::string& dir, const std::vector<std::stri
   j["total_energy_wh"] = wh;
   if (std::isfinite(column("carbon/g_co2e"))) {
     j["carbon"] = {{"kg_co2e", column("carbon/g_co2e") / 1000.0}};
+    // What it was priced at, from config.yaml's carbon keys as the run read them (a time series
+    // is left unsaid: its mean needs the energy's times).
+    try {
+      const YAML::Node carbon = config["carbon"];
+      if (carbon && carbon["intensity_csv"].as<std::string>("").empty()) {
+        energy::CarbonOptions options;
+        options.region = carbon["region"].as<std::string>("");
+        options.pue = carbon["pue"].as<double>(energy::kDefaultPue);
+        const std::string intensity = carbon["intensity_g_per_kwh"].as<std::string>("auto");
+        if (intensity != "auto") options.intensity_g_per_kwh = std::stod(intensity);
+        const energy::CarbonResult c = energy::ComputeCarbon(wh * kJoulesPerWh, options);
+        j["carbon"].update({{"pue", c.pue},
+                            {"intensity_g_per_kwh", c.intensity_g_per_kwh},
+                            {"region", c.region},
+                            {"intensity_source", c.intensity_source},
+                            {"intensity_is_default", c.intensity_is_default}});
+      }
+    } catch (const std::exception&) {  // an older or hand-made config.yaml: the figure alone
+    }
   }
   j["killed"] = true;
   return j;

@@ -253,6 +253,7 @@ TEST(CompareTest, KilledRunIsReadFromItsLastMetricsRow) {
   EXPECT_EQ(run.wall_time_s, 20.0);
   EXPECT_EQ(run.energy_wh, 0.08);
   EXPECT_EQ(run.g_co2e, 0.04);
+  EXPECT_EQ(run.carbon_basis, "");  // config.yaml names no carbon keys: unsaid
   EXPECT_EQ(run.unfinished, "killed");
   EXPECT_EQ(FormatMarkdown(CompareRuns({run}, std::nullopt), std::nullopt),
             "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
@@ -260,6 +261,15 @@ TEST(CompareTest, KilledRunIsReadFromItsLastMetricsRow) {
             "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|\n"
             "| run_k | sac | Pendulum-v1 | 2000 | 20.0 | 100 | 0.08000 | n/a | 0.04000 | n/a | n/a "
             "(killed) |\n");
+  // A resolved config.yaml names its carbon keys: the price is said from them.
+  WriteText(dir + "/config.yaml",
+            "# greenrl resolved config\nalgo: sac\nenv_id: Pendulum-v1\nseed: 4\ncarbon:\n"
+            "  region: DE\n  intensity_g_per_kwh: auto\n  intensity_csv: ''\n  pue: 1.2\n");
+  EXPECT_EQ(LoadRun(dir).carbon_basis, "381 g/kWh, PUE 1.2, DE");
+  WriteText(dir + "/config.yaml",
+            "algo: sac\nenv_id: Pendulum-v1\nseed: 4\ncarbon:\n  region: ''\n"
+            "  intensity_g_per_kwh: 50\n  intensity_csv: ''\n  pue: 1\n");
+  EXPECT_EQ(LoadRun(dir).carbon_basis, "50 g/kWh, PUE 1, override");
 }
 
 // A resumed run killed before it wrote its own energy.json leaves the earlier segment's (here at

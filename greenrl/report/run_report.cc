@@ -152,8 +152,10 @@ std::string FormatCarbonLines(const energy::CarbonResult& c) {
   s += fmt::format("  carbon         {} g CO2e = {:.3e} kWh x PUE {:g} x {:g} g/kWh\n", grams_text,
                    c.energy_kwh, c.pue, c.intensity_g_per_kwh);
   if (c.intensity_source.rfind("override", 0) == 0) {
-    s += "    intensity    set by carbon.intensity_g_per_kwh (instead of carbon.region's table "
-         "value)\n";
+    // What it replaced: the region's table value, or with no region the world average.
+    s += fmt::format("    intensity    set by carbon.intensity_g_per_kwh (instead of {})\n",
+                     c.region == "world" ? std::string("the world average, the default")
+                                         : c.region + "'s table value");
   } else {
     s += fmt::format("    intensity    {} ({}{})\n", c.region, c.intensity_source,
                      c.intensity_is_default ? ", default: set carbon.region or "

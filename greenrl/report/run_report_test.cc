@@ -204,7 +204,12 @@ TEST(RunReportTest, SummaryOfTinyCarbonAndOverride) {
   r.carbon.intensity_source = "override (carbon.intensity_g_per_kwh)";
   r.carbon.intensity_is_default = false;
   EXPECT_NE(FormatSummary(r).find("    intensity    set by carbon.intensity_g_per_kwh (instead of "
-                                  "carbon.region's table value)"),
+                                  "the world average, the default)"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.carbon.region = "FR";  // carbon.region given too: its value is the one replaced
+  EXPECT_NE(FormatSummary(r).find("    intensity    set by carbon.intensity_g_per_kwh (instead of "
+                                  "FR's table value)"),
             std::string::npos)
       << FormatSummary(r);
 }
