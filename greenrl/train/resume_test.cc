@@ -244,6 +244,28 @@ TEST(ResumeTest, KilledSegmentsEnergyPastItsCheckpointIsKept) {
   EXPECT_NEAR(testing::TotalJ(dir), logged_j + 20.0, 1e-9);
 }
 
+// --checkpoint on a run without resume checkpoints (checkpoint_freq 0) says the run has none and
+// what to use instead, for "last" as for a step (it read as if "last" were the mistake).
+TEST(ResumeTest, CheckpointFlagOnARunWithoutResumeCheckpointsSaysSo) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=256", "eval.freq=0", "eval.final_episodes=1", "checkpoint_freq=0"}, 3);
+  const std::string dir = FreshDir("no_resume_checkpoints");
+  ASSERT_FALSE(RunTraining(config, dir, 1.0).interrupted);
+  for (const std::string step : {"last", "256"}) {
+    try {
+      LoadTrainedAgent(dir, std::nullopt, /*best=*/false, step);
+      ADD_FAILURE() << step;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--checkpoint: got '" + step +
+                    "'; a run with resume checkpoints (checkpoints/step_*.pt), which " + dir +
+                    " has none of (checkpoint_freq, checkpoint_keep); without --checkpoint, its "
+                    "final.pt");
+    }
+  }
+}
+
 // A meter that updates less often than any window lasts (period 1e6 s) makes every window short:
 // energy.json counts them per key over both segments of a stopped and resumed run (the count
 // travels in the checkpoint), and names the meter's update period.

@@ -101,10 +101,12 @@ std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string
   for (const auto& [s, path] : checkpoints)
     steps += (steps.empty() ? "" : ", ") + std::to_string(s);
   const std::string accepted =
-      checkpoints.empty() ? "a step of one of the run's resume checkpoints, and " + run_dir +
-                                " has none (checkpoint_freq, checkpoint_keep)"
-                          : "last, or the step of one of the run's resume checkpoints: " + steps +
-                                " (checkpoints/step_*.pt; checkpoint_keep keeps the newest)";
+      checkpoints.empty()
+          ? "a run with resume checkpoints (checkpoints/step_*.pt), which " + run_dir +
+                " has none of (checkpoint_freq, checkpoint_keep); without --checkpoint, its "
+                "final.pt"
+          : "last, or the step of one of the run's resume checkpoints: " + steps +
+                " (checkpoints/step_*.pt; checkpoint_keep keeps the newest)";
   if (step == "last") {
     const std::string newest = NewestReadableCheckpoint(checkpoints, skipped);
     if (!newest.empty()) return newest;
