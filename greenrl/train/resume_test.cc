@@ -71,15 +71,23 @@ std::unique_ptr<energy::EnergyMeter> FixedMeter(double joules) {
   return meter;
 }
 
-TrainResult RunTraining(const Config& config, const std::string& dir, double joules,
-                        bool resume = false, int64_t stop_after = 0) {
+// One quiet segment of a run into `dir`, metered by `meter`.
+TrainResult RunTraining(const Config& config, const std::string& dir,
+                        std::unique_ptr<energy::EnergyMeter> meter, bool resume = false,
+                        int64_t stop_after = 0) {
   TrainOptions options;
   options.out_dir = dir;
   options.verbose = false;
-  options.meter_override = FixedMeter(joules);
+  options.meter_override = std::move(meter);
   options.resume = resume;
   options.stop_after_steps = stop_after;
   return Train(config, std::move(options));
+}
+
+// One quiet segment that costs exactly `joules` (FixedMeter).
+TrainResult RunTraining(const Config& config, const std::string& dir, double joules,
+                        bool resume = false, int64_t stop_after = 0) {
+  return RunTraining(config, dir, FixedMeter(joules), resume, stop_after);
 }
 
 // The global_step of every scalar event TensorBoard shows for `dir`: event files in name order
@@ -213,16 +221,12 @@ TEST(ResumeTest, KilledSegmentsEnergyPastItsCheckpointIsKept) {
                                        "checkpoint_freq=256", "checkpoint_keep=4"},
                                       3);
   const std::string dir = FreshDir("killed_energy");
-  {
-    auto cpu_s = std::make_shared<double>(0.0);  // 12 W x 0.25 s = 3 J per meter read
-    TrainOptions options;
-    options.out_dir = dir;
-    options.verbose = false;
-    options.meter_override =
-        std::make_unique<energy::EstimatorMeter>(12.0, [cpu_s] { return *cpu_s += 0.25; });
-    options.stop_after_steps = 768;
-    ASSERT_TRUE(Train(config, std::move(options)).interrupted);
-  }
+  auto cpu_s = std::make_shared<double>(0.0);  // 12 W x 0.25 s = 3 J per meter read
+  ASSERT_TRUE(RunTraining(config, dir,
+                          std::make_unique<energy::EstimatorMeter>(
+                              12.0, [cpu_s] { return *cpu_s += 0.25; }),
+                          false, /*stop_after=*/768)
+                  .interrupted);
   const auto [header, rows] = report::ReadMetricsCsv(dir + "/metrics.csv");
   ASSERT_EQ(rows.back()[0], 768.0);
   const size_t wh = std::find(header.begin(), header.end(), "energy/total_wh") - header.begin();
@@ -276,13 +280,7 @@ TEST(ResumeTest, ShortWindowsAreCountedAcrossSegments) {
   auto run = [&](bool resume, int64_t stop_after) {
     auto meter = std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:process"});
     meter->SetUpdatePeriodS(1e6);
-    TrainOptions options;
-    options.out_dir = dir;
-    options.verbose = false;
-    options.meter_override = std::move(meter);
-    options.resume = resume;
-    options.stop_after_steps = stop_after;
-    return Train(config, std::move(options));
+    return RunTraining(config, dir, std::move(meter), resume, stop_after);
   };
   ASSERT_TRUE(run(false, 512).interrupted);
   ASSERT_FALSE(run(true, 0).interrupted);
