@@ -21,6 +21,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/schedule.h"
+#include "greenrl/energy/units.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
 #include "greenrl/nn/fused_mlp.h"
@@ -316,8 +317,8 @@ Runner RegisterBench(CLI::App& app) {
           seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s,
           report::FixedNoNegativeZero(r.eval_mean_return, 1),
           report::FixedNoNegativeZero(r.eval_std_return, 1),
-          r.eval_mean_return >= threshold ? "yes" : "no", r.total_energy_j() / 3600.0, sampler_pct,
-          ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
+          r.eval_mean_return >= threshold ? "yes" : "no", r.total_energy_j() / energy::kJoulesPerWh,
+          sampler_pct, ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);

@@ -9,12 +9,10 @@
 #include <stdexcept>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/units.h"
 
 namespace greenrl::energy {
 namespace {
-
-// Joules per watt-hour.
-constexpr double kJoulesPerWh = 3600.0;
 
 bool AtLeast(BudgetState state, BudgetState rung) {
   return static_cast<int>(state) >= static_cast<int>(rung);

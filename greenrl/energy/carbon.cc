@@ -15,12 +15,10 @@
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/units.h"
 
 namespace greenrl::energy {
 namespace {
-
-// Joules per kilowatt-hour.
-constexpr double kJoulesPerKwh = 3.6e6;
 
 std::string ToUpper(const std::string& text) {
   std::string upper = text;

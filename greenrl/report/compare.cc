@@ -16,6 +16,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/core/file_lock.h"
 #include "greenrl/energy/carbon.h"
+#include "greenrl/energy/units.h"
 #include "greenrl/report/run_report.h"
 
 namespace greenrl::report {
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kJoulesPerWh = 3600.0;
+using energy::kJoulesPerWh;
 
 [[noreturn]] void BadRunDir(const std::string& dir, const std::string& what) {
   throw ConfigError("RUN_DIR", dir, "a run directory written by `greenrl train` (" + what + ")");

@@ -7,12 +7,12 @@
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/units.h"
 
 namespace greenrl::report {
 namespace {
 
-// Joules per kilowatt-hour.
-constexpr double kJoulesPerKwh = 3.6e6;
+using energy::kJoulesPerKwh;
 
 // Shortest text that reads back to the same double ("0.125", "1e-05").
 std::string Number(double value) { return fmt::format("{}", value); }

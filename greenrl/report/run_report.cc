@@ -15,11 +15,12 @@
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/energy/monitor.h"
+#include "greenrl/energy/units.h"
 
 namespace greenrl::report {
 
 namespace {
-constexpr double kJoulesPerWh = 3600.0;
+using energy::kJoulesPerWh;
 
 // Four decimals, or three significant digits below 0.001 (a short run's "0.0000 Wh" or
 // "0.0000 g" said nothing).

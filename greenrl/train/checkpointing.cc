@@ -22,6 +22,7 @@
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/file_lock.h"
+#include "greenrl/energy/units.h"
 #include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
 
@@ -336,7 +337,7 @@ std::optional<std::string> ReadStringEntry(const std::string& path, const std::s
   return v.toStringRef();
 }
 
-constexpr double kJoulesPerWh = 3600.0;
+using energy::kJoulesPerWh;
 
 // A segment killed after its checkpoint (SIGKILL, a crash, a lost node) wrote no energy.json, but
 // its metrics.csv rows past the checkpoint hold the run's time (time_s) and energy per domain

@@ -38,6 +38,7 @@
 #include "greenrl/energy/monitor.h"
 #include "greenrl/energy/sampler.h"
 #include "greenrl/energy/select.h"
+#include "greenrl/energy/units.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/emissions.h"
 #include "greenrl/report/evaluations_npz.h"
@@ -57,7 +58,7 @@ namespace greenrl::train {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr double kJoulesPerWh = 3600.0;
+using energy::kJoulesPerWh;
 }  // namespace
 
 std::unique_ptr<algo::Algorithm> MakeAlgorithm(const Config& config, const env::EnvSpec& spec) {
@@ -204,8 +205,17 @@ std::string DefaultRunDir(const Config& config) {
   gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-  return fmt::format("runs/{}_{}_s{}_{}", config.GetString("env_id"), config.GetString("algo"),
-                     config.GetInt("seed"), stamp);
+  return NextFreeRunDir(fmt::format("runs/{}_{}_s{}_{}", config.GetString("env_id"),
+                                    config.GetString("algo"), config.GetInt("seed"), stamp));
+}
+
+std::string NextFreeRunDir(const std::string& base) {
+  std::error_code ec;
+  if (!fs::exists(base, ec)) return base;
+  for (int n = 2;; ++n) {
+    const std::string candidate = fmt::format("{}_{}", base, n);
+    if (!fs::exists(candidate, ec)) return candidate;
+  }
 }
 
 report::EmissionsRow MakeEmissionsRow(const report::RunReport& r, double end_unix_s) {
@@ -775,8 +785,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // SB3's Monitor file, one row per finished training episode of this rank (rank 0:
   // monitor.csv; rank r > 0: rank<r>.monitor.csv, which SB3's load_results reads beside it).
   std::unique_ptr<report::MonitorCsv> monitor_csv;
-  const std::string monitor_path = run_dir + (rank == 0 ? std::string("/monitor.csv")
-                                                        : fmt::format("/rank{}.monitor.csv", rank));
   // config.yaml: the resolved config; a data-parallel run's first line says how many ranks
   // trained it, which the file's keys do not (a plain `train --config` of it trains one).
   auto config_file_text = [&] {
@@ -852,14 +860,32 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   // The run directory, once the ranks agree on their meters (above: a refusal writes nothing).
   if (writer) {
-    CreateRunDir(run_dir);
-    if (!run_lock) {
-      run_lock.emplace(run_dir);
-      // Checked empty at the start; another run may have written here since (its setup and
-      // meters lie between): checked again, now that no other can start. (Not with several
-      // ranks, whose other ranks may have written their own files here by now; a data-parallel
-      // resume takes the lock here, having checked it free at the start.)
-      if (world_size == 1 && !options.resume) RequireNewOrEmptyDir(run_dir);
+    // A default name (no --out) that another run of the same second has taken since this one
+    // chose it (both found it free at their start) gives way to the next free one (one process;
+    // a data-parallel job's ranks have agreed on theirs).
+    const bool may_rename = options.out_dir.empty() && !options.resume && world_size == 1;
+    const std::string chosen = run_dir;
+    for (;;) {
+      CreateRunDir(run_dir);
+      if (run_lock) break;
+      try {
+        run_lock.emplace(run_dir);
+        // Checked empty at the start; another run may have written here since (its setup and
+        // meters lie between): checked again, now that no other can start. (Not with several
+        // ranks, whose other ranks may have written their own files here by now; a
+        // data-parallel resume takes the lock here, having checked it free at the start.)
+        if (world_size == 1 && !options.resume) RequireNewOrEmptyDir(run_dir);
+        break;
+      } catch (const ConfigError&) {
+        if (!may_rename) throw;
+        run_lock.reset();
+        const std::string taken = run_dir;
+        run_dir = NextFreeRunDir(chosen);
+        if (options.verbose) {
+          fmt::print(stderr, "greenrl: run directory {} was taken by another run; using {}\n",
+                     taken, run_dir);
+        }
+      }
     }
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing more than train.lock's pid.
@@ -870,6 +896,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
 
+  const std::string monitor_path = run_dir + (rank == 0 ? std::string("/monitor.csv")
+                                                        : fmt::format("/rank{}.monitor.csv", rank));
   energy::SamplerOptions sampler_options;
   if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
   sampler_options.append_csv = options.resume;

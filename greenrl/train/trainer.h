@@ -122,8 +122,14 @@ void ConfigureThreads(int torch_threads);
 //   is not empty)").
 void RequireNewOrEmptyDir(const std::string& dir);
 
-// Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS>.
+// Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS> (UTC
+// time now), or NextFreeRunDir's _2, _3, ... of it when a run of the same second has that name.
 std::string DefaultRunDir(const Config& config);
+
+// `base` when no file or directory has that path, else the first of <base>_2, <base>_3, ... that
+// none has (a default run directory another run of the same second holds: rl-baselines3-zoo
+// numbers its log folders likewise, <env>_1, <env>_2, ...).
+std::string NextFreeRunDir(const std::string& base);
 
 // Checks that every rank of a data-parallel job resolved the same config: configs[r] is rank r's
 // config.yaml text (Config::ToYaml). Errors: ConfigError("config", "rank <r>: <its first line

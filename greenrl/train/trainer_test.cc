@@ -6,14 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "greenrl/algo/dqn.h"
@@ -233,6 +237,61 @@ TEST(TrainerTest, RefusesNonEmptyOutDirBeforeWriting) {
   options.verbose = false;
   EXPECT_THROW(Train(config, std::move(options)), ConfigError);
   EXPECT_FALSE(fs::exists(dir + "/metrics.csv"));
+}
+
+// The current directory for one test's life (default run directories are made under runs/).
+struct InDir {
+  explicit InDir(const std::string& dir) : before(fs::current_path()) {
+    fs::create_directories(dir);
+    fs::current_path(dir);
+  }
+  ~InDir() { fs::current_path(before); }
+  const fs::path before;
+};
+
+TEST(TrainerTest, NextFreeRunDirNumbersFromTwo) {
+  const std::string dir = FreshDir("next_free");
+  InDir in(dir);
+  EXPECT_EQ(NextFreeRunDir("runs/a"), "runs/a");
+  fs::create_directories("runs/a");
+  EXPECT_EQ(NextFreeRunDir("runs/a"), "runs/a_2");
+  std::ofstream("runs/a_2") << "a file takes the name too";
+  EXPECT_EQ(NextFreeRunDir("runs/a"), "runs/a_3");
+}
+
+// Two runs of one config started in the same second both find the default name free at their
+// start; the one that comes second to make it takes the next free name instead of being refused
+// (here the other run takes the name and its lock while this one chooses its meters).
+TEST(TrainerTest, DefaultRunDirTakenMeanwhileGivesWayToTheNextFreeName) {
+  const Config config = LoadRunConfig(
+      Preset(), {"n_timesteps=256", "eval.freq=0", "eval.final_episodes=1"}, std::nullopt);
+  InDir in(FreshDir("default_taken"));
+  // Start just after a second begins, so that the run and the other name the same second.
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  std::this_thread::sleep_for(std::chrono::seconds(1) -
+                              (now - std::chrono::duration_cast<std::chrono::seconds>(now)) +
+                              std::chrono::milliseconds(20));
+  std::string taken;
+  std::optional<RunDirLock> other;
+  auto armed = std::make_shared<bool>(false);
+  auto cpu_s = std::make_shared<double>(0.0);
+  TrainOptions options;
+  options.verbose = false;
+  options.meter_override = std::make_unique<energy::EstimatorMeter>(12.0, [&, armed, cpu_s] {
+    if (*armed) {  // the run's first reading: after it chose its name, before it made it
+      *armed = false;
+      taken = DefaultRunDir(config);
+      fs::create_directories(taken);
+      other.emplace(taken);
+    }
+    return *cpu_s += 0.25;
+  });
+  *armed = true;
+  const TrainResult result = Train(config, std::move(options));
+  ASSERT_FALSE(taken.empty());
+  EXPECT_EQ(result.report.run_dir, taken + "_2");
+  EXPECT_TRUE(fs::exists(taken + "_2/checkpoints/final.pt"));
+  EXPECT_FALSE(fs::exists(taken + "/config.yaml"));  // nothing written into the other's
 }
 
 // DQN given a Box env and SAC given a Discrete one are refused by LoadRunConfig
