@@ -329,6 +329,22 @@ std::string AlgoOfFileName(const std::string& path) {
 }
 
 namespace {
+// A quoted value ('False', "-2") for a keyword SB3 reads as a bool or a number: Python keeps it a
+// str, so SB3 would not read it as written ("False" is a non-empty str, true where SB3 tests
+// it, e.g. ortho_init), and greenrl refuses it rather than guess.
+// Errors: ConfigError(field, text, "<key> without quotes ...").
+void RefuseQuoted(const std::string& field, const std::string& text, const std::string& key,
+                  const PyValue& value) {
+  if (value.kind != PyValue::Kind::kString) return;
+  throw ConfigError(
+      field, text,
+      fmt::format("{} without quotes (True, False, None or a number): '{}' is a "
+                  "Python str, which SB3 would not read as {}",
+                  key, value.text,
+                  value.text == "True" || value.text == "False" ? "a bool (a non-empty str is true)"
+                                                                : "the value it spells"));
+}
+
 // policy_kwargs read as a literal (from Python text or YAML), as greenrl overrides.
 std::vector<std::string> PolicyKwargsFrom(const std::string& algo, const std::string& text,
                                           const PyValue& kwargs) {
@@ -347,6 +363,7 @@ std::vector<std::string> PolicyKwargsFrom(const std::string& algo, const std::st
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       out.push_back("policy_kwargs.activation_fn=" + name);
     } else {
+      RefuseQuoted("policy_kwargs", text, key, value);
       out.push_back("policy_kwargs." + key + "=" + Yaml(value));
     }
   }
@@ -363,6 +380,7 @@ std::vector<std::string> NormalizeFrom(const std::string& text, const PyValue& k
   }
   std::vector<std::string> out = {"normalize=true"};
   for (const auto& [key, value] : kwargs.keyed) {
+    RefuseQuoted("normalize", text, key, value);
     out.push_back("normalize_kwargs." + key + "=" + Yaml(value));
   }
   return out;
@@ -375,6 +393,7 @@ std::vector<std::string> ReplayBufferKwargsFrom(const std::string& text, const P
   }
   std::vector<std::string> out;
   for (const auto& [key, value] : kwargs.keyed) {
+    RefuseQuoted("replay_buffer_kwargs", text, key, value);
     out.push_back("replay_buffer_kwargs." + key + "=" + Yaml(value));
   }
   return out;

@@ -203,6 +203,19 @@ TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
   EXPECT_THAT(message, HasSubstr("')' expected at the end (the text stops there)"));
   std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "[64, 64]"); });
   EXPECT_THAT(message, HasSubstr("dict(...) or {...} of keyword arguments"));
+  // A quoted bool or number is a Python str: "False" would be true where SB3 tests it.
+  std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "dict(ortho_init=\"False\")"); });
+  EXPECT_EQ(field, "policy_kwargs");
+  EXPECT_THAT(message, HasSubstr("ortho_init without quotes (True, False, None or a number): "
+                                 "'False' is a Python str, which SB3 would not read as a bool"));
+  std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("sac", "dict(log_std_init='-2')"); });
+  EXPECT_THAT(message, HasSubstr("log_std_init without quotes"));
+  std::tie(field, message) = ErrorOf([] { ZooNormalize("{'norm_obs': 'False'}"); });
+  EXPECT_EQ(field, "normalize");
+  EXPECT_THAT(message, HasSubstr("norm_obs without quotes"));
+  std::tie(field, message) =
+      ErrorOf([] { ZooReplayBufferKwargs("dict(handle_timeout_termination='True')"); });
+  EXPECT_EQ(field, "replay_buffer_kwargs");
 }
 
 // A zoo file written by hand: comments and odd spacing inside the Python strings, YAML maps

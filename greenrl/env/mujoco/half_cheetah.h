@@ -3,10 +3,11 @@
 // HalfCheetah-v4 (gymnasium/envs/mujoco/half_cheetah_v4.py, as registered by
 // gymnasium.make("HalfCheetah-v4"): TimeLimit 1000 steps, reward_threshold 4800).
 //
-// A planar cheetah (9 bodies, 6 actuated hinges, assets/half_cheetah.xml) runs forward.
-// frame_skip 5 with timestep 0.01 s: dt = 0.05 s. reward = dx/dt - 0.1 sum(a^2); never
-// terminates. obs float32 [17] = [qpos[1:9] (rootz, rooty, bthigh, bshin, bfoot, fthigh, fshin,
-// ffoot), qvel[0:9]]. Reset: qpos0 + U(-0.1, 0.1), qvel 0.1 N(0, 1). Action Box [-1, 1]^6.
+// A planar cheetah (7 bodies beside the world body, nbody 8, which Gymnasium's docstring counts
+// as "9 body parts"; 6 actuated hinges; assets/half_cheetah.xml) runs forward. frame_skip 5 with
+// timestep 0.01 s: dt = 0.05 s. reward = dx/dt - 0.1 sum(a^2); never terminates. obs float32 [17] =
+// [qpos[1:9] (rootz, rooty, bthigh, bshin, bfoot, fthigh, fshin, ffoot), qvel[0:9]]. Reset: qpos0 +
+// U(-0.1, 0.1), qvel 0.1 N(0, 1). Action Box [-1, 1]^6.
 #pragma once
 
 #include "greenrl/env/batched_env.h"

@@ -52,7 +52,7 @@ void ExpectLimitedDegrees(const mjModel& m, int id, double low_deg, double high_
 }
 
 // The model's sizes (nq, nv, nu), its timestep (s) and the RK4 integrator, as Gymnasium's model
-// sets them (every model here but HalfCheetah's, which keeps MuJoCo's default Euler).
+// sets them (every model here but HalfCheetah's and Pusher's, which keep MuJoCo's default Euler).
 void ExpectSizesAndRk4(const mjModel& m, int nq, int nv, int nu, double timestep) {
   EXPECT_EQ(m.nq, nq);
   EXPECT_EQ(m.nv, nv);
