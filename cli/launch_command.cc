@@ -218,6 +218,7 @@ int RunLaunch(const LaunchArgs& a) {
   using Clock = std::chrono::steady_clock;
   SameLines same;  // stderr lines every rank prints alike, shown once
   int first_failed = -1;
+  bool failure_unsaid = false;  // first_failed's line waits for the others' exits (below)
   Clock::time_point failed_at, term_at;
   bool termed = false, killed = false;
   bool by_signal = false;  // termed by a forwarded user signal (not by a failed rank)
@@ -274,25 +275,41 @@ int RunLaunch(const LaunchArgs& a) {
         if (!ok && first_failed < 0 && !termed) {
           first_failed = r;
           failed_at = Clock::now();
-          // Exit code 2 is greenrl's bad input (a config error, which every rank prints alike
-          // before any work), not a crash; 130 and 143 are a stop signal's graceful stop, which
-          // every rank makes after the same iteration whichever rank the signal reached.
-          const int code = WIFEXITED(k.status) ? WEXITSTATUS(k.status) : -1;
-          const bool bad_input = code == 2;
-          if (code == 128 + SIGINT || code == 128 + SIGTERM) {
-            fmt::print(stderr,
-                       "greenrl launch: rank {} stopped on signal {} (exit {}), as every rank "
-                       "does after a stop signal reaches any of them: each writes its checkpoint "
-                       "of the same step; the other ranks get {} s to stop\n",
-                       r, code - 128, code, a.grace_s);
-          } else {
-            fmt::print(stderr, "greenrl launch: rank {} {}{}; the other ranks get {} s to stop\n",
-                       r, DescribeStatus(k.status),
-                       bad_input ? " (bad input: the error above, not a crash)" : "", a.grace_s);
-          }
+          failure_unsaid = true;
         }
       } else {
         any_running = true;
+      }
+    }
+    // The first failure is said once the other ranks have ended too or have had up to 2 s (at
+    // most the grace period) to do so: ranks that refuse bad input end within milliseconds of
+    // each other, and the line then says so instead of granting them a grace period.
+    if (failure_unsaid &&
+        (!any_running || std::chrono::duration<double>(Clock::now() - failed_at).count() >=
+                             std::min(2.0, a.grace_s))) {
+      failure_unsaid = false;
+      const Rank& k = ranks[first_failed];
+      // Exit code 2 is greenrl's bad input (a config error, which every rank prints alike
+      // before any work), not a crash; 130 and 143 are a stop signal's graceful stop, which
+      // every rank makes after the same iteration whichever rank the signal reached.
+      const int code = WIFEXITED(k.status) ? WEXITSTATUS(k.status) : -1;
+      const bool bad_input = code == 2;
+      const double left_s =
+          a.grace_s - std::chrono::duration<double>(Clock::now() - failed_at).count();
+      const std::string others =
+          any_running
+              ? fmt::format("; the other ranks get {:.3g} s more to stop", std::max(0.0, left_s))
+              : std::string(a.nproc > 1 ? "; every other rank has ended too" : "");
+      if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+        fmt::print(stderr,
+                   "greenrl launch: rank {} stopped on signal {} (exit {}), as every rank "
+                   "does after a stop signal reaches any of them: each writes its checkpoint "
+                   "of the same step{}\n",
+                   first_failed, code - 128, code, others);
+      } else {
+        fmt::print(stderr, "greenrl launch: rank {} {}{}{}\n", first_failed,
+                   DescribeStatus(k.status),
+                   bad_input ? " (bad input: the error above, not a crash)" : "", others);
       }
     }
     if (!any_running) break;

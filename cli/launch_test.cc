@@ -187,9 +187,11 @@ TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
   const size_t at = output.find(error);
   EXPECT_NE(at, std::string::npos) << output;
   EXPECT_EQ(output.find(error, at + 1), std::string::npos) << "shown once:\n" << output;
-  EXPECT_NE(output.find("exited with code 2 (bad input: the error above, not a crash)"),
+  EXPECT_NE(output.find("exited with code 2 (bad input: the error above, not a crash); every "
+                        "other rank has ended too\n"),
             std::string::npos)
       << output;
+  EXPECT_EQ(output.find("to stop"), std::string::npos) << "no grace period to grant:\n" << output;
   EXPECT_NE(output.find("greenrl launch: 1 line from rank "), std::string::npos) << output;
   EXPECT_NE(output.find(" repeated another rank's word for word (shown once, above)"),
             std::string::npos)
@@ -216,6 +218,7 @@ TEST(LaunchTest, RunDirectoryRefusalsAreEveryRanksAtOnce) {
     EXPECT_NE(output.find(" repeated another rank's word for word"), std::string::npos) << output;
     EXPECT_EQ(output.find("could not join"), std::string::npos) << output;
     EXPECT_EQ(output.find("stopping the remaining rank"), std::string::npos) << output;
+    EXPECT_NE(output.find("; every other rank has ended too\n"), std::string::npos) << output;
   };
   expect_refused_fast(launch + "--out " + out,
                       "greenrl: error: --out: got '" + out +
