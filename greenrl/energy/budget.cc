@@ -195,7 +195,8 @@ void BudgetController::FillFlags(double work_s, BudgetDecision& decision) const 
 }
 
 BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int64_t total_steps,
-                                             double energy_used_j, double now_s, double reserve_j) {
+                                             double energy_used_j, double now_s, double reserve_j,
+                                             double checkpoint_j) {
   if (state_ == BudgetState::kStopped) {
     BudgetDecision again = last_decision_;
     again.actions.clear();
@@ -207,6 +208,8 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
   GREENRL_CHECK(total_steps >= 0, fmt::format("total_steps must be >= 0, got {}", total_steps));
   GREENRL_CHECK(std::isfinite(reserve_j) && reserve_j >= 0.0,
                 fmt::format("reserve_j must be finite and >= 0, got {}", reserve_j));
+  GREENRL_CHECK(std::isfinite(checkpoint_j) && checkpoint_j >= 0.0,
+                fmt::format("checkpoint_j must be finite and >= 0, got {}", checkpoint_j));
   GREENRL_CHECK(std::isfinite(energy_used_j) && energy_used_j >= last_energy_j_,
                 fmt::format("energy_used_j must be finite and non-decreasing: {} after {}",
                             energy_used_j, last_energy_j_));
@@ -258,14 +261,16 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
 
   const bool run_complete = total_steps > 0 && global_step >= total_steps;
   if (!run_complete) {
-    const double needed_j =
-        energy_used_j + options_.stop_margin * decision.next_iteration_energy_j + reserve_j;
+    const double needed_j = energy_used_j +
+                            options_.stop_margin * decision.next_iteration_energy_j + checkpoint_j +
+                            reserve_j;
     if (needed_j > budget_j_) {
       Fire(BudgetAction::kStop, BudgetState::kStopped,
-           fmt::format("step {}: used {} + stop_margin {} x next iteration ~{}{} = {} would "
+           fmt::format("step {}: used {} + stop_margin {} x next iteration ~{}{}{} = {} would "
                        "exceed the budget of {} ({} Wh); the budget ends the run",
                        global_step, Joules(energy_used_j), options_.stop_margin,
                        Joules(decision.next_iteration_energy_j),
+                       checkpoint_j > 0.0 ? " + checkpoint ~" + Joules(checkpoint_j) : "",
                        reserve_j > 0.0 ? " + final evaluation ~" + Joules(reserve_j) : "",
                        Joules(needed_j), Joules(budget_j_), options_.budget_wh),
            decision);

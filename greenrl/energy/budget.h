@@ -17,20 +17,23 @@
 // - to kThrottle         when fraction >= throttle_at,
 //   where fraction = max(forecast_j, energy_used_j) / budget_j (energy_used_j alone while there is
 //   no forecast yet, i.e. during the warm-up or when total_steps is unknown);
-// - to kStopped when energy_used_j + stop_margin x next_iteration_energy_j + reserve_j > budget_j,
+// - to kStopped when energy_used_j + stop_margin x next_iteration_energy_j + checkpoint_j +
+//   reserve_j > budget_j,
 //   where next_iteration_energy_j = max(energy of the iteration just ended, forecast energy per
 //   step x steps of the iteration just ended) and reserve_j is the caller's estimate of what the
-//   run spends after its last iteration (the trainer's final evaluation). The stop rule applies
-//   from the first call, warm-up or not.
+//   run spends after its last iteration (the trainer's final evaluation) and checkpoint_j its
+//   estimate of a periodic checkpoint due before the next iteration. The stop rule applies from
+//   the first call, warm-up or not.
 // The ladder never climbs back: a cheaper regime lowers the energy per step, so the forecast
 // falls once a rung fires, and climbing back up on that would flap between regimes.
 //
 // The budget guarantee: the controller lets another iteration start only when energy_used_j +
-// next_iteration_energy_j + reserve_j <= budget_j, so the iteration and what comes after the last
-// one fit. The run overshoots its budget only if an iteration (or the work after the last one)
-// costs more than its estimate, and then by less than that iteration's energy plus the estimate's
-// error: with constant energy per iteration and an exact reserve it never exceeds it. Work after
-// a stop (the resume checkpoint and reports) is not forecast; energy.json counts it.
+// next_iteration_energy_j + checkpoint_j + reserve_j <= budget_j, so the iteration, the checkpoint
+// before it and what comes after the last one fit. The run overshoots its budget only if an
+// iteration (or the work after the last one) costs more than its estimate, and then by less than
+// that iteration's energy plus the estimate's error: with constant energy per iteration and an
+// exact reserve it never exceeds it. Work after a stop (the resume checkpoint and reports) is not
+// forecast; energy.json counts it.
 #pragma once
 
 #include <cstdint>
@@ -198,9 +201,13 @@ class BudgetController {
   //   returns the stopped decision again with no actions.
   //   reserve_j: energy the run spends after its last iteration, J (finite, >= 0; the final
   //   evaluation's estimate), kept out of what the iterations may use.
+  //   checkpoint_j: energy of the periodic checkpoint the caller writes after this call and before
+  //   the next iteration, J (finite, >= 0; 0 when none is due; the trainer's estimate is its last
+  //   checkpoint's energy): the next iteration may start only if it fits too.
   // Errors: GREENRL_CHECK on arguments that break the rules above (steps or energy going back).
   BudgetDecision OnIteration(std::int64_t global_step, std::int64_t total_steps,
-                             double energy_used_j, double now_s, double reserve_j = 0.0);
+                             double energy_used_j, double now_s, double reserve_j = 0.0,
+                             double checkpoint_j = 0.0);
 
   // The trainer says it cannot carry out `action` (e.g. no reduced precision on this device);
   // `reason` says why ("float16 autocast unsupported on cpu"). Callable before the rung fires (it

@@ -580,31 +580,58 @@ TEST(BudgetControllerTest, RewindRedoesStepsWithoutCountingThemTwice) {
   EXPECT_DOUBLE_EQ(d.energy_used_j, 135.0);
 }
 
+// The controller over 100-step iterations of 50 J each against 1 Wh (3600 J): the step it stopped
+// at (0: none within 100 iterations), with `reserve_j` at every call and `checkpoint_j` at the call
+// of step `checkpoint_due_at`.
+int64_t StopStepOf(BudgetController* controller, double reserve_j, int64_t checkpoint_due_at,
+                   double checkpoint_j) {
+  for (int i = 1; i <= 100; ++i) {
+    const BudgetDecision d = controller->OnIteration(
+        100 * i, 10000, 50.0 * i, i, reserve_j, 100 * i == checkpoint_due_at ? checkpoint_j : 0.0);
+    EXPECT_EQ(d.reserve_j, reserve_j);
+    if (d.stop) return 100 * i;
+  }
+  return 0;
+}
+
+BudgetOptions OneWhNoWarmup() {
+  BudgetOptions options;
+  options.budget_wh = 1.0;
+  options.warmup_steps = 0;
+  return options;
+}
+
 // The stop keeps the final evaluation's reserve in hand: 50 J per 100-step iteration against
 // 3600 J with a 200 J reserve goes on while used + 50 + 200 <= 3600, so through used 3350 J (step
 // 6700) and stops at 3400 J (step 6800), where without the reserve it stops at 3600 J (7200).
 TEST(BudgetControllerTest, StopKeepsTheFinalEvaluationsReserve) {
   for (const double reserve_j : {200.0, 0.0}) {
-    BudgetOptions options;
-    options.budget_wh = 1.0;
-    options.warmup_steps = 0;
-    BudgetController controller(options, 0.0);
-    int64_t stopped_at = 0;
-    for (int i = 1; i <= 100 && stopped_at == 0; ++i) {
-      const BudgetDecision d = controller.OnIteration(100 * i, 10000, 50.0 * i, i, reserve_j);
-      EXPECT_EQ(d.reserve_j, reserve_j);
-      if (d.stop) stopped_at = 100 * i;
-    }
-    EXPECT_EQ(stopped_at, reserve_j > 0 ? 6800 : 7200);
+    BudgetController controller(OneWhNoWarmup(), 0.0);
+    EXPECT_EQ(StopStepOf(&controller, reserve_j, 0, 0.0), reserve_j > 0 ? 6800 : 7200);
     EXPECT_EQ(controller.stop_reason().find("final evaluation ~200 J") != std::string::npos,
               reserve_j > 0)
         << controller.stop_reason();
     EXPECT_EQ(controller.events().back().reserve_j, reserve_j);  // energy.json, checkpoints
   }
-  BudgetOptions options;
-  options.budget_wh = 1.0;
-  BudgetController controller(options, 0.0);
+  BudgetController controller(OneWhNoWarmup(), 0.0);
   EXPECT_THROW(controller.OnIteration(100, 1000, 1.0, 1.0, -1.0), InternalError);
+  EXPECT_THROW(controller.OnIteration(100, 1000, 1.0, 1.0, 0.0, -1.0), InternalError);
+}
+
+// A periodic checkpoint of 100 J due before the next iteration counts the same way where it is
+// due: at 3500 J (step 7000) 3500 + 50 + 100 > 3600 stops the run; due at step 6000 (3000 J) it
+// fits, and the run stops at 7200 as without it.
+TEST(BudgetControllerTest, StopKeepsRoomForADueCheckpoint) {
+  BudgetController due_at_7000(OneWhNoWarmup(), 0.0);
+  EXPECT_EQ(StopStepOf(&due_at_7000, 0.0, 7000, 100.0), 7000);
+  EXPECT_EQ(due_at_7000.stop_reason(),
+            "step 7000: used 3500 J + stop_margin 1 x next iteration ~50 J + checkpoint ~100 J = "
+            "3650 J would exceed the budget of 3600 J (1 Wh); the budget ends the run");
+  BudgetController due_at_6000(OneWhNoWarmup(), 0.0);
+  EXPECT_EQ(StopStepOf(&due_at_6000, 0.0, 6000, 100.0), 7200);
+  EXPECT_EQ(due_at_6000.stop_reason(),
+            "step 7200: used 3600 J + stop_margin 1 x next iteration ~50 J = 3650 J would exceed "
+            "the budget of 3600 J (1 Wh); the budget ends the run");
 }
 
 TEST(BudgetControllerTest, Names) {

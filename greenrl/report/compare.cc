@@ -283,7 +283,7 @@ RunData LoadRun(const std::string& dir) {
   }
   if (training_now) run.unfinished = "running";
   if (j.contains("windows") && j["windows"].is_object()) {
-    for (const char* phase : {"rollout", "update", "eval"}) {
+    for (const char* phase : {"rollout", "update", "eval", "checkpoint"}) {
       if (!j["windows"].contains(phase) || !j["windows"][phase].is_object()) continue;
       const auto& w = j["windows"][phase];
       run.phases.push_back({phase, static_cast<int64_t>(NumberOr(w, "count", 0.0)),

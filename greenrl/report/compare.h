@@ -55,7 +55,7 @@ struct RunData {
   // last segment: its last metrics.csv row), "running" (a `greenrl train` holds its train.lock
   // now: its figures so far), else empty.
   std::string unfinished;
-  std::vector<PhaseEnergy> phases;  // rollout, update, eval (those present), other
+  std::vector<PhaseEnergy> phases;  // rollout, update, eval, checkpoint (those present), other
   std::vector<BudgetMark> budget_marks;
   // metrics.csv, columns as in the file (global_step first); empty cells are NaN.
   std::vector<std::string> metrics_header;

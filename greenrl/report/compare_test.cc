@@ -41,8 +41,9 @@ std::string MakeRunA(const std::string& root) {
   "total_energy_wh": 0.5,
   "windows": {"rollout": {"count": 4, "duration_s": 4.0, "total_energy_j": 900.0},
               "update": {"count": 4, "duration_s": 2.0, "total_energy_j": 360.0},
-              "eval": {"count": 2, "duration_s": 1.0, "total_energy_j": 180.0}},
-  "unattributed": {"total_energy_j": 360.0},
+              "eval": {"count": 2, "duration_s": 1.0, "total_energy_j": 180.0},
+              "checkpoint": {"count": 1, "duration_s": 0.5, "total_energy_j": 72.0}},
+  "unattributed": {"total_energy_j": 288.0},
   "domains": {"cpu:process": {"energy_j": 1800.0, "provenance": "estimated"}},
   "budget": {"enabled": true, "events": [
     {"global_step": 2048, "time_s": 4.0, "action": "skip_non_critical", "taken": true,
@@ -129,13 +130,15 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_FALSE(CompareRuns(runs, std::nullopt)[0].wh_to_target.has_value());
 
   // Energy by phase: windows in J -> Wh, unattributed as "other".
-  ASSERT_EQ(runs[0].phases.size(), 4u);
+  ASSERT_EQ(runs[0].phases.size(), 5u);
   EXPECT_EQ(runs[0].phases[0].phase, "rollout");
   EXPECT_DOUBLE_EQ(runs[0].phases[0].energy_wh, 0.25);
   EXPECT_DOUBLE_EQ(runs[0].phases[1].energy_wh, 0.1);
   EXPECT_DOUBLE_EQ(runs[0].phases[2].energy_wh, 0.05);
-  EXPECT_EQ(runs[0].phases[3].phase, "other");
-  EXPECT_DOUBLE_EQ(runs[0].phases[3].energy_wh, 0.1);
+  EXPECT_EQ(runs[0].phases[3].phase, "checkpoint");
+  EXPECT_DOUBLE_EQ(runs[0].phases[3].energy_wh, 0.02);
+  EXPECT_EQ(runs[0].phases[4].phase, "other");
+  EXPECT_DOUBLE_EQ(runs[0].phases[4].energy_wh, 0.08);
   ASSERT_EQ(runs[0].budget_marks.size(), 1u);
   EXPECT_EQ(runs[0].budget_marks[0].global_step, 2048);
   EXPECT_DOUBLE_EQ(runs[0].budget_marks[0].energy_used_wh, 0.25);

@@ -244,8 +244,9 @@ constexpr const char* kPageScript = R"JS(
     document.getElementById('chart-power').replaceWith('No power.csv in these runs.');
   }
 
-  const phases = ['rollout', 'update', 'eval', 'other'];
-  const phaseColors = {rollout: '#1f77b4', update: '#ff7f0e', eval: '#2ca02c', other: '#7f7f7f'};
+  const phases = ['rollout', 'update', 'eval', 'checkpoint', 'other'];
+  const phaseColors = {rollout: '#1f77b4', update: '#ff7f0e', eval: '#2ca02c',
+                       checkpoint: '#9467bd', other: '#7f7f7f'};
   const phaseOptions = {animation: false, responsive: false,
                         plugins: {legend: {position: 'bottom'}},
                         scales: {x: {stacked: true},

@@ -1277,7 +1277,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     return windows;
   };
+  // Each resume checkpoint is measured in its own window ("checkpoint"; its state is taken before
+  // the window opens, so a resumed run's totals stop where the saved figures do), and the last
+  // one's energy is the budget's estimate of the next periodic one.
+  double last_checkpoint_j = 0.0;
   auto write_checkpoint = [&]() {
+    monitor.BeginWindow("checkpoint");
     TrainerState st;
     st.steps = steps;
     st.iteration = iteration;
@@ -1316,6 +1321,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
     SaveResumeCheckpoint(*algorithm, path, ckpt.replay_buffer, st);
     PruneCheckpoints(run_dir, ckpt.keep, rank);
     last_checkpoint = path;
+    energy::Measurement m = monitor.EndWindow("checkpoint");
+    last_checkpoint_j = 0.0;  // this rank's share of the job's energy (a shared meter's once)
+    for (size_t k = 0; k < monitor.domains().size(); ++k) {
+      const energy::DomainInfo& d = monitor.domains()[k];
+      if (d.additive)
+        last_checkpoint_j += job_weights[static_cast<size_t>(rank)][k] * m.energy_j[d.domain];
+    }
   };
   // A resumed run's budget goes on from the checkpoint: its step, the job's energy and the run
   // time so far are the first iteration's origin, the earlier decisions stay in energy.json,
@@ -1611,10 +1623,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
     if (budget.enabled()) {
       // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
       // rank so that all decide alike.
-      double reserve_j = writer ? final_eval_reserve_j() : 0.0;
-      if (world_size > 1) group->AllReduceSum(&reserve_j, 1, "final evaluation reserve");
-      const energy::BudgetDecision decision =
-          budget.OnIteration(steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j);
+      // A periodic checkpoint due before the next iteration (below) must fit too: every rank
+      // writes its own, estimated by its last one's energy.
+      double reserve_j[2] = {
+          writer ? final_eval_reserve_j() : 0.0,
+          next_checkpoint > 0 && steps >= next_checkpoint ? last_checkpoint_j : 0.0};
+      if (world_size > 1) group->AllReduceSum(reserve_j, 2, "final evaluation reserve");
+      const energy::BudgetDecision decision = budget.OnIteration(
+          steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);
       skip_non_critical = decision.skip_non_critical;
       for (energy::BudgetAction action : decision.actions) {
         apply_budget_action(action, decision.env_threads_fraction);
@@ -1744,7 +1760,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // The windows' energy, the same way: every rank's rollout and update (and rank 0's eval)
     // energy per domain, weighted, in [window, domain] slots; counts and durations stay rank 0's
     // (the ranks run them in lockstep).
-    const std::vector<std::string> kWindows = {"rollout", "update", "eval"};
+    const std::vector<std::string> kWindows = {"rollout", "update", "eval", "checkpoint"};
     const auto windows = windows_so_far();
     std::vector<double> window_j(kWindows.size() * num_domains, 0.0);
     for (size_t w = 0; w < kWindows.size(); ++w) {

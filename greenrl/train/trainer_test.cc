@@ -945,6 +945,27 @@ double FullRunJ() {
       .report.total_energy_j();
 }
 
+// Each resume checkpoint is measured in the "checkpoint" window, and with one due after every
+// iteration the budget's stop keeps the last one's energy in hand for the next.
+TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
+  std::vector<std::string> sets = kBudgetSets;
+  sets.push_back("checkpoint_freq=256");
+  sets.push_back("energy.budget_wh=" + std::to_string(FullRunJ() / 2.0 / 3600.0));
+  const TrainResult r =
+      TrainScripted(LoadRunConfig(Preset(), sets, 0), FreshDir("budget_checkpoints"));
+  ASSERT_TRUE(r.report.budget.stopped);
+  std::ifstream in(r.report.run_dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  // One after each iteration (256 steps), the stop's own included; each reads the meter three
+  // times (as it opens, for the state it saves, as it closes): 6 J.
+  const auto& w = j["windows"]["checkpoint"];
+  EXPECT_EQ(w["count"].get<int64_t>(), r.report.steps / 256);
+  EXPECT_DOUBLE_EQ(w["total_energy_j"].get<double>(), 6.0 * (r.report.steps / 256));
+  const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
+  EXPECT_NE(stop_reason.find(" + checkpoint ~6 J + final evaluation ~"), std::string::npos)
+      << stop_reason;
+}
+
 // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold reads
 // them: with a threshold (never reached) every evaluation due before the budget stop runs, one
 // per 512 steps; without one, those after the skip rung are skipped. (Neither run gets a final
