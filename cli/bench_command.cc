@@ -275,6 +275,9 @@ Runner RegisterBench(CLI::App& app) {
     // checkpoint, as `greenrl train` does (signals.h); no later seed starts, the seeds done are
     // summed up, a temp folder is removed, and the bench exits 128 + signal.
     train::StopSignalScope signals;
+    for (const std::string& note : train::IgnoredStopSignalNotes(signals, "bench")) {
+      fmt::print(stderr, "{}\n", note);
+    }
     int stop_signal = 0;
     for (int seed = 0; seed < args->seeds && stop_signal == 0; ++seed) {
       const Config config = train::LoadRunConfig(preset, sets, seed);

@@ -541,6 +541,30 @@ TEST(CliTest, LauncherAndDirectStartUseTheSameKernels) {
   EXPECT_EQ(blas_line(launched.output), blas_line(direct.output));
 }
 
+// The launcher sets OMP_WAIT_POLICY=PASSIVE where it is unset, so that the OpenMP worker of
+// threads.torch 2 sleeps when idle; greenrl_cli started directly (OPENBLAS_CORETYPE set, so it
+// does not restart) and a user's own ACTIVE keep their policy, and a run says its idle threads
+// busy-wait.
+TEST(CliTest, LauncherMakesOpenMpIdleThreadsSleep) {
+  const std::string args =
+      " train --env CartPole-v1 --algo dqn --set threads.torch=2 --dry-run "
+      "--out " +
+      Dir("omp_wait") + " 2>&1";
+  const std::string spin = "greenrl: threads.torch 2: OpenMP's idle threads busy-wait";
+  Result r = RunCommand("env -u OMP_WAIT_POLICY " + std::string(GREENRL_BIN) + args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find(spin), std::string::npos) << r.output;
+  r = RunCommand("env -u OMP_WAIT_POLICY OPENBLAS_CORETYPE=Haswell " +
+                 std::string(GREENRL_CLI_BIN) + args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(spin + " (OMP_WAIT_POLICY unset)"), std::string::npos) << r.output;
+  r = RunCommand("env OMP_WAIT_POLICY=active " + std::string(GREENRL_BIN) + args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(spin + " (OMP_WAIT_POLICY is active)"), std::string::npos) << r.output;
+  r = RunCommand("env OMP_WAIT_POLICY=passive " + std::string(GREENRL_CLI_BIN) + args);
+  EXPECT_EQ(r.output.find(spin), std::string::npos) << r.output;
+}
+
 // An env of the user's own: examples/custom_env.cc registers Corridor-v0 and runs greenrl's CLI.
 // envs lists it after the built-in ones; PPO learns its best return (0.2: nine steps right to the
 // goal, each of the first eight costing 0.1, the ninth paying 1), which eval reproduces from

@@ -41,10 +41,10 @@ Runner RegisterEval(CLI::App& app) {
   cmd->add_flag("--best", args->best,
                 "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
                 "rl-zoo's --load-best)");
-  CLI::Option* checkpoint_option =
-      cmd->add_option("--checkpoint", args->checkpoint,
-                      "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt, rl-zoo's "
-                      "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
+  CLI::Option* checkpoint_option = cmd->add_option(
+      "--checkpoint", args->checkpoint,
+      "a resume checkpoint instead: its step (checkpoints/step_<STEP, 12 digits>.pt, rl-zoo's "
+      "--load-checkpoint) or last (the newest, rl-zoo's --load-last-checkpoint)");
   cmd->add_flag("--quiet", args->quiet,
                 "nothing on stderr: no energy-meter line (the summary's meter line then gives its "
                 "whole text) and no notes on the checkpoint loaded (as train --quiet)");

@@ -37,7 +37,7 @@ Runner RegisterExport(CLI::App& app) {
                 "(eval.save_best)");
   CLI::Option* checkpoint_option = cmd->add_option(
       "--checkpoint", args->checkpoint,
-      "a resume checkpoint instead: its step (checkpoints/step_<STEP>.pt) or last "
+      "a resume checkpoint instead: its step (checkpoints/step_<STEP, 12 digits>.pt) or last "
       "(the newest); the default --out is then RUN_DIR/policy_step_<STEP>.torchscript.pt");
   cmd->add_flag("--quiet", args->quiet,
                 "no notes on the checkpoint loaded on stderr (as eval --quiet); stdout names it");

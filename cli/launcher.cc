@@ -7,12 +7,14 @@
 // set, which loads Debian's LibTorch and its ~290 shared libraries a second time: `greenrl
 // --help` took 1.02-1.22 s instead of 0.67-0.71 s (Xeon family 6 model 207, 2026-12-03). The
 // launcher asks OpenBLAS alone (LinkedOpenBlasCoreName: milliseconds), sets the variable where
-// greenrl_cli would have, and execs greenrl_cli in place: the same pid, arguments (argv[0]
-// included, so messages still say `greenrl`) and otherwise the same environment. Nothing else
-// differs from starting greenrl_cli directly. greenrl_cli is looked up beside the launcher's own
-// file (/proc/self/exe, or argv[0] and PATH where /proc is not mounted). Exit code:
-// greenrl_cli's; 1 when greenrl_cli is not beside the launcher or cannot be started (one line
-// on stderr naming its path).
+// greenrl_cli would have, sets OMP_WAIT_POLICY=PASSIVE where unset (libgomp, too, reads it only
+// as it loads; SetPassiveOpenMpWaitPolicy: its idle threads then sleep instead of spinning), and
+// execs greenrl_cli in place: the same pid, arguments (argv[0] included, so messages still say
+// `greenrl`) and otherwise the same environment. greenrl_cli started directly has
+// OMP_WAIT_POLICY set only when it restarts (SpinningOpenMpWarning says so where it matters).
+// greenrl_cli is looked up beside the launcher's own file (/proc/self/exe, or argv[0] and PATH
+// where /proc is not mounted). Exit code: greenrl_cli's; 1 when greenrl_cli is not beside the
+// launcher or cannot be started (one line on stderr naming its path).
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +58,7 @@ std::string OwnDirectory(const char* argv0) {
 
 int main(int, char** argv) {
   greenrl::SetOpenBlasCoreTypeForFallback(greenrl::LinkedOpenBlasCoreName());
+  greenrl::SetPassiveOpenMpWaitPolicy();  // libgomp's idle threads sleep instead of spinning
   const std::string program = OwnDirectory(argv[0]) + "greenrl_cli";
   ::execv(program.c_str(), argv);
   std::fprintf(stderr,

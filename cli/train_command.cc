@@ -370,12 +370,9 @@ Runner RegisterTrain(CLI::App& app) {
     options.dry_run = args->dry_run;
     // SIGINT/SIGTERM: finish the iteration, checkpoint, report, exit 128 + signal (signals.h).
     train::StopSignalScope signals;
-    for (const auto& [sig, name] : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
-      if (!args->quiet && signals.ignored(sig)) {
-        fmt::print(stderr,
-                   "greenrl: {} is ignored: this process started with it ignored (a script's "
-                   "`cmd &` starts it so; `set -m` does not) and leaves it so; {} stops the run\n",
-                   name, sig == SIGINT ? "SIGTERM" : "SIGINT");
+    if (!args->quiet) {
+      for (const std::string& note : train::IgnoredStopSignalNotes(signals, "run")) {
+        fmt::print(stderr, "{}\n", note);
       }
     }
     const train::TrainResult result =

@@ -173,6 +173,8 @@ TEST(ZooFlagsTest, EvalFlagsAndOtherArgumentsAreLeftAlone) {
             "rl-zoo's flags, which `greenrl eval` spells otherwise: --load-best -> --best; -f "
             "logs -> --run RUN_DIR (one run's directory, written by greenrl train); --no-render "
             "-> nothing: greenrl eval does not render");
+  EXPECT_EQ(Hint("eval", {"--verbose", "0"}),
+            "rl-zoo's flag, which `greenrl eval` spells otherwise: --verbose 0 -> --quiet");
   EXPECT_EQ(Hint("train", {"--bset", "x"}), "");           // a misspelling, not rl-zoo's
   EXPECT_EQ(Hint("train", {"--load-best"}), "");           // enjoy.py's, not train.py's
   EXPECT_EQ(Hint("report", {"-n", "5"}), "");              // no rl-zoo counterpart

@@ -194,6 +194,15 @@ class Algorithm {
   // point 7). Default: nothing (work on the CPU is done when a call returns).
   virtual void SynchronizeDevice() const {}
 
+  // The trainer is about to leave the algorithm idle for a while (the energy budget's throttle
+  // sleeps between iterations): a worker that spins between updates (SAC's with threads.update
+  // 2, ThreadPool::Burst) blocks now instead of spinning through the first 2 ms of each sleep;
+  // the next update spins again. Default: nothing (no thread of the algorithm spins between
+  // calls).
+  virtual void ReleaseSpinningThreads() {}
+  // Whether a thread of this algorithm spins between updates now (tests). Default: false.
+  virtual bool HasSpinningThreads() const { return false; }
+
   // Data-parallel training (../shared/DESIGN.md, "Scaling out"): from now on every update
   // averages its flat gradient buffer over the ranks of `collectives` once per minibatch, before
   // clipping and the optimiser step, and any other per-minibatch decision that must agree across

@@ -385,6 +385,9 @@ class Sac final : public Algorithm {
     num_timesteps_ = 0;
     refill_until_ = 0;
   }
+  // threads.update 2: the burst Update opens ends until the next update reopens it.
+  void ReleaseSpinningThreads() override { update_burst_.reset(); }
+  bool HasSpinningThreads() const override { return update_burst_.has_value(); }
   // Resume: SaveCheckpoint's entries plus the three generators, the guard's counters and, with
   // replay_buffer, the replay buffer (ReplayBuffer::Save gives its size; without it the resumed
   // run starts from an empty buffer and refills it before it updates: refill_until_).

@@ -686,6 +686,11 @@ TEST(SacTest, TwoUpdateThreadsMatchOneBitForBit) {
       for (int round = 0; round < 3; ++round) {
         sac->CollectRollout(*env, &episodes);  // 64 env steps a round; learning_starts 50
         metrics[k] = sac->Update(1.0);
+        // The worker spins between updates from the first on; released (as the budget's
+        // throttle does before it sleeps) it blocks until the next update, the results alike.
+        EXPECT_EQ(sac->HasSpinningThreads(), k == 1);
+        if (round == 1) sac->ReleaseSpinningThreads();
+        EXPECT_EQ(sac->HasSpinningThreads(), k == 1 && round != 1);
       }
       params[k] = sac->GetParameters();
     }

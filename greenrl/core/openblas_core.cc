@@ -143,9 +143,28 @@ bool SetOpenBlasCoreTypeForFallback(const std::string& picked) {
   return true;
 }
 
+bool SetPassiveOpenMpWaitPolicy() {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return false;
+  return setenv("OMP_WAIT_POLICY", "PASSIVE", 0) == 0;
+}
+
+std::string SpinningOpenMpWarning(int torch_threads) {
+  if (torch_threads <= 1) return "";
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  std::string value = policy != nullptr ? policy : "";
+  for (char& ch : value) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (value == "PASSIVE") return "";
+  return "threads.torch " + std::to_string(torch_threads) +
+         ": OpenMP's idle threads busy-wait (OMP_WAIT_POLICY " +
+         (policy != nullptr ? std::string("is ") + policy : std::string("unset")) +
+         "), burning CPU seconds and energy between parallel regions; build/bin/greenrl sets "
+         "PASSIVE where it is unset, or set OMP_WAIT_POLICY=PASSIVE yourself";
+}
+
 void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program) {
   const std::string picked = OpenBlasCoreName();
   if (!SetOpenBlasCoreTypeForFallback(picked)) return;
+  SetPassiveOpenMpWaitPolicy();  // restarting anyway: libgomp reads it as it loads
   const std::string core = std::getenv("OPENBLAS_CORETYPE");
   std::fflush(stdout);
   std::fflush(stderr);

@@ -1636,6 +1636,28 @@ TEST(ResumeTest, StopSignalInTheLastIterationFinishesTheRun) {
   }
 }
 
+// A stop signal ignored at the start (a script's `cmd &`) stays ignored, and train and bench say
+// so in one line each, naming the signal that still stops them.
+TEST(ResumeTest, IgnoredStopSignalsAreNamed) {
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGINT, &ignore, &before), 0);
+  {
+    StopSignalScope signals;
+    EXPECT_TRUE(signals.ignored(SIGINT));
+    EXPECT_FALSE(signals.ignored(SIGTERM));
+    EXPECT_EQ(IgnoredStopSignalNotes(signals, "bench"),
+              std::vector<std::string>{
+                  "greenrl: SIGINT is ignored: this process started with it ignored (a script's "
+                  "`cmd &` starts it so; `set -m` does not) and leaves it so; SIGTERM stops the "
+                  "bench"});
+  }
+  ASSERT_EQ(::sigaction(SIGINT, &before, nullptr), 0);
+  StopSignalScope signals;
+  EXPECT_TRUE(IgnoredStopSignalNotes(signals, "run").empty());
+}
+
 // A write that fails as a full disk does (GREENRL_FAIL_WRITES_AFTER): the error names the file
 // and the system's reason, and the checkpoint written before it survives and resumes.
 TEST(ResumeTest, FailedCheckpointWriteKeepsTheLastGoodOne) {

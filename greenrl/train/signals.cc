@@ -1,5 +1,6 @@
 #include "greenrl/train/signals.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -64,6 +65,19 @@ StopSignalScope::StopSignalScope() {
 bool StopSignalScope::ignored(int sig) const {
   const struct sigaction& old = sig == SIGINT ? g_old_int : g_old_term;
   return (sig == SIGINT || sig == SIGTERM) && old.sa_handler == SIG_IGN;
+}
+
+std::vector<std::string> IgnoredStopSignalNotes(const StopSignalScope& scope,
+                                                const std::string& what) {
+  std::vector<std::string> notes;
+  for (const auto& [sig, name] : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
+    if (!scope.ignored(sig)) continue;
+    notes.push_back(fmt::format(
+        "greenrl: {} is ignored: this process started with it ignored (a script's `cmd &` starts "
+        "it so; `set -m` does not) and leaves it so; {} stops the {}",
+        name, sig == SIGINT ? "SIGTERM" : "SIGINT", what));
+  }
+  return notes;
 }
 
 StopSignalScope::~StopSignalScope() {

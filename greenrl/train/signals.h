@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace greenrl::train {
 
@@ -27,6 +29,12 @@ class StopSignalScope {
   StopSignalScope(const StopSignalScope&) = delete;
   StopSignalScope& operator=(const StopSignalScope&) = delete;
 };
+
+// One line per stop signal that `scope` found ignored at its start (a script's `cmd &` starts a
+// command so), for the command to print on stderr: "greenrl: SIGINT is ignored: this process
+// started with it ignored (...) and leaves it so; SIGTERM stops the <what>". Empty when none is.
+std::vector<std::string> IgnoredStopSignalNotes(const StopSignalScope& scope,
+                                                const std::string& what);
 
 // The first stop signal received (SIGINT or SIGTERM), or 0. Async-signal-safe reads.
 int StopSignalReceived();

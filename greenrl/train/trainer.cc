@@ -539,6 +539,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
+  if (options.verbose && writer) {
+    const std::string spin =
+        SpinningOpenMpWarning(static_cast<int>(config.GetInt("threads.torch")));
+    if (!spin.empty()) fmt::print(stderr, "greenrl: {}\n", spin);
+  }
   if (group == nullptr && world_size > 1 && !options.dry_run) {
     owned_group = dist::ProcessGroup::Connect(dist_env, dist_options);
     group = owned_group.get();
@@ -1644,6 +1649,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         break;  // final checkpoint and reports below
       }
       if (decision.throttle && decision.idle_s > 0) {
+        algorithm->ReleaseSpinningThreads();  // the sleep costs no spinning worker's CPU
         std::this_thread::sleep_for(std::chrono::duration<double>(decision.idle_s));
       }
     }

@@ -966,6 +966,38 @@ TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
       << stop_reason;
 }
 
+// The budget's throttle sleeps between iterations without SAC's second update thread spinning
+// through the sleeps: the trainer releases it before each one, and it spins again from the next
+// update on. (Every rung at 1.5% of a 50 Wh budget, 180 kJ: the run's forecast, about 300
+// iterations of 5 meter reads, 4.5 kJ, is 2.5% of it once the warm-up ends at step 150, after the
+// first update at 100; the 1.5 kJ used by then is 0.8%.)
+TEST(TrainerTest, ThrottleSleepsReleaseSpinningUpdateThreads) {
+  const Config config =
+      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml",
+                    {"n_timesteps=300", "learning_starts=100", "eval.freq=0",
+                     "eval.final_episodes=1", "threads.update=2", "energy.sample_period_s=3600",
+                     "energy.budget_wh=50", "energy.budget.warmup_steps=150",
+                     "energy.budget.reduced_precision_at=0.015", "energy.budget.skip_at=0.015",
+                     "energy.budget.throttle_at=0.015", "energy.budget.throttle_duty_cycle=0.9"},
+                    0);
+  int spinning = 0, released = 0;  // before updates, from the first spinning one on
+  TrainOptions options;
+  options.out_dir = FreshDir("throttle_release");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  options.before_update = [&](int64_t, algo::Algorithm& algorithm) {
+    if (algorithm.HasSpinningThreads()) {
+      ++spinning;
+    } else if (spinning > 0) {
+      ++released;
+    }
+  };
+  const TrainResult r = Train(config, std::move(options));
+  EXPECT_EQ(r.report.budget.final_state, "throttle");
+  EXPECT_GT(spinning, 0);
+  EXPECT_GT(released, 100);  // after each throttled iteration's sleep
+}
+
 // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold reads
 // them: with a threshold (never reached) every evaluation due before the budget stop runs, one
 // per 512 steps; without one, those after the skip rung are skipped. (Neither run gets a final
