@@ -117,6 +117,33 @@ TEST(TestEnvironmentTest, CtestGivesEveryVariable) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
   EXPECT_EQ(tmp.substr(tmp.size() - 9), "/test-tmp") << tmp;
   EXPECT_EQ(::testing::TempDir().rfind(tmp, 0), 0u) << ::testing::TempDir();
+  ASSERT_NE(std::getenv("OMP_WAIT_POLICY"), nullptr);  // PASSIVE, or the environment's own
+}
+
+// SetPassiveOpenMpWaitPolicy sets PASSIVE only where the variable is unset; SpinningOpenMpWarning
+// speaks for more than one thread under any policy but PASSIVE (in any case).
+TEST(OpenMpWaitPolicyTest, PassiveWhereUnsetAndWarnedOtherwise) {
+  const char* before = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = before != nullptr ? before : "";
+  ::unsetenv("OMP_WAIT_POLICY");
+  EXPECT_NE(SpinningOpenMpWarning(2).find("threads.torch 2: OpenMP's idle threads busy-wait "
+                                          "(OMP_WAIT_POLICY unset)"),
+            std::string::npos);
+  EXPECT_TRUE(SetPassiveOpenMpWaitPolicy());
+  EXPECT_EQ(std::string(std::getenv("OMP_WAIT_POLICY")), "PASSIVE");
+  EXPECT_EQ(SpinningOpenMpWarning(2), "");
+  ::setenv("OMP_WAIT_POLICY", "active", 1);
+  EXPECT_FALSE(SetPassiveOpenMpWaitPolicy());
+  EXPECT_EQ(std::string(std::getenv("OMP_WAIT_POLICY")), "active");
+  EXPECT_NE(SpinningOpenMpWarning(2).find("(OMP_WAIT_POLICY is active)"), std::string::npos);
+  EXPECT_EQ(SpinningOpenMpWarning(1), "");
+  ::setenv("OMP_WAIT_POLICY", "passive", 1);
+  EXPECT_EQ(SpinningOpenMpWarning(4), "");
+  if (before != nullptr) {
+    ::setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+  } else {
+    ::unsetenv("OMP_WAIT_POLICY");
+  }
 }
 
 // SetOpenBlasCoreTypeForFallback sets both variables exactly when SuggestOpenBlasCoreType names

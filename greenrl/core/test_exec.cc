@@ -12,6 +12,7 @@
 //     LinkedOpenBlasCoreName; a value the environment already sets is left alone). So tests
 //     run on the BLAS kernels `greenrl` runs (on the Xeon of 2026-12-03 the test binaries had
 //     run OpenBLAS's Prescott kernels while greenrl ran its Cooperlake ones).
+//   - OMP_WAIT_POLICY=PASSIVE where unset, as the launcher sets it (SetPassiveOpenMpWaitPolicy).
 // Exit code: PROGRAM's; 2 without a PROGRAM; 1 when it cannot be started (one line on stderr).
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   greenrl::SetOpenBlasCoreTypeForFallback(greenrl::LinkedOpenBlasCoreName());
+  greenrl::SetPassiveOpenMpWaitPolicy();
   ::execv(argv[1], argv + 1);
   std::fprintf(stderr, "greenrl_test_exec: cannot start %s (%s)\n", argv[1], std::strerror(errno));
   return 1;

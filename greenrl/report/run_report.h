@@ -128,7 +128,7 @@ struct RunReport {
   // "cpu:package-0/core" and containers such as "psys:0" are reported, never added).
   double total_energy_j() const;
   // total - sum over windows, per domain: energy spent outside every named window (setup,
-  // logging, checkpoints). Windows of different keys never overlap in the trainer.
+  // logging, best.pt, the final writes). Windows of different keys never overlap in the trainer.
   std::map<std::string, double> unattributed_energy_j() const;
 };
 

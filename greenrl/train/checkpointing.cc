@@ -393,6 +393,22 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
       if (d == domains.end()) continue;
       energy_j = std::max(energy_j, (per_rank ? *d : d->at("energy_j")).get<double>());
     }
+    // The stopping checkpoint's own window closed after the checkpoint saved its windows: taken
+    // from energy.json's (a single process's; a job's are summed over its ranks), so the resumed
+    // windows still sum to the carried totals with it.
+    const auto w = j.find("windows");
+    if (!per_rank && w != j.end() && w->contains("checkpoint")) {
+      const nlohmann::json& c = w->at("checkpoint");
+      energy::WindowTotals& mine = later.windows["checkpoint"];
+      if (c.at("count").get<int64_t>() > mine.count) {
+        mine.count = c.at("count").get<int64_t>();
+        mine.short_count = c.value("short_windows", mine.short_count);
+        mine.sum.duration_s = c.at("duration_s").get<double>();
+        for (const auto& [domain, e] : c.at("energy_j").items()) {
+          mine.sum.energy_j[domain] = e.get<double>();
+        }
+      }
+    }
   } catch (const std::exception&) {
     // No energy.json of this step: a segment killed after its checkpoint, whose metrics.csv rows
     // may go further; else (none, unreadable) the checkpoint's figures.

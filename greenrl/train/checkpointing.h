@@ -150,11 +150,13 @@ int CheckpointWorldSize(const std::string& path);
 // budget), its later figures replace those of `state`, per domain and only upward, so the energy
 // and time a stopped segment spent after its checkpoint are not lost to the resumed run (and its
 // metrics.csv time_s does not go back). A data-parallel rank (state->world_size > 1) takes its
-// own figures, energy.json's distributed.ranks[state->rank] (the totals there are the job's).
-// Without such an energy.json (a segment killed after its checkpoint, by SIGKILL or a crash), a
-// single process takes its metrics.csv's last complete row past the checkpoint's step instead:
-// time_s and energy/<domain>_wh, only upward, so the energy it logged is not lost either.
-// Nothing changes otherwise (no or an unreadable file). No errors.
+// own figures, energy.json's distributed.ranks[state->rank] (the totals there are the job's). A
+// single process also takes energy.json's "checkpoint" window when it counts more windows (the
+// stopping checkpoint's closed after that checkpoint saved them). Without such an energy.json (a
+// segment killed after its checkpoint, by SIGKILL or a crash), a single process takes its
+// metrics.csv's last complete row past the checkpoint's step instead: time_s and
+// energy/<domain>_wh, only upward, so the energy it logged is not lost either. Nothing changes
+// otherwise (no or an unreadable file). No errors.
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state);
 
 // Writes `algorithm`'s training state and `state` to `path` (<run_dir>/checkpoints/step_*.pt, or

@@ -209,6 +209,20 @@ std::string DefaultRunDir(const Config& config) {
                                     config.GetString("algo"), config.GetInt("seed"), stamp));
 }
 
+std::string ClaimNewRunDir(const std::string& base) {
+  std::error_code ec;
+  const fs::path parent = fs::path(base).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);  // runs/; a failure shows below
+  for (int n = 1;; ++n) {
+    const std::string candidate = n == 1 ? base : fmt::format("{}_{}", base, n);
+    if (fs::create_directory(candidate, ec)) return candidate;  // made here: no one else's
+    std::error_code exists_ec;
+    if (ec && !fs::exists(candidate, exists_ec)) {  // a file of that name is taken too
+      throw std::runtime_error("cannot create run directory '" + candidate + "': " + ec.message());
+    }
+  }
+}
+
 std::string NextFreeRunDir(const std::string& base) {
   std::error_code ec;
   if (!fs::exists(base, ec)) return base;
@@ -395,6 +409,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // Data-parallel without --out: every rank takes rank 0's name once connected (below), since
   // each rank's clock may name another second.
   std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
+  struct RemoveIfEmpty {  // a claimed run directory (below) that no file reached
+    std::string dir;
+    ~RemoveIfEmpty() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove(dir, ec);  // fails, leaving it, once anything is inside
+    }
+  } claimed_run_dir;
   // Data-parallel group (world size 1 without a launcher): checked before any work.
   const dist::DistOptions dist_options = DistOptionsFrom(config);
   dist::ValidateDistOptions(dist_options);
@@ -554,6 +575,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // matching their collectives. Compared line by line with rank 0's.
     RequireSameConfigOnEveryRank(
         group->AllGatherText("config", config.ToYaml(), "resolved config"));
+    // Without --out rank 0 claims its default name by making the directory, so that another job
+    // started in the same second, whose rank 0 found the same name free, takes the next one
+    // (its other ranks' files would otherwise land in this one before rank 0 could check it
+    // again); removed again, while still empty, if the run fails before it writes there.
+    if (writer && options.out_dir.empty() && !options.resume) {
+      run_dir = ClaimNewRunDir(run_dir);
+      claimed_run_dir.dir = run_dir;
+    }
     // One run directory for the job: without --out rank 0's name; with --out (or --resume) the
     // same directory on every rank, else rank 0's reports and rank r's checkpoints would part.
     // Whether each rank was given one travels with it ("given " or "default " before the path),
@@ -1283,9 +1312,32 @@ TrainResult Train(const Config& config, TrainOptions options) {
     return windows;
   };
   // Each resume checkpoint is measured in its own window ("checkpoint"; its state is taken before
-  // the window opens, so a resumed run's totals stop where the saved figures do), and the last
-  // one's energy is the budget's estimate of the next periodic one.
+  // the window opens, so a resumed run's totals stop where the saved figures do). The budget's
+  // estimate of the next periodic one is the larger of the last one's energy (a replay buffer's
+  // grows) and the mean of all so far, earlier segments' included (steadier on a counter that
+  // changes every 100 ms); 0 before the first.
   double last_checkpoint_j = 0.0;
+  // `m`'s energy as this rank's share of the job's (a shared meter's counted once), J.
+  auto job_share_j = [&](const std::map<std::string, double>& energy_j) {
+    double j = 0.0;
+    for (size_t k = 0; k < monitor.domains().size(); ++k) {
+      const energy::DomainInfo& d = monitor.domains()[k];
+      const auto e = energy_j.find(d.domain);
+      if (d.additive && e != energy_j.end()) {
+        j += job_weights[static_cast<size_t>(rank)][k] * e->second;
+      }
+    }
+    return j;
+  };
+  auto checkpoint_estimate_j = [&]() {
+    const auto windows = windows_so_far();
+    const auto it = windows.find("checkpoint");
+    const double mean_j =
+        it != windows.end() && it->second.count > 0
+            ? job_share_j(it->second.sum.energy_j) / static_cast<double>(it->second.count)
+            : 0.0;
+    return std::max(last_checkpoint_j, mean_j);
+  };
   auto write_checkpoint = [&]() {
     monitor.BeginWindow("checkpoint");
     TrainerState st;
@@ -1326,13 +1378,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     SaveResumeCheckpoint(*algorithm, path, ckpt.replay_buffer, st);
     PruneCheckpoints(run_dir, ckpt.keep, rank);
     last_checkpoint = path;
-    energy::Measurement m = monitor.EndWindow("checkpoint");
-    last_checkpoint_j = 0.0;  // this rank's share of the job's energy (a shared meter's once)
-    for (size_t k = 0; k < monitor.domains().size(); ++k) {
-      const energy::DomainInfo& d = monitor.domains()[k];
-      if (d.additive)
-        last_checkpoint_j += job_weights[static_cast<size_t>(rank)][k] * m.energy_j[d.domain];
-    }
+    last_checkpoint_j = job_share_j(monitor.EndWindow("checkpoint").energy_j);
   };
   // A resumed run's budget goes on from the checkpoint: its step, the job's energy and the run
   // time so far are the first iteration's origin, the earlier decisions stay in energy.json,
@@ -1629,10 +1675,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
       // rank so that all decide alike.
       // A periodic checkpoint due before the next iteration (below) must fit too: every rank
-      // writes its own, estimated by its last one's energy.
+      // writes its own (checkpoint_estimate_j).
       double reserve_j[2] = {
           writer ? final_eval_reserve_j() : 0.0,
-          next_checkpoint > 0 && steps >= next_checkpoint ? last_checkpoint_j : 0.0};
+          next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_estimate_j() : 0.0};
       if (world_size > 1) group->AllReduceSum(reserve_j, 2, "final evaluation reserve");
       const energy::BudgetDecision decision = budget.OnIteration(
           steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);

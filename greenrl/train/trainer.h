@@ -126,6 +126,12 @@ void RequireNewOrEmptyDir(const std::string& dir);
 // time now), or NextFreeRunDir's _2, _3, ... of it when a run of the same second has that name.
 std::string DefaultRunDir(const Config& config);
 
+// Makes the first of `base`, <base>_2, <base>_3, ... that does not exist yet (its parent folders
+// too) and returns it: mkdir's atomic claim, so that two processes never get the same one (a
+// data-parallel job's rank 0 without --out).
+// Errors: std::runtime_error naming the directory when it cannot be made (other than existing).
+std::string ClaimNewRunDir(const std::string& base);
+
 // `base` when no file or directory has that path, else the first of <base>_2, <base>_3, ... that
 // none has (a default run directory another run of the same second holds: rl-baselines3-zoo
 // numbers its log folders likewise, <env>_1, <env>_2, ...).

@@ -257,6 +257,12 @@ TEST(TrainerTest, NextFreeRunDirNumbersFromTwo) {
   EXPECT_EQ(NextFreeRunDir("runs/a"), "runs/a_2");
   std::ofstream("runs/a_2") << "a file takes the name too";
   EXPECT_EQ(NextFreeRunDir("runs/a"), "runs/a_3");
+  // ClaimNewRunDir makes the one it returns (and runs/ where missing), so a second claim of the
+  // same base gets the next.
+  EXPECT_EQ(ClaimNewRunDir("claims/b"), "claims/b");
+  EXPECT_EQ(ClaimNewRunDir("claims/b"), "claims/b_2");
+  EXPECT_TRUE(fs::is_directory("claims/b_2"));
+  EXPECT_EQ(ClaimNewRunDir("runs/a"), "runs/a_3");
 }
 
 // Two runs of one config started in the same second both find the default name free at their
@@ -950,9 +956,10 @@ double FullRunJ() {
 TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
   std::vector<std::string> sets = kBudgetSets;
   sets.push_back("checkpoint_freq=256");
+  std::vector<std::string> no_budget = sets;
   sets.push_back("energy.budget_wh=" + std::to_string(FullRunJ() / 2.0 / 3600.0));
-  const TrainResult r =
-      TrainScripted(LoadRunConfig(Preset(), sets, 0), FreshDir("budget_checkpoints"));
+  const std::string dir = FreshDir("budget_checkpoints");
+  const TrainResult r = TrainScripted(LoadRunConfig(Preset(), sets, 0), dir);
   ASSERT_TRUE(r.report.budget.stopped);
   std::ifstream in(r.report.run_dir + "/energy.json");
   const auto j = nlohmann::json::parse(in);
@@ -964,6 +971,20 @@ TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
   const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
   EXPECT_NE(stop_reason.find(" + checkpoint ~6 J + final evaluation ~"), std::string::npos)
       << stop_reason;
+
+  // Resumed without a budget to the end: the stopping checkpoint's window (closed after that
+  // checkpoint saved the windows) carries over from energy.json with the totals, so the 39
+  // checkpoints of the whole run (one after each iteration but the last, 40) are all counted,
+  // and the windows and what lies outside them still sum to the total.
+  no_budget.push_back("energy.budget_wh=0");
+  TrainScripted(LoadRunConfig(Preset(), no_budget, 0), dir, /*resume=*/true);
+  std::ifstream in2(dir + "/energy.json");
+  const auto j2 = nlohmann::json::parse(in2);
+  EXPECT_EQ(j2["windows"]["checkpoint"]["count"].get<int64_t>(), 39);
+  EXPECT_DOUBLE_EQ(j2["windows"]["checkpoint"]["total_energy_j"].get<double>(), 6.0 * 39);
+  double sum_j = j2["unattributed"]["total_energy_j"].get<double>();
+  for (const auto& [key, w] : j2["windows"].items()) sum_j += w["total_energy_j"].get<double>();
+  EXPECT_NEAR(sum_j, j2["total_energy_j"].get<double>(), 1e-9);
 }
 
 // The budget's throttle sleeps between iterations without SAC's second update thread spinning

@@ -329,13 +329,19 @@ std::string AlgoOfFileName(const std::string& path) {
 }
 
 namespace {
-// A quoted value ('False', "-2") for a keyword SB3 reads as a bool or a number: Python keeps it a
-// str, so SB3 would not read it as written ("False" is a non-empty str, true where SB3 tests
-// it, e.g. ortho_init), and greenrl refuses it rather than guess.
+// A quoted value that spells a bool, None or a number ('False', "-2"): Python keeps it a str, so
+// SB3 would not read it as written ("False" is a non-empty str, true where SB3 tests it, e.g.
+// ortho_init), and greenrl refuses it rather than guess. Other strings ('future') are left to
+// the keys' own checks.
 // Errors: ConfigError(field, text, "<key> without quotes ...").
 void RefuseQuoted(const std::string& field, const std::string& text, const std::string& key,
                   const PyValue& value) {
   if (value.kind != PyValue::Kind::kString) return;
+  const std::string& t = value.text;
+  char* end = nullptr;
+  std::strtod(t.c_str(), &end);
+  const bool number = !t.empty() && end != nullptr && *end == '\0';
+  if (!number && t != "True" && t != "False" && t != "None") return;
   throw ConfigError(
       field, text,
       fmt::format("{} without quotes (True, False, None or a number): '{}' is a "

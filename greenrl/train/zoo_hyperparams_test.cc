@@ -216,6 +216,9 @@ TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
   std::tie(field, message) =
       ErrorOf([] { ZooReplayBufferKwargs("dict(handle_timeout_termination='True')"); });
   EXPECT_EQ(field, "replay_buffer_kwargs");
+  // Other strings pass to the keys' own checks (HER's, which greenrl's config then names).
+  EXPECT_THAT(ZooReplayBufferKwargs("dict(goal_selection_strategy='future')"),
+              ElementsAre("replay_buffer_kwargs.goal_selection_strategy=future"));
 }
 
 // A zoo file written by hand: comments and odd spacing inside the Python strings, YAML maps
