@@ -76,10 +76,11 @@ std::string LinkedOpenBlasCoreName();
 // about to exec one that loads LibTorch: GNU libgomp, the OpenMP runtime behind Debian's LibTorch
 // and OpenBLAS's OpenMP build, reads it only when it loads, and unset its idle threads busy-wait
 // (300,000 spins, GOMP_SPINCOUNT's default, before they sleep; GCC's libgomp manual,
-// "OMP_WAIT_POLICY" and "GOMP_SPINCOUNT"). Measured 2026-12-07 on the 2-core AMD EPYC VM, DQN
-// CartPole with threads.torch 2, 6,000 steps, idle: 1.94 s wall and 3.55 CPU s as libgomp
-// defaults, 2.35 s and 2.87 CPU s passive (one thread: 1.35 s, 1.34 CPU s); beside other work the
-// spinning worker made it 10-37 s. Returns whether it set it. No errors.
+// "OMP_WAIT_POLICY" and "GOMP_SPINCOUNT"). A reviewer's runs on the 2-core AMD EPYC VM,
+// 2026-12-07, DQN CartPole with threads.torch 2, 6,000 steps: idle, 1.94 s wall and 3.55 CPU s
+// with libgomp's default, 2.35 s and 2.87 CPU s passive (one thread: 1.35 s, 1.34 CPU s); beside
+// other work the spinning worker made it 10-37 s, passive 1.7-2.1 s. (ACTIVE, spinning for good,
+// was faster than passive on the idle VM: README "Threads".) Returns whether it set it. No errors.
 bool SetPassiveOpenMpWaitPolicy();
 
 // A warning for `torch_threads` > 1 when OMP_WAIT_POLICY is not PASSIVE (any case) in this

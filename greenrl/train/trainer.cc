@@ -1317,7 +1317,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // grows) and the mean of all so far, earlier segments' included (steadier on a counter that
   // changes every 100 ms); 0 before the first.
   double last_checkpoint_j = 0.0;
-  // `m`'s energy as this rank's share of the job's (a shared meter's counted once), J.
+  // The additive domains' sum of `energy_j` (J per domain) as this rank's share of the job's (a
+  // meter the ranks share counted once), J.
   auto job_share_j = [&](const std::map<std::string, double>& energy_j) {
     double j = 0.0;
     for (size_t k = 0; k < monitor.domains().size(); ++k) {
@@ -1679,7 +1680,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
       double reserve_j[2] = {
           writer ? final_eval_reserve_j() : 0.0,
           next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_estimate_j() : 0.0};
-      if (world_size > 1) group->AllReduceSum(reserve_j, 2, "final evaluation reserve");
+      if (world_size > 1) group->AllReduceSum(reserve_j, 2, "budget reserves");
       const energy::BudgetDecision decision = budget.OnIteration(
           steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);
       skip_non_critical = decision.skip_non_critical;
@@ -1809,9 +1810,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
       total.energy_j[monitor.domains()[k].domain] = job_j;
     }
-    // The windows' energy, the same way: every rank's rollout and update (and rank 0's eval)
-    // energy per domain, weighted, in [window, domain] slots; counts and durations stay rank 0's
-    // (the ranks run them in lockstep).
+    // The windows' energy, the same way: every rank's rollout, update and checkpoint (and rank 0's
+    // eval) energy per domain, weighted, in [window, domain] slots; counts and durations stay rank
+    // 0's (the ranks run them in lockstep).
     const std::vector<std::string> kWindows = {"rollout", "update", "eval", "checkpoint"};
     const auto windows = windows_so_far();
     std::vector<double> window_j(kWindows.size() * num_domains, 0.0);
