@@ -157,8 +157,9 @@ std::string SpinningOpenMpWarning(int torch_threads) {
   return "threads.torch " + std::to_string(torch_threads) +
          ": OpenMP's idle threads busy-wait (OMP_WAIT_POLICY " +
          (policy != nullptr ? std::string("is ") + policy : std::string("unset")) +
-         "), burning CPU seconds and energy between parallel regions; build/bin/greenrl sets "
-         "PASSIVE where it is unset, or set OMP_WAIT_POLICY=PASSIVE yourself";
+         "), burning CPU seconds and energy between parallel regions and, beside other work, "
+         "slowing the run many times over; build/bin/greenrl sets PASSIVE where it is unset, or "
+         "set OMP_WAIT_POLICY=PASSIVE yourself";
 }
 
 void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program) {

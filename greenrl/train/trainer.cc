@@ -205,8 +205,8 @@ std::string DefaultRunDir(const Config& config) {
   gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-  return NextFreeRunDir(fmt::format("runs/{}_{}_s{}_{}", config.GetString("env_id"),
-                                    config.GetString("algo"), config.GetInt("seed"), stamp));
+  return fmt::format("runs/{}_{}_s{}_{}", config.GetString("env_id"), config.GetString("algo"),
+                     config.GetInt("seed"), stamp);
 }
 
 std::string ClaimNewRunDir(const std::string& base) {
@@ -408,7 +408,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const bool save_best = config.GetBool("eval.save_best");
   // Data-parallel without --out: every rank takes rank 0's name once connected (below), since
   // each rank's clock may name another second.
-  std::string run_dir = options.out_dir.empty() ? DefaultRunDir(config) : options.out_dir;
+  // Without --out: the first free of the default name and its _2, _3, ... (NextFreeRunDir), each
+  // later choice again from `default_base` (not from a name already numbered).
+  const std::string default_base = options.out_dir.empty() ? DefaultRunDir(config) : "";
+  std::string run_dir = options.out_dir.empty() ? NextFreeRunDir(default_base) : options.out_dir;
   struct RemoveIfEmpty {  // a claimed run directory (below) that no file reached
     std::string dir;
     ~RemoveIfEmpty() {
@@ -580,7 +583,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // (its other ranks' files would otherwise land in this one before rank 0 could check it
     // again); removed again, while still empty, if the run fails before it writes there.
     if (writer && options.out_dir.empty() && !options.resume) {
-      run_dir = ClaimNewRunDir(run_dir);
+      run_dir = ClaimNewRunDir(default_base);
       claimed_run_dir.dir = run_dir;
     }
     // One run directory for the job: without --out rank 0's name; with --out (or --resume) the
@@ -898,7 +901,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // chose it (both found it free at their start) gives way to the next free one (one process;
     // a data-parallel job's ranks have agreed on theirs).
     const bool may_rename = options.out_dir.empty() && !options.resume && world_size == 1;
-    const std::string chosen = run_dir;
     for (;;) {
       CreateRunDir(run_dir);
       if (run_lock) break;
@@ -914,7 +916,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         if (!may_rename) throw;
         run_lock.reset();
         const std::string taken = run_dir;
-        run_dir = NextFreeRunDir(chosen);
+        run_dir = NextFreeRunDir(default_base);
         if (options.verbose) {
           fmt::print(stderr, "greenrl: run directory {} was taken by another run; using {}\n",
                      taken, run_dir);

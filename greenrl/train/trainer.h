@@ -122,8 +122,8 @@ void ConfigureThreads(int torch_threads);
 //   is not empty)").
 void RequireNewOrEmptyDir(const std::string& dir);
 
-// Chooses the run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS> (UTC
-// time now), or NextFreeRunDir's _2, _3, ... of it when a run of the same second has that name.
+// The default run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS> (UTC
+// time now); Train takes NextFreeRunDir of it (_2, _3, ... when a run of the same second has it).
 std::string DefaultRunDir(const Config& config);
 
 // Makes the first of `base`, <base>_2, <base>_3, ... that does not exist yet (its parent folders

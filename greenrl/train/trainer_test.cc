@@ -277,6 +277,10 @@ TEST(TrainerTest, DefaultRunDirTakenMeanwhileGivesWayToTheNextFreeName) {
   std::this_thread::sleep_for(std::chrono::seconds(1) -
                               (now - std::chrono::duration_cast<std::chrono::seconds>(now)) +
                               std::chrono::milliseconds(20));
+  // An earlier run of this second holds the default name, so this one chooses <name>_2 at its
+  // start; another run takes that meanwhile, and this one moves on to <name>_3 (not <name>_2_2).
+  const std::string earlier = DefaultRunDir(config);
+  fs::create_directories(earlier + "/checkpoints");
   std::string taken;
   std::optional<RunDirLock> other;
   auto armed = std::make_shared<bool>(false);
@@ -286,7 +290,7 @@ TEST(TrainerTest, DefaultRunDirTakenMeanwhileGivesWayToTheNextFreeName) {
   options.meter_override = std::make_unique<energy::EstimatorMeter>(12.0, [&, armed, cpu_s] {
     if (*armed) {  // the run's first reading: after it chose its name, before it made it
       *armed = false;
-      taken = DefaultRunDir(config);
+      taken = NextFreeRunDir(earlier);
       fs::create_directories(taken);
       other.emplace(taken);
     }
@@ -294,9 +298,9 @@ TEST(TrainerTest, DefaultRunDirTakenMeanwhileGivesWayToTheNextFreeName) {
   });
   *armed = true;
   const TrainResult result = Train(config, std::move(options));
-  ASSERT_FALSE(taken.empty());
-  EXPECT_EQ(result.report.run_dir, taken + "_2");
-  EXPECT_TRUE(fs::exists(taken + "_2/checkpoints/final.pt"));
+  ASSERT_EQ(taken, earlier + "_2");
+  EXPECT_EQ(result.report.run_dir, earlier + "_3");
+  EXPECT_TRUE(fs::exists(earlier + "_3/checkpoints/final.pt"));
   EXPECT_FALSE(fs::exists(taken + "/config.yaml"));  // nothing written into the other's
 }
 
