@@ -408,8 +408,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const bool save_best = config.GetBool("eval.save_best");
   // Data-parallel without --out: every rank takes rank 0's name once connected (below), since
   // each rank's clock may name another second.
-  // Without --out: the first free of the default name and its _2, _3, ... (NextFreeRunDir), each
-  // later choice again from `default_base` (not from a name already numbered).
+  // Without --out: the first free of the default name and its _2, _3, ... (NextFreeRunDir), for
+  // the checks before the run; the run claims its own (ClaimNewRunDir of `default_base`) where it
+  // makes it, below.
   const std::string default_base = options.out_dir.empty() ? DefaultRunDir(config) : "";
   std::string run_dir = options.out_dir.empty() ? NextFreeRunDir(default_base) : options.out_dir;
   struct RemoveIfEmpty {  // a claimed run directory (below) that no file reached
@@ -897,31 +898,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   // The run directory, once the ranks agree on their meters (above: a refusal writes nothing).
   if (writer) {
-    // A default name (no --out) that another run of the same second has taken since this one
-    // chose it (both found it free at their start) gives way to the next free one (one process;
-    // a data-parallel job's ranks have agreed on theirs).
-    const bool may_rename = options.out_dir.empty() && !options.resume && world_size == 1;
-    for (;;) {
-      CreateRunDir(run_dir);
-      if (run_lock) break;
-      try {
-        run_lock.emplace(run_dir);
-        // Checked empty at the start; another run may have written here since (its setup and
-        // meters lie between): checked again, now that no other can start. (Not with several
-        // ranks, whose other ranks may have written their own files here by now; a
-        // data-parallel resume takes the lock here, having checked it free at the start.)
-        if (world_size == 1 && !options.resume) RequireNewOrEmptyDir(run_dir);
-        break;
-      } catch (const ConfigError&) {
-        if (!may_rename) throw;
-        run_lock.reset();
-        const std::string taken = run_dir;
-        run_dir = NextFreeRunDir(default_base);
-        if (options.verbose) {
-          fmt::print(stderr, "greenrl: run directory {} was taken by another run; using {}\n",
-                     taken, run_dir);
-        }
-      }
+    // A default name (no --out) is claimed by making the directory, as a data-parallel rank 0
+    // did above: another run of the same second that found the same name free at its start
+    // takes the next one.
+    if (world_size == 1 && options.out_dir.empty() && !options.resume) {
+      run_dir = ClaimNewRunDir(default_base);
+      claimed_run_dir.dir = run_dir;
+    }
+    CreateRunDir(run_dir);
+    if (!run_lock) {
+      run_lock.emplace(run_dir);
+      // Checked empty at the start; another run may have written here since (its setup and
+      // meters lie between): checked again, now that no other can start. (Not with several
+      // ranks, whose other ranks may have written their own files here by now; a data-parallel
+      // resume takes the lock here, having checked it free at the start.)
+      if (world_size == 1 && !options.resume) RequireNewOrEmptyDir(run_dir);
     }
     // A resumed run opens metrics.csv and a new event file once its checkpoint is loaded, so a
     // refused resume writes nothing more than train.lock's pid.

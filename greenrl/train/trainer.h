@@ -123,12 +123,13 @@ void ConfigureThreads(int torch_threads);
 void RequireNewOrEmptyDir(const std::string& dir);
 
 // The default run directory name for a config: runs/<env_id>_<algo>_s<seed>_<YYYYmmdd-HHMMSS> (UTC
-// time now); Train takes NextFreeRunDir of it (_2, _3, ... when a run of the same second has it).
+// time now); Train claims it, or its _2, _3, ... when a run of the same second has it
+// (ClaimNewRunDir).
 std::string DefaultRunDir(const Config& config);
 
 // Makes the first of `base`, <base>_2, <base>_3, ... that does not exist yet (its parent folders
-// too) and returns it: mkdir's atomic claim, so that two processes never get the same one (a
-// data-parallel job's rank 0 without --out).
+// too) and returns it: mkdir's atomic claim, so that two processes never get the same one (a run
+// without --out: a single process, or a data-parallel job's rank 0).
 // Errors: std::runtime_error naming the directory when it cannot be made (other than existing).
 std::string ClaimNewRunDir(const std::string& base);
 
