@@ -33,6 +33,7 @@
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/env/registry.h"
@@ -105,7 +106,7 @@ BENCHMARK_CAPTURE(BM_PpoMinibatchUpdate, autograd, std::string("autograd"))
 void BM_DqnUpdate(benchmark::State& state) {
   const greenrl::algo::DqnConfig config =
       greenrl::algo::DqnConfigFromConfig(greenrl::train::LoadRunConfig(
-          std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml", {}, kSeed));
+          greenrl::SourceTreeDir() + "/configs/dqn/cartpole.yaml", {}, kSeed));
   auto env = greenrl::env::MakeVecEnv("CartPole-v1", config.n_envs, kSeed, /*num_threads=*/1);
   env->Reset();
   greenrl::algo::Dqn dqn(config, env->spec());

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "greenrl/core/allocator.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
 
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
   const std::string dir = argc > 2 ? argv[2] : "/tmp/greenrl_soak";
   fs::remove_all(dir);
   const greenrl::Config config = greenrl::train::LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml",
+      greenrl::SourceTreeDir() + "/configs/ppo/cartpole.yaml",
       {"n_timesteps=" + std::to_string(total), "eval.freq=0", "eval.final_episodes=10",
        "checkpoint_freq=1000000", "energy.meter=estimator"},
       0);

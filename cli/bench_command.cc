@@ -19,6 +19,7 @@
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/energy/units.h"
@@ -158,7 +159,7 @@ Runner RegisterBench(CLI::App& app) {
           "a presets folder holding " + it->second.preset +
               " (default: ./configs, else <prefix>/share/greenrl/configs of an installed "
               "greenrl, else " +
-              GREENRL_CONFIGS_SOURCE_DIR + ")");
+              SourceTreeDir() + "/configs)");
     }
     std::optional<int64_t> steps;
     if (args->steps) {

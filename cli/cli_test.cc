@@ -17,11 +17,15 @@
 
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/cpu_info.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
+#include "greenrl/core/test_paths.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace test_paths = greenrl::test_paths;
+using greenrl::SourceTreeDir;
 
 struct Result {
   int exit_code;
@@ -44,7 +48,7 @@ Result RunCommand(const std::string& cmd) {
 }
 
 Result RunGreenrl(const std::string& args) {
-  return RunCommand(std::string(GREENRL_BIN) + " " + args + " 2>&1");
+  return RunCommand(std::string(test_paths::GreenrlBin()) + " " + args + " 2>&1");
 }
 
 // The command was refused as bad input (exit code 2) with `text` in its output.
@@ -59,7 +63,7 @@ void ExpectSucceedsSaying(const Result& r, const std::string& text) {
   EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
 }
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
 std::string Dir(const std::string& name) {
   const std::string d = ::testing::TempDir() + "/greenrl_cli_" + name;
@@ -228,7 +232,7 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
             std::string::npos)
       << r.output;
   // DQN and SAC: a run too short to pass learning_starts never updates.
-  const std::string sac = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/walker2d.yaml";
+  const std::string sac = SourceTreeDir() + "/configs/sac/walker2d.yaml";
   const Result short_sac =
       RunGreenrl("train --config " + sac + " --set n_timesteps=5000 --dry-run");
   EXPECT_NE(short_sac.output.find("greenrl: learning_starts 10000 is not below n_timesteps 5000: "
@@ -241,7 +245,7 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
   EXPECT_EQ(long_sac.output.find("is not below n_timesteps"), std::string::npos) << long_sac.output;
   // The run's last step is n_timesteps in whole rollouts (DQN CartPole's 256 steps): 5000 ends at
   // 5120, which passes learning_starts 5000 (an update there), and not 5120.
-  const std::string dqn = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
+  const std::string dqn = SourceTreeDir() + "/configs/dqn/cartpole.yaml";
   const Result passes = RunGreenrl("train --config " + dqn +
                                    " --set n_timesteps=5000 --set learning_starts=5000 --dry-run");
   EXPECT_EQ(passes.output.find("is not below"), std::string::npos) << passes.output;
@@ -266,8 +270,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_NE(r.output.find("greenrl: training Acrobot-v1 with " + Preset() +
                           ", a preset tuned for CartPole-v1: its hyperparameters may not suit "
                           "Acrobot-v1 (greenrl's preset for Acrobot-v1 is `--config " +
-                          std::string(GREENRL_SOURCE_DIR) +
-                          "/configs/ppo/acrobot.yaml`, n_timesteps 1000000)\n"),
+                          SourceTreeDir() + "/configs/ppo/acrobot.yaml`, n_timesteps 1000000)\n"),
             std::string::npos)
       << r.output;
   std::ifstream saved(out + "/config.yaml");
@@ -297,7 +300,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                              "hyperparameters; greenrl's 100000 for n_timesteps, which SB3 "
                              "leaves to the caller); "
                              "`--config " +
-                             std::string(GREENRL_SOURCE_DIR) +
+                             SourceTreeDir() +
                              "/configs/sac/pendulum.yaml` gives rl-zoo's hyperparameters "
                              "for sac on Pendulum-v1 (n_timesteps 20000)\n"),
             std::string::npos)
@@ -318,7 +321,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes its "
                             "default (`greenrl keys --algo ppo` lists them: SB3's for the "
                             "algorithm's hyperparameters); `--config " +
-                            std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml` gives"),
+                            SourceTreeDir() + "/configs/ppo/ant.yaml` gives"),
             std::string::npos)
       << set.output;
   // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
@@ -329,12 +332,12 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                            "hyperparameters; greenrl's 100000 for n_timesteps, which SB3 leaves "
                            "to the caller); "
                            "greenrl has no preset for sac on Hopper-v5, but `--config " +
-                           std::string(GREENRL_SOURCE_DIR) +
+                           SourceTreeDir() +
                            "/configs/sac/hopper.yaml --env Hopper-v5` trains it with rl-zoo's "
                            "hyperparameters for Hopper-v4 (n_timesteps 1000000)\n"),
             std::string::npos)
       << v5.output;
-  const Result v5_preset = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) +
+  const Result v5_preset = RunGreenrl("train --config " + SourceTreeDir() +
                                       "/configs/sac/hopper.yaml --env Hopper-v5 --dry-run");
   EXPECT_EQ(v5_preset.exit_code, 0) << v5_preset.output;
   EXPECT_EQ(v5_preset.output.find("no --config"), std::string::npos) << v5_preset.output;
@@ -366,7 +369,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
         {"Pendulum-v1",
          "configs/ppo/pendulum.yaml` gives rl-zoo's hyperparameters for ppo on "
          "Pendulum-v1 (n_timesteps 2000)\n"}}) {
-    const Result local = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+    const Result local = RunCommand("cd " + cwd + " && " + std::string(test_paths::GreenrlBin()) +
                                     " train --env " + env + " --algo ppo --dry-run 2>&1");
     EXPECT_NE(local.output.find(hint), std::string::npos) << local.output;
   }
@@ -380,7 +383,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
 TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   const std::string cwd = Dir("bench_cwd");
   fs::create_directories(cwd);
-  const std::string bin = GREENRL_BIN;
+  const std::string bin = test_paths::GreenrlBin();
   const std::string out = RunCommand("cd " + cwd + " && " + bin +
                                      " bench ppo-cartpole --seeds 1 --steps 6e2 2>&1; echo "
                                      "\"rc=$?\"")
@@ -456,8 +459,7 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
   // A presets folder whose file for this bench trains another env or algo: refused, since the
   // threshold and GFLOP/s model are the bench's.
   fs::create_directories(cwd + "/other/ppo");
-  fs::copy_file(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/pendulum.yaml",
-                cwd + "/other/ppo/cartpole.yaml");
+  fs::copy_file(SourceTreeDir() + "/configs/ppo/pendulum.yaml", cwd + "/other/ppo/cartpole.yaml");
   ExpectRefused(RunGreenrl("bench ppo-cartpole --seeds 1 --configs " + cwd + "/other"),
                 "--configs: got '" + cwd +
                     "/other'; a presets folder whose ppo/cartpole.yaml "
@@ -469,10 +471,11 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
 // and the bench exits 130; the header (threads.update too) comes before any seed ends.
 TEST(CliTest, BenchStopsOnSignalWithTheRunningSeedsReports) {
   const std::string out = Dir("bench_signal");
-  const Result r = RunCommand("timeout --preserve-status -s INT 8 " + std::string(GREENRL_BIN) +
-                              " bench dqn-cartpole --seeds 2 --steps 100000000 --set "
-                              "threads.update=2 --out " +
-                              out + " 2>&1");
+  const Result r =
+      RunCommand("timeout --preserve-status -s INT 8 " + std::string(test_paths::GreenrlBin()) +
+                 " bench dqn-cartpole --seeds 2 --steps 100000000 --set "
+                 "threads.update=2 --out " +
+                 out + " 2>&1");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_NE(r.output.find("(threads.torch 1, threads.env 1, threads.update 2)"), std::string::npos)
       << r.output;
@@ -489,9 +492,10 @@ TEST(CliTest, BenchStopsOnSignalWithTheRunningSeedsReports) {
 // does) and still stops the bench: no later seed starts, exit 130. Every seed here is one
 // iteration, so the signal (after LibTorch has loaded) always comes in a last iteration.
 TEST(CliTest, BenchStopsAfterASeedThatASignalFoundFinishing) {
-  const Result r = RunCommand("timeout --preserve-status -s INT 3 " + std::string(GREENRL_BIN) +
-                              " bench ppo-cartpole --seeds 200 --steps 256 --set "
-                              "eval.final_episodes=2000 2>&1");
+  const Result r =
+      RunCommand("timeout --preserve-status -s INT 3 " + std::string(test_paths::GreenrlBin()) +
+                 " bench ppo-cartpole --seeds 200 --steps 256 --set "
+                 "eval.final_episodes=2000 2>&1");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   const size_t note = r.output.find(
       ": signal 2 arrived after its last iteration had begun, so "
@@ -511,7 +515,7 @@ TEST(CliTest, UsersOpenBlasCoreTypeIsKept) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const bool openblas = r.output.find("\nblas: OpenBLAS, ") != std::string::npos;
   const Result haswell =
-      RunCommand("OPENBLAS_CORETYPE=Haswell " + std::string(GREENRL_BIN) +
+      RunCommand("OPENBLAS_CORETYPE=Haswell " + std::string(test_paths::GreenrlBin()) +
                  " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1 2>&1");
   const std::string& out = haswell.output;
   EXPECT_EQ(haswell.exit_code, 0) << out;
@@ -528,8 +532,8 @@ TEST(CliTest, UsersOpenBlasCoreTypeIsKept) {
 // where OpenBLAS fell back) end up on the same BLAS kernels, described the same way.
 TEST(CliTest, LauncherAndDirectStartUseTheSameKernels) {
   const std::string args = " bench ppo-cartpole --seeds 1 --steps 256 --set eval.final_episodes=1";
-  const Result launched = RunCommand(std::string(GREENRL_BIN) + args + " 2>&1");
-  const Result direct = RunCommand(std::string(GREENRL_CLI_BIN) + args + " 2>&1");
+  const Result launched = RunCommand(std::string(test_paths::GreenrlBin()) + args + " 2>&1");
+  const Result direct = RunCommand(std::string(test_paths::GreenrlCliBin()) + args + " 2>&1");
   ASSERT_EQ(launched.exit_code, 0) << launched.output;
   ASSERT_EQ(direct.exit_code, 0) << direct.output;
   auto blas_line = [](const std::string& out) {
@@ -551,17 +555,17 @@ TEST(CliTest, LauncherMakesOpenMpIdleThreadsSleep) {
       "--out " +
       Dir("omp_wait") + " 2>&1";
   const std::string spin = "greenrl: threads.torch 2: OpenMP's idle threads busy-wait";
-  Result r = RunCommand("env -u OMP_WAIT_POLICY " + std::string(GREENRL_BIN) + args);
+  Result r = RunCommand("env -u OMP_WAIT_POLICY " + std::string(test_paths::GreenrlBin()) + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find(spin), std::string::npos) << r.output;
   r = RunCommand("env -u OMP_WAIT_POLICY OPENBLAS_CORETYPE=Haswell " +
-                 std::string(GREENRL_CLI_BIN) + args);
+                 std::string(test_paths::GreenrlCliBin()) + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(spin + " (OMP_WAIT_POLICY unset)"), std::string::npos) << r.output;
-  r = RunCommand("env OMP_WAIT_POLICY=active " + std::string(GREENRL_BIN) + args);
+  r = RunCommand("env OMP_WAIT_POLICY=active " + std::string(test_paths::GreenrlBin()) + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(spin + " (OMP_WAIT_POLICY is active)"), std::string::npos) << r.output;
-  r = RunCommand("env OMP_WAIT_POLICY=passive " + std::string(GREENRL_CLI_BIN) + args);
+  r = RunCommand("env OMP_WAIT_POLICY=passive " + std::string(test_paths::GreenrlCliBin()) + args);
   EXPECT_EQ(r.output.find(spin), std::string::npos) << r.output;
 }
 
@@ -570,7 +574,7 @@ TEST(CliTest, LauncherMakesOpenMpIdleThreadsSleep) {
 // goal, each of the first eight costing 0.1, the ninth paying 1), which eval reproduces from
 // final.pt; export writes its policy.
 TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
-  const std::string bin = GREENRL_CUSTOM_ENV_BIN;
+  const std::string bin = test_paths::CustomEnvBin();
   Result r = RunCommand(bin + " envs 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Hopper-v4\n"), std::string::npos) << r.output;
@@ -610,10 +614,10 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
 TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
   const std::string cwd = Dir("config_elsewhere");
   fs::create_directories(cwd);
-  const Result r = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+  const Result r = RunCommand("cd " + cwd + " && " + std::string(test_paths::GreenrlBin()) +
                               " train --config configs/ppo/cartpole.yaml 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  const std::string preset = SourceTreeDir() + "/configs/ppo/cartpole.yaml";
   EXPECT_NE(r.output.find("greenrl: error: --config: got 'configs/ppo/cartpole.yaml'; an existing, "
                           "readable YAML file (no such file here; this preset is at " +
                           preset + ": greenrl train --config " + preset + ")"),
@@ -621,7 +625,7 @@ TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
       << r.output;
   EXPECT_FALSE(fs::exists(cwd + "/runs")) << "no run directory for refused input";
   // A path of no preset keeps the plain message.
-  const Result other = RunCommand("cd " + cwd + " && " + std::string(GREENRL_BIN) +
+  const Result other = RunCommand("cd " + cwd + " && " + std::string(test_paths::GreenrlBin()) +
                                   " train --config configs/ppo/nothing.yaml 2>&1");
   EXPECT_EQ(other.exit_code, 2) << other.output;
   EXPECT_NE(other.output.find("an existing, readable YAML file (no such file)"), std::string::npos)
@@ -683,10 +687,10 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   EXPECT_NE(r.output.find("--run " + ckpt_run + " --checkpoint 2048 (without"), std::string::npos)
       << r.output;
   // A preset's near name, and a key of rl-zoo's under a --set.
-  r = RunGreenrl("train --config " + std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yml");
+  r = RunGreenrl("train --config " + SourceTreeDir() + "/configs/ppo/ant.yml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("an existing, readable YAML file (no such file; did you mean '" +
-                          std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/ant.yaml'?)\n"),
+                          SourceTreeDir() + "/configs/ppo/ant.yaml'?)\n"),
             std::string::npos)
       << r.output;
   r = RunGreenrl("train --config " + Preset() + " --set env_kwargs.use_contact_forces=true");
@@ -712,7 +716,7 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   EXPECT_FALSE(fs::exists(Dir("zoo_flags")));
   // policy_kwargs stays one whole value, and the --set it suggests reads it for the algorithm of
   // the --config file (a preset's algo key, an rl-zoo file's name): SAC's one net_arch key.
-  const std::string sac_pendulum = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml";
+  const std::string sac_pendulum = SourceTreeDir() + "/configs/sac/pendulum.yaml";
   ExpectRefused(RunGreenrl("train --config " + sac_pendulum +
                            " -params 'policy_kwargs:dict(net_arch=[64, 64])'"),
                 "-> --set 'policy_kwargs=dict(net_arch=[64, 64])' (see");
@@ -747,7 +751,7 @@ TEST(CliTest, VersionFlagPrintsTheVersion) {
 
 // No command: the usage and a line saying none was given; an unknown one is named. Exit code 2.
 TEST(CliTest, MissingOrUnknownCommandIsNamed) {
-  const Result bare = RunCommand(std::string(GREENRL_BIN) + " 2>&1");
+  const Result bare = RunCommand(std::string(test_paths::GreenrlBin()) + " 2>&1");
   EXPECT_EQ(bare.exit_code, 2) << bare.output;
   EXPECT_NE(bare.output.find("Usage: "), std::string::npos) << bare.output;
   EXPECT_NE(
@@ -774,7 +778,7 @@ TEST(CliTest, LauncherFindsItsProgramWithoutProc) {
           .exit_code != 0) {
     GTEST_SKIP() << "cannot unmount /proc in a new mount namespace here (needs root)";
   }
-  const std::string bin = GREENRL_BIN;
+  const std::string bin = test_paths::GreenrlBin();
   const std::string dir = bin.substr(0, bin.rfind('/'));
   const Result r = RunCommand(
       "unshare -m --propagation private sh -c 'umount -l /proc && test ! -e /proc/self && " + bin +
@@ -792,7 +796,7 @@ TEST(CliTest, LauncherFindsItsProgramWithoutProc) {
 TEST(CliTest, LauncherWithoutItsProgramNamesIt) {
   const std::string dir = Dir("lone_launcher");
   fs::create_directories(dir);
-  fs::copy_file(GREENRL_BIN, dir + "/greenrl", fs::copy_options::overwrite_existing);
+  fs::copy_file(test_paths::GreenrlBin(), dir + "/greenrl", fs::copy_options::overwrite_existing);
   const Result r = RunCommand(dir + "/greenrl envs 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string expected = fs::canonical(dir).string() + "/greenrl_cli (No such file";
@@ -1086,8 +1090,7 @@ TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
 // An rl-zoo hyperparameter file trains as it is: --env picks the section, the file's name the
 // algorithm; config.yaml holds the section's values; without --env the sections are listed.
 TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
-  const std::string zoo =
-      std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/ppo.yml";
+  const std::string zoo = SourceTreeDir() + "/greenrl/train/testdata/rl_zoo/ppo.yml";
   const std::string out = Dir("zoo");
   Result r = RunGreenrl("train --config " + zoo +
                         " --env CartPole-v1 --set n_timesteps=512 --quiet --out " + out);
@@ -1230,7 +1233,7 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
 // with the training run's final-evaluation return (same seed, same episodes).
 TEST(CliTest, DqnPresetTrainsAndEvalReloadsCheckpoint) {
   const std::string out = Dir("dqn");
-  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
+  const std::string preset = SourceTreeDir() + "/configs/dqn/cartpole.yaml";
   Result r =
       RunGreenrl("train --config " + preset + " --set n_timesteps=2048 --quiet --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -1420,7 +1423,7 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::remove(parent + "/checkpoints/final.pt");  // unfinished: a resume continues it
   const std::vector<std::string> before = Listing(parent);
-  const std::string bin = std::string(GREENRL_BIN) + " train ";
+  const std::string bin = std::string(test_paths::GreenrlBin()) + " train ";
   r = RunCommand(bin + "--config " + Preset() + " --out " + out + " --dry-run 2>/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\nn_steps: 32  # "), std::string::npos) << r.output;

@@ -24,12 +24,17 @@
 #include <utility>
 #include <vector>
 
+#include "greenrl/core/install_paths.h"
+#include "greenrl/core/test_paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+namespace test_paths = greenrl::test_paths;
+using greenrl::SourceTreeDir;
 using Clock = std::chrono::steady_clock;
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
 std::string Dir(const std::string& name) {
   const std::string d = ::testing::TempDir() + "/greenrl_launch_" + name;
@@ -81,10 +86,10 @@ pid_t StartRank(int rank, int world, int port, const std::vector<std::string>& a
     ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
     ::setenv("OMP_NUM_THREADS", "1", 1);
     std::vector<std::string> a = args;
-    std::vector<char*> argv{const_cast<char*>(GREENRL_BIN)};
+    std::vector<char*> argv{const_cast<char*>(test_paths::GreenrlBin())};
     for (auto& s : a) argv.push_back(s.data());
     argv.push_back(nullptr);
-    ::execv(GREENRL_BIN, argv.data());
+    ::execv(test_paths::GreenrlBin(), argv.data());
     ::_exit(127);
   }
   return pid;
@@ -126,8 +131,8 @@ bool WaitForRows(const std::string& metrics_csv, int rows, double limit_s, const
 
 TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
   const std::string out = Dir("two");
-  const std::string cmd = std::string(GREENRL_BIN) + " launch --nproc 2 -- train --config " +
-                          Preset() +
+  const std::string cmd = std::string(test_paths::GreenrlBin()) +
+                          " launch --nproc 2 -- train --config " + Preset() +
                           " --set n_envs=4 --set batch_size=128 --set n_timesteps=2048"
                           " --set eval.final_episodes=1"
                           " --set energy.meter=estimator --set dist.timeout_s=60 --quiet --out " +
@@ -168,7 +173,7 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
 // starts (the ranks would each refuse MASTER_PORT).
 TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
   const std::string cmd =
-      std::string(GREENRL_BIN) + " launch --nproc 2 --master-port 70000 -- envs 2>&1";
+      std::string(test_paths::GreenrlBin()) + " launch --nproc 2 --master-port 70000 -- envs 2>&1";
   const auto [status, output] = RunShell(cmd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
   EXPECT_EQ(output,
@@ -177,7 +182,7 @@ TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
 }
 
 TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {
-  const std::string cmd = std::string(GREENRL_BIN) +
+  const std::string cmd = std::string(test_paths::GreenrlBin()) +
                           " launch --nproc 2 --grace-s 30 -- train --set n_step=1 2>&1";
   const auto [status, output] = RunShell(cmd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
@@ -205,7 +210,7 @@ TEST(LaunchTest, RunDirectoryRefusalsAreEveryRanksAtOnce) {
   const std::string out = Dir("refused_dir");
   fs::create_directories(out);
   std::ofstream(out + "/notes.txt") << "not a run\n";
-  const std::string launch = std::string(GREENRL_BIN) +
+  const std::string launch = std::string(test_paths::GreenrlBin()) +
                              " launch --nproc 2 --grace-s 60 -- train --set dist.timeout_s=120 ";
   auto expect_refused_fast = [](const std::string& cmd, const std::string& error) {
     const auto start = std::chrono::steady_clock::now();
@@ -264,9 +269,9 @@ std::vector<int64_t> CheckpointSteps(const std::string& dir) {
 int64_t ExpectTwoRankResumeFinishes(const std::string& out, const std::vector<int64_t>& allowed,
                                     int64_t more_steps) {
   const auto [code, output] =
-      RunCommand(std::string(GREENRL_BIN) + " launch --nproc 2 -- train --resume " + out +
-          " --set n_timesteps=" + std::to_string(allowed.back() + more_steps) +
-          " --set eval.final_episodes=1 --set dist.timeout_s=60");
+      RunCommand(std::string(test_paths::GreenrlBin()) + " launch --nproc 2 -- train --resume " +
+                 out + " --set n_timesteps=" + std::to_string(allowed.back() + more_steps) +
+                 " --set eval.final_episodes=1 --set dist.timeout_s=60");
   EXPECT_EQ(code, 0) << output;
   EXPECT_TRUE(fs::exists(out + "/checkpoints/final.pt")) << output;
   const std::string key = "[rank 0] greenrl: resuming " + out + " from ";
@@ -376,10 +381,10 @@ pid_t StartLongLaunch(const std::string& out, const std::string& log, bool ignor
                                   "n_timesteps=100000000", "--set", "eval.freq=0", "--set",
                                   "checkpoint_freq=0", "--set", "energy.meter=estimator", "--set",
                                   "dist.timeout_s=30", "--quiet", "--out", out};
-    std::vector<char*> argv{const_cast<char*>(GREENRL_BIN)};
+    std::vector<char*> argv{const_cast<char*>(test_paths::GreenrlBin())};
     for (auto& x : a) argv.push_back(x.data());
     argv.push_back(nullptr);
-    ::execv(GREENRL_BIN, argv.data());
+    ::execv(test_paths::GreenrlBin(), argv.data());
     ::_exit(127);
   }
   const pid_t both[2] = {launcher, launcher};
@@ -440,7 +445,8 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   EXPECT_EQ(std::stoll(rows.substr(last_row)), r0[0]) << rows;
   EXPECT_FALSE(fs::exists(out + "/checkpoints/final.pt"));
 
-  const auto [code1, out1] = RunCommand(std::string(GREENRL_BIN) + " train --resume " + out);
+  const auto [code1, out1] =
+      RunCommand(std::string(test_paths::GreenrlBin()) + " train --resume " + out);
   EXPECT_EQ(code1, 2) << out1;
   EXPECT_NE(out1.find("WORLD_SIZE 2, this launch has WORLD_SIZE 1"), std::string::npos) << out1;
 

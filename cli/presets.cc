@@ -24,7 +24,7 @@ std::vector<std::string> PresetFolders() {
   std::vector<std::string> folders;
   const std::string share = InstalledShareDir();
   if (!share.empty()) folders.push_back(share + "/configs");
-  folders.push_back(GREENRL_CONFIGS_SOURCE_DIR);
+  folders.push_back(SourceTreeDir() + "/configs");
   return folders;
 }
 
@@ -35,7 +35,7 @@ std::string DefaultConfigDir() {
   for (const std::string& dir : PresetFolders()) {
     if (std::filesystem::is_directory(dir)) return dir;
   }
-  return GREENRL_CONFIGS_SOURCE_DIR;
+  return SourceTreeDir() + "/configs";
 }
 
 std::string PresetElsewhere(const std::string& config_path) {

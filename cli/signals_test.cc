@@ -18,11 +18,16 @@
 #include <thread>
 #include <vector>
 
+#include "greenrl/core/install_paths.h"
+#include "greenrl/core/test_paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+namespace test_paths = greenrl::test_paths;
+using greenrl::SourceTreeDir;
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
 std::string Dir(const std::string& name) {
   const std::string d = ::testing::TempDir() + "/greenrl_signals_" + name;
@@ -41,10 +46,10 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(GREENRL_BIN));
+    argv.push_back(const_cast<char*>(test_paths::GreenrlBin()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(GREENRL_BIN, argv.data());
+    ::execv(test_paths::GreenrlBin(), argv.data());
     ::_exit(127);
   }
   return pid;

@@ -12,6 +12,7 @@
 #include "fuzz/fuzz_input.h"
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 std::vector<fs::path> Inputs(const std::string& target) {
   std::vector<fs::path> files;
   for (const char* kind : {"regressions", "corpus"}) {
-    const fs::path dir = fs::path(GREENRL_SOURCE_DIR) / "fuzz" / kind / target;
+    const fs::path dir = fs::path(SourceTreeDir()) / "fuzz" / kind / target;
     if (!fs::is_directory(dir)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (entry.is_regular_file() && entry.path().filename() != "README.md") {

@@ -15,6 +15,7 @@
 
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/wrappers.h"
@@ -804,8 +805,7 @@ Config LoadPreset(const std::vector<std::string>& overrides) {
   AddKey(&schema, "n_envs", ValueType::kInt, "1", "envs", 1, 65536);
   AddKey(&schema, "n_timesteps", ValueType::kInt, "100000", "steps", 1, 1e12);
   AddDqnKeys(&schema);
-  return Config::Load(schema, std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml",
-                      overrides);
+  return Config::Load(schema, SourceTreeDir() + "/configs/dqn/cartpole.yaml", overrides);
 }
 
 TEST(DqnPresetTest, RlZooValues) {

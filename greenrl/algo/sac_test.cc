@@ -17,6 +17,7 @@
 
 #include "greenrl/algo/checkpoint.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/wrappers.h"
@@ -30,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/sac/pendulum.yaml"; }
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/greenrl_sac_" + name;
@@ -209,8 +210,8 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_DOUBLE_EQ(preset.log_std_init, -3.0);
   EXPECT_DOUBLE_EQ(preset.clip_mean, 2.0);
   // rl-zoo's MountainCarContinuous-v0 preset: gSDE with log_std_init -3.67.
-  const SacConfig mcc = SacConfigFromConfig(train::LoadRunConfig(
-      std::string(GREENRL_SOURCE_DIR) + "/configs/sac/mountaincarcontinuous.yaml", {}, 0));
+  const SacConfig mcc = SacConfigFromConfig(
+      train::LoadRunConfig(SourceTreeDir() + "/configs/sac/mountaincarcontinuous.yaml", {}, 0));
   EXPECT_TRUE(mcc.use_sde);
   EXPECT_DOUBLE_EQ(mcc.log_std_init, -3.67);
   EXPECT_EQ(mcc.net_arch, (std::vector<int>{64, 64}));
@@ -922,8 +923,7 @@ TEST(SacTest, PresetSmokeTraining) {
 // key as rl-zoo's, for 2048 of its 5e4 steps: finite losses, a fixed alpha of 0.1, 64 gradient
 // steps per 64 env steps, and eval reproduced from final.pt.
 TEST(SacTest, SdePresetSmokeTraining) {
-  const std::string preset =
-      std::string(GREENRL_SOURCE_DIR) + "/configs/sac/mountaincarcontinuous.yaml";
+  const std::string preset = SourceTreeDir() + "/configs/sac/mountaincarcontinuous.yaml";
   const Config config = train::LoadRunConfig(
       preset, {"n_timesteps=2048", "eval.final_episodes=2", "energy.meter=estimator"}, 1);
   const train::TrainResult result = TrainQuietly(config, "sde_smoke");

@@ -17,4 +17,12 @@ std::string ExecutablePath();
 // is the caller's to check (a build tree has none).
 std::string InstalledShareDir();
 
+// The absolute path of the source tree this build was configured from (CMake's
+// PROJECT_SOURCE_DIR), e.g. "/home/me/greenrl": where presets (configs/) and MuJoCo models are
+// looked for after the install tree beside the program. An installed copy keeps it though the
+// checkout may be gone; whether it exists is the caller's to check. It is compiled from a file
+// CMake generates (source_tree.cc.in), not passed as a -D flag, so that no other object depends
+// on the checkout's folder.
+std::string SourceTreeDir();
+
 }  // namespace greenrl

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "greenrl/core/openblas_core.h"
+#include "greenrl/core/test_paths.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (setenv("OMP_NUM_THREADS", "1", 1) != 0 || setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0 ||
-      setenv("TEST_TMPDIR", GREENRL_TEST_TMPDIR, 1) != 0 ||
+      setenv("TEST_TMPDIR", greenrl::test_paths::TestTmpDir(), 1) != 0 ||
       setenv("GREENRL_UNDER_CTEST", "1", 1) != 0) {
     std::fprintf(stderr, "greenrl_test_exec: cannot set the test environment (%s)\n",
                  std::strerror(errno));

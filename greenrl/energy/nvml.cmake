@@ -20,7 +20,5 @@ if(GREENRL_BUILD_TESTS)
     ${CMAKE_CURRENT_LIST_DIR}/nvml_meter_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/power_limit_test.cc
   )
-  target_compile_definitions(energy_test PRIVATE
-    GREENRL_FAKE_NVML_PATH="$<TARGET_FILE:greenrl_fake_nvml>")
-  add_dependencies(energy_test greenrl_fake_nvml)
+  add_dependencies(energy_test greenrl_fake_nvml)  # test_paths::FakeNvmlLibrary()
 endif()

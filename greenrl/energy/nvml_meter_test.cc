@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 
+#include "greenrl/core/test_paths.h"
+
 namespace greenrl::energy {
 namespace {
 
@@ -39,7 +41,7 @@ class FakeNvmlScript {
 // Options that load the fake library and see `env` as the whole environment.
 NvmlOptions FakeOptions(std::map<std::string, std::string> env = {}) {
   NvmlOptions options;
-  options.library_path = GREENRL_FAKE_NVML_PATH;
+  options.library_path = test_paths::FakeNvmlLibrary();
   options.get_env = [env](const std::string& name) -> std::optional<std::string> {
     auto it = env.find(name);
     if (it == env.end()) return std::nullopt;
@@ -108,7 +110,7 @@ TEST(NvmlMeterTest, CounterDeltasInJoulesFromMillijoules) {
   meter->Sample(0.0);  // counter devices ignore samples
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.0));
   auto details = DetailsMap(*meter);
-  EXPECT_EQ(details["library"], GREENRL_FAKE_NVML_PATH);
+  EXPECT_EQ(details["library"], test_paths::FakeNvmlLibrary());
   EXPECT_EQ(details["pci_info_symbol"], "nvmlDeviceGetPciInfo_v3");
   EXPECT_EQ(details["processes_symbol"], "nvmlDeviceGetComputeRunningProcesses_v3");
   EXPECT_EQ(details["cuda_visible_devices"], "(unset)");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/test_paths.h"
 
 namespace greenrl::energy {
 namespace {
@@ -106,7 +107,7 @@ class NvmlPowerLimitTest : public ::testing::Test {
         "power_limits 0 100000 400000 400000 400000\n"
         "device GPU-p100 00000000:08:00.0 Tesla P100\n");
     PowerLimitOptions options;
-    options.nvml.library_path = GREENRL_FAKE_NVML_PATH;
+    options.nvml.library_path = test_paths::FakeNvmlLibrary();
     options.nvml.get_env = [](const std::string&) { return std::nullopt; };
     options.dry_run = dry_run;
     options.log = log;
@@ -199,7 +200,7 @@ TEST_F(NvmlPowerLimitTest, PermissionDeniedSaysRootIsNeeded) {
       "power_limits 0 100000 400000 400000 400000\n"
       "set_limit_error 0 4\n");
   PowerLimitOptions options;
-  options.nvml.library_path = GREENRL_FAKE_NVML_PATH;
+  options.nvml.library_path = test_paths::FakeNvmlLibrary();
   options.dry_run = false;
   auto control = NvmlPowerLimitControl::TryCreate(options, nullptr);
   ASSERT_NE(control, nullptr);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "greenrl/core/atomic_file.h"
+#include "greenrl/core/install_paths.h"
 
 namespace greenrl::report {
 namespace {
@@ -49,8 +50,8 @@ TEST(EvaluationsNpzTest, NpyBytesAreNumpys) {
 // timesteps [1000, 2000], results [[10.0, 12.5], [200.0, 187.25]], ep_lengths [[10, 13],
 // [200, 188]] reads back as those values.
 TEST(EvaluationsNpzTest, ReadsNumpysArchive) {
-  const EvaluationsLog log = ReadEvaluationsNpz(
-      std::string(GREENRL_SOURCE_DIR) + "/greenrl/report/testing/numpy_1_24_evaluations.npz");
+  const EvaluationsLog log =
+      ReadEvaluationsNpz(SourceTreeDir() + "/greenrl/report/testing/numpy_1_24_evaluations.npz");
   EXPECT_EQ(log.timesteps, (std::vector<int64_t>{1000, 2000}));
   ASSERT_EQ(log.results.size(), 2u);
   EXPECT_EQ(log.results[0], (std::vector<double>{10.0, 12.5}));

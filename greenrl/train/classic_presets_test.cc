@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/core/install_paths.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
@@ -51,8 +52,7 @@ TEST(ClassicPresetTest, EveryPresetTrainsBriefly) {
     std::vector<std::string> sets = c.sets;
     sets.push_back("eval.freq=0");
     sets.push_back("eval.final_episodes=2");
-    const Config config =
-        LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/" + c.rel, sets, 1);
+    const Config config = LoadRunConfig(SourceTreeDir() + "/configs/" + c.rel, sets, 1);
     TrainOptions options;
     const std::string options_dir =
         ::testing::TempDir() + "/greenrl_classic_preset_" + std::to_string(&c - cases);

@@ -21,6 +21,7 @@
 #include "greenrl/algo/sac.h"
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/dist/process_group.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/fake_meter.h"
@@ -555,7 +556,7 @@ std::vector<double> MetricsColumn(const std::string& dir, const std::string& key
 
 // The PPO CartPole preset with `sets` applied and `seed`.
 Config CartPoleConfig(const std::vector<std::string>& sets, int64_t seed) {
-  return LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml", sets, seed);
+  return LoadRunConfig(SourceTreeDir() + "/configs/ppo/cartpole.yaml", sets, seed);
 }
 
 // --- The job's energy with several ranks (energy/job_energy.h) ----------------------------------
@@ -811,7 +812,7 @@ TEST(DataParallelEnergyTest, BudgetStopsBothRanksAfterTheSameIteration) {
   std::vector<std::string> sets = kSmallRun;
   sets.push_back("n_timesteps=5120");
   sets.push_back("energy.budget.warmup_steps=512");
-  const std::string source = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  const std::string source = SourceTreeDir() + "/configs/ppo/cartpole.yaml";
   const std::string full_dir = FreshDir("budget_full");
   const auto full = TrainTwoRanksMetered(
       LoadRunConfig(source, sets, 4), full_dir, [](int) { return ThreeJoulesPerRead(); }, false);

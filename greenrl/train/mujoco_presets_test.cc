@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
@@ -23,9 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ConfigPath(const std::string& rel) {
-  return std::string(GREENRL_SOURCE_DIR) + "/configs/" + rel;
-}
+std::string ConfigPath(const std::string& rel) { return SourceTreeDir() + "/configs/" + rel; }
 
 // Values from rl-baselines3-zoo hyperparams/ppo.yml (HalfCheetah-v3, Hopper-v3, Walker2d-v3,
 // Ant-v3; Swimmer-v4, InvertedPendulum-v2, InvertedDoublePendulum-v2, Reacher-v2 and Humanoid-v4

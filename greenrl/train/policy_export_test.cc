@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "greenrl/core/install_paths.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/wrappers.h"
 #include "greenrl/train/run_config.h"
@@ -141,8 +142,7 @@ TEST(PolicyExportTest, HandBuiltPolicyGivesHandComputedActions) {
 void ExpectExportActsAsTheAgent(const std::string& name, const std::string& preset,
                                 const std::vector<std::string>& overrides) {
   const std::string dir = FreshDir(name);
-  const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/" + preset, overrides, 3);
+  const Config config = LoadRunConfig(SourceTreeDir() + "/configs/" + preset, overrides, 3);
   TrainOptions options;
   options.out_dir = dir;
   options.verbose = false;

@@ -31,6 +31,7 @@
 #include "greenrl/core/atomic_file.h"
 #include "greenrl/core/clock.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/env/registry.h"
@@ -51,9 +52,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Preset(const std::string& name) {
-  return std::string(GREENRL_SOURCE_DIR) + "/configs/" + name;
-}
+std::string Preset(const std::string& name) { return SourceTreeDir() + "/configs/" + name; }
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/greenrl_resume_" + name;

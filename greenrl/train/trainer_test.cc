@@ -23,6 +23,8 @@
 #include "greenrl/algo/dqn.h"
 #include "greenrl/algo/ppo.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
+#include "greenrl/core/test_paths.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/report/run_report.h"
@@ -38,7 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/greenrl_" + name;
@@ -308,7 +310,7 @@ TEST(TrainerTest, DefaultRunDirTakenMeanwhileGivesWayToTheNextFreeName) {
 // (CheckAlgorithmFitsEnv), naming the registered envs that fit and the algorithms that fit the
 // env given, before anything is written.
 TEST(RunConfigTest, WrongActionSpaceForTheAlgorithmNamesTheEnvsThatFit) {
-  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  const std::string configs = SourceTreeDir() + "/configs/";
   struct Case {
     std::string preset, env, expected;
   };
@@ -412,7 +414,7 @@ TEST(RunConfigTest, RewardThresholdResolvesOrNamesWhatIsAccepted) {
   EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(Preset(), {"eval.reward_threshold=env"}, 1)), 475.0);
   EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(Preset(), {"eval.reward_threshold=-150.5"}, 1)),
             -150.5);
-  const std::string pendulum = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/pendulum.yaml";
+  const std::string pendulum = SourceTreeDir() + "/configs/ppo/pendulum.yaml";
   EXPECT_EQ(RewardThresholdFrom(LoadRunConfig(pendulum, {"eval.reward_threshold=-200"}, 1)),
             -200.0);
   auto error = [](const std::string& preset, const std::vector<std::string>& sets) {
@@ -486,8 +488,8 @@ TEST(RunConfigTest, ExplicitWorldRegionIsNotTheDefault) {
 // rl-zoo's own hyperparameter files (excerpts in testdata/rl_zoo/) give, section by section,
 // the same resolved config as greenrl's presets of those rl-zoo entries.
 TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
-  const std::string zoo = std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/";
-  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  const std::string zoo = SourceTreeDir() + "/greenrl/train/testdata/rl_zoo/";
+  const std::string configs = SourceTreeDir() + "/configs/";
   const struct {
     std::string file, env, preset;
   } cases[] = {{"ppo.yml", "CartPole-v1", "ppo/cartpole.yaml"},
@@ -553,8 +555,7 @@ TEST(RunConfigTest, RlZooHyperparamFilesGiveThePresetsConfigs) {
 // their defaults. A dotted key changes that key alone. In an rl-zoo file, --set normalize of any
 // form replaces the section's normalize dict, kwargs included.
 TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
-  const std::string mcc =
-      std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/mountaincarcontinuous.yaml";
+  const std::string mcc = SourceTreeDir() + "/configs/ppo/mountaincarcontinuous.yaml";
   const Config whole = LoadRunConfig(mcc, {"policy_kwargs=dict(net_arch=[32, 32])"}, 0);
   EXPECT_EQ(whole.GetIntList("policy_kwargs.net_arch.pi"), (std::vector<int64_t>{32, 32}));
   EXPECT_EQ(whole.GetIntList("policy_kwargs.net_arch.vf"), (std::vector<int64_t>{32, 32}));
@@ -610,7 +611,7 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
 // commented out), with no effect and left out of config.yaml; another value is refused saying
 // why. A Python hyperparameter file is refused by name.
 TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
-  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  const std::string configs = SourceTreeDir() + "/configs/";
   const Config ppo =
       LoadRunConfig(configs + "ppo/pendulum.yaml",
                     {"policy_kwargs=dict(full_std=True, use_expln=False, log_std_init=-1)"}, 0);
@@ -670,7 +671,7 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
 // algorithm (sac.yml: SAC's net_arch), without --algo; it took PPO's (net_arch.pi and .vf) and
 // was refused as "a key of ppo".
 TEST(RunConfigTest, WholePolicyKwargsOnAZooFileTakeTheFilesAlgorithm) {
-  const std::string zoo = std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/";
+  const std::string zoo = SourceTreeDir() + "/greenrl/train/testdata/rl_zoo/";
   const Config sac = LoadRunConfig(
       zoo + "sac.yml", {"env_id=Pendulum-v1", "policy_kwargs=dict(net_arch=[64, 64])"}, 0);
   EXPECT_EQ(sac.GetString("algo"), "sac");
@@ -722,7 +723,7 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
                        0),
             0u)
       << message(zoo, {"env_id=CartPole-v1"});
-  const std::string preset = std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml";
+  const std::string preset = SourceTreeDir() + "/configs/ppo/cartpole.yaml";
   EXPECT_EQ(message(preset, {"verbose=1"})
                 .rfind("verbose: got '1'; unknown key (SB3's; greenrl prints its log lines unless "
                        "--quiet is given)",
@@ -765,7 +766,7 @@ TEST(RunConfigTest, ZooSectionErrorsNameTheFileAndSb3ArgumentsAreExplained) {
 // DQN's gradient_steps -1 is SB3's: as many gradient steps as the rollout's env steps; 0 is
 // SB3's none (a run that only collects); -2 is refused.
 TEST(RunConfigTest, DqnGradientStepsMinusOneIsTrainFreqTimesNEnvs) {
-  const std::string dqn = std::string(GREENRL_SOURCE_DIR) + "/configs/dqn/cartpole.yaml";
+  const std::string dqn = SourceTreeDir() + "/configs/dqn/cartpole.yaml";
   const Config config =
       LoadRunConfig(dqn, {"gradient_steps=-1", "train_freq=8", "n_envs=2"}, std::nullopt);
   EXPECT_EQ(algo::DqnConfigFromConfig(config).gradient_steps, 16);
@@ -998,7 +999,7 @@ TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
 // first update at 100; the 1.5 kJ used by then is 0.8%.)
 TEST(TrainerTest, ThrottleSleepsReleaseSpinningUpdateThreads) {
   const Config config =
-      LoadRunConfig(std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml",
+      LoadRunConfig(SourceTreeDir() + "/configs/sac/pendulum.yaml",
                     {"n_timesteps=300", "learning_starts=100", "eval.freq=0",
                      "eval.final_episodes=1", "threads.update=2", "energy.sample_period_s=3600",
                      "energy.budget_wh=50", "energy.budget.warmup_steps=150",
@@ -1263,7 +1264,7 @@ TEST_P(PowerLimitTest, ProfilesPlanChoosesAndRestoresOrOnlyPlans) {
       LoadRunConfig(Preset(),
                     {"n_timesteps=2048", "eval.freq=0", "energy.power_limit=" + mode,
                      "energy.power_limit_iterations=1",
-                     std::string("energy.nvml_library=") + GREENRL_FAKE_NVML_PATH},
+                     std::string("energy.nvml_library=") + test_paths::FakeNvmlLibrary()},
                     0);
   TrainOptions options;
   options.out_dir = dir + "/run";
@@ -1563,7 +1564,7 @@ TEST(TrainerTest, LogIntervalCountsIterationsForPpo) {
 // actions and quick): log_interval 1 writes a row per episode, log_interval 4 a row every 800
 // steps whose charts/episodic_return is the mean of those 4 episodes.
 TEST(TrainerTest, LogIntervalCountsEpisodesForSac) {
-  const std::string sac = std::string(GREENRL_SOURCE_DIR) + "/configs/sac/pendulum.yaml";
+  const std::string sac = SourceTreeDir() + "/configs/sac/pendulum.yaml";
   const std::vector<std::string> sets = {"n_timesteps=1600", "learning_starts=1600", "eval.freq=0",
                                          "eval.final_episodes=1"};
   std::vector<std::string> every_sets = sets;

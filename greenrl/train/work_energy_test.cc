@@ -11,13 +11,14 @@
 #include <string>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/energy/fake_meter.h"
 #include "greenrl/train/run_config.h"
 
 namespace greenrl::train {
 namespace {
 
-std::string Preset() { return std::string(GREENRL_SOURCE_DIR) + "/configs/ppo/cartpole.yaml"; }
+std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
 // 7,200 J during the work = 2 Wh = 0.002 kWh; x PUE 1.5 x 400 g/kWh = 1.2 g CO2e. The meter's
 // reading before the work (50 J) is not the work's.

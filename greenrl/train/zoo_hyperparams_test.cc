@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 
 namespace greenrl::train {
 namespace {
@@ -22,7 +23,7 @@ using ::testing::HasSubstr;
 using Strings = std::vector<std::string>;
 
 std::string ZooFile(const std::string& name) {
-  return std::string(GREENRL_SOURCE_DIR) + "/greenrl/train/testdata/rl_zoo/" + name;
+  return SourceTreeDir() + "/greenrl/train/testdata/rl_zoo/" + name;
 }
 
 // The ConfigError `call` throws: its field and message.
@@ -142,7 +143,7 @@ TEST(ZooHyperparamsTest, SacSectionsAndNormalizeDicts) {
 }
 
 TEST(ZooHyperparamsTest, GreenrlPresetsAreNotZooFiles) {
-  const std::string configs = std::string(GREENRL_SOURCE_DIR) + "/configs/";
+  const std::string configs = SourceTreeDir() + "/configs/";
   EXPECT_FALSE(ReadZooSection(configs + "ppo/cartpole.yaml", {"env_id=CartPole-v1"}));
   EXPECT_FALSE(ReadZooSection(configs + "sac/pendulum.yaml", {}));
   EXPECT_FALSE(ReadZooSection("", {}));

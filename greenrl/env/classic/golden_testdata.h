@@ -6,17 +6,18 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "greenrl/core/test_paths.h"
 
 namespace greenrl::env::testing {
 
 // The test data folder: $GREENRL_TESTDATA when set and non-empty, else the build's default.
 inline std::string TestDataDir() {
   const char* dir = std::getenv("GREENRL_TESTDATA");
-  return dir != nullptr && dir[0] != '\0' ? dir : GREENRL_DEFAULT_TESTDATA;
+  return dir != nullptr && dir[0] != '\0' ? dir : test_paths::DefaultTestdataDir();
 }
 
 // The parsed <env_id>.json, read once per id and kept for the test binary's lifetime.

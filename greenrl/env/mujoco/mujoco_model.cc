@@ -87,6 +87,9 @@ namespace {
 
 bool HasModels(const std::string& dir) { return std::ifstream(dir + "/half_cheetah.xml").good(); }
 
+// The models in the source tree this binary was built from.
+std::string SourceAssetDir() { return SourceTreeDir() + "/greenrl/env/mujoco/assets"; }
+
 // A folder AssetDir() may take, and how LoadAsset's error names it.
 struct AssetFolder {
   std::string dir, described;
@@ -107,7 +110,7 @@ std::vector<AssetFolder> AssetFolders() {
   };
   const std::string share = InstalledShareDir();
   if (!share.empty()) add(share + "/mujoco", "beside the program");
-  add(GREENRL_MUJOCO_SOURCE_ASSET_DIR, "the source tree");
+  add(SourceAssetDir(), "the source tree");
   add(GREENRL_MUJOCO_INSTALL_ASSET_DIR, "the install prefix");
   return folders;
 }
@@ -120,7 +123,7 @@ std::string AssetDir() {
   for (const AssetFolder& folder : folders) {
     if (HasModels(folder.dir)) return folder.dir;
   }
-  return GREENRL_MUJOCO_SOURCE_ASSET_DIR;
+  return SourceAssetDir();
 }
 
 std::string AssetPath(const std::string& file_name) { return AssetDir() + "/" + file_name; }
