@@ -215,6 +215,8 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
                             w.value("short_count", int64_t{0})};
     }
   }
+  state.rollout_env_steps = j.value("rollout_env_steps", int64_t{-1});
+  state.eval_env_steps = j.value("eval_env_steps", int64_t{-1});
   state.normalizer = j.at("normalizer").get<std::vector<double>>();
   state.world_size = j.value("world_size", 1);
   state.rank = j.value("rank", 0);
@@ -261,6 +263,8 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
     j["windows"][key] = {
         {"count", w.count}, {"sum", MeasurementJson(w.sum)}, {"short_count", w.short_count}};
   }
+  j["rollout_env_steps"] = state.rollout_env_steps;
+  j["eval_env_steps"] = state.eval_env_steps;
   j["normalizer"] = state.normalizer;
   j["world_size"] = state.world_size;
   j["rank"] = state.rank;

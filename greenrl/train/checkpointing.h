@@ -77,6 +77,11 @@ struct TrainerState {
   double cpu_s = 0.0;                  // process CPU time so far, s (all segments)
   energy::Measurement energy;          // energy so far per domain, J (all segments)
   std::map<std::string, energy::WindowTotals> windows;  // rollout/update/eval so far
+  // This process's env steps in the rollout and eval windows so far (all segments): the energy
+  // budget's estimate of the final evaluation divides those windows' energy by them. -1 in
+  // checkpoints written before them (the resumed run then estimates from its own windows alone).
+  int64_t rollout_env_steps = 0;
+  int64_t eval_env_steps = 0;
   // The VecEnv's exact state (VecEnv::SaveState), or empty when the env type cannot save it
   // (the resumed run then resets its envs: the reset policy).
   std::string env_state;

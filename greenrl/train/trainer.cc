@@ -1153,20 +1153,33 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::deque<double> recent_returns;  // the last 100 finished training episodes (the job's)
   std::deque<double> recent_lengths;  // their lengths, steps
   // The energy budget's estimate of the final evaluation (eval.final_episodes episodes), J: the
-  // energy per evaluation env step of this process's evaluations so far (the monitor's eval
-  // window over the env steps they stepped: every env until the longest episode ended), else,
-  // before any, of its rollouts (an evaluation steps its envs as a rollout does), times
-  // final_episodes x the TimeLimit, the most steps an evaluation episode can take: a bound, so
-  // later and longer episodes than the early evaluations' do not outrun it.
-  int64_t local_rollout_steps = 0;  // this process's env steps in the rollout window
-  int64_t eval_env_steps = 0;       // this process's env steps in the eval window
+  // energy per evaluation env step of this process's evaluations so far (the eval window over
+  // the env steps they stepped: every env until the longest episode ended), else, before any,
+  // of its rollouts (an evaluation steps its envs as a rollout does), times final_episodes x the
+  // TimeLimit, the most steps an evaluation episode can take: a bound, so later and longer
+  // episodes than the early evaluations' do not outrun it. "So far" takes in the earlier
+  // segments of a resumed run (their windows and step counts, carried in the checkpoint), so a
+  // resume's first iteration, slower while caches and allocations warm up, does not set the
+  // estimate alone (a SAC run resumed with 2.7x the budget it had used stopped after one step:
+  // 23.5 J per step estimated from its first, against 1.08 J before). A checkpoint written
+  // before the step counts were saved leaves this segment's own figures.
+  const bool carry_window_steps = resumed.rollout_env_steps >= 0 && resumed.eval_env_steps >= 0;
+  int64_t local_rollout_steps = carry_window_steps ? resumed.rollout_env_steps : 0;
+  int64_t eval_env_steps = carry_window_steps ? resumed.eval_env_steps : 0;
+  auto carried_window_j = [&](const std::string& key) {
+    const auto it = resumed.windows.find(key);
+    return carry_window_steps && it != resumed.windows.end() ? it->second.sum.total_energy_j()
+                                                             : 0.0;
+  };
+  const double carried_rollout_j = carried_window_j("rollout");
+  const double carried_eval_j = carried_window_j("eval");
   auto final_eval_reserve_j = [&]() -> double {
     double j_per_step = 0.0;
     if (eval_env_steps > 0) {
-      j_per_step =
-          monitor.TotalsFor("eval").sum.total_energy_j() / static_cast<double>(eval_env_steps);
+      j_per_step = (carried_eval_j + monitor.TotalsFor("eval").sum.total_energy_j()) /
+                   static_cast<double>(eval_env_steps);
     } else if (local_rollout_steps > 0) {
-      j_per_step = monitor.TotalsFor("rollout").sum.total_energy_j() /
+      j_per_step = (carried_rollout_j + monitor.TotalsFor("rollout").sum.total_energy_j()) /
                    static_cast<double>(local_rollout_steps);
     }
     return j_per_step * final_episodes * static_cast<double>(env->spec().max_episode_steps);
@@ -1348,6 +1361,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.cpu_s = ProcessCpuSeconds() - cpu0 + resumed.cpu_s;
     st.energy = total_so_far();
     st.windows = windows_so_far();
+    st.rollout_env_steps = local_rollout_steps;
+    st.eval_env_steps = eval_env_steps;
     if (!env->SaveState(&st.env_state)) st.env_state.clear();
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
     st.world_size = world_size;

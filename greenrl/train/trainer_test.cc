@@ -1231,6 +1231,39 @@ TEST(TrainerTest, BudgetedRunResumedGoesOnDownItsLadder) {
   EXPECT_EQ(actions, ladder);
 }
 
+// A resumed run estimates its final evaluation from every evaluation so far: the checkpoint
+// carries the eval window and its env steps. Stopped by its budget before an evaluation of its
+// own, the resume keeps the first segment's evaluation energy per env step x 10 episodes x 500
+// steps in hand. Before, it knew only its own windows and estimated from its rollouts.
+TEST(TrainerTest, ResumedRunEstimatesItsFinalEvaluationFromEarlierSegments) {
+  const std::vector<std::string> sets = {"n_timesteps=10240", "eval.freq=2048",
+                                         "energy.sample_period_s=3600",
+                                         "energy.budget.warmup_steps=512"};
+  const std::string dir = FreshDir("budget_reserve_carried");
+  const TrainResult first = TrainScripted(LoadRunConfig(Preset(), sets, 0), dir, false, 3072);
+  ASSERT_TRUE(first.interrupted);
+  const std::optional<TrainerState> state = PeekTrainerState(CheckpointPath(dir, 3072));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->rollout_env_steps, 3072);
+  ASSERT_GT(state->eval_env_steps, 0);
+  const double eval_j = state->windows.at("eval").sum.total_energy_j();
+  ASSERT_GT(eval_j, 0.0);
+
+  // A budget 1 J above what the run used: it stops before its next evaluation (step 4096).
+  const double budget_wh = (first.report.total_energy_j() + 1.0) / 3600.0;
+  const Config config =
+      LoadRunConfig(dir + "/config.yaml", {"energy.budget_wh=" + std::to_string(budget_wh)}, {});
+  const TrainResult second = TrainScripted(config, dir, /*resume=*/true);
+  ASSERT_TRUE(second.report.budget.stopped);
+  EXPECT_LT(second.report.steps, 4096);
+  const auto j = nlohmann::json::parse(std::ifstream(dir + "/energy.json"));
+  const auto& stop = j["budget"]["events"].back();
+  ASSERT_EQ(stop["action"], "stop");
+  const double expected_j = eval_j / static_cast<double>(state->eval_env_steps) *
+                            config.GetInt("eval.final_episodes") * 500.0;
+  EXPECT_NEAR(stop["reserve_j"].get<double>(), expected_j, 1e-9 * expected_j);
+}
+
 }  // namespace
 }  // namespace greenrl::train
 
