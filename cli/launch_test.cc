@@ -234,7 +234,7 @@ TEST(LaunchTest, RunDirectoryRefusalsAreEveryRanksAtOnce) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
   expect_refused_fast(launch + "--resume " + out,
-                      "greenrl: error: run_dir: got '" + out +
+                      "greenrl: error: --resume: got '" + out +
                           "'; a run directory no other greenrl process is training in");
   ::close(fd);
 }

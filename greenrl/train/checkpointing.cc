@@ -57,10 +57,11 @@ CheckpointOptions CheckpointOptionsFrom(const Config& config) {
 }
 
 namespace {
-// The refusal of a run directory whose train.lock another holder has: the pid written in it
-// (read through `fd`), else "another process".
-ConfigError RunDirInUse(const std::string& run_dir, const std::string& holder) {
-  return ConfigError("run_dir", run_dir,
+// The refusal, under `field`, of a run directory whose train.lock another holder has: the pid
+// written in it, else "another process".
+ConfigError RunDirInUse(const std::string& run_dir, const std::string& field,
+                        const std::string& holder) {
+  return ConfigError(field, run_dir,
                      "a run directory no other greenrl process is training in (" +
                          (holder.empty() ? std::string("another process") : "pid " + holder) +
                          " holds " + run_dir +
@@ -69,7 +70,7 @@ ConfigError RunDirInUse(const std::string& run_dir, const std::string& holder) {
 }
 }  // namespace
 
-RunDirLock::RunDirLock(const std::string& run_dir) {
+RunDirLock::RunDirLock(const std::string& run_dir, const std::string& field) {
   const std::string path = run_dir + "/train.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
@@ -93,7 +94,7 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
     if (error == EWOULDBLOCK) {
       std::string holder;  // "" when the holder has just let go: "another process"
       FileLockHeld(path, &holder);
-      throw RunDirInUse(run_dir, holder);
+      throw RunDirInUse(run_dir, field, holder);
     }
     throw std::runtime_error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
   }
@@ -105,9 +106,9 @@ RunDirLock::RunDirLock(const std::string& run_dir) {
   }
 }
 
-void RunDirLock::RefuseIfHeld(const std::string& run_dir) {
+void RunDirLock::RefuseIfHeld(const std::string& run_dir, const std::string& field) {
   std::string holder;
-  if (FileLockHeld(run_dir + "/train.lock", &holder)) throw RunDirInUse(run_dir, holder);
+  if (FileLockHeld(run_dir + "/train.lock", &holder)) throw RunDirInUse(run_dir, field, holder);
 }
 
 RunDirLock::~RunDirLock() {

@@ -114,15 +114,17 @@ struct TrainerState {
 // so the file left behind never blocks a later resume.
 class RunDirLock {
  public:
-  // Errors: ConfigError("run_dir", run_dir, ...) naming the holder's pid when another process
-  //   (or another RunDirLock of this one) holds it; std::runtime_error naming the file when it
+  // field: the option the refusal names, the one that gave run_dir ("--resume", or "--out" for
+  //   a new run, whose default directory stands in for --out).
+  // Errors: ConfigError(field, run_dir, ...) naming the holder's pid when another process (or
+  //   another RunDirLock of this one) holds it; std::runtime_error naming the file when it
   //   cannot be created or locked otherwise.
-  explicit RunDirLock(const std::string& run_dir);
+  explicit RunDirLock(const std::string& run_dir, const std::string& field = "--out");
   ~RunDirLock();
 
   // The same refusal without taking the lock or writing anything (a dry run's check).
-  // Errors: ConfigError("run_dir", ...) as the constructor's when another process holds it.
-  static void RefuseIfHeld(const std::string& run_dir);
+  // Errors: ConfigError(field, ...) as the constructor's when another process holds it.
+  static void RefuseIfHeld(const std::string& run_dir, const std::string& field = "--out");
   RunDirLock(const RunDirLock&) = delete;
   RunDirLock& operator=(const RunDirLock&) = delete;
 

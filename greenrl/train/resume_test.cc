@@ -729,7 +729,7 @@ TEST(ResumeTest, RunDirectoryInUseIsRefused) {
       RunTraining(config, dir, 1.0, /*resume=*/true);
       ADD_FAILURE() << "resumed into a run directory in use";
     } catch (const ConfigError& e) {
-      EXPECT_EQ(e.field(), "run_dir");
+      EXPECT_EQ(e.field(), "--resume");
       EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid()) + " holds " + dir +
                                            "/train.lock"),
                 std::string::npos)
@@ -791,7 +791,7 @@ TEST(ResumeTest, ResumeTakesTheLockBeforeReadingCheckpoints) {
       Train(config, std::move(options));
       ADD_FAILURE() << "resumed a run directory in use";
     } catch (const ConfigError& e) {
-      EXPECT_EQ(e.field(), "run_dir") << e.what();
+      EXPECT_EQ(e.field(), "--resume") << e.what();
     }
   }
 }
@@ -846,7 +846,7 @@ TEST(ResumeTest, NewRunDryRunLeavesTheDirectoryAndSeesItsLock) {
     dry_run();
     ADD_FAILURE() << "a dry run passed on a run directory in use";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "run_dir") << e.what();
+    EXPECT_EQ(e.field(), "--out") << e.what();
   }
 }
 

@@ -453,9 +453,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::optional<RunDirLock> run_lock;
   if (options.resume && fs::is_directory(run_dir)) {  // else refused below
     if (options.dry_run || world_size > 1) {
-      RunDirLock::RefuseIfHeld(run_dir);
+      RunDirLock::RefuseIfHeld(run_dir, "--resume");
     } else {
-      run_lock.emplace(run_dir);
+      run_lock.emplace(run_dir, "--resume");
     }
   }
   if (options.resume) {
@@ -907,7 +907,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     CreateRunDir(run_dir);
     if (!run_lock) {
-      run_lock.emplace(run_dir);
+      run_lock.emplace(run_dir, options.resume ? "--resume" : "--out");
       // Checked empty at the start; another run may have written here since (its setup and
       // meters lie between): checked again, now that no other can start. (Not with several
       // ranks, whose other ranks may have written their own files here by now; a data-parallel
