@@ -166,6 +166,7 @@ void BudgetController::Fire(BudgetAction action, BudgetState to, const std::stri
   event.fraction = decision.fraction;
   event.next_iteration_energy_j = decision.next_iteration_energy_j;
   event.reserve_j = decision.reserve_j;
+  event.checkpoint_j = decision.checkpoint_j;
   event.reason = reason;
   if (!event.taken) {
     event.reason += fmt::format(" -- not supported ({}); passed over, the ladder moves on",
@@ -229,6 +230,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
   BudgetDecision decision;
   decision.energy_used_j = energy_used_j;
   decision.reserve_j = reserve_j;
+  decision.checkpoint_j = checkpoint_j;
   if (!enabled()) {
     FillFlags(work_s, decision);
     last_idle_s_ = 0.0;
@@ -333,6 +335,7 @@ void BudgetController::ReportUnsupported(BudgetAction action, const std::string&
   event.fraction = last_decision_.fraction;
   event.next_iteration_energy_j = last_decision_.next_iteration_energy_j;
   event.reserve_j = last_decision_.reserve_j;
+  event.checkpoint_j = last_decision_.checkpoint_j;
   event.reason = fmt::format("step {}: {} not supported ({}); not applied, the ladder moves on",
                              last_step_, BudgetActionName(action), reason);
   events_.push_back(std::move(event));

@@ -137,6 +137,7 @@ struct BudgetDecision {
   double fraction = 0.0;             // max(forecast_j, energy_used_j) / budget_j (0 if no budget)
   double next_iteration_energy_j = 0.0;  // the stop rule's estimate of the next iteration, J
   double reserve_j = 0.0;                // as passed in: kept for the work after the last one, J
+  double checkpoint_j = 0.0;  // as passed in: the periodic checkpoint due next, J (0: none due)
 };
 
 // One decision, for energy.json and the final report.
@@ -154,6 +155,7 @@ struct BudgetEvent {
   double fraction = 0.0;                     // max(forecast_j, energy_used_j) / budget_j
   double next_iteration_energy_j = 0.0;      // the stop rule's estimate at that call, J
   double reserve_j = 0.0;  // the energy kept for after the last iteration at that call, J
+  double checkpoint_j = 0.0;  // the periodic checkpoint due at that call, J (0: none due)
   std::string reason;                        // one human-readable line with the figures
 };
 

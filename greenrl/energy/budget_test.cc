@@ -627,11 +627,13 @@ TEST(BudgetControllerTest, StopKeepsRoomForADueCheckpoint) {
   EXPECT_EQ(due_at_7000.stop_reason(),
             "step 7000: used 3500 J + stop_margin 1 x next iteration ~50 J + checkpoint ~100 J = "
             "3650 J would exceed the budget of 3600 J (1 Wh); the budget ends the run");
+  EXPECT_EQ(due_at_7000.events().back().checkpoint_j, 100.0);  // energy.json, checkpoints
   BudgetController due_at_6000(OneWhNoWarmup(), 0.0);
   EXPECT_EQ(StopStepOf(&due_at_6000, 0.0, 6000, 100.0), 7200);
   EXPECT_EQ(due_at_6000.stop_reason(),
             "step 7200: used 3600 J + stop_margin 1 x next iteration ~50 J = 3650 J would exceed "
             "the budget of 3600 J (1 Wh); the budget ends the run");
+  EXPECT_EQ(due_at_6000.events().back().checkpoint_j, 0.0);
 }
 
 TEST(BudgetControllerTest, Names) {

@@ -55,6 +55,7 @@ nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetE
     ev["fraction"] = e.fraction;
     ev["next_iteration_energy_j"] = e.next_iteration_energy_j;
     ev["reserve_j"] = e.reserve_j;
+    ev["checkpoint_j"] = e.checkpoint_j;
     ev["reason"] = e.reason;
     out.push_back(ev);
   }
@@ -84,6 +85,7 @@ std::vector<energy::BudgetEvent> ParseBudgetEventsJson(const std::string& text) 
       e.fraction = ej.at("fraction").get<double>();
       e.next_iteration_energy_j = ej.at("next_iteration_energy_j").get<double>();
       e.reserve_j = ej.value("reserve_j", 0.0);  // 0 in checkpoints before 2026-12-06
+      e.checkpoint_j = ej.value("checkpoint_j", 0.0);  // 0 in checkpoints before 2026-12-07
       e.reason = ej.at("reason").get<std::string>();
       events.push_back(std::move(e));
       ++index;

@@ -976,6 +976,7 @@ TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
   const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
   EXPECT_NE(stop_reason.find(" + checkpoint ~6 J + final evaluation ~"), std::string::npos)
       << stop_reason;
+  EXPECT_EQ(j["budget"]["events"].back()["checkpoint_j"].get<double>(), 6.0);
 
   // Resumed without a budget to the end: the stopping checkpoint's window (closed after that
   // checkpoint saved the windows) carries over from energy.json with the totals, so the 39
