@@ -282,6 +282,13 @@ RunData LoadRun(const std::string& dir) {
     run.unfinished = "killed";
   }
   if (training_now) run.unfinished = "running";
+  if (j.contains("trained_agent") && j["trained_agent"].is_object()) {
+    const auto& agent = j["trained_agent"];
+    run.trained_agent = agent.value("checkpoint", "");
+    if (agent.contains("energy_wh") && agent["energy_wh"].is_number()) {
+      run.trained_agent_wh = agent["energy_wh"].get<double>();
+    }
+  }
   if (j.contains("windows") && j["windows"].is_object()) {
     for (const char* phase : {"rollout", "update", "eval", "checkpoint"}) {
       if (!j["windows"].contains(phase) || !j["windows"][phase].is_object()) continue;
@@ -386,6 +393,8 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.eval_std_return = run.eval_std_return;
     row.energy_provenance = run.energy_provenance;
     row.unfinished = run.unfinished;
+    row.trained_agent = run.trained_agent;
+    row.trained_agent_wh = run.trained_agent_wh;
     const int ret = run.MetricsColumn(target_metric);
     const int wh = run.MetricsColumn("energy/total_wh");
     if (target_return && ret >= 0 && wh >= 0) {
@@ -408,6 +417,21 @@ std::string EvalReturnCell(const ComparisonRow& r) {
   }
   if (r.eval_mean_return || r.unfinished.empty()) return Cell(r.eval_mean_return, "{:.2f}");
   return "n/a (" + r.unfinished + ")";
+}
+
+std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows) {
+  std::string s;
+  for (const ComparisonRow& r : rows) {
+    if (r.trained_agent.empty()) continue;
+    s += "- " + r.name + ": started from the trained agent " + r.trained_agent + ", ";
+    s += r.trained_agent_wh
+             ? fmt::format("whose training cost {} Wh before it ({} Wh with this run)",
+                           FormatAmount(*r.trained_agent_wh),
+                           FormatAmount(*r.trained_agent_wh + r.energy_wh))
+             : std::string("whose training's energy is unknown (its run has no energy.json)");
+    s += "; the table counts this run alone\n";
+  }
+  return s;
 }
 
 std::string ProvenanceCell(const ComparisonRow& r) {
@@ -441,6 +465,8 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
     }
     s += "\n";
   }
+  const std::string notes = TrainedAgentNotes(rows);
+  if (!notes.empty()) s += "\n" + notes;
   return s;
 }
 

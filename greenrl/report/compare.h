@@ -55,6 +55,13 @@ struct RunData {
   // last segment: its last metrics.csv row), "running" (a `greenrl train` holds its train.lock
   // now: its figures so far), else empty.
   std::string unfinished;
+  // The trained agent the run started from (energy.json's trained_agent, `--trained-agent`): its
+  // checkpoint's path; empty for a run trained from scratch, and for a killed run (no
+  // energy.json of it).
+  std::string trained_agent;
+  // What training that agent cost before this run, Wh (energy.json's trained_agent.energy_wh,
+  // its run's total and the runs before it); empty when its run had no energy.json.
+  std::optional<double> trained_agent_wh;
   std::vector<PhaseEnergy> phases;  // rollout, update, eval, checkpoint (those present), other
   std::vector<BudgetMark> budget_marks;
   // metrics.csv, columns as in the file (global_step first); empty cells are NaN.
@@ -109,6 +116,8 @@ struct ComparisonRow {
   // given or the run never reached it (empty cells, e.g. rows without an evaluation, never do).
   std::optional<double> wh_to_target;
   std::optional<int64_t> steps_to_target;
+  std::string trained_agent;               // as RunData's
+  std::optional<double> trained_agent_wh;  // as RunData's, Wh
 };
 
 // Args: target_return: the value of target_metric to reach (none: the Wh-to-target column is
@@ -129,6 +138,14 @@ std::string CarbonCell(const ComparisonRow& row);
 // Returns: the "g CO2e at" cell: the row's carbon_basis, or "n/a" when unknown.
 std::string CarbonBasisCell(const ComparisonRow& row);
 
+// Returns: a Markdown list, one line per row that started from a trained agent, naming the
+//   agent and what its training cost before the run, since the row's Wh and Wh-to-target count
+//   the run alone ("- more: started from the trained agent runs/first/checkpoints/final.pt,
+//   whose training cost 0.0003171 Wh before it (0.0004764 Wh with this run); the table counts
+//   this run alone\n"; "whose training's energy is unknown (its run has no energy.json)"); ""
+//   when no row did.
+std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows);
+
 // Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
 // 0.08 -> "0.0800").
 std::string FormatSeconds(double seconds);
@@ -141,7 +158,8 @@ std::string FormatAmount(double value);
 // Numbers: steps as integers, wall time FormatSeconds, steps/s 0 decimals, Wh and g CO2e
 // FormatAmount, returns 2 decimals, then what the carbon was priced at (CarbonBasisCell); "n/a"
 // where a run has no value, "not reached" where it never reached the target. The target columns are
-// headed "Wh to <TargetLabel> >= R".
+// headed "Wh to <TargetLabel> >= R". A blank line and TrainedAgentNotes follow when a run started
+// from a trained agent.
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return,
                            const std::string& target_metric = kTargetMetric);

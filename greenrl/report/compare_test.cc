@@ -205,6 +205,42 @@ TEST(CompareTest, MarkdownIsExact) {
       "0.1000 | n/a | n/a (budget stop) |\n");
 }
 
+// A run started from a trained agent (energy.json's trained_agent) is compared on its own
+// energy, and a note under the table names the agent and what it cost before the run, or that
+// its cost is unknown; the HTML page lists the same notes.
+TEST(CompareTest, RunsFromATrainedAgentSayWhatTheAgentCost) {
+  const std::string root = Root("trained_agent");
+  const std::string a = MakeRunA(root), b = MakeRunB(root);
+  auto with_agent = [](const std::string& dir, const std::string& agent) {
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(dir + "/energy.json"));
+    j["trained_agent"] = nlohmann::json::parse(agent);
+    WriteText(dir + "/energy.json", j.dump());
+  };
+  with_agent(a, R"({"checkpoint": "/runs/first/checkpoints/final.pt", "energy_wh": 0.25,
+                    "energy_wh_with_this_run": 0.75})");
+  with_agent(b, R"({"checkpoint": "/runs/killed/checkpoints/step_000000002048.pt",
+                    "energy_wh": null, "energy_wh_with_this_run": null})");
+  const std::vector<RunData> runs = {LoadRun(a), LoadRun(b)};
+  const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
+  const std::string notes =
+      "- run_a: started from the trained agent /runs/first/checkpoints/final.pt, whose training "
+      "cost 0.2500 Wh before it (0.7500 Wh with this run); the table counts this run alone\n"
+      "- run_b: started from the trained agent /runs/killed/checkpoints/step_000000002048.pt, "
+      "whose training's energy is unknown (its run has no energy.json); the table counts this "
+      "run alone\n";
+  EXPECT_NE(md.find("| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 |"), std::string::npos)
+      << md;
+  EXPECT_EQ(md.substr(md.size() - notes.size() - 2), "\n\n" + notes);
+  const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
+  EXPECT_NE(html.find("<ul id=\"trained-agents\">\n<li>run_a: started from the trained agent "
+                      "/runs/first/checkpoints/final.pt, whose training cost 0.2500 Wh before "
+                      "it (0.7500 Wh with this run); the table counts this run alone</li>\n<li>"),
+            std::string::npos);
+  // A run from scratch has no note.
+  EXPECT_EQ(TrainedAgentNotes(CompareRuns({LoadRun(MakeRunA(Root("no_agent")))}, std::nullopt)),
+            "");
+}
+
 // A run whose energy.json has no carbon section (or a killed run's metrics without
 // carbon/g_co2e) shows n/a for its carbon, not 0; sub-second wall times keep 3 digits.
 TEST(CompareTest, MissingCarbonIsNotZero) {

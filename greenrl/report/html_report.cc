@@ -7,6 +7,9 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "greenrl/core/errors.h"
 
@@ -359,8 +362,13 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
        "canvas{display:block;margin:8px 0 24px;background:#fff}\n</style>\n";
   s += "<script>\n" + chartjs_source + "\n</script>\n</head>\n<body>\n";
   s += "<h1>" + EscapeHtml(title) + "</h1>\n<p id=\"status\">Charts not drawn yet.</p>\n";
-  s += "<h2>Comparison</h2>\n" +
-       TableHtml(CompareRuns(runs, target_return, target_metric), target_return, target_metric);
+  const std::vector<ComparisonRow> rows = CompareRuns(runs, target_return, target_metric);
+  s += "<h2>Comparison</h2>\n" + TableHtml(rows, target_return, target_metric);
+  // Runs started from a trained agent: what the agent cost before them (TrainedAgentNotes).
+  std::istringstream notes(TrainedAgentNotes(rows));
+  std::string note, items;
+  while (std::getline(notes, note)) items += "<li>" + EscapeHtml(note.substr(2)) + "</li>\n";
+  if (!items.empty()) s += "<ul id=\"trained-agents\">\n" + items + "</ul>\n";
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",
