@@ -774,6 +774,12 @@ std::vector<int64_t> Config::GetIntList(const std::string& key) const {
   return std::get<std::vector<int64_t>>(Get(key, ValueType::kIntList));
 }
 
+std::string Config::ValueText(const std::string& key) const {
+  const KeySpec* spec = schema_.Find(key);
+  GREENRL_CHECK(spec != nullptr, "config key '" + key + "' is not in the schema");
+  return FormatValue(Get(key, spec->type));
+}
+
 bool Config::IsSet(const std::string& key) const {
   const KeySpec* spec = schema_.Find(key);
   GREENRL_CHECK(spec != nullptr, "config key '" + key + "' is not in the schema");

@@ -206,6 +206,11 @@ class Config {
   Schedule GetSchedule(const std::string& key) const;
   std::vector<int64_t> GetIntList(const std::string& key) const;
 
+  // Returns: `key`'s effective value as ToYaml writes it ("64", "0.0", "true", "lin_0.001",
+  //   "[64, 64]", a string quoted only where plain YAML would misread it).
+  // Errors: InternalError when the key is not in the schema.
+  std::string ValueText(const std::string& key) const;
+
   // Returns: true when the file, an override or Set gave `key`; false when it has its default.
   // Errors: InternalError when the key is not in the schema.
   bool IsSet(const std::string& key) const;

@@ -491,6 +491,15 @@ TEST(ConfigTest, ToYamlNestsInSchemaOrderAndRoundTrips) {
             "  region: world  # grid region\n"
             "  intensity_g_per_kwh: 1e+20  # grid carbon intensity, g CO2e per kWh\n");
 
+  // One key's text, as ToYaml gives it.
+  EXPECT_EQ(config.ValueText("gamma"), "0.1");
+  EXPECT_EQ(config.ValueText("carbon.pue"), "1.2");
+  EXPECT_EQ(config.ValueText("n_steps"), "2048");
+  EXPECT_EQ(config.ValueText("normalize"), "true");
+  EXPECT_EQ(config.ValueText("learning_rate"), "lin_0.00025");
+  EXPECT_EQ(config.ValueText("policy_kwargs.net_arch"), "[]");
+  EXPECT_THROW(config.ValueText("no_such_key"), InternalError);
+
   // Values that plain YAML would misread, and doubles with long expansions.
   Config tricky = config;
   tricky.Set("env_id", "'my env: #1 \"quoted\"'");
@@ -531,6 +540,8 @@ TEST(ConfigTest, ToYamlNestsInSchemaOrderAndRoundTrips) {
   EXPECT_EQ(tricky.GetString("env_id"), "my env: #1 \"quoted\"");
   EXPECT_EQ(tricky.GetString("carbon.region"), "true");
   EXPECT_THAT(tricky.ToYaml(), HasSubstr("  intensity_g_per_kwh: 475.0  #"));
+  EXPECT_EQ(tricky.ValueText("carbon.intensity_g_per_kwh"), "475.0");
+  EXPECT_EQ(tricky.ValueText("carbon.region"), "\"true\"");
   EXPECT_THAT(tricky.ToYaml(), HasSubstr("  region: \"true\"  #"));
 }
 

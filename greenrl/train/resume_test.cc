@@ -641,6 +641,42 @@ TEST(ResumeTest, TrainedAgentStartsANewRunFromAnotherRunsAgent) {
   EXPECT_EQ(resumed.report.trained_agent.energy_wh, 1.0);
 }
 
+// A run from a trained agent says which of its keys do not act as its config.yaml would
+// suggest: init-only keys, which the agent's trained parameters replace, and the reward half of
+// the normaliser's settings, which go on from the new config (rl-zoo's VecNormalize.load keeps
+// the agent's); the same keys as the agent's run say nothing.
+TEST(ResumeTest, TrainedAgentSaysWhichKeysItsAgentMakesMoot) {
+  const std::vector<std::string> sets = {"n_timesteps=512", "normalize=true", "eval.freq=0",
+                                         "eval.final_episodes=1"};
+  const std::string parent = FreshDir("agent_moot_keys");
+  RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 5), parent, 1.0);
+  auto notes = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> s = sets;
+    s.insert(s.end(), more.begin(), more.end());
+    std::string text;
+    const TrainedAgentFiles files =
+        ResolveTrainedAgent(parent, LoadRunConfig(Preset("ppo/pendulum.yaml"), s, 6));
+    for (const std::string& note : files.notes) text += note + "\n";
+    return text;
+  };
+  EXPECT_EQ(notes({}), "");
+  EXPECT_EQ(
+      notes({"policy_kwargs.log_std_init=-1", "policy_kwargs.ortho_init=false", "gamma=0.95"}),
+      "policy_kwargs.log_std_init: -1.0 does nothing in a run from a trained agent, whose "
+      "trained parameters replace the initial ones (its run had 0.0)\n"
+      "policy_kwargs.ortho_init: false does nothing in a run from a trained agent, whose "
+      "trained parameters replace the initial ones (its run had true)\n"
+      "gamma: 0.95, where the agent's run had 0.9: the agent's normaliser statistics go on "
+      "with this run's gamma for the reward scaling's returns (rl-zoo's VecNormalize.load "
+      "would keep the agent's)\n");
+  // Without reward scaling, clip_reward and gamma do not touch the normaliser.
+  EXPECT_EQ(
+      notes({"normalize_kwargs.norm_reward=false", "normalize_kwargs.clip_reward=5", "gamma=0.95"}),
+      "normalize_kwargs.norm_reward: false, where the agent's run had true: the agent's "
+      "normaliser statistics go on with this run's value (rl-zoo's VecNormalize.load "
+      "would keep the agent's)\n");
+}
+
 // trained_agent for the off-policy algorithms restarts their own step count, as rl-zoo's learn
 // (reset_num_timesteps=True) does: DQN's epsilon after the first rollout is a fresh run's, and
 // no gradient step comes before learning_starts (DQN's n_updates stays the agent's own; SAC's

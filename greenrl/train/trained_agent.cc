@@ -294,6 +294,42 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
              fmt::format("{}", mine.clip_obs), why);
     }
   }
+  // Keys whose value here does not act as config.yaml would suggest, each said where it differs
+  // from the agent's run: init-only keys, since the agent's trained parameters replace the
+  // initial ones (as rl-zoo's ALGO.load), and the normaliser's settings besides what the policy
+  // saw, which go on from this config where rl-zoo's VecNormalize.load keeps the agent's.
+  auto differs = [&](const std::string& key) {
+    return config.schema().Find(key) != nullptr && config.ValueText(key) != own.ValueText(key);
+  };
+  for (const char* key : {"policy_kwargs.log_std_init", "policy_kwargs.ortho_init"}) {
+    if (!differs(key)) continue;
+    files.notes.push_back(fmt::format(
+        "{}: {} does nothing in a run from a trained agent, whose trained parameters replace the "
+        "initial ones (its run had {})",
+        key, config.ValueText(key), own.ValueText(key)));
+  }
+  if (config.GetString("algo") == "sac" && differs("ent_coef") &&
+      config.GetString("ent_coef").rfind("auto", 0) == 0 &&
+      own.GetString("ent_coef").rfind("auto", 0) == 0) {
+    files.notes.push_back(fmt::format(
+        "ent_coef: {} does nothing in a run from a trained agent: an auto ent_coef's initial "
+        "value only starts the learned coefficient, which carries over (its run had {})",
+        config.ValueText("ent_coef"), own.ValueText("ent_coef")));
+  }
+  if (normalize) {
+    const bool norm_reward = config.GetBool("normalize_kwargs.norm_reward");
+    for (const char* key :
+         {"normalize_kwargs.norm_reward", "normalize_kwargs.clip_reward", "gamma"}) {
+      // clip_reward and the discount act only on the reward scaling.
+      const bool reward_scaling_key = std::string(key) != "normalize_kwargs.norm_reward";
+      if (!differs(key) || (reward_scaling_key && !norm_reward)) continue;
+      files.notes.push_back(fmt::format(
+          "{}: {}, where the agent's run had {}: the agent's normaliser statistics go on with "
+          "this run's {} (rl-zoo's VecNormalize.load would keep the agent's)",
+          key, config.ValueText(key), own.ValueText(key),
+          std::string(key) == "gamma" ? "gamma for the reward scaling's returns" : "value"));
+    }
+  }
   try {  // what the agent's training cost: its run's total, plus what its own start cost
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     files.energy_wh = j.at("total_energy_wh").get<double>();

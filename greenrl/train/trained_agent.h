@@ -94,6 +94,12 @@ void LoadNewestLoadable(TrainedAgentFiles* files,
 // normalize_kwargs (norm_obs, clip_obs: what the policy saw); the network shape is
 // checked when the checkpoint loads (Algorithm::LoadCheckpoint).
 // energy_wh: the run's energy.json total_energy_wh plus its own trained_agent.energy_wh.
+// notes: besides LocateTrainedAgent's, one for each key of config that differs from the agent's
+// run without acting as config.yaml suggests: an init-only key (policy_kwargs.log_std_init,
+// .ortho_init, SAC's auto ent_coef's initial value), whose value the trained parameters replace,
+// and with normalize the reward half of the normaliser's settings (norm_reward, and with it
+// clip_reward and gamma), which go on from config where rl-zoo's VecNormalize.load keeps the
+// agent's.
 // Errors: ConfigError("trained_agent", path, ...) for another kind of path, a missing one, or a
 // run of another algo or env; ConfigError(key, value, ...) naming the trained agent's own value
 // for normalize and normalize_kwargs.{norm_obs, clip_obs}; LocateTrainedAgent's.
