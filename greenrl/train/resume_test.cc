@@ -677,6 +677,36 @@ TEST(ResumeTest, TrainedAgentSaysWhichKeysItsAgentMakesMoot) {
       "would keep the agent's)\n");
 }
 
+// A trained agent from an unfinished run: train says which resume checkpoint it took and, while
+// the run still trains, that it does; a run killed before its energy.json has cost what its last
+// metrics.csv row says, as `greenrl report` reads it (before, its cost was unknown).
+TEST(ResumeTest, TrainedAgentOfAnUnfinishedRunSaysSoAndCountsItsEnergySoFar) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1"}, 3);
+  const std::string parent = FreshDir("agent_unfinished");
+  ASSERT_TRUE(RunTraining(config, parent, 3600.0, /*resume=*/false, 1024).interrupted);
+  fs::remove(parent + "/energy.json");  // as a killed run leaves it
+  const auto [header, rows] = report::ReadMetricsCsv(parent + "/metrics.csv");
+  const auto wh_column = std::find(header.begin(), header.end(), "energy/total_wh");
+  ASSERT_NE(wh_column, header.end());
+  ASSERT_FALSE(rows.empty());
+  const double last_row_wh = rows.back()[static_cast<size_t>(wh_column - header.begin())];
+  ASSERT_GT(last_row_wh, 0.0);
+
+  const Config child = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1", "trained_agent=" + parent}, 4);
+  const TrainedAgentFiles files = ResolveTrainedAgent(parent, child);
+  EXPECT_EQ(files.energy_wh, last_row_wh);
+  const std::string notice =
+      parent + " has no checkpoints/final.pt; using its newest resume checkpoint (step 1024)";
+  EXPECT_EQ(ResumeCheckpointNotice(files), notice);
+  const RunDirLock training(parent);  // as the run's own process would hold it
+  EXPECT_EQ(ResumeCheckpointNotice(files), notice + "; it is still training (pid " +
+                                               std::to_string(::getpid()) +
+                                               " holds its train.lock)");
+}
+
 // trained_agent for the off-policy algorithms restarts their own step count, as rl-zoo's learn
 // (reset_num_timesteps=True) does: DQN's epsilon after the first rollout is a fresh run's, and
 // no gradient step comes before learning_starts (DQN's n_updates stays the agent's own; SAC's

@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "greenrl/core/errors.h"
+#include "greenrl/core/file_lock.h"
 #include "greenrl/energy/select.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/report/compare.h"
 #include "greenrl/train/checkpointing.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/trainer.h"
@@ -330,11 +332,20 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
           std::string(key) == "gamma" ? "gamma for the reward scaling's returns" : "value"));
     }
   }
-  try {  // what the agent's training cost: its run's total, plus what its own start cost
-    const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
-    files.energy_wh = j.at("total_energy_wh").get<double>();
+  // What the agent's training cost: its run's energy as `greenrl report` reads it (energy.json's
+  // total, or the last metrics.csv row of a run killed before its energy.json, or still
+  // training), plus what its own start cost (its energy.json's trained_agent; unknown for a run
+  // from an agent that has no energy.json yet).
+  try {
+    files.energy_wh = report::LoadRun(run_dir).energy_wh;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+    } catch (const std::exception&) {
+      if (!own.GetString("trained_agent").empty()) files.energy_wh = NAN;
+    }
     if (const auto earlier = RecordedTrainedAgent(j)) files.energy_wh += earlier->energy_wh;
-  } catch (const std::exception&) {  // no energy.json (a crashed run): unknown
+  } catch (const std::exception&) {  // neither energy.json nor a metrics.csv row: unknown
     files.energy_wh = NAN;
   }
   return files;
@@ -430,12 +441,38 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
   return std::move(*agent);
 }
 
+namespace {
+
+// ResumeCheckpointNotice's text for `checkpoint`, a resume checkpoint of run_dir at `step`.
+std::string NoticeOfResumeCheckpoint(const std::string& run_dir, const std::string& checkpoint,
+                                     int64_t step) {
+  const auto checkpoints = ListCheckpoints(run_dir);
+  const bool newest = checkpoints.empty() || checkpoints.back().second == checkpoint;
+  std::string notice = run_dir + " has no checkpoints/final.pt; using its newest " +
+                       (newest ? "" : "loadable ") + "resume checkpoint (step " +
+                       std::to_string(step) + ")";
+  std::string holder;
+  if (FileLockHeld(run_dir + "/train.lock", &holder)) {
+    notice += "; it is still training (" + (holder.empty() ? "a process" : "pid " + holder) +
+              " holds its train.lock)";
+  }
+  return notice;
+}
+
+}  // namespace
+
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent) {
   if (agent.final_checkpoint) return "";
-  const auto checkpoints = ListCheckpoints(run_dir);
-  const bool newest = checkpoints.empty() || checkpoints.back().second == agent.checkpoint;
-  return run_dir + " has no checkpoints/final.pt; using its newest " + (newest ? "" : "loadable ") +
-         "resume checkpoint (step " + std::to_string(agent.resume_step) + ")";
+  return NoticeOfResumeCheckpoint(run_dir, agent.checkpoint, agent.resume_step);
+}
+
+std::string ResumeCheckpointNotice(const TrainedAgentFiles& files) {
+  if (files.final_checkpoint) return "";
+  int64_t step = files.resume_step;
+  for (const auto& [s, path] : ListCheckpoints(files.run_dir)) {
+    if (path == files.checkpoint) step = s;
+  }
+  return NoticeOfResumeCheckpoint(files.run_dir, files.checkpoint, step);
 }
 
 }  // namespace greenrl::train

@@ -137,7 +137,13 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
 // What `greenrl eval` and `greenrl export` print on stderr, after "greenrl <command>: ", when
 // LoadTrainedAgent(run_dir) fell back to a resume checkpoint: "<run_dir> has no
 // checkpoints/final.pt; using its newest resume checkpoint (step <resume_step>)" ("newest
-// loadable" when newer ones were passed over); "" when agent holds final.pt.
+// loadable" when newer ones were passed over), followed by "; it is still training (pid <pid>
+// holds its train.lock)" while a `greenrl train` holds the run directory; "" when agent holds
+// final.pt.
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent);
+
+// The same notice for the agent a `trained_agent` run loaded (files after LoadNewestLoadable),
+// said by train unless --quiet; the step is the checkpoint's in files.run_dir's list.
+std::string ResumeCheckpointNotice(const TrainedAgentFiles& files);
 
 }  // namespace greenrl::train

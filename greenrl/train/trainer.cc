@@ -666,6 +666,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       for (const std::string& note : trained_agent->notes) {
         fmt::print(stderr, "greenrl: {}\n", note);
       }
+      const std::string notice = ResumeCheckpointNotice(*trained_agent);
+      if (!notice.empty()) fmt::print(stderr, "greenrl: trained agent: {}\n", notice);
     }
     trained_agent_report.checkpoint = trained_agent->checkpoint;
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
