@@ -79,7 +79,8 @@ struct TrainerState {
   std::map<std::string, energy::WindowTotals> windows;  // rollout/update/eval so far
   // This process's env steps in the rollout and eval windows so far (all segments): the energy
   // budget's estimate of the final evaluation divides those windows' energy by them. -1 in
-  // checkpoints written before them (the resumed run then estimates from its own windows alone).
+  // checkpoints written before them, and in those of runs resumed from one (the resumed run then
+  // estimates from its own windows alone).
   int64_t rollout_env_steps = 0;
   int64_t eval_env_steps = 0;
   // The VecEnv's exact state (VecEnv::SaveState), or empty when the env type cannot save it

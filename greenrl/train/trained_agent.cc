@@ -334,18 +334,25 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
   }
   // What the agent's training cost: its run's energy as `greenrl report` reads it (energy.json's
   // total, or the last metrics.csv row of a run killed before its energy.json, or still
-  // training), plus what its own start cost (its energy.json's trained_agent; unknown for a run
-  // from an agent that has no energy.json yet).
+  // training; energy.json's total where metrics.csv is gone), plus what its own start cost (its
+  // energy.json's trained_agent; unknown for a run from an agent that has no energy.json yet).
   try {
-    files.energy_wh = report::LoadRun(run_dir).energy_wh;
-    nlohmann::json j;
+    nlohmann::json j;  // null without a readable energy.json
     try {
       j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
     } catch (const std::exception&) {
-      if (!own.GetString("trained_agent").empty()) files.energy_wh = NAN;
     }
-    if (const auto earlier = RecordedTrainedAgent(j)) files.energy_wh += earlier->energy_wh;
-  } catch (const std::exception&) {  // neither energy.json nor a metrics.csv row: unknown
+    try {
+      files.energy_wh = report::LoadRun(run_dir).energy_wh;
+    } catch (const ConfigError&) {  // no metrics.csv, or no row in it
+      files.energy_wh = j.at("total_energy_wh").get<double>();
+    }
+    if (const auto earlier = RecordedTrainedAgent(j)) {
+      files.energy_wh += earlier->energy_wh;
+    } else if (j.is_null() && !own.GetString("trained_agent").empty()) {
+      files.energy_wh = NAN;  // what its own agent cost is in no file yet
+    }
+  } catch (const std::exception&) {  // neither a metrics.csv row nor energy.json: unknown
     files.energy_wh = NAN;
   }
   return files;

@@ -1363,8 +1363,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.cpu_s = ProcessCpuSeconds() - cpu0 + resumed.cpu_s;
     st.energy = total_so_far();
     st.windows = windows_so_far();
-    st.rollout_env_steps = local_rollout_steps;
-    st.eval_env_steps = eval_env_steps;
+    // Unknown (-1) again after a checkpoint without them: the windows saved count every segment,
+    // these steps only this one's.
+    st.rollout_env_steps = carry_window_steps ? local_rollout_steps : -1;
+    st.eval_env_steps = carry_window_steps ? eval_env_steps : -1;
     if (!env->SaveState(&st.env_state)) st.env_state.clear();
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
     st.world_size = world_size;
