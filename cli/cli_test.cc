@@ -832,6 +832,9 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
+  // A run directory given with a trailing slash names its files without a doubled one.
+  const std::string slashed = RunGreenrl("eval --run " + out + "/ --episodes 1").output;
+  EXPECT_NE(slashed.find(" from " + out + "/checkpoints/final.pt\n"), std::string::npos) << slashed;
   // The evaluation's own cost, as the run measures and prices it; the meters' why once, on
   // stderr, and the summary's meter line naming them only (as a training run's).
   for (const char* part :

@@ -126,9 +126,12 @@ std::string ResumeCheckpointOfStep(const std::string& run_dir, const std::string
 
 }  // namespace
 
-TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
+TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best,
                                      const std::string& field, const std::string& step) {
   namespace fs = std::filesystem;
+  // "runs/a/" names runs/a: its files' paths, as messages give them, without a doubled slash.
+  std::string run_dir = given_run_dir;
+  while (run_dir.size() > 1 && run_dir.back() == '/') run_dir.pop_back();
   // A checkpoint's path where the run directory goes (train's trained_agent takes one): name the
   // flags that pick it.
   std::error_code ec;

@@ -60,7 +60,9 @@ struct TrainedAgentFiles {
   bool chosen = false;
 };
 
-// Finds run_dir's agent as LoadTrainedAgent describes (best: checkpoints/best.pt).
+// Finds the agent of run_dir (given_run_dir without its trailing slashes: "runs/a/" gives
+// runs/a/checkpoints/..., in the result and in messages) as LoadTrainedAgent describes (best:
+// checkpoints/best.pt).
 // Errors: ConfigError("--run", path, "a run directory, not a checkpoint in it: --run <run dir>
 // [--best] ...") when field is "--run" and run_dir is a file in a checkpoints/ folder;
 // ConfigError(field, run_dir, ...) for a directory without config.yaml or a checkpoint, or without
@@ -71,7 +73,7 @@ struct TrainedAgentFiles {
 // checkpoint that reads, final.pt or not) or a step of a resume checkpoint (its
 // checkpoints/step_<step>.pt); ConfigError("--checkpoint", step, ...) naming the run's steps for
 // one it does not have, or with best.
-TrainedAgentFiles LocateTrainedAgent(const std::string& run_dir, bool best,
+TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best,
                                      const std::string& field, const std::string& step = "");
 
 // Loads *files (LocateTrainedAgent's) with `load`, which throws ConfigError when its checkpoint
