@@ -1002,7 +1002,7 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
                 "greenrl: error: --resume: got ''; a run directory written by `greenrl train`\n");
   ExpectRefused(RunGreenrl("train -i '' --dry-run"),
                 "greenrl: error: --trained-agent: got ''; a run directory, or its "
-                "checkpoints/best.pt or final.pt\n");
+                "checkpoints/best.pt, final.pt or step_<12 digits>.pt\n");
   // --seed and --set seed= must agree, as --env and --set env_id= do.
   ExpectRefused(RunGreenrl("train --seed 3 --set seed=5 --dry-run"),
                 "greenrl: error: --seed: got '3'; the same value as --set seed=5, or only one "

@@ -236,7 +236,8 @@ Runner RegisterTrain(CLI::App& app) {
       "override keys such as n_timesteps)");
   cmd->add_option("--trained-agent,-i", args->trained_agent,
                   "start from a trained agent (--set trained_agent=PATH; rl-zoo's flag): a run "
-                  "directory, or its checkpoints/best.pt or final.pt, of the same algo, env and "
+                  "directory, or its checkpoints/best.pt, final.pt or step_<12 digits>.pt, of the "
+                  "same algo, env and "
                   "network; a new run, whose env-step counts and schedules start afresh")
       ->excludes(resume);
   resume->excludes("--config")
@@ -255,7 +256,7 @@ Runner RegisterTrain(CLI::App& app) {
        "a directory path (leave --out out for a new runs/<env_id>_<algo>_s<seed>_<UTC time>)"},
       {resume, "a run directory written by `greenrl train`"},
       {cmd->get_option("--trained-agent"),
-       "a run directory, or its checkpoints/best.pt or final.pt"}};
+       "a run directory, or its checkpoints/best.pt, final.pt or step_<12 digits>.pt"}};
   return [args, non_empty]() {
     for (const auto& [option, accepted] : non_empty) {
       if (option->count() > 0 && option->as<std::string>().empty()) {

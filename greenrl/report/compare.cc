@@ -428,7 +428,10 @@ std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows) {
              ? fmt::format("whose training cost {} Wh before it ({} Wh with this run)",
                            FormatAmount(*r.trained_agent_wh),
                            FormatAmount(*r.trained_agent_wh + r.energy_wh))
-             : std::string("whose training's energy is unknown (its run has no energy.json)");
+             : std::string(
+                   "whose training's energy is unknown (its run had not written "
+                   "energy.json, and started from an agent itself or had no metrics.csv "
+                   "row)");
     s += "; the table counts this run alone\n";
   }
   return s;

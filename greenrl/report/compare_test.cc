@@ -226,7 +226,8 @@ TEST(CompareTest, RunsFromATrainedAgentSayWhatTheAgentCost) {
       "- run_a: started from the trained agent /runs/first/checkpoints/final.pt, whose training "
       "cost 0.2500 Wh before it (0.7500 Wh with this run); the table counts this run alone\n"
       "- run_b: started from the trained agent /runs/killed/checkpoints/step_000000002048.pt, "
-      "whose training's energy is unknown (its run has no energy.json); the table counts this "
+      "whose training's energy is unknown (its run had not written energy.json, and started "
+      "from an agent itself or had no metrics.csv row); the table counts this "
       "run alone\n";
   EXPECT_NE(md.find("| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 |"), std::string::npos)
       << md;

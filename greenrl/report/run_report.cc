@@ -215,7 +215,9 @@ std::string FormatSummary(const RunReport& r) {
                      std::isfinite(wh)
                          ? fmt::format("its training used {:.4g} Wh; with this run {:.4g} Wh", wh,
                                        wh + r.total_energy_j() / kJoulesPerWh)
-                         : std::string("its training's energy unknown: no energy.json in its run"));
+                         : std::string("its training's energy unknown: its run has not written "
+                                       "energy.json, and started from an agent itself or has "
+                                       "no metrics.csv row"));
   }
   s += FormatEnergyLines(
       r.domains,

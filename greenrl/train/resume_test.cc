@@ -701,10 +701,26 @@ TEST(ResumeTest, TrainedAgentOfAnUnfinishedRunSaysSoAndCountsItsEnergySoFar) {
   const std::string notice =
       parent + " has no checkpoints/final.pt; using its newest resume checkpoint (step 1024)";
   EXPECT_EQ(ResumeCheckpointNotice(files), notice);
-  const RunDirLock training(parent);  // as the run's own process would hold it
-  EXPECT_EQ(ResumeCheckpointNotice(files), notice + "; it is still training (pid " +
-                                               std::to_string(::getpid()) +
-                                               " holds its train.lock)");
+  {
+    const RunDirLock training(parent);  // as the run's own process would hold it
+    EXPECT_EQ(ResumeCheckpointNotice(files), notice + "; it is still training (pid " +
+                                                 std::to_string(::getpid()) +
+                                                 " holds its train.lock)");
+  }
+  // A run from it names that resume checkpoint in its config.yaml, so training again from the
+  // file loads the same agent after the parent has finished (a resume checkpoint is a
+  // trained_agent of its own, as rl-zoo's -i takes rl_model_<N>_steps.zip); no notice then.
+  const std::string step_file = CheckpointPath(parent, 1024);
+  const std::string from_dir = FreshDir("agent_from_unfinished");
+  RunTraining(child, from_dir, 1.0);
+  EXPECT_EQ(LoadRunConfig(from_dir + "/config.yaml", {}, {}).GetString("trained_agent"), step_file);
+  RunTraining(config, parent, 1.0, /*resume=*/true);  // the parent finishes: final.pt
+  ASSERT_TRUE(fs::exists(parent + "/checkpoints/final.pt"));
+  const TrainedAgentFiles named =
+      ResolveTrainedAgent(step_file, LoadRunConfig(from_dir + "/config.yaml", {}, {}));
+  EXPECT_EQ(named.checkpoint, step_file);
+  EXPECT_FALSE(named.final_checkpoint);
+  EXPECT_EQ(ResumeCheckpointNotice(named), "");
 }
 
 // trained_agent for the off-policy algorithms restarts their own step count, as rl-zoo's learn

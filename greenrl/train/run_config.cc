@@ -150,7 +150,8 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "clip normalised rewards to +-clip_reward", 0.0, 1e9, {}, true);
   AddKey(&s, "trained_agent", ValueType::kString, "''",
          "start from a trained agent, as rl-zoo's --trained-agent: a run directory (its final.pt, "
-         "else its newest resume checkpoint) or its checkpoints/best.pt or final.pt, of the same "
+         "else its newest resume checkpoint) or its checkpoints/best.pt, final.pt or "
+         "step_<12 digits>.pt, of the same "
          "algo, env_id and network; its parameters, optimiser state, update counts and "
          "normaliser statistics carry over, while env-step counts, schedules, exploration and "
          "the replay buffer start afresh (empty: a new agent; a --resume keeps the run's own)");

@@ -248,24 +248,31 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
 TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& config) {
   namespace fs = std::filesystem;
   const std::string accepted =
-      "a run directory written by greenrl train, or its checkpoints/best.pt or "
-      "checkpoints/final.pt";
+      "a run directory written by greenrl train, or its checkpoints/best.pt, "
+      "checkpoints/final.pt or a resume checkpoint checkpoints/step_<12 digits>.pt";
   std::error_code ec;
   const fs::path p(path);
   std::string run_dir = path;
   bool best = false;
+  std::string step;  // a resume checkpoint's, as named
   if (fs::is_regular_file(p, ec)) {
     const std::string name = p.filename().string();
-    if ((name != "best.pt" && name != "final.pt") || p.parent_path().filename() != "checkpoints") {
+    const bool resume_checkpoint = name.size() == 20 && name.rfind("step_", 0) == 0 &&
+                                   name.substr(17) == ".pt" &&
+                                   std::all_of(name.begin() + 5, name.begin() + 17,
+                                               [](char c) { return c >= '0' && c <= '9'; });
+    if ((name != "best.pt" && name != "final.pt" && !resume_checkpoint) ||
+        p.parent_path().filename() != "checkpoints") {
       throw ConfigError("trained_agent", path, accepted);
     }
     run_dir = p.parent_path().parent_path().string();
     if (run_dir.empty()) run_dir = ".";
     best = name == "best.pt";
+    if (resume_checkpoint) step = name.substr(5, 12);
   } else if (!fs::is_directory(p, ec)) {
     throw ConfigError("trained_agent", path, accepted + " (no such file or directory)");
   }
-  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "trained_agent");
+  TrainedAgentFiles files = LocateTrainedAgent(run_dir, best, "trained_agent", step);
   const Config& own = files.config;
   for (const char* key : {"algo", "env_id"}) {
     if (own.GetString(key) != config.GetString(key)) {
@@ -477,7 +484,7 @@ std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgen
 }
 
 std::string ResumeCheckpointNotice(const TrainedAgentFiles& files) {
-  if (files.final_checkpoint) return "";
+  if (files.final_checkpoint || !files.chosen) return "";  // final.pt, or the one named
   int64_t step = files.resume_step;
   for (const auto& [s, path] : ListCheckpoints(files.run_dir)) {
     if (path == files.checkpoint) step = s;

@@ -91,7 +91,8 @@ void LoadNewestLoadable(TrainedAgentFiles* files,
 // The config key `trained_agent` (rl-zoo's --trained-agent): `path` names the agent a new run
 // with `config` starts from: a run directory (its final.pt, else its newest resume
 // checkpoint, as LoadTrainedAgent; the trainer loads it with LoadNewestLoadable), or a run's
-// checkpoints/best.pt or checkpoints/final.pt.
+// checkpoints/best.pt, checkpoints/final.pt or one of its resume checkpoints
+// (checkpoints/step_<12 digits>.pt, rl-zoo's rl_model_<N>_steps.zip).
 // The run must have config's algo and env_id, and its normalize and the observation half of
 // normalize_kwargs (norm_obs, clip_obs: what the policy saw); the network shape is
 // checked when the checkpoint loads (Algorithm::LoadCheckpoint).
@@ -145,7 +146,8 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
 std::string ResumeCheckpointNotice(const std::string& run_dir, const TrainedAgent& agent);
 
 // The same notice for the agent a `trained_agent` run loaded (files after LoadNewestLoadable),
-// said by train unless --quiet; the step is the checkpoint's in files.run_dir's list.
+// said by train unless --quiet; the step is the checkpoint's in files.run_dir's list. "" for
+// final.pt and for a resume checkpoint the user named.
 std::string ResumeCheckpointNotice(const TrainedAgentFiles& files);
 
 }  // namespace greenrl::train

@@ -670,6 +670,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (!notice.empty()) fmt::print(stderr, "greenrl: trained agent: {}\n", notice);
     }
     trained_agent_report.checkpoint = trained_agent->checkpoint;
+    // An agent taken from a resume checkpoint (its run has no final.pt yet, or one was named):
+    // config.yaml names that file, so that training again from config.yaml loads the same agent
+    // after its run has trained further or finished.
+    if (!trained_agent->final_checkpoint) {
+      saved_config.Set("trained_agent", fs::absolute(trained_agent->checkpoint).string());
+    }
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
   }
