@@ -1463,6 +1463,14 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   ExpectRefused(RunGreenrl("train --config " + Preset() + " -i " + parent +
                            " --set policy_kwargs.net_arch=[32,32] --dry-run --out " + out),
                 "does not load, needing");
+  // From a trained agent, the last line names the checkpoint it loaded (here the unfinished
+  // parent's newest resume checkpoint).
+  r = RunGreenrl("train --config " + Preset() + " -i " + parent + " --out " + out +
+                 " --dry-run --quiet");
+  EXPECT_NE(r.output.find(" env steps in " + out + ", from the trained agent " + parent +
+                          "/checkpoints/step_000000000256.pt\n"),
+            std::string::npos)
+      << r.output;
   const Result other_net = RunGreenrl("train --resume " + parent +
                                       " --set n_timesteps=1024 --set "
                                       "policy_kwargs.net_arch=[32,32] --dry-run");

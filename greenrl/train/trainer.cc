@@ -821,6 +821,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     result.dry_run = true;
     result.config_yaml = saved_config.ToYaml();
     result.run_dir = run_dir;
+    result.report.trained_agent = trained_agent_report;  // the agent it loaded, for the last line
     return result;
   }
   const Clock& clock = options.clock != nullptr ? *options.clock : SteadyClock::Instance();
