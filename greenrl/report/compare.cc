@@ -419,11 +419,11 @@ std::string EvalReturnCell(const ComparisonRow& r) {
   return "n/a (" + r.unfinished + ")";
 }
 
-std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows) {
-  std::string s;
+std::vector<std::string> TrainedAgentNotes(const std::vector<ComparisonRow>& rows) {
+  std::vector<std::string> notes;
   for (const ComparisonRow& r : rows) {
     if (r.trained_agent.empty()) continue;
-    s += "- " + r.name + ": started from the trained agent " + r.trained_agent + ", ";
+    std::string s = r.name + ": started from the trained agent " + r.trained_agent + ", ";
     s += r.trained_agent_wh
              ? fmt::format("whose training cost {} Wh before it ({} Wh with this run)",
                            FormatAmount(*r.trained_agent_wh),
@@ -432,9 +432,9 @@ std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows) {
                    "whose training's energy is unknown (its run had not written "
                    "energy.json, and started from an agent itself or had no metrics.csv "
                    "row)");
-    s += "; the table counts this run alone\n";
+    notes.push_back(s + "; the table counts this run alone");
   }
-  return s;
+  return notes;
 }
 
 std::string ProvenanceCell(const ComparisonRow& r) {
@@ -468,8 +468,9 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
     }
     s += "\n";
   }
-  const std::string notes = TrainedAgentNotes(rows);
-  if (!notes.empty()) s += "\n" + notes;
+  const std::vector<std::string> notes = TrainedAgentNotes(rows);
+  if (!notes.empty()) s += "\n";
+  for (const std::string& note : notes) s += "- " + note + "\n";
   return s;
 }
 

@@ -138,14 +138,14 @@ std::string CarbonCell(const ComparisonRow& row);
 // Returns: the "g CO2e at" cell: the row's carbon_basis, or "n/a" when unknown.
 std::string CarbonBasisCell(const ComparisonRow& row);
 
-// Returns: a Markdown list, one line per row that started from a trained agent, naming the
-//   agent and what its training cost before the run, since the row's Wh and Wh-to-target count
-//   the run alone ("- more: started from the trained agent runs/first/checkpoints/final.pt,
-//   whose training cost 0.0003171 Wh before it (0.0004764 Wh with this run); the table counts
-//   this run alone\n"; "whose training's energy is unknown (its run had not written
-//   energy.json, and started from an agent itself or had no metrics.csv row)"); "" when no row
-//   did.
-std::string TrainedAgentNotes(const std::vector<ComparisonRow>& rows);
+// Returns: one note per row that started from a trained agent, naming the agent and what its
+//   training cost before the run, since the row's Wh and Wh-to-target count the run alone
+//   ("more: started from the trained agent runs/first/checkpoints/final.pt, whose training cost
+//   0.0003171 Wh before it (0.0004764 Wh with this run); the table counts this run alone";
+//   "whose training's energy is unknown (its run had not written energy.json, and started from
+//   an agent itself or had no metrics.csv row)"); empty when no row did. FormatMarkdown lists
+//   them under its table, RenderHtml under the page's.
+std::vector<std::string> TrainedAgentNotes(const std::vector<ComparisonRow>& rows);
 
 // Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
 // 0.08 -> "0.0800").

@@ -238,8 +238,8 @@ TEST(CompareTest, RunsFromATrainedAgentSayWhatTheAgentCost) {
                       "it (0.7500 Wh with this run); the table counts this run alone</li>\n<li>"),
             std::string::npos);
   // A run from scratch has no note.
-  EXPECT_EQ(TrainedAgentNotes(CompareRuns({LoadRun(MakeRunA(Root("no_agent")))}, std::nullopt)),
-            "");
+  EXPECT_TRUE(
+      TrainedAgentNotes(CompareRuns({LoadRun(MakeRunA(Root("no_agent")))}, std::nullopt)).empty());
 }
 
 // A run whose energy.json has no carbon section (or a killed run's metrics without

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -365,10 +364,10 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   const std::vector<ComparisonRow> rows = CompareRuns(runs, target_return, target_metric);
   s += "<h2>Comparison</h2>\n" + TableHtml(rows, target_return, target_metric);
   // Runs started from a trained agent: what the agent cost before them (TrainedAgentNotes).
-  std::istringstream notes(TrainedAgentNotes(rows));
-  std::string note, items;
-  while (std::getline(notes, note)) items += "<li>" + EscapeHtml(note.substr(2)) + "</li>\n";
-  if (!items.empty()) s += "<ul id=\"trained-agents\">\n" + items + "</ul>\n";
+  const std::vector<std::string> notes = TrainedAgentNotes(rows);
+  if (!notes.empty()) s += "<ul id=\"trained-agents\">\n";
+  for (const std::string& note : notes) s += "<li>" + EscapeHtml(note) + "</li>\n";
+  if (!notes.empty()) s += "</ul>\n";
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",
