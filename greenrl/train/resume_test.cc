@@ -54,8 +54,11 @@ namespace fs = std::filesystem;
 
 std::string Preset(const std::string& name) { return SourceTreeDir() + "/configs/" + name; }
 
+// Tidy ("/tmp/greenrl_resume_x", TempDir() ends with '/'), as config.yaml and the report give
+// a trained agent's paths.
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/greenrl_resume_" + name;
+  const std::string dir =
+      fs::path(::testing::TempDir() + "/greenrl_resume_" + name).lexically_normal().string();
   fs::remove_all(dir);
   return dir;
 }
@@ -693,9 +696,11 @@ TEST(ResumeTest, TrainedAgentOfAnUnfinishedRunSaysSoAndCountsItsEnergySoFar) {
   const double last_row_wh = rows.back()[static_cast<size_t>(wh_column - header.begin())];
   ASSERT_GT(last_row_wh, 0.0);
 
-  const Config child = LoadRunConfig(
-      Preset("ppo/cartpole.yaml"),
-      {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1", "trained_agent=" + parent}, 4);
+  const Config child =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1",
+                     "trained_agent=" + parent + "/./../" + fs::path(parent).filename().string()},
+                    4);
   const TrainedAgentFiles files = ResolveTrainedAgent(parent, child);
   EXPECT_EQ(files.energy_wh, last_row_wh);
   const std::string notice =
@@ -709,7 +714,8 @@ TEST(ResumeTest, TrainedAgentOfAnUnfinishedRunSaysSoAndCountsItsEnergySoFar) {
   }
   // A run from it names that resume checkpoint in its config.yaml, so training again from the
   // file loads the same agent after the parent has finished (a resume checkpoint is a
-  // trained_agent of its own, as rl-zoo's -i takes rl_model_<N>_steps.zip); no notice then.
+  // trained_agent of its own, as rl-zoo's -i takes rl_model_<N>_steps.zip); no notice then. The
+  // path is tidied (the child was given "<parent>/./../<parent's name>").
   const std::string step_file = CheckpointPath(parent, 1024);
   const std::string from_dir = FreshDir("agent_from_unfinished");
   RunTraining(child, from_dir, 1.0);
@@ -1544,9 +1550,11 @@ TEST(ResumeTest, TrainedAgentSkipsADamagedNewestResumeCheckpoint) {
 // eval and export load a run trained elsewhere: the keys of the machine that trained it (its
 // energy meter, its carbon-intensity file, its device) fall back when they do not work here,
 // each said once (TrainedAgent::notes, which eval and export print), and the agent loads.
-// config.yaml keeps the series' absolute path.
+// config.yaml keeps the series' absolute path, tidied.
 TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
-  const std::string csv = ::testing::TempDir() + "/greenrl_agent_series.csv";
+  const std::string sub = ::testing::TempDir() + "/greenrl_agent_sub";
+  fs::create_directories(sub);
+  const std::string csv = sub + "/./../greenrl_agent_series.csv";
   std::ofstream(csv) << "0,100\n";
   const Config config = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
@@ -1555,7 +1563,10 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   const std::string dir = FreshDir("agent_elsewhere");
   RunTraining(config, dir, 1.0);
   std::string yaml = ReadFile(dir + "/config.yaml");
-  EXPECT_NE(yaml.find("  intensity_csv: " + fs::absolute(csv).string()), std::string::npos);
+  const fs::path tidy = fs::path(::testing::TempDir() + "/greenrl_agent_series.csv");
+  EXPECT_NE(yaml.find("  intensity_csv: " + tidy.lexically_normal().string() + " "),
+            std::string::npos)
+      << yaml;
   auto replace_line = [&](const std::string& start, const std::string& line) {
     const size_t at = yaml.find("\n" + start);
     ASSERT_NE(at, std::string::npos) << start;

@@ -541,13 +541,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::optional<TrainedAgentFiles> trained_agent;
   report::TrainedAgentReport trained_agent_report;
   // config.yaml keeps it (and carbon.intensity_csv) as an absolute path, so a --resume, eval or
-  // export from another folder finds it.
+  // export from another folder finds it; tidied ("a/./b", "a//b", "a/x/../b" as "a/b"), as
+  // Python's os.path.abspath gives it.
+  auto absolute_path = [](const std::string& p) {
+    return fs::absolute(p).lexically_normal().string();
+  };
   Config saved_config = config;
   if (const std::string series = config.GetString("carbon.intensity_csv"); !series.empty()) {
-    saved_config.Set("carbon.intensity_csv", fs::absolute(series).string());
+    saved_config.Set("carbon.intensity_csv", absolute_path(series));
   }
   if (const std::string given = config.GetString("trained_agent"); !given.empty()) {
-    const std::string path = fs::absolute(given).string();
+    const std::string path = absolute_path(given);
     saved_config.Set("trained_agent", path);
     if (!options.resume) {
       trained_agent = ResolveTrainedAgent(path, config);  // its notes are said once it loads
@@ -674,7 +678,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     // config.yaml names that file, so that training again from config.yaml loads the same agent
     // after its run has trained further or finished.
     if (!trained_agent->final_checkpoint) {
-      saved_config.Set("trained_agent", fs::absolute(trained_agent->checkpoint).string());
+      saved_config.Set("trained_agent", absolute_path(trained_agent->checkpoint));
     }
     algorithm->ResetNumTimesteps();  // a new run's schedules, as rl-zoo's learn
     if (normalizer != nullptr) normalizer->SetState(trained_agent->normalizer->state);
