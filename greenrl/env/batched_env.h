@@ -45,7 +45,11 @@ struct StepResult {
   std::array<float, ObsDim> obs{};  // float32 [ObsDim], the observation after the step
   double reward = 0.0;              // reward of this step
   bool terminated = false;          // the MDP reached a terminal state
-  bool truncated = false;           // the TimeLimit ended the episode (steps since reset >= limit)
+  // The episode ended for a reason outside the MDP (Gymnasium's truncated: a time limit of the
+  // env's own, leaving the valid region, a simulator fault); the algorithms bootstrap from obs
+  // unless terminated is set too. BatchedEnvOf also sets it at the spec's max_episode_steps
+  // (Gymnasium's TimeLimit).
+  bool truncated = false;
 };
 
 // Raw views of VecEnv's buffers (N = num_envs). VecEnv owns the memory; a BatchedEnv only writes
@@ -227,7 +231,9 @@ class BatchedEnvOf final : public BatchedEnv {
         buffers.episode_length[i] = running_length_[i];
         running_return_[i] = 0.0;
         running_length_[i] = 0;
-        WriteRow(envs_[i].Reset(), buffers.obs, i);
+        const std::array<float, kObsDim> first = envs_[i].Reset();  // the next episode's
+        if (!AllFinite(first)) ++non_finite_outputs_[i];
+        WriteRow(first, buffers.obs, i);
       } else {
         buffers.episode_return[i] = 0.0f;
         buffers.episode_length[i] = 0;

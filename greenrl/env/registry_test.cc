@@ -301,6 +301,27 @@ TEST(RegistryTest, BatchedEnvOfCountsNonFiniteObservationsAndRewards) {
   EXPECT_EQ(BatchedEnvOf<Drift>(2).non_finite_outputs(), 0);
 }
 
+// The automatic reset's observation is counted too (a NaN from the unseeded Reset that starts
+// every episode after the first went uncounted): two rows truncated at step 4 reset to NaN.
+struct FaultyReset : Drift {
+  std::array<float, 1> Reset(uint64_t) { return Drift::Reset(); }
+  std::array<float, 1> Reset() {
+    Drift::Reset();
+    return {std::nanf("")};
+  }
+};
+TEST(RegistryTest, BatchedEnvOfCountsNonFiniteObservationsOfTheAutomaticReset) {
+  BatchedEnvOf<FaultyReset> batched(2);
+  TwoRows rows;
+  const VecBuffers b = rows.Views();
+  batched.ResetRows(0, 2, 1, b);
+  for (int step = 1; step <= 3; ++step) batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 0);
+  batched.StepRows(0, 2, b);
+  EXPECT_EQ(batched.non_finite_outputs(), 2);
+  EXPECT_TRUE(std::isnan(rows.obs[0]));
+}
+
 // A trivially copyable class is saved byte for byte, unless it declares kSaveBytes = false (a
 // member pointer's bytes name an address of the process that saved them; a resume crashed).
 struct PointsIntoATable : Walk {

@@ -141,8 +141,9 @@ class VecEnv {
   const float* reward() const { return views_.reward; }
   // uint8 [N]: 1 where the last step reached a terminal state.
   const uint8_t* terminated() const { return views_.terminated; }
-  // uint8 [N]: 1 where the TimeLimit ended the episode on the last step (steps since reset >=
-  // spec().max_episode_steps), or where a MuJoCo step left a non-finite or unstable state (README
+  // uint8 [N]: 1 where the last step ended the episode for a reason outside the MDP: the
+  // TimeLimit (steps since reset >= spec().max_episode_steps), the env's own StepResult::truncated
+  // (a custom env's), or a MuJoCo step that left a non-finite or unstable state (README
   // "Simulator faults").
   const uint8_t* truncated() const { return views_.truncated; }
   // float32 [N, obs_dim]: observation produced by the last step, before any autoreset. Equals the
