@@ -6,7 +6,8 @@
 #     2 cores), not part of `make test`.
 #   MODE=installed (installed_project_builds): installs this build (`cmake --install`) into a
 #     fresh prefix, configures the project against it (find_package(greenrl)), builds my_rl
-#     (one torch-free source, then the link: seconds), and runs `my_rl envs` (Corridor-v0 listed),
+#     (one torch-free source, then the link: seconds; again with clang++-14, whose default
+#     standard is C++14, where installed), and runs `my_rl envs` (Corridor-v0 listed),
 #     the installed `greenrl envs` (the launcher finding greenrl_cli beside it), the installed
 #     `greenrl bench` from a folder without configs/ (the presets installed beside it), and a
 #     short Hopper-v4 training from the installed preset and MuJoCo models (and, with the
@@ -55,6 +56,19 @@ elseif(MODE STREQUAL "installed")
       "${CHECK_DIR}/build" --target my_rl)
   run("my_rl envs" "${CHECK_DIR}/build/my_rl" envs)
   expect_in("${out}" "Corridor-v0" "my_rl envs")
+  # The same with a compiler whose default is C++14 (clang++-14, which scripts/install-deps.sh
+  # installs for the fuzz build): the installed targets pass on C++17, which greenrl's headers
+  # need (the project sets no standard of its own).
+  find_program(clang_cxx clang++-14)
+  if(clang_cxx)
+    run("configuring examples/external_project with clang++-14" "${CMAKE_COMMAND}"
+        -S "${project}" -B "${CHECK_DIR}/clang" "-DCMAKE_PREFIX_PATH=${prefix}"
+        "-DCMAKE_CXX_COMPILER=${clang_cxx}" -DCMAKE_BUILD_TYPE=Release)
+    run("building my_rl with clang++-14" "${CMAKE_COMMAND}" --build "${CHECK_DIR}/clang"
+        --target my_rl)
+    run("my_rl envs (clang++-14)" "${CHECK_DIR}/clang/my_rl" envs)
+    expect_in("${out}" "Corridor-v0" "my_rl envs (clang++-14)")
+  endif()
   run("the installed greenrl envs" "${prefix}/bin/greenrl" envs)
   expect_in("${out}" "CartPole-v1" "the installed greenrl envs")
   # From a folder without configs/, an installed greenrl bench takes the presets installed
