@@ -22,6 +22,7 @@
 #include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/schedule.h"
+#include "greenrl/dist/dist_env.h"
 #include "greenrl/energy/units.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
@@ -149,6 +150,17 @@ Runner RegisterBench(CLI::App& app) {
       for (const auto& [name, bench] : Benchmarks()) names.push_back(name);
       throw ConfigError("benchmark", args->name, OneOfWithHint(args->name, names));
     }
+    // One process's figures: under a launcher each rank would time its share of a data-parallel
+    // job (rank 1's row all zeros) and rank 0 the whole job's CPU seconds.
+    if (const dist::DistEnv d = dist::ReadDistEnv(); d.world_size > 1) {
+      const char* variable = d.source == "slurm"     ? "SLURM_NTASKS"
+                             : d.source == "openmpi" ? "OMPI_COMM_WORLD_SIZE"
+                                                     : "WORLD_SIZE";
+      throw ConfigError(variable, std::to_string(d.world_size),
+                        fmt::format("1 (set by {}): greenrl bench times one process; run it "
+                                    "without a launcher",
+                                    d.source));
+    }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");
     const std::string config_dir = args->config_dir.empty() ? DefaultConfigDir() : args->config_dir;
@@ -213,8 +225,9 @@ Runner RegisterBench(CLI::App& app) {
              : (fs::temp_directory_path() / ("greenrl-bench-" + std::to_string(::getpid())))
                    .string();
     const double threshold = it->second.threshold;
-    // The GEMM-floor and GFLOP/s columns model PPO's CartPole minibatch update only.
-    const bool ppo = args->name == "ppo-cartpole";
+    // The GEMM-floor and GFLOP/s columns model PPO's CartPole minibatch update only, every epoch
+    // run (with target_kl > 0 an iteration may stop its epochs early: "-" then).
+    const bool ppo = args->name == "ppo-cartpole" && probe.GetFloat("target_kl") <= 0.0;
     // The env threads the trainer will use (threads.env is an upper bound, env::EnvThreadsFor).
     const int env_threads_asked = static_cast<int>(probe.GetInt("threads.env"));
     const int env_threads = env::EnvThreadsFor(
@@ -236,8 +249,8 @@ Runner RegisterBench(CLI::App& app) {
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     fmt::print("blas: {}\n", DescribeBlas());
     std::fflush(stdout);  // the header before the first seed's minutes, also through a pipe
-    double flops_per_update = 0.0, floor_gflops = 0.0;
-    int batch = 1;
+    double flops_per_row = 0.0, floor_gflops = 0.0;
+    int64_t rollout = 1;  // n_steps * n_envs
     if (ppo) {
       // Matrix FLOPs of one PPO minibatch update (actor and critic), for the achieved rate.
       nn::ActorCriticSpec spec;
@@ -249,9 +262,14 @@ Runner RegisterBench(CLI::App& app) {
         spec.pi_arch.push_back(static_cast<int>(h));
       for (int64_t h : probe.GetIntList("policy_kwargs.net_arch.vf"))
         spec.vf_arch.push_back(static_cast<int>(h));
-      batch = static_cast<int>(probe.GetInt("batch_size"));
-      flops_per_update = static_cast<double>(spec.actor_spec().UpdateFlops(batch) +
-                                             spec.critic_spec().UpdateFlops(batch));
+      // An epoch's minibatches are SB3's slices of the rollout: batch_size rows each, the last
+      // one the remainder, and one of the whole rollout when batch_size is above it. The FLOPs
+      // are linear in the rows, so an epoch costs the rollout's rows' worth.
+      rollout = probe.GetInt("n_steps") * probe.GetInt("n_envs");
+      const int64_t batch = std::min<int64_t>(probe.GetInt("batch_size"), rollout);
+      flops_per_row =
+          static_cast<double>(spec.actor_spec().UpdateFlops(1) + spec.critic_spec().UpdateFlops(1));
+      const int64_t full = rollout / batch, rest = rollout % batch;
       const std::string precision = probe.GetString("precision");
       // The floor runs on the BLAS threads the training runs get (Train sets the same); left at
       // OpenMP's default (all cores), OpenBLAS splits this small product and reaches about half
@@ -260,15 +278,17 @@ Runner RegisterBench(CLI::App& app) {
       const GemmFloor floor = MeasureGemmFloor(precision);
       floor_gflops = floor.gflops;
       fmt::print(
-          "precision {}: one minibatch update = {:.2f} MFLOP of matrix products; GEMM floor "
-          "on this machine {:.1f} GFLOP/s ({})\n",
-          precision, flops_per_update / 1e6, floor_gflops, floor.what);
+          "precision {}: one minibatch update ({} rows) = {:.2f} MFLOP of matrix products, {} "
+          "per epoch{}; GEMM floor on this machine {:.1f} GFLOP/s ({})\n",
+          precision, batch, flops_per_row * static_cast<double>(batch) / 1e6, full,
+          rest > 0 ? fmt::format(" and one of {} rows", rest) : std::string(), floor_gflops,
+          floor.what);
     }
     // `solved`: whether the seed's unrounded mean eval return reaches the threshold, the count
     // the last line gives (eval_return is printed to 0.1: 474.96 shows as 475.0 and is not).
     fmt::print("{:>5} {:>9} {:>10} {:>10} {:>10} {:>16} {:>6} {:>12} {:>13} {:>14}\n", "seed",
                "steps", "wall_s", "steps/s", "cpu_s", "eval_return", "solved", "energy_wh",
-               "sampler_cpu%", "update_GFLOP/s");
+               "meter_cpu%", "update_GFLOP/s");
     std::fflush(stdout);
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
@@ -297,21 +317,20 @@ Runner RegisterBench(CLI::App& app) {
         break;
       }
       const report::RunReport& r = result.report;
-      // Sampler overhead: CPU time of the power-sampling thread over the run's CPU time.
+      // Meter overhead: CPU time of the power-sampling thread over the run's CPU time.
       const double sampler_pct =
           r.cpu_time_s > 0 ? 100.0 * r.sampler.cpu_time_s / r.cpu_time_s : 0.0;
-      // Achieved rate of the update window: minibatches x FLOPs / its wall time.
+      // Achieved rate of the update window: iterations x epochs x the rollout's rows x FLOPs
+      // per row, over its wall time.
       double update_s = 0.0;
       for (const auto& w : r.windows) {
         if (w.key == "update") update_s = w.duration_s;
       }
       double update_gflops = 0.0;
       if (ppo) {
-        const int64_t rollout = probe.GetInt("n_steps") * probe.GetInt("n_envs");
-        const double minibatches = static_cast<double>(r.steps / rollout) *
-                                   static_cast<double>(probe.GetInt("n_epochs")) *
-                                   std::ceil(static_cast<double>(rollout) / batch);
-        update_gflops = update_s > 0 ? minibatches * flops_per_update / update_s / 1e9 : 0;
+        const double rows = static_cast<double>(r.steps / rollout * rollout) *
+                            static_cast<double>(probe.GetInt("n_epochs"));
+        update_gflops = update_s > 0 ? rows * flops_per_row / update_s / 1e9 : 0;
       }
       gflops.push_back(update_gflops);
       // The GFLOP/s column is modelled for ppo-cartpole only; "-" elsewhere (not a 0 rate).

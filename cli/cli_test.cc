@@ -404,6 +404,19 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
     EXPECT_NE(line.find("     no "), std::string::npos) << line;
   }
   EXPECT_NE(out.find("seeds with mean eval return >= 475: 0 of 1"), std::string::npos) << out;
+  // The update's FLOPs (actor and critic [64, 64], 52352 per row): batch_size 256 is the whole
+  // rollout of 8 x 32; with batch_size 100 an epoch is 2 minibatches of 100 and one of 56 (SB3's
+  // slices), not 3 of 100.
+  EXPECT_NE(out.find("one minibatch update (256 rows) = 13.40 MFLOP of matrix products, 1 per "
+                     "epoch; GEMM floor"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\ncpu: "), std::string::npos) << out;
+  const Result sliced = RunGreenrl("bench ppo-cartpole --seeds 1 --steps 256 --set batch_size=100");
+  EXPECT_NE(sliced.output.find("one minibatch update (100 rows) = 5.24 MFLOP of matrix products, "
+                               "2 per epoch and one of 56 rows; GEMM floor"),
+            std::string::npos)
+      << sliced.output;
   // The header names the BLAS kernels; where OpenBLAS fell back to its generic ones
   // (RestartWithOpenBlasCoreTypeIfNeeded), the restarted run's, and what OpenBLAS chose.
   EXPECT_NE(out.find("\nblas: "), std::string::npos) << out;

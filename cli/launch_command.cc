@@ -147,7 +147,13 @@ int RunLaunch(const LaunchArgs& a) {
   if (a.command.empty()) {
     throw ConfigError("command", "(none)", "a greenrl command after --, e.g. -- train --config X");
   }
-  if (a.command[0] == "launch") throw ConfigError("command", "launch", "any command but launch");
+  // Only train is data-parallel: the other commands would each run N times over, and bench's
+  // figures would be each rank's share of a job (rank 1's row all zeros).
+  if (a.command[0] != "train") {
+    throw ConfigError("command", a.command[0],
+                      "train (-- train --config X ...): the one data-parallel command; run the "
+                      "others without greenrl launch");
+  }
   const std::string exe = SelfExe();
   const int port = a.master_port > 0 ? a.master_port : FreePort();
   std::vector<Rank> ranks(static_cast<size_t>(a.nproc));
@@ -371,15 +377,14 @@ int RunLaunch(const LaunchArgs& a) {
 Runner RegisterLaunch(CLI::App& app) {
   auto args = std::make_shared<LaunchArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "launch", "Start N local data-parallel ranks of a greenrl command (as torchrun does)");
+      "launch", "Start N local data-parallel ranks of greenrl train (as torchrun does)");
   cmd->add_option("--nproc", args->nproc, "number of local ranks (processes)")->required();
   cmd->add_option("--master-port", args->master_port,
                   "rank 0's TCPStore port (default: a free one)");
   cmd->add_option("--grace-s", args->grace_s,
                   "seconds the other ranks get to stop on their own after one fails, and all "
                   "ranks after a forwarded SIGINT/SIGTERM before SIGKILL");
-  cmd->add_option("command", args->command, "the greenrl command after --, e.g. -- train ...")
-      ->required();
+  cmd->add_option("command", args->command, "the train command after --: -- train ...")->required();
   return [args]() { return RunLaunch(*args); };
 }
 

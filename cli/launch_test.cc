@@ -173,12 +173,30 @@ TEST(LaunchTest, TwoRanksTrainAndEnergyJsonSumsBoth) {
 // starts (the ranks would each refuse MASTER_PORT).
 TEST(LaunchTest, BadMasterPortIsRefusedBeforeAnyRankStarts) {
   const std::string cmd =
-      std::string(test_paths::GreenrlBin()) + " launch --nproc 2 --master-port 70000 -- envs 2>&1";
+      std::string(test_paths::GreenrlBin()) + " launch --nproc 2 --master-port 70000 -- train 2>&1";
   const auto [status, output] = RunShell(cmd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
   EXPECT_EQ(output,
             "greenrl: error: --master-port: got '70000'; an integer in [1, 65535], or 0 for a "
             "free port (the default)\n");
+}
+
+// Only train is data-parallel: another command under the launcher is refused before any rank
+// starts (bench printed each rank's share of the job, rank 1's row all zeros), and bench started
+// by another launcher (torchrun's WORLD_SIZE) refuses itself.
+TEST(LaunchTest, CommandsOtherThanTrainAreRefused) {
+  const std::string bin = test_paths::GreenrlBin();
+  auto [status, output] = RunShell(bin + " launch --nproc 2 -- bench ppo-cartpole 2>&1");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+  EXPECT_EQ(output,
+            "greenrl: error: command: got 'bench'; train (-- train --config X ...): the one "
+            "data-parallel command; run the others without greenrl launch\n");
+  std::tie(status, output) = RunShell("RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 " + bin +
+                                      " bench ppo-cartpole --seeds 1 --steps 512 2>&1");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << output;
+  EXPECT_EQ(output,
+            "greenrl: error: WORLD_SIZE: got '2'; 1 (set by torchrun): greenrl bench times one "
+            "process; run it without a launcher\n");
 }
 
 TEST(LaunchTest, FailingRankMakesLaunchExitNonZero) {

@@ -27,6 +27,12 @@ CpuInfo ParseCpuInfo(std::istream& in) {
       cpu.model = value;
     } else if (key == "vendor_id" && cpu.vendor.empty()) {
       cpu.vendor = value.substr(0, value.find_last_not_of(" \t") + 1);
+    } else if ((key == "cpu family" && cpu.family < 0) ||
+               (key == "model" && cpu.model_number < 0)) {
+      int& number = key == "model" ? cpu.model_number : cpu.family;
+      const bool digits = !value.empty() && value.size() < 9 &&
+                          value.find_first_not_of("0123456789 \t") == std::string::npos;
+      if (digits) number = std::stoi(value);
     } else if (key == "flags" && !have_flags) {
       have_flags = true;
       std::istringstream words(value);
@@ -51,8 +57,13 @@ double MachineMemoryBytes() {
 }
 
 std::string DescribeCpu(const CpuInfo& cpu, unsigned logical_cpus) {
-  std::string out = (cpu.model.empty() ? std::string("unknown CPU") : cpu.model) + ", " +
-                    std::to_string(logical_cpus) + " logical CPUs";
+  std::string out = cpu.model.empty() ? std::string("unknown CPU") : cpu.model;
+  if (cpu.family >= 0 && cpu.model_number >= 0) {
+    out += " (family " + std::to_string(cpu.family) + " model " + std::to_string(cpu.model_number) +
+           ")";
+  }
+  out +=
+      ", " + std::to_string(logical_cpus) + (logical_cpus == 1 ? " logical CPU" : " logical CPUs");
   if (cpu.flags.empty()) return out;
   // The flags OpenBLAS's kernel choice reads (AVX-512: f, bw, vl, dq, cd for its SkylakeX
   // kernels; bf16 for Cooperlake's) and the ones bf16 and fp16 speed depend on.
