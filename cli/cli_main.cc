@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 
 namespace greenrl::cli {
@@ -228,6 +230,19 @@ int Main(int argc, char** argv) {
     return 1;
   }
   return 2;
+}
+
+int Main(int argc, char** argv, const std::function<void()>& register_envs) {
+  if (argc > 0 && argv[0] != nullptr) {
+    greenrl::SetProgramName(std::filesystem::path(argv[0]).filename().string());
+  }
+  try {
+    if (register_envs) register_envs();
+  } catch (const std::exception& e) {  // ConfigError (a duplicate id), invalid_argument (a spec)
+    fmt::print(stderr, "greenrl: error: registering the program's envs: {}\n", e.what());
+    return 2;
+  }
+  return Main(argc, argv);
 }
 
 }  // namespace greenrl::cli

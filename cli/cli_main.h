@@ -3,6 +3,8 @@
 // (README "Your own environment"; examples/custom_env.cc).
 #pragma once
 
+#include <functional>
+
 namespace greenrl::cli {
 
 // Runs `greenrl <command> ...` with the process's arguments: train, eval, export, bench,
@@ -13,5 +15,13 @@ namespace greenrl::cli {
 // (config, CLI arguments, checkpoint), reported before any work starts; 130 / 143 for a
 // training run stopped by SIGINT / SIGTERM.
 int Main(int argc, char** argv);
+
+// The same for a program of the user's own: first register_envs (its env::RegisterEnv calls), in
+// Main's error handling, so that a duplicate id or a bad spec is a "greenrl: error: ..." line
+// and exit 2, not an uncaught exception; and the program's name (argv[0]'s file name) is the one
+// the commands greenrl suggests name (`my_rl train --resume DIR`) and config.yaml records, since
+// only this program knows its envs (greenrl/core/install_paths.h, ProgramName).
+// Returns: as Main above.
+int Main(int argc, char** argv, const std::function<void()>& register_envs);
 
 }  // namespace greenrl::cli

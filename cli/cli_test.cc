@@ -65,8 +65,11 @@ void ExpectSucceedsSaying(const Result& r, const std::string& text) {
 
 std::string Preset() { return SourceTreeDir() + "/configs/ppo/cartpole.yaml"; }
 
+// Tidy ("/tmp/greenrl_cli_x", TempDir() ends with '/'), as config.yaml and the summary give a
+// trained agent's paths.
 std::string Dir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "/greenrl_cli_" + name;
+  const std::string d =
+      fs::path(::testing::TempDir() + "/greenrl_cli_" + name).lexically_normal().string();
   fs::remove_all(d);
   return d;
 }
@@ -616,6 +619,29 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
   r = RunCommand(bin + " export --run " + out + " 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/policy.torchscript.pt"));
+  // The run names the program that knows Corridor-v0: config.yaml's first line, the error of
+  // greenrl itself (which does not), and the commands the program suggests.
+  std::stringstream yaml_text;
+  yaml_text << std::ifstream(out + "/config.yaml").rdbuf();
+  const std::string yaml = yaml_text.str();
+  EXPECT_EQ(yaml.rfind("# trained by greenrl_example_custom_env, a program that registers envs "
+                       "of its own: run its train, eval and export\n",
+                       0),
+            0u)
+      << yaml;
+  r = RunGreenrl("eval --run " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("got 'Corridor-v0'; one of: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; this run was trained by greenrl_example_custom_env, which registers "
+                          "envs of its own: use that program\n"),
+            std::string::npos)
+      << r.output;
+  r = RunCommand(bin + " train --resume " + out + " 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("start a new run from it: greenrl_example_custom_env train --config " +
+                          out + "/config.yaml --trained-agent " + out),
+            std::string::npos)
+      << r.output;
   r = RunCommand(bin + " train --env Corridor-v1 --algo ppo --quiet --out " + Dir("corridor_bad") +
                  " 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;

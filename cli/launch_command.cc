@@ -214,8 +214,8 @@ int RunLaunch(const LaunchArgs& a) {
   }
   const auto started =
       std::count_if(ranks.begin(), ranks.end(), [](const Rank& k) { return k.pid > 0; });
-  fmt::print(stderr, "greenrl launch: {} ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT={}{}\n", a.nproc,
-             port,
+  fmt::print(stderr, "greenrl launch: {} rank{}, MASTER_ADDR=127.0.0.1 MASTER_PORT={}{}\n", a.nproc,
+             a.nproc == 1 ? "" : "s", port,
              started < a.nproc ? fmt::format(" (a signal came while starting them: {} started, "
                                              "stopping them)",
                                              started)

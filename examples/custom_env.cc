@@ -6,8 +6,8 @@
 // of 100 steps truncates the episode. The best return is 1 - 0.1 * 8 = 0.2 (nine steps right).
 //
 // Write a single-env class with the members batched_env.h asks for (the spec, Reset, Step), hand
-// it to env::RegisterEnv through env::EnvRegistrationOf, and call greenrl::cli::Main: the program
-// is then `greenrl` with one more env id.
+// it to env::RegisterEnv through env::EnvRegistrationOf in the function given to
+// greenrl::cli::Main: the program is then `greenrl` with one more env id.
 //
 //   build/bin/greenrl_example_custom_env envs
 //   build/bin/greenrl_example_custom_env train --env Corridor-v0 --algo ppo
@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   // A trivially copyable env class is saved exactly in resume checkpoints (one that holds a
   // pointer declares kSaveBytes = false, see batched_env.h). With min_rows_per_thread, a second
   // env thread only pays off from this many rows per thread (registry.h).
-  greenrl::env::RegisterEnv(greenrl::env::EnvRegistrationOf<Corridor>(/*min_rows_per_thread=*/256));
-  return greenrl::cli::Main(argc, argv);
+  return greenrl::cli::Main(argc, argv, [] {
+    greenrl::env::RegisterEnv(
+        greenrl::env::EnvRegistrationOf<Corridor>(/*min_rows_per_thread=*/256));
+  });
 }

@@ -22,6 +22,13 @@ ConfigError ConfigError::WithSource(const std::string& source) const {
   return out;
 }
 
+ConfigError ConfigError::WithNote(const std::string& note) const {
+  ConfigError out(std::string(what()) + "; " + note);
+  out.field_ = field_;
+  out.accepted_ = accepted_;
+  return out;
+}
+
 namespace internal {
 void CheckFailed(const char* file, int line, const char* cond, const std::string& msg) {
   throw InternalError(std::string(file) + ":" + std::to_string(line) + ": check '" + cond +

@@ -30,6 +30,8 @@ class ConfigError : public std::runtime_error {
   // "<field> (in <source>): got '<value>'; <accepted>". Returned unchanged when it has no field
   // or already names `source`.
   ConfigError WithSource(const std::string& source) const;
+  // The same error with "; <note>" appended to its message (field and accepted kept).
+  ConfigError WithNote(const std::string& note) const;
 
  private:
   std::string field_;

@@ -20,4 +20,17 @@ std::string InstalledShareDir() {
   return (dir / ".." / "share" / "greenrl").lexically_normal().string();
 }
 
+namespace {
+std::string& ProgramNameStorage() {
+  static std::string name = "greenrl";
+  return name;
+}
+}  // namespace
+
+const std::string& ProgramName() { return ProgramNameStorage(); }
+
+void SetProgramName(const std::string& name) {
+  if (!name.empty()) ProgramNameStorage() = name;
+}
+
 }  // namespace greenrl

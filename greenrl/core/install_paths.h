@@ -25,4 +25,12 @@ std::string InstalledShareDir();
 // on the checkout's folder.
 std::string SourceTreeDir();
 
+// The name the running program goes by in the commands greenrl suggests ("greenrl train --resume
+// DIR continues it") and in config.yaml: "greenrl", unless a program of the user's own that
+// registers envs named itself (cli::Main with register_envs: its argv[0]'s file name), since
+// only that program knows its envs. Set it before any thread starts. No errors.
+const std::string& ProgramName();
+// Sets ProgramName(); an empty name leaves it as it is.
+void SetProgramName(const std::string& name);
+
 }  // namespace greenrl

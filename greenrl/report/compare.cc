@@ -278,6 +278,8 @@ RunData LoadRun(const std::string& dir) {
   } else if (j.contains("eval_note") && j["eval_note"].is_string() &&
              j["eval_note"].get<std::string>().rfind("interrupted", 0) == 0) {
     run.unfinished = "interrupted";
+  } else if (j.contains("failure") && j["failure"].is_string()) {
+    run.unfinished = "failed";
   } else if (j.value("killed", false)) {
     run.unfinished = "killed";
   }
@@ -288,6 +290,12 @@ RunData LoadRun(const std::string& dir) {
     if (agent.contains("energy_wh") && agent["energy_wh"].is_number()) {
       run.trained_agent_wh = agent["energy_wh"].get<double>();
     }
+  }
+  if (j.contains("distributed") && j["distributed"].is_object()) {
+    const auto& d = j["distributed"];
+    run.world_size = static_cast<int>(NumberOr(d, "world_size", 1.0));
+    run.launcher = d.value("launcher", "");
+    run.rank0_allreduce_s = NumberOr(d, "rank0_allreduce_s", 0.0);
   }
   if (j.contains("windows") && j["windows"].is_object()) {
     for (const char* phase : {"rollout", "update", "eval", "checkpoint"}) {
@@ -395,6 +403,9 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.unfinished = run.unfinished;
     row.trained_agent = run.trained_agent;
     row.trained_agent_wh = run.trained_agent_wh;
+    row.world_size = run.world_size;
+    row.launcher = run.launcher;
+    row.rank0_allreduce_s = run.rank0_allreduce_s;
     const int ret = run.MetricsColumn(target_metric);
     const int wh = run.MetricsColumn("energy/total_wh");
     if (target_return && ret >= 0 && wh >= 0) {
@@ -437,6 +448,19 @@ std::vector<std::string> TrainedAgentNotes(const std::vector<ComparisonRow>& row
   return notes;
 }
 
+std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& rows) {
+  std::vector<std::string> notes;
+  for (const ComparisonRow& r : rows) {
+    if (r.world_size <= 1) continue;
+    notes.push_back(fmt::format(
+        "{}: trained by {} data-parallel ranks{}; its Wh and g CO2e are all ranks', its wall "
+        "time rank 0's, {} s of it in all-reduce",
+        r.name, r.world_size, r.launcher.empty() ? "" : " (" + r.launcher + ")",
+        FormatSeconds(r.rank0_allreduce_s)));
+  }
+  return notes;
+}
+
 std::string ProvenanceCell(const ComparisonRow& r) {
   return r.energy_provenance.empty() ? "n/a" : r.energy_provenance;
 }
@@ -468,7 +492,8 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
     }
     s += "\n";
   }
-  const std::vector<std::string> notes = TrainedAgentNotes(rows);
+  std::vector<std::string> notes = TrainedAgentNotes(rows);
+  for (std::string& note : DataParallelNotes(rows)) notes.push_back(std::move(note));
   if (!notes.empty()) s += "\n";
   for (const std::string& note : notes) s += "- " + note + "\n";
   return s;

@@ -51,7 +51,8 @@ struct RunData {
   // ("estimated", "measured", "estimated+measured"); empty when energy.json lists none.
   std::string energy_provenance;
   // Why an unfinished run has no final evaluation: "budget stop" (energy.json's
-  // budget.stopped_by_budget), "interrupted" (its eval_note), "killed" (no energy.json of its
+  // budget.stopped_by_budget), "interrupted" (its eval_note), "failed" (energy.json's failure:
+  // an exception ended it), "killed" (no energy.json of its
   // last segment: its last metrics.csv row), "running" (a `greenrl train` holds its train.lock
   // now: its figures so far), else empty.
   std::string unfinished;
@@ -62,6 +63,11 @@ struct RunData {
   // What training that agent cost before this run, Wh (energy.json's trained_agent.energy_wh,
   // its run's total and the runs before it); empty when its run had no energy.json.
   std::optional<double> trained_agent_wh;
+  // A data-parallel run's ranks and launcher (energy.json's distributed.world_size and launcher;
+  // 1 and "" for one process), and rank 0's all-reduce time, s (rank0_allreduce_s).
+  int world_size = 1;
+  std::string launcher;
+  double rank0_allreduce_s = 0.0;
   std::vector<PhaseEnergy> phases;  // rollout, update, eval, checkpoint (those present), other
   std::vector<BudgetMark> budget_marks;
   // metrics.csv, columns as in the file (global_step first); empty cells are NaN.
@@ -118,6 +124,9 @@ struct ComparisonRow {
   std::optional<int64_t> steps_to_target;
   std::string trained_agent;               // as RunData's
   std::optional<double> trained_agent_wh;  // as RunData's, Wh
+  int world_size = 1;                      // as RunData's
+  std::string launcher;                    // as RunData's
+  double rank0_allreduce_s = 0.0;          // as RunData's, s
 };
 
 // Args: target_return: the value of target_metric to reach (none: the Wh-to-target column is
@@ -129,7 +138,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
 // Returns: the eval return cell of a comparison table: the final evaluation's mean ("480.50", or
 //   "480.50 ± 12.30" with its std where energy.json gives one),
 //   else "n/a", with why for an unfinished run ("n/a (budget stop)", "n/a (interrupted)",
-//   "n/a (killed)", "n/a (running)").
+//   "n/a (failed)", "n/a (killed)", "n/a (running)").
 std::string EvalReturnCell(const ComparisonRow& row);
 // Returns: the "Wh metered as" cell: the row's energy_provenance, or "n/a" when unknown.
 std::string ProvenanceCell(const ComparisonRow& row);
@@ -147,6 +156,12 @@ std::string CarbonBasisCell(const ComparisonRow& row);
 //   them under its table, RenderHtml under the page's.
 std::vector<std::string> TrainedAgentNotes(const std::vector<ComparisonRow>& rows);
 
+// Returns: one note per data-parallel row, since the table's wall time is rank 0's while its Wh
+//   (and the carbon) are all ranks' ("dp1: trained by 2 data-parallel ranks (greenrl launch); its
+//   Wh and g CO2e are all ranks', its wall time rank 0's, 3.3 s of it in all-reduce"); empty when
+//   no row is. FormatMarkdown lists them under its table, RenderHtml under the page's.
+std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& rows);
+
 // Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
 // 0.08 -> "0.0800").
 std::string FormatSeconds(double seconds);
@@ -159,8 +174,8 @@ std::string FormatAmount(double value);
 // Numbers: steps as integers, wall time FormatSeconds, steps/s 0 decimals, Wh and g CO2e
 // FormatAmount, returns 2 decimals, then what the carbon was priced at (CarbonBasisCell); "n/a"
 // where a run has no value, "not reached" where it never reached the target. The target columns are
-// headed "Wh to <TargetLabel> >= R". A blank line and TrainedAgentNotes follow when a run started
-// from a trained agent.
+// headed "Wh to <TargetLabel> >= R". A blank line and TrainedAgentNotes and DataParallelNotes
+// follow when a run started from a trained agent or was data-parallel.
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return,
                            const std::string& target_metric = kTargetMetric);

@@ -205,6 +205,32 @@ TEST(CompareTest, MarkdownIsExact) {
       "0.1000 | n/a | n/a (budget stop) |\n");
 }
 
+// A data-parallel run (energy.json's distributed section) gets a note under the table: its wall
+// time is rank 0's while its Wh and g CO2e are all ranks'; the HTML page lists it too; a run of
+// one process gets none.
+TEST(CompareTest, DataParallelRunsSayWhoseFiguresTheyAre) {
+  const std::string root = Root("data_parallel");
+  const std::string a = MakeRunA(root), b = MakeRunB(root);
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(a + "/energy.json"));
+  j["distributed"] = {
+      {"world_size", 2}, {"launcher", "greenrl launch"}, {"rank0_allreduce_s", 3.2603}};
+  WriteText(a + "/energy.json", j.dump());
+  const std::vector<RunData> runs = {LoadRun(a), LoadRun(b)};
+  const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
+  const std::string note =
+      "\n\n- run_a: trained by 2 data-parallel ranks (greenrl launch); its Wh and g CO2e are all "
+      "ranks', its wall time rank 0's, 3.3 s of it in all-reduce\n";
+  ASSERT_GE(md.size(), note.size());
+  EXPECT_EQ(md.substr(md.size() - note.size()), note) << md;
+  const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
+  EXPECT_NE(html.find("<ul id=\"data-parallel\">\n<li>run_a: trained by 2 data-parallel ranks "
+                      "(greenrl launch); its Wh and g CO2e are all ranks', its wall time rank "
+                      "0's, 3.3 s of it in all-reduce</li>\n</ul>\n"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(md.find("run_b: trained by"), std::string::npos) << md;
+}
+
 // A run started from a trained agent (energy.json's trained_agent) is compared on its own
 // energy, and a note under the table names the agent and what it cost before the run, or that
 // its cost is unknown; the HTML page lists the same notes.

@@ -368,6 +368,11 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   if (!notes.empty()) s += "<ul id=\"trained-agents\">\n";
   for (const std::string& note : notes) s += "<li>" + EscapeHtml(note) + "</li>\n";
   if (!notes.empty()) s += "</ul>\n";
+  // Data-parallel runs: whose figures the table's cells are (DataParallelNotes).
+  const std::vector<std::string> ranks = DataParallelNotes(rows);
+  if (!ranks.empty()) s += "<ul id=\"data-parallel\">\n";
+  for (const std::string& note : ranks) s += "<li>" + EscapeHtml(note) + "</li>\n";
+  if (!ranks.empty()) s += "</ul>\n";
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",

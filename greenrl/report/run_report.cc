@@ -172,7 +172,8 @@ std::string FormatSummary(const RunReport& r) {
   std::string s;
   s += fmt::format("greenrl train: {} on {}, seed {} -> {}\n", r.algo, r.env_id, r.seed, r.run_dir);
   s += fmt::format("  steps          {}\n", r.steps);
-  s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s)\n", r.wall_time_s, r.cpu_time_s);
+  s += fmt::format("  wall time      {:.2f} s (CPU {:.2f} s{})\n", r.wall_time_s, r.cpu_time_s,
+                   r.world_size > 1 ? fmt::format(", all {} ranks", r.world_size) : "");
   s += fmt::format("  steps/s        {:.0f}\n", r.steps_per_s);
   if (!r.update_path.empty()) s += fmt::format("  update path    {}\n", r.update_path);
   if (r.env_non_finite_resets > 0) {
@@ -296,6 +297,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   j["eval_std_return"] =  // population std over the episodes, as SB3's evaluate_policy
       r.eval_episodes > 0 ? nlohmann::ordered_json(r.eval_std_return) : nlohmann::ordered_json();
   if (!r.eval_note.empty()) j["eval_note"] = r.eval_note;
+  if (!r.failure.empty()) j["failure"] = r.failure;
   j["duration_s"] = r.monitor_duration_s;
   j["total_energy_j"] = r.total_energy_j();
   j["total_energy_wh"] = r.total_energy_j() / kJoulesPerWh;

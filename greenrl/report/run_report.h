@@ -93,6 +93,9 @@ struct RunReport {
   uint64_t seed = 0;
   int64_t steps = 0;                  // env steps, summed over envs
   double wall_time_s = 0.0;           // training loop wall time (setup excluded)
+  // Data-parallel ranks (1: one process); with several, cpu_time_s and the energy are all
+  // ranks', the wall time rank 0's.
+  int world_size = 1;
   double cpu_time_s = 0.0;            // process CPU seconds over the same span
   // CPU seconds this process spent before its meters started (loading LibTorch and greenrl,
   // reading the config; about 0.8 s on the 2-core VM of 2026-12-06), in no total: no meter saw
@@ -105,6 +108,8 @@ struct RunReport {
   int64_t env_non_finite_outputs = 0;
   int eval_episodes = 0;              // final deterministic evaluation (0: skipped, see eval_note)
   std::string eval_note;              // why the final evaluation was skipped, if it was
+  // What ended a failed run (the exception's text; energy.json's "failure"); empty otherwise.
+  std::string failure;
   double eval_mean_return = 0.0, eval_std_return = 0.0;
   double monitor_duration_s = 0.0;    // span of the energy totals
   std::vector<DomainEnergy> domains;  // totals per domain

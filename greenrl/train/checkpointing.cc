@@ -383,11 +383,14 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
   TrainerState later = *state;  // every figure read before any is taken
   try {
     const nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
-    if (j.at("steps").get<int64_t>() != state->steps) {
-      throw std::runtime_error("energy.json of another segment");
-    }
     // A data-parallel rank's own figures are in distributed.ranks (the totals are the job's).
     const bool per_rank = state->world_size > 1;
+    // A segment that failed after this checkpoint: its figures up to the failure.
+    const bool failed_later =
+        !per_rank && j.contains("failure") && j.at("steps").get<int64_t>() > state->steps;
+    if (j.at("steps").get<int64_t>() != state->steps && !failed_later) {
+      throw std::runtime_error("energy.json of another segment");
+    }
     const nlohmann::json& src = per_rank ? j.at("distributed").at("ranks").at(state->rank) : j;
     if (per_rank && src.at("rank").get<int>() != state->rank) return;
     later.elapsed_s = std::max(state->elapsed_s, src.at("wall_time_s").get<double>());
@@ -402,7 +405,7 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
     // from energy.json's (a single process's; a job's are summed over its ranks), so the resumed
     // windows still sum to the carried totals with it.
     const auto w = j.find("windows");
-    if (!per_rank && w != j.end() && w->contains("checkpoint")) {
+    if (!per_rank && !failed_later && w != j.end() && w->contains("checkpoint")) {
       const nlohmann::json& c = w->at("checkpoint");
       energy::WindowTotals& mine = later.windows["checkpoint"];
       if (c.at("count").get<int64_t>() > mine.count) {
@@ -412,6 +415,13 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
         for (const auto& [domain, e] : c.at("energy_j").items()) {
           mine.sum.energy_j[domain] = e.get<double>();
         }
+      }
+    }
+    // After the failed segment, a resumed one may have been killed further on (its rows).
+    if (failed_later) {
+      try {
+        CarryOverKilledSegment(run_dir, &later);
+      } catch (const std::exception&) {  // the failed segment's figures stand
       }
     }
   } catch (const std::exception&) {

@@ -160,7 +160,11 @@ int CheckpointWorldSize(const std::string& path);
 // metrics.csv time_s does not go back). A data-parallel rank (state->world_size > 1) takes its
 // own figures, energy.json's distributed.ranks[state->rank] (the totals there are the job's). A
 // single process also takes energy.json's "checkpoint" window when it counts more windows (the
-// stopping checkpoint's closed after that checkpoint saved them). Without such an energy.json (a
+// stopping checkpoint's closed after that checkpoint saved them). A single process's energy.json
+// of a later step that records a failure (its "failure": the segment failed after this
+// checkpoint, and wrote its figures up to the failure) gives its time, CPU and energy the same
+// way, without its windows, and then metrics.csv's last row as below (a segment resumed after the
+// failure and killed further on). Without such an energy.json (a
 // segment killed after its checkpoint, by SIGKILL or a crash), a single process takes its
 // metrics.csv's last complete row past the checkpoint's step instead: time_s and
 // energy/<domain>_wh, only upward, so the energy it logged is not lost either. Nothing changes

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -34,7 +35,10 @@
 #include "greenrl/core/install_paths.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/energy/fake_meter.h"
+#include "greenrl/env/batched_env.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/spaces.h"
+#include "greenrl/report/compare.h"
 #include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/report/testing/tfrecord_reader.h"
@@ -1820,6 +1824,143 @@ TEST(ResumeTest, MetricsCsvDamagedRowsAreDroppedAndSaid) {
   EXPECT_EQ(notes,
             std::vector<std::string>{path + ": dropped 3 damaged rows (lines 3, 5, 7), not 3 "
                                             "cells with a number for global_step"});
+}
+
+// An env whose Step throws at this process's g_fail_at-th step (summed over its rows; -1: never),
+// as a custom env's bug or a lost sensor would.
+std::atomic<int64_t> g_fail_at{-1};
+std::atomic<int64_t> g_steps_taken{0};
+std::string g_block_on_fail;  // a path made a folder as the env fails (a report then fails too)
+class FailingEnv {
+ public:
+  using Action = int64_t;
+  static constexpr int kObsDim = 1;
+  using StepResult = env::StepResult<kObsDim>;
+  static const env::EnvSpec& Spec() {
+    static const env::EnvSpec spec = [] {
+      env::EnvSpec s;
+      s.id = "TestFailing-v0";
+      s.observation_space = env::Box{{0.0f}, {1.0f}, {kObsDim}};
+      s.action_space = env::Discrete{2};
+      s.max_episode_steps = 20;
+      return s;
+    }();
+    return spec;
+  }
+  std::array<float, kObsDim> Reset(uint64_t) { return Reset(); }
+  std::array<float, kObsDim> Reset() {
+    t_ = 0;
+    return {0.0f};
+  }
+  StepResult Step(Action action) {
+    if (++g_steps_taken == g_fail_at) {
+      if (!g_block_on_fail.empty()) fs::create_directories(g_block_on_fail);
+      throw std::runtime_error("TestFailing-v0: the sensor stopped answering");
+    }
+    ++t_;
+    StepResult r;
+    r.obs = {static_cast<float>(t_) / 20.0f};
+    r.reward = static_cast<double>(action);
+    return r;
+  }
+
+ private:
+  int t_ = 0;
+};
+
+// Registers TestFailing-v0 once per process (each ctest case is a process of its own).
+void RegisterFailingEnv() {
+  static const bool registered = [] {
+    env::RegisterEnv(env::EnvRegistrationOf<FailingEnv>());
+    return true;
+  }();
+  (void)registered;
+}
+
+// A run that fails (an exception from the env's Step at its 1100th step, in the rollout after
+// step 1024; its last checkpoint at step 768) writes energy.json with the failure and what it
+// spent, and emissions.csv, then rethrows; the report says "failed", not "killed". A --resume
+// from step 768's checkpoint counts the energy the failed segment spent after it (energy.json's,
+// of a later step, not the checkpoint's).
+TEST(ResumeTest, FailedRunWritesItsEnergyAndTheResumeCountsIt) {
+  RegisterFailingEnv();
+  const Config config =
+      LoadRunConfig(Preset("ppo/cartpole.yaml"),
+                    {"env_id=TestFailing-v0", "n_timesteps=2048", "checkpoint_freq=768",
+                     "eval.freq=0", "eval.final_episodes=1"},
+                    1);
+  const std::string dir = FreshDir("failed_run");
+  // One joule more at every reading: the failure's energy is above the checkpoint's.
+  auto rising =
+      std::make_unique<energy::FakeMeter>(std::vector<std::string>{"cpu:process"},
+                                          energy::Provenance::kMeasured, energy::Scope::kProcess);
+  std::vector<std::vector<double>> readings;
+  for (int i = 0; i < 100000; ++i) readings.push_back({static_cast<double>(i)});
+  rising->Script(readings);
+  g_steps_taken = 0;
+  g_fail_at = 1100;
+  try {
+    RunTraining(config, dir, std::move(rising));
+    ADD_FAILURE() << "the env's exception ends the run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "TestFailing-v0: the sensor stopped answering");
+  }
+  g_fail_at = -1;
+  const std::string checkpoint = CheckpointPath(dir, 768);
+  ASSERT_TRUE(fs::exists(checkpoint));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_TRUE(fs::exists(dir + "/emissions.csv"));
+  const auto j = nlohmann::json::parse(std::ifstream(dir + "/energy.json"));
+  EXPECT_EQ(j.at("failure"), "TestFailing-v0: the sensor stopped answering");
+  EXPECT_EQ(j.at("steps"), 1024);
+  EXPECT_EQ(j.at("eval_episodes"), 0);
+  EXPECT_EQ(j.at("eval_note").get<std::string>(),
+            "failed at step 1024: TestFailing-v0: the sensor stopped answering (greenrl train "
+            "--resume " +
+                dir + " continues it from " + checkpoint + ")");
+  const double failed_j = j.at("total_energy_j").get<double>();
+  const std::optional<TrainerState> at_checkpoint = PeekTrainerState(checkpoint);
+  ASSERT_TRUE(at_checkpoint.has_value());
+  EXPECT_LT(at_checkpoint->energy.total_energy_j(), failed_j);
+  EXPECT_EQ(report::LoadRun(dir).unfinished, "failed");
+
+  const TrainResult resumed = RunTraining(config, dir, 1.0, /*resume=*/true);
+  EXPECT_EQ(resumed.report.steps, 2048);
+  EXPECT_EQ(resumed.report.total_energy_j(), failed_j + 1.0);
+  EXPECT_EQ(report::LoadRun(dir).unfinished, "");
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/final.pt"));
+}
+
+// When a failed run's reports cannot be written either (energy.json cannot be), that is said on
+// stderr and the run's own error is the one that reaches the caller.
+TEST(ResumeTest, FailedRunWhoseReportsFailSaysBothErrors) {
+  RegisterFailingEnv();
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"env_id=TestFailing-v0", "n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  const std::string dir = FreshDir("failed_reports");
+  g_steps_taken = 0;
+  g_fail_at = 300;
+  g_block_on_fail = dir + "/energy.json";
+  TrainOptions options;  // not quiet: the second error is said
+  options.out_dir = dir;
+  options.meter_override = FixedMeter(1.0);
+  ::testing::internal::CaptureStderr();
+  std::string caught;
+  try {
+    Train(config, std::move(options));
+  } catch (const std::exception& e) {
+    caught = e.what();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  g_fail_at = -1;
+  g_block_on_fail.clear();
+  EXPECT_EQ(caught, "TestFailing-v0: the sensor stopped answering");
+  EXPECT_NE(err.find("greenrl: the failed run's energy.json and emissions.csv could not be "
+                     "written either: "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(dir + "/energy.json"), std::string::npos) << err;
 }
 
 }  // namespace

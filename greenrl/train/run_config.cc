@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "greenrl/algo/sac.h"
 #include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/train/checkpointing.h"
@@ -492,8 +494,10 @@ void CheckAlgorithmFitsEnv(const Config& config) {
   }
 }
 
-Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
-                     std::optional<int64_t> seed) {
+namespace {
+Config LoadRunConfigUnnamed(const std::string& yaml_path,
+                            const std::vector<std::string>& given_overrides,
+                            std::optional<int64_t> seed) {
   // A preset file with no key at all is a mistake (the wrong file, a failed copy), not a wish
   // for the defaults, which an empty --config gives.
   // rl-zoo's Python hyperparameter files (rl_zoo3's hyperparams/python/*.py) are code, not YAML.
@@ -644,6 +648,31 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
   if (config.GetString("algo") == "dqn") algo::DqnConfigFromConfig(config);
   if (config.GetString("algo") == "sac") algo::SacConfigFromConfig(config);
   return config;
+}
+}  // namespace
+
+std::string TrainedByProgramLine(const std::string& program) {
+  return "# trained by " + program +
+         ", a program that registers envs of its own: run its train, eval and export";
+}
+
+Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
+                     std::optional<int64_t> seed) {
+  try {
+    return LoadRunConfigUnnamed(yaml_path, given_overrides, seed);
+  } catch (const ConfigError& e) {
+    // An env id unknown here, in a run's config.yaml that another program wrote: name it.
+    std::string first_line;
+    if (e.field() != "env_id" || yaml_path.empty()) throw;
+    std::getline(std::ifstream(yaml_path), first_line);
+    const std::string start = "# trained by ";
+    const size_t comma = first_line.find(", a program that registers envs of its own");
+    if (first_line.rfind(start, 0) != 0 || comma == std::string::npos) throw;
+    const std::string program = first_line.substr(start.size(), comma - start.size());
+    if (program == ProgramName()) throw;
+    throw e.WithNote("this run was trained by " + program +
+                     ", which registers envs of its own: use that program");
+  }
 }
 
 }  // namespace greenrl::train

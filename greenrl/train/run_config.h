@@ -44,9 +44,15 @@ void CheckAlgorithmFitsEnv(const Config& config);
 //   (rl-zoo's Python values policy_kwargs=dict(...) and normalize={...} are read as in an rl-zoo
 //   file: ZooPolicyKwargs, ZooNormalize); seed: --seed, overriding the file's.
 // Errors: ConfigError naming the key, the value and what is accepted (ReadZooSection's for an
-//   rl-zoo file without env_id or algo).
+//   rl-zoo file without env_id or algo); for an unknown env id in a file whose first line is
+//   TrainedByProgramLine(P), P other than ProgramName(), the error also names P.
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
                      std::optional<int64_t> seed);
+
+// config.yaml's first line for a run trained by a program of the user's own (ProgramName()
+// other than "greenrl", which does not know that program's envs): "# trained by <program>, a
+// program that registers envs of its own: run its train, eval and export".
+std::string TrainedByProgramLine(const std::string& program);
 
 // The energy and carbon options of a loaded config. Errors: CarbonOptionsFrom throws
 // ConfigError("carbon.intensity_g_per_kwh", ...) for a value that is neither auto nor a number

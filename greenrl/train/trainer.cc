@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -29,6 +30,7 @@
 #include "greenrl/core/clock.h"
 #include "greenrl/core/cpu_info.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/dist/running_moments.h"
@@ -58,6 +60,7 @@ namespace greenrl::train {
 namespace fs = std::filesystem;
 
 namespace {
+
 using energy::kJoulesPerWh;
 }  // namespace
 
@@ -108,18 +111,19 @@ namespace {
 // greenrl launch, torchrun, or srun / mpirun (which only the user can spell).
 std::string TrainCommandAsStarted(const dist::DistEnv& dist_env, int world_size,
                                   const std::string& args) {
-  if (world_size == 1) return "greenrl train " + args;
+  const std::string& program = ProgramName();  // a program of the user's own knows its envs
+  if (world_size == 1) return program + " train " + args;
   if (dist_env.source == "torchrun") {
     return fmt::format(
-        "torchrun --no-python --nproc_per_node P greenrl train {} (as this run was "
+        "torchrun --no-python --nproc_per_node P {} train {} (as this run was "
         "started: P ranks per node, {} in all)",
-        args, world_size);
+        program, args, world_size);
   }
   if (dist_env.source == "slurm" || dist_env.source == "openmpi") {
-    return fmt::format("`greenrl train {}` on each of {} ranks, started as this run was ({})", args,
-                       world_size, dist_env.source);
+    return fmt::format("`{} train {}` on each of {} ranks, started as this run was ({})", program,
+                       args, world_size, dist_env.source);
   }
-  return fmt::format("greenrl launch --nproc {} -- train {}", world_size, args);
+  return fmt::format("{} launch --nproc {} -- train {}", program, world_size, args);
 }
 
 void CreateRunDir(const std::string& dir) {
@@ -502,8 +506,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
           "--resume", run_dir,
           std::string("a run directory with a resume checkpoint (checkpoints/step_*.pt)") +
               (fs::exists(FinalPendingPath(run_dir))
-                   ? "; this run trained to its end and its final writes did not finish: "
-                     "greenrl eval and export --run read its policy, checkpoints/final.pt.pending"
+                   ? "; this run trained to its end and its final writes did not finish: " +
+                         ProgramName() +
+                         " eval and export --run read its policy, checkpoints/final.pt.pending"
                    : ""));
     }
     // Nothing left to train would end the run without an iteration: refuse before any work.
@@ -838,14 +843,18 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::unique_ptr<report::MonitorCsv> monitor_csv;
   // config.yaml: the resolved config; a data-parallel run's first line says how many ranks
   // trained it, which the file's keys do not (a plain `train --config` of it trains one).
+  // A program of the user's own (cli::Main with register_envs) is named there too: greenrl
+  // itself does not know its envs (LoadRunConfig names it when the env id is unknown).
   auto config_file_text = [&] {
-    const std::string ranks =
-        world_size > 1 ? fmt::format(
-                             "# trained by {} data-parallel ranks: greenrl launch --nproc "
-                             "{} -- train --config <this file> reruns it\n",
-                             world_size, world_size)
-                       : "";
-    return ranks + saved_config.ToYaml();
+    const std::string ranks = world_size > 1
+                                  ? fmt::format(
+                                        "# trained by {} data-parallel ranks: {} launch --nproc "
+                                        "{} -- train --config <this file> reruns it\n",
+                                        world_size, ProgramName(), world_size)
+                                  : "";
+    const std::string program =
+        ProgramName() != "greenrl" ? TrainedByProgramLine(ProgramName()) + "\n" : "";
+    return program + ranks + saved_config.ToYaml();
   };
   // Windows wait for the device's queued work (PPO on CUDA), and the short-window warning
   // is rank 0's, silenced with the others when not verbose.
@@ -1453,316 +1462,338 @@ TrainResult Train(const Config& config, TrainOptions options) {
                env_id, n, steps);
   };
   EvalResult final_eval;
-  while (steps < total_steps) {
-    say_non_finite_outputs();
-    ++iteration;
-    episodes.clear();
-    power_limits.BeforeIteration();
-    const bool profiling_limits = power_limits.profiling();
-    const double iteration_start_s = clock.NowS();
-    energy::Measurement iteration_start;
-    if (profiling_limits) iteration_start = monitor.Total();
-    monitor.BeginWindow("rollout");
-    int64_t rollout_steps = algorithm->CollectRollout(*env, &episodes);
-    monitor.EndWindow("rollout");
-    local_rollout_steps += rollout_steps;
-    if (world_size > 1) {
-      // Steps of all ranks; normaliser statistics merged before the update reads the rollout.
-      double global_steps = static_cast<double>(rollout_steps);
-      group->AllReduceSum(&global_steps, 1, "rollout steps");
-      rollout_steps = static_cast<int64_t>(global_steps);
-      if (normalizer != nullptr) MergeNormalizers(*group, normalizer, &normalizer_base);
-    }
-    steps += rollout_steps;
+  // A failure inside the loop (an exception from a custom env's Step or Reset, the numerical
+  // guard's stop, a full disk): a single process writes energy.json and emissions.csv with what
+  // the run spent up to it (eval_note "failed at step S: ..."; `greenrl report` says "failed",
+  // not "killed"), then rethrows. No checkpoint is written then (the failure may leave the envs
+  // or the rollout half-stepped); --resume continues from the last periodic one, and the energy
+  // spent since counts (CarryOverStoppedSegment). Data-parallel ranks rethrow at once: their
+  // peers may be gone, and the job's figures need every rank.
+  std::exception_ptr failure;
+  std::string failure_what;
+  try {
+    while (steps < total_steps) {
+      say_non_finite_outputs();
+      ++iteration;
+      episodes.clear();
+      power_limits.BeforeIteration();
+      const bool profiling_limits = power_limits.profiling();
+      const double iteration_start_s = clock.NowS();
+      energy::Measurement iteration_start;
+      if (profiling_limits) iteration_start = monitor.Total();
+      monitor.BeginWindow("rollout");
+      int64_t rollout_steps = algorithm->CollectRollout(*env, &episodes);
+      monitor.EndWindow("rollout");
+      local_rollout_steps += rollout_steps;
+      if (world_size > 1) {
+        // Steps of all ranks; normaliser statistics merged before the update reads the rollout.
+        double global_steps = static_cast<double>(rollout_steps);
+        group->AllReduceSum(&global_steps, 1, "rollout steps");
+        rollout_steps = static_cast<int64_t>(global_steps);
+        if (normalizer != nullptr) MergeNormalizers(*group, normalizer, &normalizer_base);
+      }
+      steps += rollout_steps;
 
-    if (options.before_update) options.before_update(iteration, *algorithm);
-    monitor.BeginWindow("update");
-    algo::Metrics update_metrics = algorithm->Update(algo::ProgressRemaining(steps, total_steps));
-    monitor.EndWindow("update");
-    // --- numerical guard (checkpointing.h, guard.*): updates that skipped a non-finite step.
-    nonfinite_streak = algorithm->nonfinite_skips() > skips_seen ? nonfinite_streak + 1 : 0;
-    skips_seen = algorithm->nonfinite_skips();
-    if (nonfinite_streak >= ckpt.guard_max_consecutive) {
-      const std::string why =
-          fmt::format("non-finite loss or gradient in {} updates in a row (global_step {})",
-                      nonfinite_streak, steps);
-      if (ckpt.guard_on_repeat == "stop" || last_checkpoint.empty() || guard_restores >= 4) {
-        throw std::runtime_error(why + "; stopping (guard.on_repeat=" + ckpt.guard_on_repeat +
-                                 (last_checkpoint.empty() ? ", no checkpoint to restore yet"
-                                  : guard_restores >= 4   ? ", 4 restores already"
-                                                          : "") +
-                                 "). The last good checkpoint: " +
-                                 (last_checkpoint.empty() ? std::string("none") : last_checkpoint));
-      }
-      // The factor before the restore, halved: the checkpoint's own may be an earlier one's (a
-      // second restore from the same checkpoint would otherwise halve its factor again, to the
-      // same rate, and replay the steps that failed).
-      const double lr_scale = algorithm->learning_rate_scale();
-      const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
-      restore_env(st);
-      apply_position(st);
-      if (budget.enabled()) {  // the steps after the checkpoint are done again
-        double now_s = clock.NowS() - t0 + resumed.elapsed_s;
-        const energy::Measurement at = world_size > 1 ? job_total_so_far(&now_s) : total_so_far();
-        budget.Rewind(st.steps, at.total_energy_j(), now_s);
-      }
-      std::vector<std::string> dropped;  // damaged rows of the logs, said below
-      if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
-        metrics_csv.reset();
-        metrics_csv = std::make_unique<report::MetricsCsv>(
-            run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps,
-                                                         options.verbose ? &dropped : nullptr));
-        if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
-        const size_t rows = evaluations.timesteps.size();
-        evaluations.KeepUpTo(st.steps);
-        if (evaluations.timesteps.size() != rows) {
-          report::WriteEvaluationsNpz(evaluations_path, evaluations);
-        }
-      }
-      monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
-      monitor_csv = report::MonitorCsv::Resume(monitor_path, env_id, MonitorRowsOf(st),
-                                               start_unix_s, options.verbose ? &dropped : nullptr);
-      for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
-      algorithm->SetLearningRateScale(0.5 * lr_scale);
-      ++guard_restores;
-      nonfinite_streak = 0;
+      if (options.before_update) options.before_update(iteration, *algorithm);
+      monitor.BeginWindow("update");
+      algo::Metrics update_metrics = algorithm->Update(algo::ProgressRemaining(steps, total_steps));
+      monitor.EndWindow("update");
+      // --- numerical guard (checkpointing.h, guard.*): updates that skipped a non-finite step.
+      nonfinite_streak = algorithm->nonfinite_skips() > skips_seen ? nonfinite_streak + 1 : 0;
       skips_seen = algorithm->nonfinite_skips();
-      if (options.verbose) {
-        fmt::print(stderr, "greenrl: {}; restored {} (step {}) and halved the learning rate\n", why,
-                   last_checkpoint, st.steps);
+      if (nonfinite_streak >= ckpt.guard_max_consecutive) {
+        const std::string why =
+            fmt::format("non-finite loss or gradient in {} updates in a row (global_step {})",
+                        nonfinite_streak, steps);
+        if (ckpt.guard_on_repeat == "stop" || last_checkpoint.empty() || guard_restores >= 4) {
+          throw std::runtime_error(
+              why + "; stopping (guard.on_repeat=" + ckpt.guard_on_repeat +
+              (last_checkpoint.empty() ? ", no checkpoint to restore yet"
+               : guard_restores >= 4   ? ", 4 restores already"
+                                       : "") +
+              "). The last good checkpoint: " +
+              (last_checkpoint.empty() ? std::string("none") : last_checkpoint));
+        }
+        // The factor before the restore, halved: the checkpoint's own may be an earlier one's (a
+        // second restore from the same checkpoint would otherwise halve its factor again, to the
+        // same rate, and replay the steps that failed).
+        const double lr_scale = algorithm->learning_rate_scale();
+        const TrainerState st = LoadResumeCheckpoint(algorithm.get(), last_checkpoint);
+        restore_env(st);
+        apply_position(st);
+        if (budget.enabled()) {  // the steps after the checkpoint are done again
+          double now_s = clock.NowS() - t0 + resumed.elapsed_s;
+          const energy::Measurement at = world_size > 1 ? job_total_so_far(&now_s) : total_so_far();
+          budget.Rewind(st.steps, at.total_energy_j(), now_s);
+        }
+        std::vector<std::string> dropped;  // damaged rows of the logs, said below
+        if (writer) {  // rows past the checkpoint are repeated now: cut them, reopen
+          metrics_csv.reset();
+          metrics_csv = std::make_unique<report::MetricsCsv>(
+              run_dir + "/metrics.csv", TruncateMetricsCsv(run_dir + "/metrics.csv", st.steps,
+                                                           options.verbose ? &dropped : nullptr));
+          if (tfevents) tfevents->WriteRestart(st.steps + 1);  // TensorBoard drops them too
+          const size_t rows = evaluations.timesteps.size();
+          evaluations.KeepUpTo(st.steps);
+          if (evaluations.timesteps.size() != rows) {
+            report::WriteEvaluationsNpz(evaluations_path, evaluations);
+          }
+        }
+        monitor_csv.reset();  // its episodes past the checkpoint are repeated now too
+        monitor_csv =
+            report::MonitorCsv::Resume(monitor_path, env_id, MonitorRowsOf(st), start_unix_s,
+                                       options.verbose ? &dropped : nullptr);
+        for (const std::string& note : dropped) fmt::print(stderr, "greenrl: {}\n", note);
+        algorithm->SetLearningRateScale(0.5 * lr_scale);
+        ++guard_restores;
+        nonfinite_streak = 0;
+        skips_seen = algorithm->nonfinite_skips();
+        if (options.verbose) {
+          fmt::print(stderr, "greenrl: {}; restored {} (step {}) and halved the learning rate\n",
+                     why, last_checkpoint, st.steps);
+        }
+        continue;
       }
-      continue;
-    }
-    // --- end numerical guard
-    // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
-    double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
-    std::vector<algo::EpisodeRecord> job_episodes;  // the last 100 of every rank's, in job order
-    int dist_stop_signal = 0;  // the stop signal any rank received, agreed by all ranks
-    if (world_size > 1) {
-      const size_t signal_slots = 3 + update_metrics.size();  // one per rank, after the metrics
-      // Then one block of finished episodes per rank (episode_window.h).
-      const size_t episode_slots = signal_slots + static_cast<size_t>(world_size);
-      std::vector<double> sums(episode_slots + static_cast<size_t>(world_size) * kEpisodeBlockSize,
-                               0.0);
-      sums[signal_slots + static_cast<size_t>(rank)] =
-          options.handle_signals ? StopSignalReceived() : 0;
-      PackEpisodeBlock(episodes,
-                       &sums[episode_slots + static_cast<size_t>(rank) * kEpisodeBlockSize]);
-      for (const auto& e : episodes) {
-        sums[0] += e.episode_return;
-        sums[1] += static_cast<double>(e.episode_length);
-      }
-      sums[2] = static_cast<double>(episodes.size());
-      for (size_t k = 0; k < update_metrics.size(); ++k) sums[3 + k] = update_metrics[k].second;
-      group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "metrics");
-      dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
-      job_episodes = UnpackEpisodesInJobOrder(&sums[episode_slots], world_size);
-      for (size_t k = 0; k < update_metrics.size(); ++k) {
-        update_metrics[k].second = sums[3 + k] / world_size;
-      }
-      // A signal reaches the ranks at different moments (or only one of them): all ranks stop
-      // at the end of the same iteration, with this rank's signal or else the lowest rank's.
-      dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(rank)]);
-      for (int q = 0; q < world_size && dist_stop_signal == 0; ++q) {
-        dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(q)]);
-      }
-    }
-    if (profiling_limits) {
-      power_limits.AfterIteration(limit_energy_j(monitor.Total()) - limit_energy_j(iteration_start),
-                                  clock.NowS() - iteration_start_s);
-    }
-
-    bool last = steps >= total_steps;
-    double eval_mean = NAN, eval_std = NAN, eval_length = NAN;
-    const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
-    // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold
-    // reads them: a run that may stop when solved keeps checking.
-    const bool evaluate_now =
-        last || (periodic_eval_due && (!skip_non_critical || reward_threshold.has_value()));
-    auto evaluate = [&](int n) {
-      monitor.BeginWindow("eval");
-      const auto norm = snapshot();
-      const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
-                                             /*deterministic=*/true, norm ? &*norm : nullptr);
-      monitor.EndWindow("eval");
-      eval_env_steps +=
-          static_cast<int64_t>(n) * *std::max_element(eval.lengths.begin(), eval.lengths.end());
-      eval_mean = eval.mean_return;
-      eval_std = eval.std_return;
-      eval_length = std::accumulate(eval.lengths.begin(), eval.lengths.end(), 0.0) /
-                    static_cast<double>(eval.lengths.size());
-      if (last) final_eval = eval;
-      // A periodic evaluation's row; the final evaluation gives the row of a periodic one due at
-      // the same step from its first eval.episodes episodes, those a periodic evaluation would
-      // run (episode i's env starts from seed stream i whatever the count), unless that step
-      // already has its row (eval.reward_threshold's stop evaluates twice there). A final
-      // evaluation with fewer episodes than eval.episodes gives none.
-      if (periodic_eval_due && n >= eval_episodes) {
-        if (evaluations.timesteps.empty() || evaluations.timesteps.back() != steps) {
-          evaluations.Append(steps, {eval.returns.begin(), eval.returns.begin() + eval_episodes},
-                             {eval.lengths.begin(), eval.lengths.begin() + eval_episodes});
-          report::WriteEvaluationsNpz(evaluations_path, evaluations);
+      // --- end numerical guard
+      // Data-parallel: episode statistics over every rank's finished episodes, losses averaged.
+      double dist_ep_return = 0, dist_ep_length = 0, dist_ep_count = 0;
+      std::vector<algo::EpisodeRecord> job_episodes;  // the last 100 of every rank's, in job order
+      int dist_stop_signal = 0;  // the stop signal any rank received, agreed by all ranks
+      if (world_size > 1) {
+        const size_t signal_slots = 3 + update_metrics.size();  // one per rank, after the metrics
+        // Then one block of finished episodes per rank (episode_window.h).
+        const size_t episode_slots = signal_slots + static_cast<size_t>(world_size);
+        std::vector<double> sums(
+            episode_slots + static_cast<size_t>(world_size) * kEpisodeBlockSize, 0.0);
+        sums[signal_slots + static_cast<size_t>(rank)] =
+            options.handle_signals ? StopSignalReceived() : 0;
+        PackEpisodeBlock(episodes,
+                         &sums[episode_slots + static_cast<size_t>(rank) * kEpisodeBlockSize]);
+        for (const auto& e : episodes) {
+          sums[0] += e.episode_return;
+          sums[1] += static_cast<double>(e.episode_length);
+        }
+        sums[2] = static_cast<double>(episodes.size());
+        for (size_t k = 0; k < update_metrics.size(); ++k) sums[3 + k] = update_metrics[k].second;
+        group->AllReduceSum(sums.data(), static_cast<int64_t>(sums.size()), "metrics");
+        dist_ep_return = sums[0], dist_ep_length = sums[1], dist_ep_count = sums[2];
+        job_episodes = UnpackEpisodesInJobOrder(&sums[episode_slots], world_size);
+        for (size_t k = 0; k < update_metrics.size(); ++k) {
+          update_metrics[k].second = sums[3 + k] / world_size;
+        }
+        // A signal reaches the ranks at different moments (or only one of them): all ranks stop
+        // at the end of the same iteration, with this rank's signal or else the lowest rank's.
+        dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(rank)]);
+        for (int q = 0; q < world_size && dist_stop_signal == 0; ++q) {
+          dist_stop_signal = static_cast<int>(sums[signal_slots + static_cast<size_t>(q)]);
         }
       }
-      // eval.save_best (SB3's EvalCallback with best_model_save_path): a higher mean reward than
-      // every earlier evaluation's keeps this policy, with its normaliser statistics.
-      if (save_best && std::isfinite(eval.mean_return) &&
-          (best_eval_step < 0 || eval.mean_return > best_eval_mean)) {
-        SaveBestCheckpoint(*algorithm, run_dir, {steps, eval.mean_return, norm});
-        best_eval_step = steps;
-        best_eval_mean = eval.mean_return;
+      if (profiling_limits) {
+        power_limits.AfterIteration(
+            limit_energy_j(monitor.Total()) - limit_energy_j(iteration_start),
+            clock.NowS() - iteration_start_s);
       }
-    };
-    if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
-    // eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a periodic evaluation that
-    // reaches it makes this iteration the last, with the final evaluation and final.pt of a
-    // finished run. Rank 0 evaluates; with several ranks its verdict reaches all of them here,
-    // so every rank stops after this iteration.
-    if (reward_threshold && evaluate_now && !last) {
-      double reached = writer && eval_mean >= *reward_threshold ? 1.0 : 0.0;
-      if (world_size > 1) group->AllReduceSum(&reached, 1, "reward threshold");
-      if (reached > 0.0) {
-        early_stop.stopped = true;
-        early_stop.reward_threshold = *reward_threshold;
-        early_stop.eval_mean_reward = eval_mean;  // rank 0's; NaN elsewhere
-        early_stop.global_step = steps;
-        early_stop.n_timesteps = total_steps;
-        last = true;
-        if (writer) evaluate(final_episodes);
-      }
-    }
-    while (next_eval > 0 && steps >= next_eval) next_eval += eval_freq;
 
-    double ep_return = 0, ep_length = 0;
-    for (const auto& e : episodes) {
-      ep_return += e.episode_return;
-      ep_length += static_cast<double>(e.episode_length);
-    }
-    // SB3's window of the last 100 episodes: the job's with several ranks (the same on each).
-    for (const auto& e : world_size > 1 ? job_episodes : episodes) {
-      recent_returns.push_back(e.episode_return);
-      if (recent_returns.size() > static_cast<size_t>(kEpisodeWindow)) recent_returns.pop_front();
-      recent_lengths.push_back(static_cast<double>(e.episode_length));
-      if (recent_lengths.size() > static_cast<size_t>(kEpisodeWindow)) recent_lengths.pop_front();
-    }
-    auto mean = [](const std::deque<double>& values) {
-      double sum = 0;
-      for (double v : values) sum += v;
-      return values.empty() ? NAN : sum / static_cast<double>(values.size());
-    };
-    const double recent_mean = mean(recent_returns);
-    double n_ep = static_cast<double>(episodes.size());
-    if (world_size > 1) {  // the iteration's means over every rank's episodes
-      ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
-    }
-    episodes_total += static_cast<int64_t>(episodes.size());
-    if (monitor_csv != nullptr && !episodes.empty()) {
-      const double now_unix_s = UnixNowS();  // for an episode without its own end time
-      for (const algo::EpisodeRecord& e : episodes) {
-        monitor_csv->WriteEpisode(e.episode_return, e.episode_length,
-                                  std::isnan(e.end_unix_s) ? now_unix_s : e.end_unix_s);
+      bool last = steps >= total_steps;
+      double eval_mean = NAN, eval_std = NAN, eval_length = NAN;
+      const bool periodic_eval_due = next_eval > 0 && steps >= next_eval;
+      // Under the budget's skip rung periodic evaluations stop, unless eval.reward_threshold
+      // reads them: a run that may stop when solved keeps checking.
+      const bool evaluate_now =
+          last || (periodic_eval_due && (!skip_non_critical || reward_threshold.has_value()));
+      auto evaluate = [&](int n) {
+        monitor.BeginWindow("eval");
+        const auto norm = snapshot();
+        const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
+                                               /*deterministic=*/true, norm ? &*norm : nullptr);
+        monitor.EndWindow("eval");
+        eval_env_steps +=
+            static_cast<int64_t>(n) * *std::max_element(eval.lengths.begin(), eval.lengths.end());
+        eval_mean = eval.mean_return;
+        eval_std = eval.std_return;
+        eval_length = std::accumulate(eval.lengths.begin(), eval.lengths.end(), 0.0) /
+                      static_cast<double>(eval.lengths.size());
+        if (last) final_eval = eval;
+        // A periodic evaluation's row; the final evaluation gives the row of a periodic one due at
+        // the same step from its first eval.episodes episodes, those a periodic evaluation would
+        // run (episode i's env starts from seed stream i whatever the count), unless that step
+        // already has its row (eval.reward_threshold's stop evaluates twice there). A final
+        // evaluation with fewer episodes than eval.episodes gives none.
+        if (periodic_eval_due && n >= eval_episodes) {
+          if (evaluations.timesteps.empty() || evaluations.timesteps.back() != steps) {
+            evaluations.Append(steps, {eval.returns.begin(), eval.returns.begin() + eval_episodes},
+                               {eval.lengths.begin(), eval.lengths.begin() + eval_episodes});
+            report::WriteEvaluationsNpz(evaluations_path, evaluations);
+          }
+        }
+        // eval.save_best (SB3's EvalCallback with best_model_save_path): a higher mean reward than
+        // every earlier evaluation's keeps this policy, with its normaliser statistics.
+        if (save_best && std::isfinite(eval.mean_return) &&
+            (best_eval_step < 0 || eval.mean_return > best_eval_mean)) {
+          SaveBestCheckpoint(*algorithm, run_dir, {steps, eval.mean_return, norm});
+          best_eval_step = steps;
+          best_eval_mean = eval.mean_return;
+        }
+      };
+      if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
+      // eval.reward_threshold (SB3's StopTrainingOnRewardThreshold): a periodic evaluation that
+      // reaches it makes this iteration the last, with the final evaluation and final.pt of a
+      // finished run. Rank 0 evaluates; with several ranks its verdict reaches all of them here,
+      // so every rank stops after this iteration.
+      if (reward_threshold && evaluate_now && !last) {
+        double reached = writer && eval_mean >= *reward_threshold ? 1.0 : 0.0;
+        if (world_size > 1) group->AllReduceSum(&reached, 1, "reward threshold");
+        if (reached > 0.0) {
+          early_stop.stopped = true;
+          early_stop.reward_threshold = *reward_threshold;
+          early_stop.eval_mean_reward = eval_mean;  // rank 0's; NaN elsewhere
+          early_stop.global_step = steps;
+          early_stop.n_timesteps = total_steps;
+          last = true;
+          if (writer) evaluate(final_episodes);
+        }
       }
-      monitor_csv->Flush();
-    }
-    log_rows.global_episodes += n_ep;
-    log_rows.pending_ep_count += n_ep;
-    log_rows.pending_ep_return += ep_return;
-    log_rows.pending_ep_length += ep_length;
-    const double n_row = log_rows.pending_ep_count;
-    row.clear();
-    row.emplace_back("global_step", static_cast<double>(steps));
-    row.emplace_back("time_s", 0.0);  // filled when the row is written
-    row.emplace_back("charts/SPS", 0.0);
-    row.emplace_back("charts/episodic_return",
-                     n_row > 0 ? log_rows.pending_ep_return / n_row : NAN);
-    row.emplace_back("charts/episodic_length",
-                     n_row > 0 ? log_rows.pending_ep_length / n_row : NAN);
-    row.emplace_back("rollout/ep_rew_mean", recent_mean);
-    row.emplace_back("rollout/ep_len_mean", mean(recent_lengths));
-    row.insert(row.end(), update_metrics.begin(), update_metrics.end());
-    row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
-    row.emplace_back("eval/mean_reward", eval_mean);
-    row.emplace_back("eval/std_reward", eval_std);
-    row.emplace_back("eval/mean_ep_length", eval_length);  // SB3's EvalCallback key
-    if (last) break;  // the last row is written after the final checkpoint's pending write, below
+      while (next_eval > 0 && steps >= next_eval) next_eval += eval_freq;
 
-    const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
-    double budget_time_s = clock.NowS() - t0 + resumed.elapsed_s;
-    // Data-parallel: the whole job's energy (all ranks), for the metrics row and the budget.
-    const energy::Measurement total =
-        world_size > 1 ? job_total_so_far(&budget_time_s) : total_so_far();
-    price_energy(total);
-
-    // The budget acts on what this iteration cost (energy.json records every decision); with
-    // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
-    if (budget.enabled()) {
-      // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
-      // rank so that all decide alike.
-      // A periodic checkpoint due before the next iteration (below) must fit too: every rank
-      // writes its own (checkpoint_estimate_j).
-      double reserve_j[2] = {
-          writer ? final_eval_reserve_j() : 0.0,
-          next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_estimate_j() : 0.0};
-      if (world_size > 1) group->AllReduceSum(reserve_j, 2, "budget reserves");
-      const energy::BudgetDecision decision = budget.OnIteration(
-          steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);
-      skip_non_critical = decision.skip_non_critical;
-      for (energy::BudgetAction action : decision.actions) {
-        apply_budget_action(action, decision.env_threads_fraction);
+      double ep_return = 0, ep_length = 0;
+      for (const auto& e : episodes) {
+        ep_return += e.episode_return;
+        ep_length += static_cast<double>(e.episode_length);
       }
-      if (decision.stop) {
-        stopped_by_budget = true;
-        // A resume checkpoint and no final.pt (the run is unfinished): `--resume` with a larger
-        // budget continues here, after this iteration's row (written below, after the loop).
+      // SB3's window of the last 100 episodes: the job's with several ranks (the same on each).
+      for (const auto& e : world_size > 1 ? job_episodes : episodes) {
+        recent_returns.push_back(e.episode_return);
+        if (recent_returns.size() > static_cast<size_t>(kEpisodeWindow)) recent_returns.pop_front();
+        recent_lengths.push_back(static_cast<double>(e.episode_length));
+        if (recent_lengths.size() > static_cast<size_t>(kEpisodeWindow)) recent_lengths.pop_front();
+      }
+      auto mean = [](const std::deque<double>& values) {
+        double sum = 0;
+        for (double v : values) sum += v;
+        return values.empty() ? NAN : sum / static_cast<double>(values.size());
+      };
+      const double recent_mean = mean(recent_returns);
+      double n_ep = static_cast<double>(episodes.size());
+      if (world_size > 1) {  // the iteration's means over every rank's episodes
+        ep_return = dist_ep_return, ep_length = dist_ep_length, n_ep = dist_ep_count;
+      }
+      episodes_total += static_cast<int64_t>(episodes.size());
+      if (monitor_csv != nullptr && !episodes.empty()) {
+        const double now_unix_s = UnixNowS();  // for an episode without its own end time
+        for (const algo::EpisodeRecord& e : episodes) {
+          monitor_csv->WriteEpisode(e.episode_return, e.episode_length,
+                                    std::isnan(e.end_unix_s) ? now_unix_s : e.end_unix_s);
+        }
+        monitor_csv->Flush();
+      }
+      log_rows.global_episodes += n_ep;
+      log_rows.pending_ep_count += n_ep;
+      log_rows.pending_ep_return += ep_return;
+      log_rows.pending_ep_length += ep_length;
+      const double n_row = log_rows.pending_ep_count;
+      row.clear();
+      row.emplace_back("global_step", static_cast<double>(steps));
+      row.emplace_back("time_s", 0.0);  // filled when the row is written
+      row.emplace_back("charts/SPS", 0.0);
+      row.emplace_back("charts/episodic_return",
+                       n_row > 0 ? log_rows.pending_ep_return / n_row : NAN);
+      row.emplace_back("charts/episodic_length",
+                       n_row > 0 ? log_rows.pending_ep_length / n_row : NAN);
+      row.emplace_back("rollout/ep_rew_mean", recent_mean);
+      row.emplace_back("rollout/ep_len_mean", mean(recent_lengths));
+      row.insert(row.end(), update_metrics.begin(), update_metrics.end());
+      row.emplace_back("losses/nonfinite_skips", static_cast<double>(skips_seen));
+      row.emplace_back("eval/mean_reward", eval_mean);
+      row.emplace_back("eval/std_reward", eval_std);
+      row.emplace_back("eval/mean_ep_length", eval_length);  // SB3's EvalCallback key
+      if (last) break;  // the last row is written after the final checkpoint's pending write, below
+
+      const double elapsed_s = clock.NowS() - t0 + resumed.elapsed_s;
+      double budget_time_s = clock.NowS() - t0 + resumed.elapsed_s;
+      // Data-parallel: the whole job's energy (all ranks), for the metrics row and the budget.
+      const energy::Measurement total =
+          world_size > 1 ? job_total_so_far(&budget_time_s) : total_so_far();
+      price_energy(total);
+
+      // The budget acts on what this iteration cost (energy.json records every decision); with
+      // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
+      if (budget.enabled()) {
+        // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
+        // rank so that all decide alike.
+        // A periodic checkpoint due before the next iteration (below) must fit too: every rank
+        // writes its own (checkpoint_estimate_j).
+        double reserve_j[2] = {
+            writer ? final_eval_reserve_j() : 0.0,
+            next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_estimate_j() : 0.0};
+        if (world_size > 1) group->AllReduceSum(reserve_j, 2, "budget reserves");
+        const energy::BudgetDecision decision = budget.OnIteration(
+            steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);
+        skip_non_critical = decision.skip_non_critical;
+        for (energy::BudgetAction action : decision.actions) {
+          apply_budget_action(action, decision.env_threads_fraction);
+        }
+        if (decision.stop) {
+          stopped_by_budget = true;
+          // A resume checkpoint and no final.pt (the run is unfinished): `--resume` with a larger
+          // budget continues here, after this iteration's row (written below, after the loop).
+          mark_row_written();
+          write_checkpoint();
+          break;  // final checkpoint and reports below
+        }
+        if (decision.throttle && decision.idle_s > 0) {
+          algorithm->ReleaseSpinningThreads();  // the sleep costs no spinning worker's CPU
+          std::this_thread::sleep_for(std::chrono::duration<double>(decision.idle_s));
+        }
+      }
+
+      // A row when log_interval says so, and for every evaluation; under budget pressure only
+      // every 10th iteration (the rows in between are summed up in the next one).
+      const auto multiples = [&](double count) {
+        return std::floor(count / static_cast<double>(log_interval));
+      };
+      const bool interval_due =
+          log_by_episodes
+              ? multiples(log_rows.global_episodes) > multiples(log_rows.episodes_at_last_row)
+              : multiples(static_cast<double>(iteration)) >
+                    multiples(static_cast<double>(log_rows.iteration_at_last_row));
+      if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
         mark_row_written();
+        row[1].second = elapsed_s;
+        row[2].second = steps / elapsed_s;
+        energy_columns(total, elapsed_s, &row);
+        if (metrics_csv) metrics_csv->WriteRow(row);
+        if (tfevents) tfevents->WriteRow(row);
+      }
+      if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
+        last_progress_s = elapsed_s;
+        fmt::print(stderr,
+                   "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
+                   steps, total_steps, steps / elapsed_s, recent_mean,
+                   total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
+        std::fflush(stderr);
+      }
+      // --- resume checkpoints and stop signals (checkpointing.h, signals.h)
+      stop_signal = world_size > 1           ? dist_stop_signal
+                    : options.handle_signals ? StopSignalReceived()
+                                             : 0;
+      interrupted =
+          stop_signal != 0 || (options.stop_after_steps > 0 && steps >= options.stop_after_steps);
+      if (interrupted || (next_checkpoint > 0 && steps >= next_checkpoint)) {
+        while (next_checkpoint > 0 && steps >= next_checkpoint) next_checkpoint += ckpt.freq;
         write_checkpoint();
-        break;  // final checkpoint and reports below
       }
-      if (decision.throttle && decision.idle_s > 0) {
-        algorithm->ReleaseSpinningThreads();  // the sleep costs no spinning worker's CPU
-        std::this_thread::sleep_for(std::chrono::duration<double>(decision.idle_s));
-      }
+      if (interrupted) break;
+      // --- end resume checkpoints and stop signals
     }
-
-    // A row when log_interval says so, and for every evaluation; under budget pressure only
-    // every 10th iteration (the rows in between are summed up in the next one).
-    const auto multiples = [&](double count) {
-      return std::floor(count / static_cast<double>(log_interval));
-    };
-    const bool interval_due =
-        log_by_episodes
-            ? multiples(log_rows.global_episodes) > multiples(log_rows.episodes_at_last_row)
-            : multiples(static_cast<double>(iteration)) >
-                  multiples(static_cast<double>(log_rows.iteration_at_last_row));
-    if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
-      mark_row_written();
-      row[1].second = elapsed_s;
-      row[2].second = steps / elapsed_s;
-      energy_columns(total, elapsed_s, &row);
-      if (metrics_csv) metrics_csv->WriteRow(row);
-      if (tfevents) tfevents->WriteRow(row);
+  } catch (const std::exception& e) {
+    if (world_size > 1 || !writer) throw;
+    failure = std::current_exception();
+    failure_what = e.what();
+    for (const char* key : {"rollout", "update", "eval", "checkpoint"}) {
+      if (monitor.IsWindowOpen(key)) monitor.EndWindow(key);  // its energy counts where it was
     }
-    if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
-      last_progress_s = elapsed_s;
-      fmt::print(stderr,
-                 "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
-                 steps, total_steps, steps / elapsed_s, recent_mean,
-                 total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
-      std::fflush(stderr);
-    }
-    // --- resume checkpoints and stop signals (checkpointing.h, signals.h)
-    stop_signal = world_size > 1           ? dist_stop_signal
-                  : options.handle_signals ? StopSignalReceived()
-                                           : 0;
-    interrupted =
-        stop_signal != 0 || (options.stop_after_steps > 0 && steps >= options.stop_after_steps);
-    if (interrupted || (next_checkpoint > 0 && steps >= next_checkpoint)) {
-      while (next_checkpoint > 0 && steps >= next_checkpoint) next_checkpoint += ckpt.freq;
-      write_checkpoint();
-    }
-    if (interrupted) break;
-    // --- end resume checkpoints and stop signals
   }
+  const bool failed = failure != nullptr;
   if (options.progress && writer) fmt::print(stderr, "\n");
 
   // --- Final checkpoint (pending), the figures every report shares (one reading), the reports,
@@ -1777,11 +1808,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // once energy.json, emissions.csv and the last metrics row are written: a run is finished when
   // it has final.pt, and one that failed in between (a full disk) keeps its trained policy for
   // eval and export and is resumed from its newest resume checkpoint, if it has one.
-  const bool write_final_pt = writer && !stopped_by_budget && !interrupted;
+  const bool write_final_pt = writer && !stopped_by_budget && !interrupted && !failed;
   if (writer) {
     const std::optional<NormalizerSnapshot> norm = snapshot();
-    if (stopped_by_budget) {
-      result.checkpoint_path = last_checkpoint;  // unfinished: the budget's resume checkpoint
+    if (stopped_by_budget || failed) {
+      result.checkpoint_path = last_checkpoint;  // unfinished: the last resume checkpoint
     } else if (!interrupted) {
       result.checkpoint_path = run_dir + "/checkpoints/final.pt";
       SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
@@ -1876,7 +1907,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // An interrupted run wrote its rows in the loop, where log_interval (or the budget's thinning)
   // called for them, so its last row may be before its checkpoint's step: the resumed run's
   // next row sums up the iterations since, as the uninterrupted run's does.
-  if (!interrupted) {
+  // A failed run's last row is the one its loop wrote (the row being built may be half-filled).
+  if (!interrupted && !failed) {
     metrics_csv->WriteRow(row);
     if (tfevents) tfevents->WriteRow(row);
   }
@@ -1888,6 +1920,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.seed = seed;
   r.steps = steps;
   r.wall_time_s = wall_time_s;
+  r.world_size = world_size;
   r.cpu_time_s = cpu_time_s;
   r.cpu_before_meters_s = cpu_before_meters_s;
   r.steps_per_s = steps / wall_time_s;
@@ -1897,7 +1930,15 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // as the run was (greenrl launch; torchrun; srun or mpirun, which only the user can spell).
   const std::string resume_command =
       TrainCommandAsStarted(dist_env, world_size, "--resume " + run_dir);
-  if (interrupted) {
+  const std::string failed_resume =
+      last_checkpoint.empty()
+          ? "no resume checkpoint was written before it; checkpoint_freq sets how often"
+          : fmt::format("{} continues it from {}", resume_command, last_checkpoint);
+  if (failed) {
+    r.eval_episodes = 0;
+    r.failure = failure_what;
+    r.eval_note = fmt::format("failed at step {}: {} ({})", steps, failure_what, failed_resume);
+  } else if (interrupted) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format("interrupted{} at step {}: {} continues it",
                               stop_signal != 0 ? fmt::format(" by signal {}", stop_signal) : "",
@@ -1905,9 +1946,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
   } else if (stopped_by_budget) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format(
-        "the energy budget ended the run at step {} (greenrl eval --run {} evaluates its "
+        "the energy budget ended the run at step {} ({} eval --run {} evaluates its "
         "checkpoint; {} --set energy.budget_wh=W continues it under a larger budget W)",
-        steps, run_dir, resume_command);
+        steps, ProgramName(), run_dir, resume_command);
   } else {
     r.eval_episodes = final_episodes;
     r.eval_mean_return = final_eval.mean_return;
@@ -1952,42 +1993,64 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.sampler.rows = static_cast<int64_t>(sampler.rows().size());
   r.sampler.missed_ticks = sampler.missed_ticks();
   r.sampler.cpu_time_s = sampler.cpu_time_s();
-  report::WriteEnergyJson(run_dir + "/energy.json", r);
-  if (world_size > 1) {
-    // energy.json's totals above are the job's (job_energy.h); "distributed" keeps each rank's
-    // figures.
-    nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
-    nlohmann::json ranks = nlohmann::json::array();
-    for (int q = 0; q < world_size; ++q) {
-      const double* p = &per_rank[slot * static_cast<size_t>(q)];
-      nlohmann::json e = nlohmann::json::object();
-      for (size_t k = 0; k < num_domains; ++k) e[monitor.domains()[k].domain] = p[5 + k];
-      ranks.push_back({{"rank", q},
-                       {"wall_time_s", p[1]},
-                       {"cpu_time_s", p[2]},
-                       {"allreduce_s", p[3]},
-                       {"total_energy_j", p[4]},
-                       {"energy_j", e}});
+  // A failed run's reports: when they cannot be written either (a full disk), that is said
+  // (unless quiet) and the run's own error is the one that reaches the caller.
+  try {
+    report::WriteEnergyJson(run_dir + "/energy.json", r);
+    if (world_size > 1) {
+      // energy.json's totals above are the job's (job_energy.h); "distributed" keeps each rank's
+      // figures.
+      nlohmann::json j = nlohmann::json::parse(std::ifstream(run_dir + "/energy.json"));
+      nlohmann::json ranks = nlohmann::json::array();
+      for (int q = 0; q < world_size; ++q) {
+        const double* p = &per_rank[slot * static_cast<size_t>(q)];
+        nlohmann::json e = nlohmann::json::object();
+        for (size_t k = 0; k < num_domains; ++k) e[monitor.domains()[k].domain] = p[5 + k];
+        ranks.push_back({{"rank", q},
+                         {"wall_time_s", p[1]},
+                         {"cpu_time_s", p[2]},
+                         {"allreduce_s", p[3]},
+                         {"total_energy_j", p[4]},
+                         {"energy_j", e}});
+      }
+      const dist::CommStats& cs = group->stats();
+      j["distributed"] = {{"world_size", world_size},
+                          {"launcher", dist_env.source},
+                          {"backend", dist_options.backend},
+                          {"timeout_s", dist_options.timeout_s},
+                          {"energy_note",
+                           "totals, windows' energy, carbon, emissions.csv and metrics.csv energy "
+                           "columns are the job's (process-scope domains summed over ranks, a "
+                           "counter shared by ranks on one machine once); window counts and "
+                           "durations are rank 0's"},
+                          {"rank0_allreduce_calls", resumed.allreduce_calls + cs.allreduce_calls},
+                          {"rank0_allreduce_bytes", resumed.allreduce_bytes + cs.allreduce_bytes},
+                          {"rank0_allreduce_s", resumed.allreduce_s + cs.allreduce_s},
+                          {"ranks", ranks}};
+      WriteFileAtomic(run_dir + "/energy.json",
+                      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
-    const dist::CommStats& cs = group->stats();
-    j["distributed"] = {{"world_size", world_size},
-                        {"launcher", dist_env.source},
-                        {"backend", dist_options.backend},
-                        {"timeout_s", dist_options.timeout_s},
-                        {"energy_note",
-                         "totals, windows' energy, carbon, emissions.csv and metrics.csv energy "
-                         "columns are the job's (process-scope domains summed over ranks, a "
-                         "counter shared by ranks on one machine once); window counts and "
-                         "durations are rank 0's"},
-                        {"rank0_allreduce_calls", resumed.allreduce_calls + cs.allreduce_calls},
-                        {"rank0_allreduce_bytes", resumed.allreduce_bytes + cs.allreduce_bytes},
-                        {"rank0_allreduce_s", resumed.allreduce_s + cs.allreduce_s},
-                        {"ranks", ranks}};
-    WriteFileAtomic(run_dir + "/energy.json",
-                    j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
+  } catch (const std::exception& e) {
+    if (!failed) throw;
+    if (options.verbose) {  // --quiet: the one line of the run's own error (a full disk's)
+      fmt::print(stderr,
+                 "greenrl: the failed run's energy.json and emissions.csv could not be written "
+                 "either: {}\n",
+                 e.what());
+    }
+    std::rethrow_exception(failure);
   }
-  report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
   if (write_final_pt) CommitFinalCheckpoint(run_dir);  // final.pt.pending -> final.pt
+  if (failed) {
+    if (options.verbose) {
+      fmt::print(stderr,
+                 "greenrl: the run failed at step {}; {}/energy.json and emissions.csv record "
+                 "the {:.4g} Wh it spent; {}\n",
+                 steps, run_dir, total.total_energy_j() / kJoulesPerWh, failed_resume);
+    }
+    std::rethrow_exception(failure);
+  }
   note_late_signal();
   return result;
 }
