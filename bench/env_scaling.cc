@@ -11,10 +11,13 @@
 //   T1r, T2r: the same two VecEnvs stepped by VecEnv::StepRandom, which draws the same actions
 //             (the same generator, env::SampleActionRows) on the thread that steps each row, so
 //             the pairs differ only in where the actions are drawn;
-//   indep:    two one-thread VecEnvs of n_envs / 2 (StepRandom), stepped at once by two
-//             std::threads that share nothing, each timing its own steps; the slower half's time
-//             per step counts (thread start and join are outside it): what two threads can give
-//             on this machine at that moment. Unlike T2, the halves never wait for each other.
+//   indep:    two one-thread VecEnvs of n_envs / 2 (StepRandom), stepped by two std::threads
+//             that share nothing: after their warm-ups they start together, and the time from
+//             that common start until the later of the two has finished counts, per step (thread
+//             start and join are outside it): what two threads can give on this machine at that
+//             moment. Unlike T2, the halves never wait for each other. (Until 2026-12-07 each half
+//             timed its own steps and the slower half counted, which gives about 2x even when the
+//             halves take turns on one core: 1.79x under `taskset -c 0`.)
 // Every timed run starts with an untimed warm-up (StepMicros), and the caller-drawn and StepRandom
 // pairs swap order from round to round (within a pair T1 always runs before T2). Each round gives
 // the time ratios (speed-ups: above 1 when two threads are faster) T1d/T2d, T1r/T2r and T1r/indep
@@ -31,6 +34,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -67,6 +71,33 @@ double StepMicros(greenrl::env::VecEnv& env, greenrl::Rng& rng, int steps, bool 
   const auto start = Clock::now();
   run(steps);
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / steps;
+}
+
+// indep's time per step, microseconds: `a` on the caller's thread and `b` on another, each with
+// StepRandom and an untimed warm-up of steps / 10 steps (at least 5); then both start at once,
+// and the span from that start until the later one finishes `steps` steps, over `steps`. Halves
+// that take turns on one core take about twice as long as either alone, so the ratio to T1 is
+// only as high as the two really ran at the same time.
+double IndependentMicros(greenrl::env::VecEnv& a, greenrl::env::VecEnv& b, greenrl::Rng& rng_a,
+                         greenrl::Rng& rng_b, int steps) {
+  const int warm_up = std::max(5, steps / 10);
+  std::atomic<bool> b_ready{false}, go{false};
+  Clock::time_point b_end;
+  std::thread other([&] {
+    for (int s = 0; s < warm_up; ++s) b.StepRandom(rng_b.NextU64());
+    b_ready = true;
+    while (!go) std::this_thread::yield();
+    for (int s = 0; s < steps; ++s) b.StepRandom(rng_b.NextU64());
+    b_end = Clock::now();
+  });
+  for (int s = 0; s < warm_up; ++s) a.StepRandom(rng_a.NextU64());
+  while (!b_ready) std::this_thread::yield();
+  const auto start = Clock::now();
+  go = true;
+  for (int s = 0; s < steps; ++s) a.StepRandom(rng_a.NextU64());
+  const auto a_end = Clock::now();
+  other.join();
+  return std::chrono::duration<double, std::micro>(std::max(a_end, b_end) - start).count() / steps;
 }
 
 // The q-quantile (0..1) of `v` by nearest rank; v is sorted in place.
@@ -143,11 +174,7 @@ int main(int argc, char** argv) {
         t2r = StepMicros(*t2, rng, steps, /*step_random=*/true);
       }
     }
-    double us_b = 0.0;
-    std::thread other([&] { us_b = StepMicros(*half_b, rng_b, steps, /*step_random=*/true); });
-    const double us_a = StepMicros(*half_a, rng, steps, /*step_random=*/true);
-    other.join();
-    const double ind = std::max(us_a, us_b);  // the two halves ran at the same time
+    const double ind = IndependentMicros(*half_a, *half_b, rng, rng_b, steps);
     drawn.push_back(t1d / t2d);
     stepped_random.push_back(t1r / t2r);
     independent.push_back(t1r / ind);
