@@ -871,6 +871,14 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + out + " --episodes 3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("over 3 deterministic episodes"), std::string::npos) << r.output;
+  // rl-zoo's --deterministic is the default, accepted; with --stochastic it is refused.
+  const Result det = RunGreenrl("eval --run " + out + " --episodes 1 --deterministic --quiet");
+  EXPECT_EQ(det.exit_code, 0) << det.output;
+  EXPECT_NE(det.output.find("over 1 deterministic episode"), std::string::npos) << det.output;
+  const Result both = RunGreenrl("eval --run " + out + " --deterministic --stochastic");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--stochastic excludes --deterministic"), std::string::npos)
+      << both.output;
   // A run directory given with a trailing slash names its files without a doubled one.
   const std::string slashed = RunGreenrl("eval --run " + out + "/ --episodes 1").output;
   EXPECT_NE(slashed.find(" from " + out + "/checkpoints/final.pt\n"), std::string::npos) << slashed;

@@ -34,10 +34,13 @@ Runner RegisterEval(CLI::App& app) {
                   "episodes to run (default 10), deterministic unless --stochastic");
   cmd->add_option("--seed", args->seed, "seed of the evaluation envs (default: the run's seed)")
       ->check(CLI::Range(int64_t{0}, int64_t{4294967295}));  // before CLI11 saturates 2^63
-  cmd->add_flag("--stochastic", args->stochastic,
-                "sample actions from the policy instead of taking its mode (rl-zoo's "
-                "--stochastic; DQN: epsilon-greedy at its last exploration rate, as SB3's "
-                "predict)");
+  CLI::Option* stochastic = cmd->add_flag(
+      "--stochastic", args->stochastic,
+      "sample actions from the policy instead of taking its mode (rl-zoo's --stochastic; DQN: "
+      "epsilon-greedy at its last exploration rate, as SB3's predict)");
+  // rl-zoo's enjoy.py takes --deterministic too; it is greenrl's default, so it changes nothing.
+  cmd->add_flag("--deterministic", "take the policy's mode: the default (rl-zoo's --deterministic)")
+      ->excludes(stochastic);
   cmd->add_flag("--best", args->best,
                 "the policy of the run's best evaluation, checkpoints/best.pt (eval.save_best; "
                 "rl-zoo's --load-best)");

@@ -97,8 +97,6 @@ const ZooFlag kZooFlags[] = {
     {"eval", "-n|--n-timesteps", Values::kOne,
      "--episodes N (greenrl eval counts whole episodes, not steps)"},
     {"eval", "--env|--algo", Values::kOne, "nothing: --run's config.yaml names both"},
-    {"eval", "--deterministic", Values::kNone,
-     "nothing: eval takes the policy's mode unless --stochastic"},
     {"eval", "--no-render", Values::kNone, "nothing: greenrl eval does not render"},
     {"eval", "--load-last-checkpoint", Values::kNone, "--checkpoint last"},
     {"eval", "--load-checkpoint", Values::kOne, "--checkpoint {}", "STEP"},
