@@ -13,6 +13,7 @@
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/spaces.h"
+#include "greenrl/env/testing/one_value_spec.h"
 
 namespace greenrl::cli {
 namespace {
@@ -24,14 +25,7 @@ class Duplicate {
   static constexpr int kObsDim = 1;
   using StepResult = env::StepResult<kObsDim>;
   static const env::EnvSpec& Spec() {
-    static const env::EnvSpec spec = [] {
-      env::EnvSpec s;
-      s.id = "CartPole-v1";
-      s.observation_space = env::Box{{0.0f}, {1.0f}, {kObsDim}};
-      s.action_space = env::Discrete{2};
-      s.max_episode_steps = 10;
-      return s;
-    }();
+    static const env::EnvSpec spec = env::testing::OneValueSpec("CartPole-v1", 1.0f, 10);
     return spec;
   }
   std::array<float, kObsDim> Reset(uint64_t) { return Reset(); }

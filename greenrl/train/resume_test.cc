@@ -38,6 +38,7 @@
 #include "greenrl/env/batched_env.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/env/spaces.h"
+#include "greenrl/env/testing/one_value_spec.h"
 #include "greenrl/report/compare.h"
 #include "greenrl/report/evaluations_npz.h"
 #include "greenrl/report/run_report.h"
@@ -1837,14 +1838,7 @@ class FailingEnv {
   static constexpr int kObsDim = 1;
   using StepResult = env::StepResult<kObsDim>;
   static const env::EnvSpec& Spec() {
-    static const env::EnvSpec spec = [] {
-      env::EnvSpec s;
-      s.id = "TestFailing-v0";
-      s.observation_space = env::Box{{0.0f}, {1.0f}, {kObsDim}};
-      s.action_space = env::Discrete{2};
-      s.max_episode_steps = 20;
-      return s;
-    }();
+    static const env::EnvSpec spec = env::testing::OneValueSpec("TestFailing-v0", 1.0f, 20);
     return spec;
   }
   std::array<float, kObsDim> Reset(uint64_t) { return Reset(); }
