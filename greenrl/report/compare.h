@@ -52,9 +52,8 @@ struct RunData {
   std::string energy_provenance;
   // Why an unfinished run has no final evaluation: "budget stop" (energy.json's
   // budget.stopped_by_budget), "interrupted" (its eval_note), "failed" (energy.json's failure:
-  // an exception ended it), "killed" (no energy.json of its
-  // last segment: its last metrics.csv row), "running" (a `greenrl train` holds its train.lock
-  // now: its figures so far), else empty.
+  // an exception ended it), "killed" (no energy.json of its last segment: its last metrics.csv
+  // row), "running" (a `greenrl train` holds its train.lock now: its figures so far), else empty.
   std::string unfinished;
   // The trained agent the run started from (energy.json's trained_agent, `--trained-agent`): its
   // checkpoint's path; empty for a run trained from scratch, and for a killed run (no
