@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -22,7 +23,6 @@
 #include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/schedule.h"
-#include "greenrl/dist/dist_env.h"
 #include "greenrl/energy/units.h"
 #include "greenrl/env/registry.h"
 #include "greenrl/nn/actor_critic.h"
@@ -152,14 +152,14 @@ Runner RegisterBench(CLI::App& app) {
     }
     // One process's figures: under a launcher each rank would time its share of a data-parallel
     // job (rank 1's row all zeros) and rank 0 the whole job's CPU seconds.
-    if (const dist::DistEnv d = dist::ReadDistEnv(); d.world_size > 1) {
-      const char* variable = d.source == "slurm"     ? "SLURM_NTASKS"
-                             : d.source == "openmpi" ? "OMPI_COMM_WORLD_SIZE"
-                                                     : "WORLD_SIZE";
-      throw ConfigError(variable, std::to_string(d.world_size),
-                        fmt::format("1 (set by {}): greenrl bench times one process; run it "
-                                    "without a launcher",
-                                    d.source));
+    // Read before the launcher's other variables are checked (a missing MASTER_ADDR is moot).
+    for (const char* variable : {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}) {
+      const char* value = std::getenv(variable);
+      if (value != nullptr && std::atoll(value) > 1) {
+        throw ConfigError(variable, value,
+                          "1 (a launcher's variable): greenrl bench times one process; run it "
+                          "without a launcher");
+      }
     }
     if (args->seeds < 1)
       throw ConfigError("--seeds", std::to_string(args->seeds), "an integer >= 1");

@@ -636,6 +636,19 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
                           "envs of its own: use that program\n"),
             std::string::npos)
       << r.output;
+  // Its data-parallel ranks keep the name (launch starts them under it).
+  const std::string dp = Dir("corridor_dp");
+  r = RunCommand(bin + " launch --nproc 2 -- train --env Corridor-v0 --algo ppo --set " +
+                 "n_timesteps=2048 --set eval.final_episodes=1 --quiet --out " + dp + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::stringstream dp_yaml;
+  dp_yaml << std::ifstream(dp + "/config.yaml").rdbuf();
+  EXPECT_EQ(dp_yaml.str().rfind("# trained by greenrl_example_custom_env, a program that ", 0), 0u)
+      << dp_yaml.str();
+  EXPECT_NE(dp_yaml.str().find("\n# trained by 2 data-parallel ranks: greenrl_example_custom_env "
+                               "launch --nproc 2 -- train"),
+            std::string::npos)
+      << dp_yaml.str();
   r = RunCommand(bin + " train --resume " + out + " 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("start a new run from it: greenrl_example_custom_env train --config " +

@@ -200,7 +200,7 @@ int RunLaunch(const LaunchArgs& a) {
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("GREENRL_LAUNCH", "1", 1);  // energy.json's distributed.launcher: "greenrl launch"
       std::vector<char*> argv;
-      std::string argv0 = "greenrl";
+      std::string argv0 = ProgramName();  // a program of the user's own keeps its name
       argv.push_back(argv0.data());
       std::vector<std::string> args = a.command;
       for (auto& s : args) argv.push_back(s.data());

@@ -565,7 +565,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       trained_agent_report = TrainedAgentOfResumedRun(path, run_dir, config);
     }
   }
-  const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
+  // The series' tidy absolute path, as config.yaml gives it (energy.json's intensity_source).
+  const energy::CarbonOptions carbon_options = CarbonOptionsFrom(saved_config);
   energy::ValidateCarbonOptions(carbon_options);
   std::optional<energy::IntensitySeries> intensity_series;
   if (!config.GetString("carbon.intensity_csv").empty()) {
@@ -2043,7 +2044,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   }
   if (write_final_pt) CommitFinalCheckpoint(run_dir);  // final.pt.pending -> final.pt
   if (failed) {
-    if (options.verbose) {
+    {  // also under --quiet, as a stop signal's line: where the run's figures and resume are
       fmt::print(stderr,
                  "greenrl: the run failed at step {}; {}/energy.json and emissions.csv record "
                  "the {:.4g} Wh it spent; {}\n",
