@@ -280,6 +280,7 @@ RunData LoadRun(const std::string& dir) {
     run.unfinished = "interrupted";
   } else if (j.contains("failure") && j["failure"].is_string()) {
     run.unfinished = "failed";
+    run.failed_note = j.value("eval_note", "failed: " + j["failure"].get<std::string>());
   } else if (j.value("killed", false)) {
     run.unfinished = "killed";
   }
@@ -403,6 +404,7 @@ std::vector<ComparisonRow> CompareRuns(const std::vector<RunData>& runs,
     row.unfinished = run.unfinished;
     row.trained_agent = run.trained_agent;
     row.trained_agent_wh = run.trained_agent_wh;
+    row.failed_note = run.failed_note;
     row.world_size = run.world_size;
     row.launcher = run.launcher;
     row.rank0_allreduce_s = run.rank0_allreduce_s;
@@ -461,6 +463,16 @@ std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& row
   return notes;
 }
 
+std::vector<std::string> FailedRunNotes(const std::vector<ComparisonRow>& rows) {
+  std::vector<std::string> notes;
+  for (const ComparisonRow& r : rows) {
+    if (r.unfinished == "failed" && !r.failed_note.empty()) {
+      notes.push_back(r.name + ": " + r.failed_note);
+    }
+  }
+  return notes;
+}
+
 std::string ProvenanceCell(const ComparisonRow& r) {
   return r.energy_provenance.empty() ? "n/a" : r.energy_provenance;
 }
@@ -494,6 +506,7 @@ std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
   }
   std::vector<std::string> notes = TrainedAgentNotes(rows);
   for (std::string& note : DataParallelNotes(rows)) notes.push_back(std::move(note));
+  for (std::string& note : FailedRunNotes(rows)) notes.push_back(std::move(note));
   if (!notes.empty()) s += "\n";
   for (const std::string& note : notes) s += "- " + note + "\n";
   return s;

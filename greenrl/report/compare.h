@@ -55,6 +55,9 @@ struct RunData {
   // an exception ended it), "killed" (no energy.json of its last segment: its last metrics.csv
   // row), "running" (a `greenrl train` holds its train.lock now: its figures so far), else empty.
   std::string unfinished;
+  // A failed run's energy.json eval_note ("failed at step S: <error> (<resume command> ...)");
+  // empty unless unfinished is "failed".
+  std::string failed_note;
   // The trained agent the run started from (energy.json's trained_agent, `--trained-agent`): its
   // checkpoint's path; empty for a run trained from scratch, and for a killed run (no
   // energy.json of it).
@@ -123,6 +126,7 @@ struct ComparisonRow {
   std::optional<int64_t> steps_to_target;
   std::string trained_agent;               // as RunData's
   std::optional<double> trained_agent_wh;  // as RunData's, Wh
+  std::string failed_note;                 // as RunData's
   int world_size = 1;                      // as RunData's
   std::string launcher;                    // as RunData's
   double rank0_allreduce_s = 0.0;          // as RunData's, s
@@ -161,6 +165,12 @@ std::vector<std::string> TrainedAgentNotes(const std::vector<ComparisonRow>& row
 //   no row is. FormatMarkdown lists them under its table, RenderHtml under the page's.
 std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& rows);
 
+// Returns: one note per failed row, its name and failed_note ("a: failed at step 1024:
+//   TestFailing-v0: the sensor stopped answering (greenrl train --resume a continues it from
+//   ...)"), since the table only says "n/a (failed)"; empty when no row failed. FormatMarkdown
+//   lists them under its table, RenderHtml under the page's.
+std::vector<std::string> FailedRunNotes(const std::vector<ComparisonRow>& rows);
+
 // Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
 // 0.08 -> "0.0800").
 std::string FormatSeconds(double seconds);
@@ -173,8 +183,8 @@ std::string FormatAmount(double value);
 // Numbers: steps as integers, wall time FormatSeconds, steps/s 0 decimals, Wh and g CO2e
 // FormatAmount, returns 2 decimals, then what the carbon was priced at (CarbonBasisCell); "n/a"
 // where a run has no value, "not reached" where it never reached the target. The target columns are
-// headed "Wh to <TargetLabel> >= R". A blank line and TrainedAgentNotes and DataParallelNotes
-// follow when a run started from a trained agent or was data-parallel.
+// headed "Wh to <TargetLabel> >= R". A blank line, TrainedAgentNotes, DataParallelNotes and
+// FailedRunNotes follow when a run started from a trained agent, was data-parallel or failed.
 std::string FormatMarkdown(const std::vector<ComparisonRow>& rows,
                            std::optional<double> target_return,
                            const std::string& target_metric = kTargetMetric);

@@ -231,6 +231,35 @@ TEST(CompareTest, DataParallelRunsSayWhoseFiguresTheyAre) {
   EXPECT_EQ(md.find("run_b: trained by"), std::string::npos) << md;
 }
 
+// A failed run (energy.json's failure) shows "n/a (failed)" in the table and, under it, what
+// ended it and how to resume (its eval_note); the HTML page lists it too.
+TEST(CompareTest, FailedRunsSayWhatEndedThem) {
+  const std::string root = Root("failed");
+  const std::string a = MakeRunA(root), b = MakeRunB(root);
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(a + "/energy.json"));
+  j["failure"] = "Corridor-v0: sensor <3> lost";
+  j["eval_note"] =
+      "failed at step 4096: Corridor-v0: sensor <3> lost (greenrl train --resume a "
+      "continues it from a/checkpoints/step_000000002048.pt)";
+  j["eval_episodes"] = 0;
+  j.erase("eval_mean_return");
+  WriteText(a + "/energy.json", j.dump());
+  const std::vector<RunData> runs = {LoadRun(a), LoadRun(b)};
+  EXPECT_EQ(runs[0].unfinished, "failed");
+  const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
+  EXPECT_NE(md.find(" | n/a (failed) |\n"), std::string::npos) << md;
+  const std::string note =
+      "\n\n- run_a: failed at step 4096: Corridor-v0: sensor <3> lost (greenrl train --resume a "
+      "continues it from a/checkpoints/step_000000002048.pt)\n";
+  ASSERT_GE(md.size(), note.size());
+  EXPECT_EQ(md.substr(md.size() - note.size()), note) << md;
+  const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
+  EXPECT_NE(html.find("<ul id=\"failed-runs\">\n<li>run_a: failed at step 4096: Corridor-v0: "
+                      "sensor &lt;3&gt; lost (greenrl train"),
+            std::string::npos)
+      << html;
+}
+
 // A run started from a trained agent (energy.json's trained_agent) is compared on its own
 // energy, and a note under the table names the agent and what it cost before the run, or that
 // its cost is unknown; the HTML page lists the same notes.

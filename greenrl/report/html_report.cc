@@ -373,6 +373,11 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   if (!ranks.empty()) s += "<ul id=\"data-parallel\">\n";
   for (const std::string& note : ranks) s += "<li>" + EscapeHtml(note) + "</li>\n";
   if (!ranks.empty()) s += "</ul>\n";
+  // Failed runs: what ended them (FailedRunNotes).
+  const std::vector<std::string> failed = FailedRunNotes(rows);
+  if (!failed.empty()) s += "<ul id=\"failed-runs\">\n";
+  for (const std::string& note : failed) s += "<li>" + EscapeHtml(note) + "</li>\n";
+  if (!failed.empty()) s += "</ul>\n";
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",
