@@ -1572,6 +1572,12 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   EXPECT_NE(yaml.find("  intensity_csv: " + tidy.lexically_normal().string() + " "),
             std::string::npos)
       << yaml;
+  const std::string source = nlohmann::json::parse(std::ifstream(dir + "/energy.json"))
+                                 .at("carbon")
+                                 .at("intensity_source")
+                                 .get<std::string>();
+  EXPECT_EQ(source.rfind("time series " + tidy.lexically_normal().string() + " (", 0), 0u)
+      << source;
   auto replace_line = [&](const std::string& start, const std::string& line) {
     const size_t at = yaml.find("\n" + start);
     ASSERT_NE(at, std::string::npos) << start;

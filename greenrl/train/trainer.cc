@@ -565,12 +565,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
       trained_agent_report = TrainedAgentOfResumedRun(path, run_dir, config);
     }
   }
-  // The series' tidy absolute path, as config.yaml gives it (energy.json's intensity_source).
-  const energy::CarbonOptions carbon_options = CarbonOptionsFrom(saved_config);
+  const energy::CarbonOptions carbon_options = CarbonOptionsFrom(config);
   energy::ValidateCarbonOptions(carbon_options);
   std::optional<energy::IntensitySeries> intensity_series;
-  if (!config.GetString("carbon.intensity_csv").empty()) {
-    intensity_series = energy::IntensitySeries::LoadCsv(config.GetString("carbon.intensity_csv"));
+  if (!config.GetString("carbon.intensity_csv").empty()) {  // by its tidy path (intensity_source)
+    intensity_series =
+        energy::IntensitySeries::LoadCsv(saved_config.GetString("carbon.intensity_csv"));
   }
 
   ConfigureThreads(static_cast<int>(config.GetInt("threads.torch")));
