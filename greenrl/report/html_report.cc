@@ -363,21 +363,18 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   s += "<h1>" + EscapeHtml(title) + "</h1>\n<p id=\"status\">Charts not drawn yet.</p>\n";
   const std::vector<ComparisonRow> rows = CompareRuns(runs, target_return, target_metric);
   s += "<h2>Comparison</h2>\n" + TableHtml(rows, target_return, target_metric);
-  // Runs started from a trained agent: what the agent cost before them (TrainedAgentNotes).
-  const std::vector<std::string> notes = TrainedAgentNotes(rows);
-  if (!notes.empty()) s += "<ul id=\"trained-agents\">\n";
-  for (const std::string& note : notes) s += "<li>" + EscapeHtml(note) + "</li>\n";
-  if (!notes.empty()) s += "</ul>\n";
-  // Data-parallel runs: whose figures the table's cells are (DataParallelNotes).
-  const std::vector<std::string> ranks = DataParallelNotes(rows);
-  if (!ranks.empty()) s += "<ul id=\"data-parallel\">\n";
-  for (const std::string& note : ranks) s += "<li>" + EscapeHtml(note) + "</li>\n";
-  if (!ranks.empty()) s += "</ul>\n";
-  // Failed runs: what ended them (FailedRunNotes).
-  const std::vector<std::string> failed = FailedRunNotes(rows);
-  if (!failed.empty()) s += "<ul id=\"failed-runs\">\n";
-  for (const std::string& note : failed) s += "<li>" + EscapeHtml(note) + "</li>\n";
-  if (!failed.empty()) s += "</ul>\n";
+  // The notes under the table, each kind a list of its own: runs started from a trained agent
+  // (what the agent cost before them), data-parallel runs (whose figures the cells are), failed
+  // runs (what ended them).
+  auto note_list = [&s](const char* id, const std::vector<std::string>& notes) {
+    if (notes.empty()) return;
+    s += fmt::format("<ul id=\"{}\">\n", id);
+    for (const std::string& note : notes) s += "<li>" + EscapeHtml(note) + "</li>\n";
+    s += "</ul>\n";
+  };
+  note_list("trained-agents", TrainedAgentNotes(rows));
+  note_list("data-parallel", DataParallelNotes(rows));
+  note_list("failed-runs", FailedRunNotes(rows));
   s += fmt::format(
       "<p>Return: {} (mean of the last 100 training episodes); squares: deterministic "
       "evaluations; triangles: budget decisions.</p>\n",

@@ -123,9 +123,7 @@ std::string CheckpointPath(const std::string& run_dir, int64_t steps, int rank) 
   return fmt::format("{}/step_{:012d}.pt", CheckpointDir(run_dir, rank), steps);
 }
 
-namespace {
-// step_<digits>.pt -> digits; -1 for any other name.
-int64_t StepOf(const std::string& name) {
+int64_t CheckpointStepOf(const std::string& name) {
   if (name.size() < 9 || name.rfind("step_", 0) != 0 || name.substr(name.size() - 3) != ".pt") {
     return -1;
   }
@@ -133,13 +131,12 @@ int64_t StepOf(const std::string& name) {
   if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
   return std::stoll(digits);
 }
-}  // namespace
 
 std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& run_dir, int rank) {
   std::vector<std::pair<int64_t, std::string>> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(CheckpointDir(run_dir, rank), ec)) {
-    const int64_t step = StepOf(entry.path().filename().string());
+    const int64_t step = CheckpointStepOf(entry.path().filename().string());
     if (step >= 0) out.emplace_back(step, entry.path().string());
   }
   std::sort(out.begin(), out.end());

@@ -133,6 +133,10 @@ class RunDirLock {
   int fd_ = -1;
 };
 
+// The step a resume checkpoint's file name gives: "step_<digits>.pt" -> the digits' value
+// (CheckpointPath writes 12 of them); -1 for any other name. No errors.
+int64_t CheckpointStepOf(const std::string& file_name);
+
 // The folder of `rank`'s resume checkpoints: <run_dir>/checkpoints for rank 0,
 // <run_dir>/checkpoints/rank<rank> for rank > 0.
 std::string CheckpointDir(const std::string& run_dir, int rank = 0);

@@ -651,9 +651,14 @@ Config LoadRunConfigUnnamed(const std::string& yaml_path,
 }
 }  // namespace
 
+namespace {
+// TrainedByProgramLine's text around the program's name, which LoadRunConfig reads back.
+constexpr char kTrainedBy[] = "# trained by ";
+constexpr char kRegistersEnvs[] = ", a program that registers envs of its own";
+}  // namespace
+
 std::string TrainedByProgramLine(const std::string& program) {
-  return "# trained by " + program +
-         ", a program that registers envs of its own: run its train, eval and export";
+  return kTrainedBy + program + kRegistersEnvs + ": run its train, eval and export";
 }
 
 Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string>& given_overrides,
@@ -665,8 +670,8 @@ Config LoadRunConfig(const std::string& yaml_path, const std::vector<std::string
     std::string first_line;
     if (e.field() != "env_id" || yaml_path.empty()) throw;
     std::getline(std::ifstream(yaml_path), first_line);
-    const std::string start = "# trained by ";
-    const size_t comma = first_line.find(", a program that registers envs of its own");
+    const std::string start = kTrainedBy;
+    const size_t comma = first_line.find(kRegistersEnvs);
     if (first_line.rfind(start, 0) != 0 || comma == std::string::npos) throw;
     const std::string program = first_line.substr(start.size(), comma - start.size());
     if (program == ProgramName()) throw;

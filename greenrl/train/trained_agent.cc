@@ -257,10 +257,8 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
   std::string step;  // a resume checkpoint's, as named
   if (fs::is_regular_file(p, ec)) {
     const std::string name = p.filename().string();
-    const bool resume_checkpoint = name.size() == 20 && name.rfind("step_", 0) == 0 &&
-                                   name.substr(17) == ".pt" &&
-                                   std::all_of(name.begin() + 5, name.begin() + 17,
-                                               [](char c) { return c >= '0' && c <= '9'; });
+    // step_<12 digits>.pt, as CheckpointPath names them.
+    const bool resume_checkpoint = name.size() == 20 && CheckpointStepOf(name) >= 0;
     if ((name != "best.pt" && name != "final.pt" && !resume_checkpoint) ||
         p.parent_path().filename() != "checkpoints") {
       throw ConfigError("trained_agent", path, accepted);
