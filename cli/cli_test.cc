@@ -962,6 +962,13 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
                       "or report of a run?) and is left as it is: give another path\n");
   }
   EXPECT_EQ(greenrl::ReadFile(out + "/checkpoints/final.pt"), final_pt);
+  // A .onnx name is refused before any work: the file would hold TorchScript.
+  ExpectRefused(RunGreenrl("export --run " + out + " --out " + out + "/policy.onnx"),
+                "greenrl: error: --out: got '" + out +
+                    "/policy.onnx'; a TorchScript file, e.g. policy.torchscript.pt (greenrl "
+                    "export writes TorchScript, not ONNX; for ONNX, load it in Python with "
+                    "torch.jit.load and give it to torch.onnx.export with dynamo=False)\n");
+  EXPECT_FALSE(fs::exists(out + "/policy.onnx"));
   EXPECT_EQ(RunGreenrl("eval --run " + out + " --episodes 1").exit_code, 0);
   // A flag's CLI11 error points at the command's own help.
   EXPECT_EQ(RunGreenrl("report " + out + " --target-metric eval/mean_reward").output,

@@ -91,6 +91,7 @@ Runner RegisterEval(CLI::App& app) {
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
                args->stochastic ? "stochastic" : "deterministic", args->episodes == 1 ? "" : "s");
     fmt::print("  steps          {}\n", steps);
+    fmt::print("{}", report::FormatNonFiniteOutputsLine(r.non_finite_outputs));
     // Two decimals, or two significant digits below 0.01 s (a short evaluation is milliseconds;
     // "0.00 s" beside a nonzero energy read as a contradiction).
     auto seconds = [](double s) {

@@ -56,6 +56,14 @@ Runner RegisterExport(CLI::App& app) {
                             (std::filesystem::path(args->out) / "policy.torchscript.pt").string() +
                             ")");
     }
+    // ONNX is another format: a file named .onnx holding TorchScript would fail in ONNX
+    // Runtime far from here.
+    if (std::filesystem::path(args->out).extension() == ".onnx") {
+      throw ConfigError("--out", args->out,
+                        "a TorchScript file, e.g. policy.torchscript.pt (greenrl export writes "
+                        "TorchScript, not ONNX; for ONNX, load it in Python with torch.jit.load "
+                        "and give it to torch.onnx.export with dynamo=False)");
+    }
     // An existing file is replaced only when it is a module export wrote: a mistyped --out
     // (the run's checkpoints/final.pt, its config.yaml) must never destroy the run.
     auto refuse_other_file = [](const std::string& path) {

@@ -104,6 +104,13 @@ class Algorithm {
     GREENRL_CHECK(false, name() + " acts on Discrete action spaces only (no ActContinuous)");
   }
 
+  // Re-seeds the generator that non-deterministic Act / ActContinuous draw from (PPO's sampling,
+  // DQN's epsilon-greedy exploration, SAC's action noise) as building the algorithm with config
+  // `seed` does, whatever state a resume checkpoint restored: `greenrl eval --stochastic --seed N`
+  // then gives the same episodes from any checkpoint of the same parameters. The training
+  // generators (shuffling, replay sampling, updates) are untouched. No errors.
+  virtual void SeedActing(uint64_t seed) = 0;
+
   // The policy's mode as plain arrays (deterministic_policy.h), for `greenrl export`: on the
   // same observations it gives Act's / ActContinuous's deterministic actions up to float32
   // rounding (export_test). A copy: later updates do not change it.

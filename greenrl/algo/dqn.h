@@ -134,6 +134,7 @@ class Dqn final : public Algorithm {
   // deterministic: argmax_a Q(s, a) (ties: lowest a); else epsilon-greedy at the current
   // exploration rate, one coin for the whole batch (SB3 DQN.predict).
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
+  void SeedActing(uint64_t seed) override { explore_rng_.Seed(DeriveSeed(seed, 1)); }
   // The online and target Q parameters, Adam's moments and step, and the counters (env steps,
   // gradient steps, target updates) in a LibTorch archive, written atomically. The replay buffer
   // and the generators are not saved: a loaded DQN evaluates and acts as saved, and training on

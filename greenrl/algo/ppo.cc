@@ -218,6 +218,7 @@ class Ppo final : public Algorithm {
   const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
+  void SeedActing(uint64_t seed) override { sample_rng_.Seed(DeriveSeed(seed, 1)); }
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
   void SaveTrainingState(const std::string& path, bool replay_buffer,

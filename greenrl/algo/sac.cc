@@ -376,6 +376,7 @@ class Sac final : public Algorithm {
   const Metrics& Update(double progress_remaining) override;
   void Act(const float* obs, int n, bool deterministic, int64_t* actions) override;
   void ActContinuous(const float* obs, int n, bool deterministic, float* actions) override;
+  void SeedActing(uint64_t seed) override { action_rng_.Seed(DeriveSeed(seed, 1)); }
   void SaveCheckpoint(const std::string& path) const override;
   void LoadCheckpoint(const std::string& path) override;
   int64_t updates_wait_until() const override {

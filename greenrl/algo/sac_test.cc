@@ -356,6 +356,7 @@ class ConstantTorque final : public Algorithm {
     ++continuous_calls;
     for (int i = 0; i < n; ++i) actions[i] = torque_;
   }
+  void SeedActing(uint64_t) override {}
   void SaveCheckpoint(const std::string&) const override {}
   void LoadCheckpoint(const std::string&) override {}
   std::vector<float> GetParameters() const override { return {}; }
@@ -375,6 +376,7 @@ class DiscreteOnly final : public Algorithm {
   void Act(const float*, int n, bool, int64_t* actions) override {
     for (int i = 0; i < n; ++i) actions[i] = 0;
   }
+  void SeedActing(uint64_t) override {}
   void SaveCheckpoint(const std::string&) const override {}
   void LoadCheckpoint(const std::string&) override {}
   std::vector<float> GetParameters() const override { return {}; }

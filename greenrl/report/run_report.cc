@@ -149,6 +149,14 @@ std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
   return s;
 }
 
+std::string FormatNonFiniteOutputsLine(int64_t n) {
+  if (n <= 0) return "";
+  return fmt::format(
+      "  env outputs    {} resets and steps returned a NaN or infinite observation or reward "
+      "(check the env's Reset and Step)\n",
+      n);
+}
+
 std::string FormatCarbonLines(const energy::CarbonResult& c) {
   std::string s;
   const std::string grams_text = Amount(c.kg_co2e * 1000.0);
@@ -182,12 +190,7 @@ std::string FormatSummary(const RunReport& r) {
         "engine error); those envs were reset\n",
         r.env_non_finite_resets);
   }
-  if (r.env_non_finite_outputs > 0) {
-    s += fmt::format(
-        "  env outputs    {} resets and steps returned a NaN or infinite observation or reward "
-        "(check the env's Reset and Step)\n",
-        r.env_non_finite_outputs);
-  }
+  s += FormatNonFiniteOutputsLine(r.env_non_finite_outputs);
   if (r.early_stop.stopped) {
     // Both in full (fmt's shortest round-trip form): a 2-decimal mean could read as below a
     // finer threshold ("0.00 >= 0.001").

@@ -153,6 +153,10 @@ std::string FormatSummary(const RunReport& report);
 // domain (Wh, provenance, meter, scope) and "  meter  <reason>". Ends with a newline. No errors.
 std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
                               const std::string& meter_reason);
+// The summary's line for an env that returned a NaN or infinite observation or reward:
+// "  env outputs    <n> resets and steps returned ..." and a newline; "" when n is 0. For the
+// training summary and `greenrl eval`. No errors.
+std::string FormatNonFiniteOutputsLine(int64_t n);
 // The summary's carbon lines: "  carbon  <g> g CO2e = <kWh> kWh x PUE <p> x <g/kWh> g/kWh" and the
 // intensity's source (region and dataset, default, or the override). Ends with a newline. No
 // errors.

@@ -431,6 +431,9 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
       return;
     }
   }
+  // The energy's span (energy.json's duration_s, the denominator of emissions.csv's power and
+  // rate) grows with the wall time carried, the span in which the carried energy was spent.
+  later.energy.duration_s += later.elapsed_s - state->elapsed_s;
   *state = std::move(later);
 }
 

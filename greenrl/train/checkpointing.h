@@ -171,8 +171,9 @@ int CheckpointWorldSize(const std::string& path);
 // failure and killed further on). Without such an energy.json (a
 // segment killed after its checkpoint, by SIGKILL or a crash), a single process takes its
 // metrics.csv's last complete row past the checkpoint's step instead: time_s and
-// energy/<domain>_wh, only upward, so the energy it logged is not lost either. Nothing changes
-// otherwise (no or an unreadable file). No errors.
+// energy/<domain>_wh, only upward, so the energy it logged is not lost either. Whichever the
+// source, the energy's span (state->energy.duration_s) grows by as much as the wall time
+// (state->elapsed_s) does. Nothing changes otherwise (no or an unreadable file). No errors.
 void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state);
 
 // Writes `algorithm`'s training state and `state` to `path` (<run_dir>/checkpoints/step_*.pt, or

@@ -102,6 +102,7 @@ EvalResult EvaluatePolicy(algo::Algorithm& algorithm, const std::string& env_id,
       }
     }
   }
+  result.non_finite_outputs = env->non_finite_outputs();
   double sum = 0.0;
   for (double r : result.returns) sum += r;
   result.mean_return = sum / episodes;

@@ -16,6 +16,9 @@ struct EvalResult {
   std::vector<int64_t> lengths;  // steps per episode
   double mean_return = 0.0;
   double std_return = 0.0;  // population std (numpy.std, ddof 0), as SB3's evaluate_policy
+  // The eval envs' resets and steps that returned a NaN or infinite observation or reward
+  // (VecEnv::non_finite_outputs): a custom env's bug, which makes the returns NaN.
+  int64_t non_finite_outputs = 0;
 };
 
 // The observation/reward normaliser an agent trained with: NormalizeVecEnv's options and its

@@ -250,9 +250,43 @@ TEST(ResumeTest, KilledSegmentsEnergyPastItsCheckpointIsKept) {
   CarryOverStoppedSegment(dir, &state);
   EXPECT_NEAR(state.energy.total_energy_j(), logged_j, 1e-9);
   EXPECT_EQ(state.elapsed_s, rows.back()[time]);
+  // The energy's span takes the killed tail's wall time too (emissions.csv divides by it).
+  EXPECT_NEAR(state.energy.duration_s - at_512->energy.duration_s,
+              rows.back()[time] - at_512->elapsed_s, 1e-9);
   const TrainResult second = RunTraining(config, dir, 20.0, /*resume=*/true);
   EXPECT_FALSE(second.interrupted);
   EXPECT_NEAR(testing::TotalJ(dir), logged_j + 20.0, 1e-9);
+}
+
+// Stochastic acting after a resume checkpoint draws from the seed, as after final.pt, not from
+// where training left the sampling generator: step 512's resume checkpoint of a 1024-step run
+// and the final.pt of a 512-step run (the same parameters: constant schedules) give the same
+// stochastic episodes for a seed, and another seed others.
+TEST(ResumeTest, StochasticEvaluationDependsOnTheSeedNotTheCheckpoint) {
+  auto config = [](int64_t n) {
+    return LoadRunConfig(
+        Preset("ppo/cartpole.yaml"),
+        {"n_timesteps=" + std::to_string(n), "learning_rate=0.001", "clip_range=0.2", "eval.freq=0",
+         "eval.final_episodes=1", "checkpoint_freq=512", "checkpoint_keep=4"},
+        3);
+  };
+  const std::string longer = FreshDir("stochastic_eval_1024");
+  const std::string shorter = FreshDir("stochastic_eval_512");
+  ASSERT_FALSE(RunTraining(config(1024), longer, 1.0).interrupted);
+  ASSERT_FALSE(RunTraining(config(512), shorter, 1.0).interrupted);
+  auto load = [](const std::string& dir, const std::string& step, int64_t seed) {
+    TrainedAgent agent = LoadTrainedAgent(dir, seed, /*best=*/false, step);
+    EXPECT_EQ(agent.final_checkpoint, step.empty()) << step;
+    return agent;
+  };
+  auto returns = [](TrainedAgent agent) {
+    return EvaluatePolicy(*agent.algorithm, "CartPole-v1", 4, 0, /*deterministic=*/false).returns;
+  };
+  ASSERT_EQ(load(longer, "512", 5).algorithm->GetParameters(),
+            load(shorter, "", 5).algorithm->GetParameters());
+  const std::vector<double> final_pt = returns(load(shorter, "", 5));
+  EXPECT_EQ(returns(load(longer, "512", 5)), final_pt);
+  EXPECT_NE(returns(load(longer, "512", 6)), final_pt);
 }
 
 // --checkpoint on a run without resume checkpoints (checkpoint_freq 0) says the run has none and
@@ -1627,14 +1661,17 @@ TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOver) {
   state.steps = 512;
   state.elapsed_s = 2.5;
   state.cpu_s = 2.25;
+  state.energy.duration_s = 2.0;
   state.energy.energy_j = {{"cpu:process", 10.0}, {"gpu:0", 7.0}};
   CarryOverStoppedSegment(dir, &state);  // no energy.json
   EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 10.0);
+  EXPECT_EQ(state.energy.duration_s, 2.0);
   WriteFileAtomic(dir + "/energy.json",
                   R"({"steps": 512, "wall_time_s": 3.0, "cpu_time_s": 2.0, "domains":
                       {"cpu:process": {"energy_j": 12.5}, "gpu:0": {"energy_j": 6.0}}})");
   CarryOverStoppedSegment(dir, &state);
   EXPECT_EQ(state.elapsed_s, 3.0);
+  EXPECT_EQ(state.energy.duration_s, 2.5);  // + the 0.5 s of wall time carried
   EXPECT_EQ(state.cpu_s, 2.25);
   EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5);
   EXPECT_EQ(state.energy.energy_j.at("gpu:0"), 7.0);
@@ -1644,6 +1681,7 @@ TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOver) {
                       "domains": {"cpu:process": {"energy_j": 99.0}}})");
   CarryOverStoppedSegment(dir, &state);
   EXPECT_EQ(state.elapsed_s, 3.0);
+  EXPECT_EQ(state.energy.duration_s, 2.5);
   EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5);
 }
 
@@ -1667,10 +1705,12 @@ TEST(ResumeTest, StoppedSegmentsLaterFiguresCarryOverPerRank) {
     state.rank = rank;
     state.elapsed_s = 2.5;
     state.cpu_s = 2.25;
+    state.energy.duration_s = 2.0;
     state.energy.energy_j = {{"cpu:process", 10.0}};
     CarryOverStoppedSegment(dir, &state);
     EXPECT_EQ(state.energy.energy_j.at("cpu:process"), 12.5) << rank;
     EXPECT_EQ(state.elapsed_s, rank == 0 ? 3.0 : 2.75);
+    EXPECT_EQ(state.energy.duration_s, rank == 0 ? 2.5 : 2.25);
     EXPECT_EQ(state.cpu_s, 2.5);
   }
 }

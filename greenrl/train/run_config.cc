@@ -636,12 +636,24 @@ Config LoadRunConfigUnnamed(const std::string& yaml_path,
   if (!series.empty()) {
     try {
       energy::IntensitySeries::LoadCsv(series);
-    } catch (const ConfigError& e) {  // named by the key that gave the path
+    } catch (const ConfigError& e) {  // named by the key that gave the path, and its file
       std::string why = e.what();
       const std::string prefix = "intensity series " + series + ": ";
       if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
-      throw ConfigError("carbon.intensity_csv", series,
+      ConfigError error("carbon.intensity_csv", series,
                         "a readable carbon-intensity series (" + why + ")");
+      const bool set_here =
+          std::any_of(set_overrides.begin(), set_overrides.end(), [&](const std::string& text) {
+            const std::vector<std::string> keys = Config::KeysSetBy(config.schema(), text);
+            return std::find(keys.begin(), keys.end(), "carbon.intensity_csv") != keys.end();
+          });
+      if (!set_here && !yaml_path.empty()) error = error.WithSource(yaml_path);
+      // As every path a run is given (trained_agent too), not from the config file's folder.
+      if (std::filesystem::path(series).is_relative()) {
+        error = error.WithNote("a relative path is read from the working directory, " +
+                               std::filesystem::current_path().string());
+      }
+      throw error;
     }
   }
   if (config.GetString("algo") == "ppo") algo::PpoConfigFromConfig(config);

@@ -447,6 +447,9 @@ TrainedAgent LoadTrainedAgent(const std::string& run_dir, std::optional<int64_t>
       RequireFiniteParameters(*algorithm, found.checkpoint);
     } else {  // a resume checkpoint, with its counters (DQN's exploration rate for --stochastic)
       resume_step = LoadResumeCheckpoint(algorithm.get(), found.checkpoint).steps;
+      // Acting draws from the seed, as after final.pt, not from where training left its
+      // generator (the exploration rate stays the checkpoint's).
+      algorithm->SeedActing(static_cast<uint64_t>(config.GetInt("seed")));
     }
     agent.emplace(TrainedAgent{std::move(config), std::move(algorithm), found.normalizer,
                                found.checkpoint, found.final_checkpoint, resume_step,

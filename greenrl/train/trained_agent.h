@@ -123,7 +123,8 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 // With `best`: checkpoints/best.pt instead, the policy of the run's evaluation with the highest
 // mean reward (eval.save_best), with the normaliser statistics best.pt records when
 // normalize: true (ReadBestCheckpoint; rl-zoo's `enjoy.py --load-best`); final_checkpoint is
-// then true.
+// then true. Stochastic acting draws from the (replaced) seed whichever checkpoint loads
+// (Algorithm::SeedActing), so the same parameters and seed give the same stochastic episodes.
 // Errors: ConfigError("--run", run_dir, ...) for a directory without config.yaml or without any
 // checkpoint, or a resume checkpoint without the statistics a normalize: true run needs;
 // ConfigError("--best", run_dir, ...) for a run without checkpoints/best.pt, or whose best.pt

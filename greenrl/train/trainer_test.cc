@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "greenrl/core/test_paths.h"
 #include "greenrl/energy/estimator_meter.h"
 #include "greenrl/env/registry.h"
+#include "greenrl/env/testing/one_value_spec.h"
 #include "greenrl/report/run_report.h"
 #include "greenrl/report/testing/tfrecord_reader.h"
 #include "greenrl/report/tfevents.pb.h"
@@ -855,6 +857,28 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
             "carbon.intensity_g_per_kwh: got '56'; auto while carbon.intensity_csv is set (the "
             "series prices the energy; set one of the two)");
   EXPECT_EQ(message({"carbon.intensity_csv=" + csv, "carbon.region=FR"}), "no error");
+  // A path from a config file names the file; a relative one says where it was looked for.
+  const std::string yaml = ::testing::TempDir() + "/greenrl_relative_series.yaml";
+  std::ofstream(yaml) << "algo: ppo\nenv_id: CartPole-v1\ncarbon:\n  intensity_csv: no/grid.csv\n";
+  try {
+    LoadRunConfig(yaml, {}, 0);
+    ADD_FAILURE() << "a missing series was accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("carbon.intensity_csv (in " + yaml + "): got 'no/grid.csv'; ", 0), 0u)
+        << what;
+    EXPECT_NE(what.find("; a relative path is read from the working directory, " +
+                        fs::current_path().string()),
+              std::string::npos)
+        << what;
+  }
+  try {  // given by --set: no file to name
+    LoadRunConfig(yaml, {"carbon.intensity_csv=no/other.csv"}, 0);
+    ADD_FAILURE() << "a missing series was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("carbon.intensity_csv: got 'no/other.csv'; ", 0), 0u)
+        << e.what();
+  }
 }
 
 }  // namespace
@@ -1653,6 +1677,51 @@ TEST(TrainerTest, BatchSizeAboveTheRolloutIsOneMinibatchOfIt) {
       EXPECT_EQ(rows_a[r][c], rows_b[r][c]) << ha[c] << " row " << r;
     }
   }
+}
+
+}  // namespace
+}  // namespace greenrl::train
+
+namespace greenrl::train {
+namespace {
+
+// An env whose reward is NaN at the third step of every episode (episodes of 5 steps).
+class NanRewardEnv {
+ public:
+  using Action = int64_t;
+  static constexpr int kObsDim = 1;
+  using StepResult = env::StepResult<kObsDim>;
+  static const env::EnvSpec& Spec() {
+    static const env::EnvSpec spec = env::testing::OneValueSpec("TestNanReward-v0", 1.0f, 5);
+    return spec;
+  }
+  std::array<float, kObsDim> Reset(uint64_t) { return Reset(); }
+  std::array<float, kObsDim> Reset() {
+    t_ = 0;
+    return {0.0f};
+  }
+  StepResult Step(Action) {
+    ++t_;
+    StepResult r;
+    r.obs = {static_cast<float>(t_) / 5.0f};
+    r.reward = t_ == 3 ? std::nan("") : 1.0;
+    return r;
+  }
+
+ private:
+  int t_ = 0;
+};
+
+// An evaluation counts the eval envs' NaN or infinite outputs (the training env's count does not
+// cover them, and `greenrl eval` prints them): 3 episodes, one NaN reward each.
+TEST(TrainerTest, EvaluationCountsTheEnvsNonFiniteOutputs) {
+  env::RegisterEnv(env::EnvRegistrationOf<NanRewardEnv>());
+  const Config config = LoadRunConfig(Preset(), {"env_id=TestNanReward-v0"}, 0);
+  auto ppo = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec("TestNanReward-v0"));
+  const EvalResult eval = EvaluatePolicy(*ppo, "TestNanReward-v0", 3, 0);
+  EXPECT_EQ(eval.non_finite_outputs, 3);
+  EXPECT_TRUE(std::isnan(eval.mean_return));
+  EXPECT_EQ(EvaluatePolicy(*ppo, "CartPole-v1", 2, 0).non_finite_outputs, 0);
 }
 
 }  // namespace
