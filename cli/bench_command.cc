@@ -292,6 +292,8 @@ Runner RegisterBench(CLI::App& app) {
     std::fflush(stdout);
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
+    int not_evaluated = 0;     // seeds without a final evaluation (a budget stop): n/a, not 0.0
+    std::string meter_reason;  // the first seed's: what energy_wh is (measured or estimated)
     // SIGINT/SIGTERM: the running seed finishes its iteration and writes its reports and resume
     // checkpoint, as `greenrl train` does (signals.h); no later seed starts, the seeds done are
     // summed up, a temp folder is removed, and the bench exits 128 + signal.
@@ -333,21 +335,30 @@ Runner RegisterBench(CLI::App& app) {
         update_gflops = update_s > 0 ? rows * flops_per_row / update_s / 1e9 : 0;
       }
       gflops.push_back(update_gflops);
+      if (meter_reason.empty()) meter_reason = r.meter_reason;
+      // A seed the energy budget stopped has no final evaluation: its return is "n/a", not a
+      // return of 0, and it is in neither the median nor the solved count.
+      const bool evaluated = r.eval_episodes > 0;
+      const std::string eval_return =
+          evaluated
+              ? fmt::format("{:>8} ± {:<5}", report::FixedNoNegativeZero(r.eval_mean_return, 1),
+                            report::FixedNoNegativeZero(r.eval_std_return, 1))
+              : fmt::format("{:>16}", r.budget.stopped ? "n/a (budget)" : "n/a");
       // The GFLOP/s column is modelled for ppo-cartpole only; "-" elsewhere (not a 0 rate).
-      fmt::print(
-          "{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8} ± {:<5} {:>6} {:>12.5f} {:>13.4f} "
-          "{:>14}\n",
-          seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s,
-          report::FixedNoNegativeZero(r.eval_mean_return, 1),
-          report::FixedNoNegativeZero(r.eval_std_return, 1),
-          r.eval_mean_return >= threshold ? "yes" : "no", r.total_energy_j() / energy::kJoulesPerWh,
-          sampler_pct, ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
+      fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {} {:>6} {:>12.5f} {:>13.4f} {:>14}\n",
+                 seed, r.steps, r.wall_time_s, r.steps_per_s, r.cpu_time_s, eval_return,
+                 !evaluated                        ? "-"
+                 : r.eval_mean_return >= threshold ? "yes"
+                                                   : "no",
+                 r.total_energy_j() / energy::kJoulesPerWh, sampler_pct,
+                 ppo ? fmt::format("{:.1f}", update_gflops) : std::string("-"));
       std::fflush(stdout);
       walls.push_back(r.wall_time_s);
       sps.push_back(r.steps_per_s);
       cpus.push_back(r.cpu_time_s);
-      returns.push_back(r.eval_mean_return);
-      if (r.eval_mean_return >= threshold) ++solved;
+      if (evaluated) returns.push_back(r.eval_mean_return);
+      if (!evaluated) ++not_evaluated;
+      if (evaluated && r.eval_mean_return >= threshold) ++solved;
       // A signal the seed finished despite (in its last iteration), or one that came after it,
       // still stops the bench.
       const int pending =
@@ -362,16 +373,23 @@ Runner RegisterBench(CLI::App& app) {
     }
     const int done = static_cast<int>(walls.size());
     if (done > 0) {
-      fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8.1f}\n", "med", "", Median(walls),
-                 Median(sps), Median(cpus), Median(returns));
+      fmt::print("{:>5} {:>9} {:>10.2f} {:>10.0f} {:>10.2f} {:>8}\n", "med", "", Median(walls),
+                 Median(sps), Median(cpus),
+                 returns.empty() ? "n/a" : report::FixedNoNegativeZero(Median(returns), 1));
       if (ppo) {
         fmt::print("update: median {:.1f} GFLOP/s = {:.0f}% of the {:.1f} GFLOP/s GEMM floor\n",
                    Median(gflops), 100.0 * Median(gflops) / floor_gflops, floor_gflops);
       }
     }
     fmt::print(
-        "seeds with mean eval return >= {:g}: {} of {}{}\n", threshold, solved, done,
-        done < args->seeds ? fmt::format(" finished ({} asked)", args->seeds) : std::string());
+        "seeds with mean eval return >= {:g}: {} of {}{}{}\n", threshold, solved, done,
+        done < args->seeds ? fmt::format(" finished ({} asked)", args->seeds) : std::string(),
+        not_evaluated > 0
+            ? fmt::format(" ({} without a final evaluation, n/a above, counted as not solved)",
+                          not_evaluated)
+            : std::string());
+    // What energy_wh is: measured by a counter, or the CPU-time estimator's estimate.
+    if (!meter_reason.empty()) fmt::print("energy_wh metered by: {}\n", meter_reason);
     std::fflush(stdout);
     if (!keep) fs::remove_all(base);
     return stop_signal != 0 ? 128 + stop_signal : 0;

@@ -406,7 +406,21 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
     const std::string line = out.substr(row + 1, out.find('\n', row + 1) - row - 1);
     EXPECT_NE(line.find("     no "), std::string::npos) << line;
   }
-  EXPECT_NE(out.find("seeds with mean eval return >= 475: 0 of 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("seeds with mean eval return >= 475: 0 of 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nenergy_wh metered by: "), std::string::npos) << out;
+  // A seed the energy budget stopped (after its first iteration) has no final evaluation: n/a,
+  // not a return of 0.0, and no median of returns.
+  const Result budget =
+      RunGreenrl("bench ppo-cartpole --seeds 1 --steps 2048 --set energy.budget_wh=1e-9");
+  EXPECT_EQ(budget.exit_code, 0) << budget.output;
+  EXPECT_NE(budget.output.find("\n    0       256 "), std::string::npos) << budget.output;
+  EXPECT_NE(budget.output.find("     n/a (budget)      - "), std::string::npos) << budget.output;
+  EXPECT_EQ(budget.output.find("0.0 ± 0.0"), std::string::npos) << budget.output;
+  EXPECT_NE(budget.output.find("seeds with mean eval return >= 475: 0 of 1 (1 without a final "
+                               "evaluation, n/a above, counted as not solved)\n"),
+            std::string::npos)
+      << budget.output;
+  EXPECT_NE(budget.output.find("  med "), std::string::npos) << budget.output;
   // The update's FLOPs (actor and critic [64, 64], 52352 per row): batch_size 256 is the whole
   // rollout of 8 x 32; with batch_size 100 an epoch is 2 minibatches of 100 and one of 56 (SB3's
   // slices), not 3 of 100.
@@ -1412,6 +1426,24 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   ExpectRefused(r,
                 "normalize: got 'true'; the run's own false: normalize describes the "
                 "observations the agent was trained on");
+  // The estimator's watts per core: the earlier segments were estimated at the run's own.
+  r = RunGreenrl("train --resume " + out + " --set energy.watts_per_core=24 --quiet");
+  ExpectRefused(r,
+                "energy.watts_per_core: got '24'; the run's own 12: the CPU-time estimator "
+                "estimated the run's earlier segments at it");
+  // Another region or PUE re-prices the whole run: said before the work (here the resume is then
+  // refused, its n_timesteps not past the checkpoint's step, so nothing else changes).
+  r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set carbon.pue=1.2 " +
+                 "--set n_timesteps=256");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("greenrl: note: carbon.region 'FR' replaces the run's own '': the "
+                          "carbon figures price the whole run's energy, its earlier segments' "
+                          "too, at the new value"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("greenrl: note: carbon.pue 1.2 replaces the run's own 1: "),
+            std::string::npos)
+      << r.output;
   size_t event_files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
     event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;

@@ -111,9 +111,16 @@ auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
 // on its keys, another net_arch as a checkpoint that does not load). Init-only keys
 // (policy_kwargs.log_std_init, .ortho_init, SAC's ent_coef auto_<initial>) are refused too when
 // they change. A shorthand or section override (policy_kwargs.net_arch for PPO's pi and vf,
-// normalize_kwargs={...}) is judged on each key it sets.
+// normalize_kwargs={...}) is judged on each key it sets. energy.watts_per_core is refused too:
+// the CPU-time estimator's earlier segments were estimated at the run's own figure, and the
+// totals add their joules to the new segment's.
+// Returns: a note for each carbon key (carbon.region, carbon.intensity_g_per_kwh, carbon.pue)
+// an --set changes: a fixed intensity and the PUE price the whole run's energy, earlier
+// segments' included, so a resume re-prices all of it (carbon.intensity_csv, a series, prices
+// each segment at its own time instead).
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
-void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::string>& sets) {
+std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
+                                               const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
   static constexpr const char* kInitOnly =
       " only sets the agent's initial parameters, which a resume takes from its checkpoint, so "
@@ -154,7 +161,11 @@ void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::st
        "a resume continues the saved replay buffer of that capacity, so buffer_size cannot "
        "change"},
       {"policy_kwargs.log_std_init", std::string("policy_kwargs.log_std_init") + kInitOnly},
-      {"policy_kwargs.ortho_init", std::string("policy_kwargs.ortho_init") + kInitOnly}};
+      {"policy_kwargs.ortho_init", std::string("policy_kwargs.ortho_init") + kInitOnly},
+      {"energy.watts_per_core",
+       "the CPU-time estimator estimated the run's earlier segments at it, and a resume adds "
+       "their energy to the new segment's, so energy.watts_per_core cannot change (with a "
+       "measuring meter it changes nothing)"}};
   // Every key an override sets (a shorthand's or section's each), with the override's value text
   // for the message; the last override of a key is the one the run would use.
   std::map<std::string, std::pair<std::string, std::string>> last;  // key -> (set key, value)
@@ -208,6 +219,21 @@ void RefuseFixedKeyChanges(const std::string& run_dir, const std::vector<std::st
                             "change (a fixed number can)");
     }
   }
+  std::vector<std::string> notes;
+  for (const char* key : {"carbon.region", "carbon.intensity_g_per_kwh", "carbon.pue"}) {
+    const auto it = last.find(key);
+    if (it == last.end()) continue;
+    Config changed = saved;
+    changed.Set(it->second.first, it->second.second);
+    const KeySpec* spec = saved.schema().Find(key);
+    if (spec == nullptr || text(changed, *spec) == text(saved, *spec)) continue;
+    notes.push_back(fmt::format(
+        "{} {} replaces the run's own {}: the carbon figures price the whole run's energy, its "
+        "earlier segments' too, at the new value (metrics.csv's carbon/g_co2e steps to it at "
+        "this resume); carbon.intensity_csv prices each segment at its own time instead",
+        key, text(changed, *spec), text(saved, *spec)));
+  }
+  return notes;
 }
 
 }  // namespace
@@ -282,7 +308,11 @@ Runner RegisterTrain(CLI::App& app) {
                             ? "a run directory written by `greenrl train` (it has no config.yaml)"
                             : "a run directory written by `greenrl train` (no such directory)");
     }
-    if (resuming) RefuseFixedKeyChanges(args->resume, args->sets);
+    if (resuming) {
+      for (const std::string& note : RefuseFixedKeyChanges(args->resume, args->sets)) {
+        if (!args->quiet) fmt::print(stderr, "greenrl: note: {}\n", note);
+      }
+    }
     if (const std::string elsewhere = resuming ? "" : PresetElsewhere(args->config_path);
         !elsewhere.empty()) {
       // README's "configs/..." from outside a checkout: name the copy that exists.

@@ -197,7 +197,7 @@ void BudgetController::FillFlags(double work_s, BudgetDecision& decision) const 
 
 BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int64_t total_steps,
                                              double energy_used_j, double now_s, double reserve_j,
-                                             double checkpoint_j) {
+                                             double checkpoint_j, const std::string& reserve_what) {
   if (state_ == BudgetState::kStopped) {
     BudgetDecision again = last_decision_;
     again.actions.clear();
@@ -239,7 +239,8 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
   }
 
   // Forecast: used + (energy per step since the anchor) x remaining steps.
-  if (!has_anchor_ && global_step >= origin_step_ + options_.warmup_steps) {
+  if (!has_anchor_ &&
+      global_step >= std::max(origin_step_ + options_.warmup_steps, steady_from_step_)) {
     has_anchor_ = true;
     anchor_step_ = global_step;
     anchor_energy_j_ = energy_used_j;
@@ -273,7 +274,7 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
                        global_step, Joules(energy_used_j), options_.stop_margin,
                        Joules(decision.next_iteration_energy_j),
                        checkpoint_j > 0.0 ? " + checkpoint ~" + Joules(checkpoint_j) : "",
-                       reserve_j > 0.0 ? " + final evaluation ~" + Joules(reserve_j) : "",
+                       reserve_j > 0.0 ? " + " + reserve_what + " ~" + Joules(reserve_j) : "",
                        Joules(needed_j), Joules(budget_j_), options_.budget_wh),
            decision);
     } else {
@@ -289,7 +290,9 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
            options_.reduced_precision_at, "reduced_precision_at",
            "switch the update to reduced precision"},
           {BudgetAction::kSkipNonCritical, BudgetState::kSkipNonCritical, options_.skip_at,
-           "skip_at", "skip periodic evaluation and thin per-iteration logging to every 10th row"},
+           "skip_at",
+           "skip periodic evaluation (kept when eval.reward_threshold is set) and thin "
+           "per-iteration logging to every 10th row"},
           {BudgetAction::kThrottle, BudgetState::kThrottle, options_.throttle_at, "throttle_at",
            "throttle (fewer env threads, idle between iterations)"},
       };
@@ -381,6 +384,14 @@ void BudgetController::Rewind(std::int64_t global_step, double energy_used_j, do
     anchor_step_ = global_step;
     anchor_energy_j_ = energy_used_j;
   }
+}
+
+void BudgetController::SetSteadyFrom(std::int64_t global_step) {
+  GREENRL_CHECK(!called_, "SetSteadyFrom() must come before the first OnIteration()");
+  GREENRL_CHECK(global_step >= 0,
+                fmt::format("SetSteadyFrom() needs a step >= 0, got {}", global_step));
+  steady_from_step_ = global_step;
+  if (global_step > origin_step_) has_anchor_ = false;  // the anchor at the start is too early
 }
 
 BudgetSnapshot BudgetController::Snapshot() const { return {options_.budget_wh, state_, events_}; }

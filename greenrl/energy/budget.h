@@ -21,7 +21,8 @@
 //   reserve_j > budget_j,
 //   where next_iteration_energy_j = max(energy of the iteration just ended, forecast energy per
 //   step x steps of the iteration just ended) and reserve_j is the caller's estimate of what the
-//   run spends after its last iteration (the trainer's final evaluation) and checkpoint_j its
+//   run spends after its last iteration (the trainer's: the larger of the final evaluation, which
+//   a finished run spends, and the resume checkpoint a stop writes) and checkpoint_j its
 //   estimate of a periodic checkpoint due before the next iteration. The stop rule applies from
 //   the first call, warm-up or not.
 // The ladder never climbs back: a cheaper regime lowers the energy per step, so the forecast
@@ -32,8 +33,8 @@
 // before it and what comes after the last one fit. The run overshoots its budget only if an
 // iteration (or the work after the last one) costs more than its estimate, and then by less than
 // that iteration's energy plus the estimate's error: with constant energy per iteration and an
-// exact reserve it never exceeds it. Work after a stop (the resume checkpoint and reports) is not
-// forecast; energy.json counts it.
+// exact reserve it never exceeds it. The reports after a stop or the final evaluation are not
+// forecast; energy.json counts them.
 #pragma once
 
 #include <cstdint>
@@ -201,15 +202,18 @@ class BudgetController {
   // Returns: the state, what to apply, and the actions newly taken. When global_step >=
   //   total_steps (> 0) the run is complete and no new action is taken. After kStopped every call
   //   returns the stopped decision again with no actions.
-  //   reserve_j: energy the run spends after its last iteration, J (finite, >= 0; the final
-  //   evaluation's estimate), kept out of what the iterations may use.
+  //   reserve_j: energy the run spends after its last iteration, J (finite, >= 0; the trainer's
+  //   larger estimate of the final evaluation and of the resume checkpoint a stop writes), kept
+  //   out of what the iterations may use; reserve_what names it in the stop's reason ("final
+  //   evaluation", "stop checkpoint").
   //   checkpoint_j: energy of the periodic checkpoint the caller writes after this call and before
   //   the next iteration, J (finite, >= 0; 0 when none is due; the trainer's estimate is its last
   //   checkpoint's energy): the next iteration may start only if it fits too.
   // Errors: GREENRL_CHECK on arguments that break the rules above (steps or energy going back).
   BudgetDecision OnIteration(std::int64_t global_step, std::int64_t total_steps,
                              double energy_used_j, double now_s, double reserve_j = 0.0,
-                             double checkpoint_j = 0.0);
+                             double checkpoint_j = 0.0,
+                             const std::string& reserve_what = "final evaluation");
 
   // The trainer says it cannot carry out `action` (e.g. no reduced precision on this device);
   // `reason` says why ("float16 autocast unsupported on cpu"). Callable before the rung fires (it
@@ -240,6 +244,15 @@ class BudgetController {
   //   non-finite value.
   std::vector<BudgetAction> Resume(const BudgetSnapshot& saved, std::int64_t global_step,
                                    double energy_used_j, double now_s);
+
+  // The global step from which a step costs what later ones do: the forecast's rate is measured
+  // from the first call at or after max(this, the warm-up's end), not from the warm-up's end
+  // alone. The trainer gives an off-policy algorithm's Algorithm::updates_wait_until(): before
+  // learning_starts no gradient step is taken, and a SAC step costs about 1% of a later one
+  // (measured here, Hopper-v4), so a rate taken across it forecast less than half the run.
+  // Call before the first OnIteration() (after Resume()); 0, the default, changes nothing.
+  // Errors: GREENRL_CHECK for a negative step or a call after OnIteration().
+  void SetSteadyFrom(std::int64_t global_step);
 
   // The numerical guard went back to a resume checkpoint at `global_step` (at or before the last
   // OnIteration() call's step) within this process: the steps after it are done again.
@@ -293,6 +306,7 @@ class BudgetController {
   // The forecast's origin: the first point (start included) at or after origin_step_ +
   // warmup_steps, where origin_step_ is 0, or the global step of a resumed checkpoint.
   std::int64_t origin_step_ = 0;
+  std::int64_t steady_from_step_ = 0;  // SetSteadyFrom's step: no anchor before it
   bool has_anchor_ = false;
   std::int64_t anchor_step_ = 0;
   double anchor_energy_j_ = 0.0;

@@ -557,6 +557,36 @@ TEST(BudgetControllerTest, ResumeAnchorsTheForecastAgainAfterTheWarmup) {
   EXPECT_THROW(controller.Resume(BudgetSnapshot{}, 0, 0.0, 0.0), InternalError);  // too late
 }
 
+// SetSteadyFrom (an off-policy run's learning_starts, 300): the cheap steps before it (0.01 J
+// each) stay out of the forecast's rate, which counts from the first call at or after step 300
+// (3 J) even though the warm-up (100 steps) ended before: at step 400 (3 + 1 J x 100 = 103 J) the
+// rate is 1 J/step and the forecast 103 + 1 x 600 = 703 J, where a rate from the warm-up's end
+// would give 103 + (102 / 300) x 600 = 307 J. Its step must be given before the first
+// OnIteration().
+TEST(BudgetControllerTest, ForecastWaitsForTheSteadyStep) {
+  BudgetOptions options;
+  options.budget_wh = 1.0;
+  options.warmup_steps = 100;
+  BudgetController controller(options, 0.0);
+  controller.SetSteadyFrom(300);
+  EXPECT_FALSE(controller.OnIteration(100, 1000, 1.0, 1.0).forecast_j.has_value());
+  EXPECT_FALSE(controller.OnIteration(200, 1000, 2.0, 2.0).forecast_j.has_value());
+  EXPECT_FALSE(controller.OnIteration(300, 1000, 3.0, 3.0).forecast_j.has_value());  // anchor
+  const BudgetDecision d = controller.OnIteration(400, 1000, 103.0, 4.0);
+  ASSERT_TRUE(d.forecast_j.has_value());
+  EXPECT_DOUBLE_EQ(*d.forecast_j, 703.0);
+  EXPECT_THROW(controller.SetSteadyFrom(500), InternalError);  // after OnIteration
+  // Without a warm-up, a step of 0 keeps the start as the origin; a later one moves it.
+  options.warmup_steps = 0;
+  BudgetController from_start(options, 0.0);
+  from_start.SetSteadyFrom(0);
+  EXPECT_TRUE(from_start.OnIteration(100, 1000, 10.0, 1.0).forecast_j.has_value());
+  BudgetController later(options, 0.0);
+  later.SetSteadyFrom(100);
+  EXPECT_FALSE(later.OnIteration(100, 1000, 1.0, 1.0).forecast_j.has_value());
+  EXPECT_DOUBLE_EQ(*later.OnIteration(200, 1000, 11.0, 2.0).forecast_j, 11.0 + 0.1 * 800);
+}
+
 // The guard's restore: steps go back to the checkpoint's (200), energy goes on: the discarded
 // iteration after step 300 used 30 J (100 -> 130 J at the restore). The iteration after the
 // restore counts its own steps and energy (210 - 200 steps, 135 - 130 = 5 J), and the forecast's

@@ -38,7 +38,9 @@ std::string AcceptedRegions() {
     first = false;
   }
   return accepted +
-         " (ISO 3166-1 alpha-2 code or English country name, case-insensitive), world (the world "
+         " (ISO 3166-1 alpha-2 code, its alpha-3 code as emissions.csv's country_iso_code gives "
+         "it, "
+         "or English country name, case-insensitive), world (the world "
          "average), or empty (the world average as a default)";
 }
 
@@ -181,7 +183,7 @@ const RegionIntensity* FindRegion(const std::string& region) {
   std::string wanted = ToUpper(region);
   if (wanted == "UK") wanted = "GB";
   for (const RegionIntensity& row : RegionIntensities()) {
-    if (wanted == row.code || wanted == ToUpper(row.name)) return &row;
+    if (wanted == row.code || wanted == row.alpha3 || wanted == ToUpper(row.name)) return &row;
   }
   return nullptr;
 }

@@ -50,13 +50,14 @@ struct RegionIntensity {
 // generation" (Ember, Energy Institute).
 const std::vector<RegionIntensity>& RegionIntensities();
 
-// Finds a region by ISO code or English name, case-insensitive ("fr", "France"; "UK" is accepted
-// for GB). Returns: the row, or null when unknown.
+// Finds a region by ISO 3166-1 alpha-2 or alpha-3 code (CodeCarbon's country_iso_code) or
+// English name, case-insensitive ("fr", "FRA", "France"; "UK" is accepted for GB). Returns: the
+// row, or null when unknown.
 const RegionIntensity* FindRegion(const std::string& region);
 
 // The `carbon.*` config fields.
 struct CarbonOptions {
-  // carbon.region: ISO 3166-1 alpha-2 code or country name from RegionIntensities(), or
+  // carbon.region: ISO 3166-1 alpha-2 or alpha-3 code or country name from RegionIntensities(), or
   // "world" (any case): the world average kWorldIntensityGPerKwh, chosen explicitly; empty: the
   // same average as the default (CarbonResult::intensity_is_default).
   std::string region;

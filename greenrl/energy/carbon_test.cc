@@ -54,6 +54,8 @@ TEST(CarbonTest, RegionFromTable) {
   EXPECT_EQ(FindRegion("uk")->alpha3, std::string("GBR"));
   EXPECT_EQ(FindRegion("fr")->alpha3, std::string("FRA"));
   EXPECT_EQ(FindRegion("de")->alpha3, std::string("DEU"));
+  EXPECT_EQ(FindRegion("FRA")->code, std::string("FR"));  // CodeCarbon's country_iso_code
+  EXPECT_EQ(FindRegion("deu")->code, std::string("DE"));
   for (const RegionIntensity& row : RegionIntensities()) {
     EXPECT_EQ(std::string(row.alpha3).size(), 3u) << row.code;
     EXPECT_EQ(row.alpha3[0], row.code[0]) << row.code;  // true for all 26 rows of the table

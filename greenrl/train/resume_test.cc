@@ -1629,13 +1629,16 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   for (const std::string& note : agent.notes) err += note + "\n";
   EXPECT_EQ(agent.config.GetString("energy.meter"), "auto");
   EXPECT_EQ(agent.config.GetString("carbon.intensity_csv"), "");
-  for (const std::string note :
-       {"energy.meter: got 'rapl'",
-        "; using energy.meter auto here (the trained agent does not "
-        "depend on it)\n",
-        "carbon.intensity_csv: got '", "; using carbon.intensity_csv '' here"}) {
+  for (const std::string& note :
+       std::vector<std::string>{"energy.meter: got 'rapl'",
+                                "; using energy.meter auto here (the trained agent does not "
+                                "depend on it)\n",
+                                "carbon.intensity_csv (in " + dir + "/config.yaml): got '",
+                                "; using carbon.intensity_csv '' here"}) {
     EXPECT_NE(err.find(note), std::string::npos) << note << "\n" << err;
   }
+  // Named once: the file is in the error itself.
+  EXPECT_EQ(err.find(dir + "/config.yaml: carbon.intensity_csv"), std::string::npos) << err;
   size_t notes = 0;
   for (size_t at = err.find("here (the trained agent"); at != std::string::npos;
        at = err.find("here (the trained agent", at + 1)) {

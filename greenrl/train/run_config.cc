@@ -206,15 +206,19 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "energy.sample_period_s", ValueType::kFloat, "1.0",
          "power sampling period of the sampler thread (power.csv), s", 0.01, 3600.0);
   AddKey(&s, "energy.budget_wh", ValueType::kFloat, "0.0",
-         "energy budget of the run in Wh (0: none); the ladder below acts as it nears", 0.0, 1e9);
+         "energy budget of the run in Wh (0: none); the ladder below acts as it nears", 0.0, 1e9,
+         {}, false, "watt-hours, written without a unit (e.g. 0.5 for 1800 J)");
   AddKey(&s, "energy.budget.warmup_steps", ValueType::kInt, "1000",
-         "env steps before the forecast starts (setup energy is left out of the rate)", 0, 1e12);
+         "env steps before the forecast starts (setup energy is left out of the rate; DQN and SAC "
+         "also wait for learning_starts, whose steps cost a fraction of later ones)",
+         0, 1e12);
   AddKey(&s, "energy.budget.reduced_precision_at", ValueType::kFloat, "0.6",
          "fraction of the budget (forecast or used) at which the update goes reduced precision",
          0.0, 100.0, {}, true);
   AddKey(&s, "energy.budget.skip_at", ValueType::kFloat, "0.75",
-         "fraction at which evaluation and per-iteration logging are skipped", 0.0, 100.0, {},
-         true);
+         "fraction at which periodic evaluation is skipped (unless eval.reward_threshold is set) "
+         "and per-iteration logging thinned to every 10th row",
+         0.0, 100.0, {}, true);
   AddKey(&s, "energy.budget.throttle_at", ValueType::kFloat, "0.9",
          "fraction at which the run throttles (duty cycle, fewer env threads)", 0.0, 100.0, {},
          true);

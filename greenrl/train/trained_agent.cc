@@ -57,10 +57,11 @@ Config LoadAgentConfig(const std::string& path, std::vector<std::string>* notes)
       if (set.empty() || std::find(overrides.begin(), overrides.end(), set) != overrides.end()) {
         throw;
       }
-      notes->push_back(
-          fmt::format("{}: {}; using {} {} here (the trained agent does not depend "
-                      "on it)",
-                      path, e.what(), it->first, it->second));
+      // Named by the file, unless the error names it already ("key (in FILE): ...").
+      const std::string what = e.what();
+      notes->push_back(fmt::format(
+          "{}{}; using {} {} here (the trained agent does not depend on it)",
+          what.find(path) == std::string::npos ? path + ": " : "", what, it->first, it->second));
       overrides.push_back(set);
     }
   }

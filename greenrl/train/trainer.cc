@@ -1346,6 +1346,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // grows) and the mean of all so far, earlier segments' included (steadier on a counter that
   // changes every 100 ms); 0 before the first.
   double last_checkpoint_j = 0.0;
+  bool budget_checkpoint_written = false;  // the budget's first checkpoint (below) is decided
   // The additive domains' sum of `energy_j` (J per domain) as this rank's share of the job's (a
   // meter the ranks share counted once), J.
   auto job_share_j = [&](const std::map<std::string, double>& energy_j) {
@@ -1437,6 +1438,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
       apply_budget_action(action, budget_options.throttle_env_threads_fraction);
     }
   }
+  // DQN's and SAC's steps before learning_starts take no gradient step and cost a fraction of
+  // later ones: the budget's forecast measures its rate after them.
+  budget.SetSteadyFrom(algorithm->updates_wait_until());
   // --- end resume, signals and guard state
 
   auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
@@ -1496,9 +1500,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
       steps += rollout_steps;
 
       if (options.before_update) options.before_update(iteration, *algorithm);
-      monitor.BeginWindow("update");
+      // An update window only where Update takes gradient steps: DQN's and SAC's calls before
+      // learning_starts take none, and counted as windows they made energy.json's update count
+      // one per env step.
+      const bool updates_now = steps > algorithm->updates_wait_until();
+      if (updates_now) monitor.BeginWindow("update");
       algo::Metrics update_metrics = algorithm->Update(algo::ProgressRemaining(steps, total_steps));
-      monitor.EndWindow("update");
+      if (updates_now) monitor.EndWindow("update");
       // --- numerical guard (checkpointing.h, guard.*): updates that skipped a non-finite step.
       nonfinite_streak = algorithm->nonfinite_skips() > skips_seen ? nonfinite_streak + 1 : 0;
       skips_seen = algorithm->nonfinite_skips();
@@ -1719,16 +1727,20 @@ TrainResult Train(const Config& config, TrainOptions options) {
       // The budget acts on what this iteration cost (energy.json records every decision); with
       // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
       if (budget.enabled()) {
-        // The final evaluation must fit too: rank 0's estimate (it evaluates), the same on every
-        // rank so that all decide alike.
-        // A periodic checkpoint due before the next iteration (below) must fit too: every rank
-        // writes its own (checkpoint_estimate_j).
-        double reserve_j[2] = {
-            writer ? final_eval_reserve_j() : 0.0,
-            next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_estimate_j() : 0.0};
-        if (world_size > 1) group->AllReduceSum(reserve_j, 2, "budget reserves");
+        // What comes after the last iteration must fit: the final evaluation (rank 0's estimate:
+        // it evaluates) when the run finishes, the resume checkpoint a stop writes (every rank
+        // its own, checkpoint_estimate_j) when it stops, so the larger of the two. A periodic
+        // checkpoint due before the next iteration (below) must fit too. Summed over the ranks,
+        // the same on every rank so that all decide alike.
+        const double checkpoint_j = checkpoint_estimate_j();
+        double reserve_j[3] = {writer ? final_eval_reserve_j() : 0.0,
+                               next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_j : 0.0,
+                               checkpoint_j};
+        if (world_size > 1) group->AllReduceSum(reserve_j, 3, "budget reserves");
         const energy::BudgetDecision decision = budget.OnIteration(
-            steps, total_steps, total.total_energy_j(), budget_time_s, reserve_j[0], reserve_j[1]);
+            steps, total_steps, total.total_energy_j(), budget_time_s,
+            std::max(reserve_j[0], reserve_j[2]), reserve_j[1],
+            reserve_j[2] > reserve_j[0] ? "stop checkpoint" : "final evaluation");
         skip_non_critical = decision.skip_non_critical;
         for (energy::BudgetAction action : decision.actions) {
           apply_budget_action(action, decision.env_threads_fraction);
@@ -1779,7 +1791,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
                                              : 0;
       interrupted =
           stop_signal != 0 || (options.stop_after_steps > 0 && steps >= options.stop_after_steps);
-      if (interrupted || (next_checkpoint > 0 && steps >= next_checkpoint)) {
+      // Under a budget, a run with no checkpoint measured yet (this segment's or an earlier
+      // one's) writes one after its first iteration: the resume checkpoint a budget stop writes
+      // then has an estimate, which the stop rule keeps in hand (a count every rank shares).
+      bool budget_checkpoint = false;
+      if (budget.enabled() && !budget_checkpoint_written) {
+        const auto windows = windows_so_far();
+        const auto it = windows.find("checkpoint");
+        budget_checkpoint = it == windows.end() || it->second.count == 0;
+        budget_checkpoint_written = true;
+      }
+      if (interrupted || budget_checkpoint || (next_checkpoint > 0 && steps >= next_checkpoint)) {
         while (next_checkpoint > 0 && steps >= next_checkpoint) next_checkpoint += ckpt.freq;
         write_checkpoint();
       }

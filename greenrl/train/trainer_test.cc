@@ -839,6 +839,10 @@ TEST(RunConfigTest, BadInputNamesKeyValueAndAccepted) {
   EXPECT_EQ(message({"algo=sca"}).find("rl-baselines3-zoo"), std::string::npos);  // a typo
   EXPECT_NE(message({"env_id=Pong-v5"}).find("env_id: got 'Pong-v5'"), std::string::npos);
   EXPECT_NE(message({"carbon.region=XX"}).find("carbon.region"), std::string::npos);
+  // A budget given with a unit: the unit it takes is said.
+  EXPECT_EQ(message({"energy.budget_wh=5J"}),
+            "energy.budget_wh: got '5J'; a number in [0, 1000000000]; watt-hours, written without "
+            "a unit (e.g. 0.5 for 1800 J)");
   EXPECT_NE(
       message({"carbon.intensity_g_per_kwh=lots"}).find("carbon.intensity_g_per_kwh: got 'lots'"),
       std::string::npos);
@@ -1015,6 +1019,46 @@ TEST(TrainerTest, CheckpointsAreMeasuredAndTheBudgetKeepsRoomForTheNext) {
   double sum_j = j2["unattributed"]["total_energy_j"].get<double>();
   for (const auto& [key, w] : j2["windows"].items()) sum_j += w["total_energy_j"].get<double>();
   EXPECT_NEAR(sum_j, j2["total_energy_j"].get<double>(), 1e-9);
+}
+
+// A budgeted run with no periodic checkpoint due (checkpoint_freq 100000) writes one after its
+// first iteration, so the resume checkpoint its stop writes has an estimate (6 J: three meter
+// reads), and the stop keeps that in hand where it is more than the final evaluation's estimate
+// (one episode: 500 steps at the rollouts' 3 J / 256 steps, 5.86 J).
+TEST(TrainerTest, BudgetStopKeepsItsOwnCheckpointInHand) {
+  std::vector<std::string> sets = kBudgetSets;
+  sets.push_back("eval.final_episodes=1");
+  sets.push_back("energy.budget_wh=" + std::to_string(FullRunJ() / 2.0 / 3600.0));
+  const std::string dir = FreshDir("budget_stop_checkpoint");
+  const TrainResult r = TrainScripted(LoadRunConfig(Preset(), sets, 0), dir);
+  ASSERT_TRUE(r.report.budget.stopped);
+  EXPECT_TRUE(fs::exists(CheckpointPath(dir, 256)));             // the first iteration's
+  EXPECT_TRUE(fs::exists(CheckpointPath(dir, r.report.steps)));  // the stop's
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["windows"]["checkpoint"]["count"].get<int64_t>(), 2);
+  const auto& stop = j["budget"]["events"].back();
+  EXPECT_EQ(stop["action"], "stop");
+  EXPECT_DOUBLE_EQ(stop["reserve_j"].get<double>(), 6.0);
+  EXPECT_NE(stop["reason"].get<std::string>().find(" + stop checkpoint ~6 J = "), std::string::npos)
+      << stop["reason"];
+  EXPECT_EQ(stop["checkpoint_j"].get<double>(), 0.0);  // no periodic one due
+}
+
+// SAC's update windows are its updates with gradient steps: none before learning_starts (100;
+// 300 steps of one env, one update call each), so 200 windows, not 300.
+TEST(TrainerTest, UpdateWindowsCountOnlyUpdatesWithGradientSteps) {
+  const Config config = LoadRunConfig(SourceTreeDir() + "/configs/sac/pendulum.yaml",
+                                      {"n_timesteps=300", "learning_starts=100", "eval.freq=0",
+                                       "eval.final_episodes=1", "energy.sample_period_s=3600"},
+                                      0);
+  const std::string dir = FreshDir("sac_update_windows");
+  const TrainResult r = TrainScripted(config, dir);
+  EXPECT_EQ(r.report.steps, 300);
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["windows"]["update"]["count"].get<int64_t>(), 200);
+  EXPECT_EQ(j["windows"]["rollout"]["count"].get<int64_t>(), 300);
 }
 
 // The budget's throttle sleeps between iterations without SAC's second update thread spinning
