@@ -948,6 +948,9 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   r = RunGreenrl("eval --run " + Dir("missing"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--run"), std::string::npos) << r.output;
+  // The run's checkpoints folder given for the run: the run is named.
+  ExpectRefused(RunGreenrl("eval --run " + out + "/checkpoints"),
+                "; this is a run's checkpoints folder: --run " + out + "\n");
   // greenrl export: the deterministic policy as a TorchScript module, beside the run by default
   // (policy_export_test loads it and compares its actions).
   r = RunGreenrl("export --run " + out);
@@ -1540,8 +1543,21 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   r = RunGreenrl("train --config " + Preset() + " --out " + out + " --dry-run --quiet");
   EXPECT_NE(r.output.find("greenrl: dry run: every check a run makes before writing passed, and "
                           "nothing was written; without --dry-run this trains ppo on "
-                          "CartPole-v1 to 100000 env steps in " +
+                          "CartPole-v1 to 100096 env steps (n_timesteps 100000 rounded up to "
+                          "whole rollouts) in " +
                           out + "\n"),
+            std::string::npos)
+      << r.output;
+  // DQN and SAC train whole train_freq blocks (SAC MountainCarContinuous: 32 steps of one env).
+  r = RunGreenrl("train --config " + SourceTreeDir() +
+                 "/configs/sac/mountaincarcontinuous.yaml --set n_timesteps=10 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: n_timesteps 10 is 0.31 blocks of train_freq * n_envs = 32 "
+                          "steps: the run trains whole blocks, 32 steps, as SB3 does\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("this trains sac on MountainCarContinuous-v0 to 32 env steps "
+                          "(n_timesteps 10 rounded up to whole rollouts) in "),
             std::string::npos)
       << r.output;
   // A new --out is created and removed again; one that cannot be created fails as the run would.
@@ -1566,7 +1582,7 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
   // parent's newest resume checkpoint).
   r = RunGreenrl("train --config " + Preset() + " -i " + parent + " --out " + out +
                  " --dry-run --quiet");
-  EXPECT_NE(r.output.find(" env steps in " + out + ", from the trained agent " + parent +
+  EXPECT_NE(r.output.find(" whole rollouts) in " + out + ", from the trained agent " + parent +
                           "/checkpoints/step_000000000256.pt\n"),
             std::string::npos)
       << r.output;

@@ -420,10 +420,14 @@ Runner RegisterTrain(CLI::App& app) {
       const std::string& agent = result.report.trained_agent.checkpoint;
       fmt::print(stderr,
                  "greenrl: dry run: every check a run makes before writing passed, and nothing "
-                 "was written; without --dry-run this {} {} on {} to {} env steps in {}{}\n",
+                 "was written; without --dry-run this {} {} on {} to {} env steps{} in {}{}\n",
                  resuming ? "continues" : "trains", config.GetString("algo"),
-                 config.GetString("env_id"), config.GetInt("n_timesteps"), where,
-                 agent.empty() || resuming ? "" : ", from the trained agent " + agent);
+                 config.GetString("env_id"), result.last_step,
+                 result.last_step == config.GetInt("n_timesteps")
+                     ? ""
+                     : fmt::format(" (n_timesteps {} rounded up to whole rollouts)",
+                                   config.GetInt("n_timesteps")),
+                 where, agent.empty() || resuming ? "" : ", from the trained agent " + agent);
       return 0;
     }
     if (result.rank == 0) fmt::print("{}", report::FormatSummary(result.report));

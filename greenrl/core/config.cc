@@ -478,13 +478,16 @@ void Assign(const ConfigSchema& schema, const std::vector<KeyedNode>& pairs,
     const KeySpec* spec = schema.Find(pair.key);
     if (spec == nullptr) {
       if (const auto* fixed = schema.DefaultOnlyKey(pair.key)) {
-        KeySpec as_bool;
-        as_bool.key = pair.given_as.empty() ? pair.key : pair.given_as;
-        as_bool.type = ValueType::kBool;
-        if (std::get<bool>(ParseValue(as_bool, pair.node)) != fixed->first) {
-          throw ConfigError(
-              as_bool.key, NodeText(pair.node),
-              std::string(fixed->first ? "true" : "false") + " only: " + fixed->second);
+        KeySpec as_fixed;
+        as_fixed.key = pair.given_as.empty() ? pair.key : pair.given_as;
+        as_fixed.type = fixed->type;
+        const Config::Value given = ParseValue(as_fixed, pair.node);  // a wrong type: refused
+        const bool same = fixed->type == ValueType::kBool
+                              ? (std::get<bool>(given) ? "true" : "false") == fixed->value
+                              : std::to_string(std::get<int64_t>(given)) == fixed->value;
+        if (!same) {
+          throw ConfigError(as_fixed.key, NodeText(pair.node),
+                            fixed->value + " only: " + fixed->why);
         }
         continue;  // SB3's default written out: nothing to set
       }
@@ -567,10 +570,16 @@ const KeySpec* ConfigSchema::Find(const std::string& key) const {
 void ConfigSchema::AddDefaultOnlyKey(const std::string& key, bool value, std::string why) {
   GREENRL_CHECK(Find(key) == nullptr && default_only_.count(key) == 0,
                 "AddDefaultOnlyKey: " + key + " is declared or fixed already");
-  default_only_[key] = {value, std::move(why)};
+  default_only_[key] = {ValueType::kBool, value ? "true" : "false", std::move(why)};
 }
 
-const std::pair<bool, std::string>* ConfigSchema::DefaultOnlyKey(const std::string& key) const {
+void ConfigSchema::AddDefaultOnlyIntKey(const std::string& key, int64_t value, std::string why) {
+  GREENRL_CHECK(Find(key) == nullptr && default_only_.count(key) == 0,
+                "AddDefaultOnlyIntKey: " + key + " is declared or fixed already");
+  default_only_[key] = {ValueType::kInt, std::to_string(value), std::move(why)};
+}
+
+const ConfigSchema::DefaultOnly* ConfigSchema::DefaultOnlyKey(const std::string& key) const {
   const auto it = default_only_.find(key);
   return it == default_only_.end() ? nullptr : &it->second;
 }

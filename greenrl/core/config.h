@@ -107,8 +107,17 @@ class ConfigSchema {
   // gSDE has SB3's full [features, actions] std only").
   // Errors: InternalError (GREENRL_CHECK) when `key` is declared, or already fixed.
   void AddDefaultOnlyKey(const std::string& key, bool value, std::string why);
-  // Returns: the (value, why) `key` was fixed at, or nullptr when it is none.
-  const std::pair<bool, std::string>* DefaultOnlyKey(const std::string& key) const;
+  // The same for an int option of SB3's (SAC's policy_kwargs.n_critics: 2).
+  void AddDefaultOnlyIntKey(const std::string& key, int64_t value, std::string why);
+  // A key fixed at SB3's default: its type (kBool or kInt), the value as YAML text ("true", "2")
+  // and why no other value is taken.
+  struct DefaultOnly {
+    ValueType type = ValueType::kBool;
+    std::string value;
+    std::string why;
+  };
+  // Returns: what `key` was fixed at, or nullptr when it is none.
+  const DefaultOnly* DefaultOnlyKey(const std::string& key) const;
 
   // Where every key is listed (e.g. "`greenrl keys --algo ppo`"): the unknown-key error then
   // ends "every key with its default: <where>" instead of listing them all. Empty (the
@@ -135,7 +144,7 @@ class ConfigSchema {
   std::vector<KeySpec> keys_;
   std::unordered_map<std::string, size_t> index_;               // key -> position in keys_
   std::unordered_map<std::string, std::string> unknown_notes_;  // AddUnknownKeyNote
-  std::unordered_map<std::string, std::pair<bool, std::string>> default_only_;  // AddDefaultOnlyKey
+  std::unordered_map<std::string, DefaultOnly> default_only_;   // AddDefaultOnlyKey, ...IntKey
   std::string key_list_hint_;                                   // set_key_list_hint
   std::unordered_map<std::string, std::vector<std::string>> shorthands_;  // AddShorthand
 };

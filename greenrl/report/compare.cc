@@ -368,7 +368,8 @@ void DistinguishNames(std::vector<RunData>* runs) {
 }
 
 std::string TargetLabel(const std::string& target_metric) {
-  return target_metric == kTargetMetric ? std::string("return") : target_metric;
+  // "training return": the default rollout/ep_rew_mean, not the eval return column beside it.
+  return target_metric == kTargetMetric ? std::string("training return") : target_metric;
 }
 
 void CheckTargetMetric(const std::vector<RunData>& runs, const std::string& target_metric) {

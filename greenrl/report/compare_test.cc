@@ -188,7 +188,7 @@ TEST(CompareTest, MarkdownIsExact) {
   EXPECT_EQ(
       FormatMarkdown(CompareRuns(runs, 195.0), 195.0),
       "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
-      "g CO2e at | eval return | Wh to return >= 195 | steps to return >= 195 |\n"
+      "g CO2e at | eval return | Wh to training return >= 195 | steps to training return >= 195 |\n"
       "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|\n"
       "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
       "PUE 1.5, FR | 480.50 | 0.3750 | 3072 |\n"

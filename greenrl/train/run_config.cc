@@ -280,6 +280,25 @@ ConfigSchema BuildSchema(const std::string& algo) {
     s.AddDefaultOnlyKey("policy_kwargs.use_expln", false,
                         "greenrl's gSDE has SB3's default, std = exp(log_std)");
   }
+  // SB3's policy_kwargs that greenrl's networks have at SB3's defaults (sac/policies.py
+  // SACPolicy: n_critics=2, share_features_extractor=False; common/policies.py
+  // ActorCriticPolicy: share_features_extractor=True, squash_output=False), which rl-zoo files
+  // may write out.
+  if (algo == "sac") {
+    s.AddDefaultOnlyIntKey("policy_kwargs.n_critics", 2,
+                           "greenrl's SAC has SB3's default, two critics (clipped double Q)");
+    s.AddDefaultOnlyKey("policy_kwargs.share_features_extractor", false,
+                        "greenrl's SAC has SB3's default: the actor and the critics share no "
+                        "layers");
+  }
+  if (algo == "ppo") {
+    s.AddDefaultOnlyKey("policy_kwargs.share_features_extractor", true,
+                        "greenrl's PPO has SB3's default: pi and vf share only the flatten "
+                        "features extractor, which has no parameters, and are separate MLPs");
+    s.AddDefaultOnlyKey("policy_kwargs.squash_output", false,
+                        "greenrl's PPO has SB3's default: Gaussian actions clipped to the Box, "
+                        "not tanh-squashed");
+  }
   if (s.Find("buffer_size") != nullptr) {
     s.AddDefaultOnlyKey("optimize_memory_usage", false,
                         "greenrl's replay buffer has SB3's default, next_obs kept per transition");
@@ -620,9 +639,26 @@ Config LoadRunConfigUnnamed(const std::string& yaml_path,
       overrides.insert(overrides.end(), set_overrides.begin(), set_overrides.end());
       return Config::Load(schema, "", overrides);
     }
-    const ConfigSchema schema = BuildSchema(PeekAlgo(root, set_overrides));
+    const std::string algo = PeekAlgo(root, set_overrides);
+    const ConfigSchema schema = BuildSchema(algo);
     set_overrides = with_resets(schema, /*zoo_file=*/false);
-    return Config::Load(schema, yaml_path, set_overrides);
+    try {
+      return Config::Load(schema, yaml_path, set_overrides);
+    } catch (const ConfigError& e) {
+      // A preset of another algorithm (--algo ppo on configs/sac/hopper.yaml): its own keys are
+      // unknown to this one, which the error alone would not explain.
+      const std::string file_algo = PeekAlgo(root, {});
+      const bool preset_algo = root && root->IsMap() && (*root)["algo"];
+      if (!preset_algo || file_algo == algo ||
+          std::string(e.what()).find("unknown key") == std::string::npos) {
+        throw;
+      }
+      throw e.WithNote(fmt::format(
+          "{} is a {} preset (its algo: {}), and algo {} (--algo or --set algo=) replaces its "
+          "algo while its {} keys stay: give a {} preset, e.g. `greenrl train --env ENV --algo "
+          "{}` picks greenrl's own",
+          yaml_path, file_algo, file_algo, algo, file_algo, algo, algo));
+    }
   }();
   if (seed) config.Set("seed", std::to_string(*seed));
   // Cross-module checks, so nothing fails after the run dir exists (or ranks have connected).

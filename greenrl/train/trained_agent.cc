@@ -197,9 +197,17 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
     ReadFinalNormalizer(FinalPendingPath(run_dir));  // passed over above: its own error
   }
   if (!fs::exists(config_path) || checkpoint.empty()) {
+    // A run's checkpoints folder given for the run (tab completion stops there): name the run.
+    const fs::path parent = fs::path(run_dir).parent_path();
+    const bool checkpoints_dir =
+        fs::path(run_dir).filename() == "checkpoints" &&
+        fs::exists((parent.empty() ? fs::path(".") : parent) / "config.yaml");
     throw ConfigError(field, run_dir,
                       "a run directory with config.yaml and checkpoints/final.pt or a resume "
-                      "checkpoint checkpoints/step_*.pt");
+                      "checkpoint checkpoints/step_*.pt" +
+                          (checkpoints_dir ? "; this is a run's checkpoints folder: " + field +
+                                                 " " + (parent.empty() ? "." : parent.string())
+                                           : std::string()));
   }
   std::vector<std::string> notes = std::move(skipped);
   Config config = LoadAgentConfig(config_path, &notes);

@@ -801,6 +801,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
                 "the run's last step {} (n_timesteps {} rounded up to whole train_freq "
                 "blocks of {} steps)",
                 last_step, total_steps, rollout);
+  // As PPO's note above: a run far past n_timesteps (a quick --set n_timesteps=10 against
+  // train_freq 32) says so.
+  if (options.verbose && writer && !options.resume && (algo_id == "dqn" || algo_id == "sac") &&
+      last_step - total_steps >= total_steps / 4 && last_step > total_steps) {
+    fmt::print(stderr,
+               "greenrl: n_timesteps {} is {:.2f} blocks of train_freq * n_envs{} = {} steps: the "
+               "run trains whole blocks, {} steps, as SB3 does\n",
+               total_steps, static_cast<double>(total_steps) / rollout,
+               world_size > 1 ? " * ranks" : "", rollout, last_step);
+  }
   if (options.verbose && writer && (algo_id == "dqn" || algo_id == "sac") &&
       config.GetInt("learning_starts") >= last_step) {
     if (options.resume && !resume_from.empty()) {
@@ -831,6 +841,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     result.dry_run = true;
     result.config_yaml = saved_config.ToYaml();
     result.run_dir = run_dir;
+    const int64_t block = algo_id == "ppo" ? config.GetInt("n_steps") * config.GetInt("n_envs") *
+                                                 static_cast<int64_t>(world_size)
+                                           : rollout;
+    result.last_step = (total_steps + block - 1) / block * block;
     result.report.trained_agent = trained_agent_report;  // the agent it loaded, for the last line
     return result;
   }

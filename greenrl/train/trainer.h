@@ -82,6 +82,10 @@ struct TrainResult {
   // directory it would write to (report is empty).
   bool dry_run = false;
   std::string config_yaml, run_dir;
+  // dry_run: the step the run would end at, n_timesteps rounded up to whole rollouts (PPO:
+  // n_steps x n_envs x ranks; DQN, SAC: train_freq x n_envs x ranks), as SB3's learn loop
+  // overshoots it (an eval.reward_threshold stop may end it sooner). 0 otherwise.
+  int64_t last_step = 0;
 };
 
 // Data-parallel (world size > 1, ../shared/DESIGN.md "Scaling out", DD-PPO): every rank steps its

@@ -647,6 +647,32 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
             "default, next_obs kept per transition");
   EXPECT_NE(message("dqn/cartpole.yaml", "policy_kwargs.full_std=true").find("unknown key"),
             std::string::npos);  // DQN has no gSDE
+  // SAC's and PPO's policy_kwargs at SB3's defaults (rl-zoo sections write them out).
+  const Config sac = LoadRunConfig(
+      configs + "sac/pendulum.yaml",
+      {"policy_kwargs=dict(net_arch=[64, 64], n_critics=2, share_features_extractor=False)"}, 0);
+  EXPECT_EQ(sac.GetIntList("policy_kwargs.net_arch"), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(sac.ToYaml().find("n_critics"), std::string::npos);
+  EXPECT_EQ(message("ppo/pendulum.yaml",
+                    "policy_kwargs=dict(share_features_extractor=True, squash_output=False)"),
+            "no error");
+  EXPECT_EQ(message("sac/pendulum.yaml", "policy_kwargs.n_critics=3"),
+            "policy_kwargs.n_critics: got '3'; 2 only: greenrl's SAC has SB3's default, two "
+            "critics (clipped double Q)");
+  EXPECT_NE(message("sac/pendulum.yaml", "policy_kwargs.n_critics=two").find("an integer"),
+            std::string::npos);
+  // Another algo on a preset: the preset's own keys are unknown to it, and the error says why.
+  const std::string other_algo = message("sac/hopper.yaml", "algo=ppo");
+  EXPECT_NE(other_algo.find("unknown key"), std::string::npos) << other_algo;
+  EXPECT_NE(other_algo.find("; " + configs +
+                            "sac/hopper.yaml is a sac preset (its algo: sac), "
+                            "and algo ppo (--algo or --set algo=) replaces its algo while its "
+                            "sac keys stay: give a ppo preset"),
+            std::string::npos)
+      << other_algo;
+  EXPECT_EQ(message("ppo/pendulum.yaml", "policy_kwargs.squash_output=true"),
+            "policy_kwargs.squash_output: got 'true'; false only: greenrl's PPO has SB3's "
+            "default: Gaussian actions clipped to the Box, not tanh-squashed");
   EXPECT_EQ(
       message("dqn/cartpole.yaml", "replay_buffer_kwargs=dict(handle_timeout_termination=False)"),
       "replay_buffer_kwargs.handle_timeout_termination: got 'false'; true only: greenrl's "
