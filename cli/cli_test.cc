@@ -1146,6 +1146,37 @@ TEST(CliTest, MetersReadsPowercapTreeFromSetting) {
       << other.output;
 }
 
+// Without --quiet, each periodic evaluation's result (as SB3's EvalCallback prints it) and each
+// energy-budget decision are said on stderr as they come: here the first rung, passed over on the
+// CPU, at the first forecast (no warm-up, a tiny threshold).
+TEST(CliTest, PeriodicEvaluationsAndBudgetDecisionsAreSaid) {
+  const Result r = RunGreenrl(
+      "train --config " + Preset() +
+      " --set n_timesteps=1024 --set eval.freq=512 --set eval.episodes=2 "
+      "--set eval.final_episodes=2 --set energy.budget_wh=1 --set energy.budget.warmup_steps=0 "
+      "--set energy.budget.reduced_precision_at=1e-9 --set energy.budget.skip_at=100 "
+      "--set energy.budget.throttle_at=100 --out " +
+      Dir("said_as_they_come"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\ngreenrl: eval at step 512: mean reward "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" over 2 episodes, length "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" (new best: checkpoints/best.pt)\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("greenrl: eval at step 1024"), std::string::npos)  // the summary's
+      << r.output;
+  EXPECT_NE(r.output.find("\ngreenrl: energy budget: reduce_precision (passed over): step 256: "),
+            std::string::npos)
+      << r.output;
+  // A warning too: VecNormalize's keys given without normalize: true do nothing.
+  const Result inert = RunGreenrl("train --config " + Preset() +
+                                  " --set normalize_kwargs.norm_reward=false --dry-run");
+  EXPECT_NE(inert.output.find("greenrl: normalize_kwargs.norm_reward has no effect with "
+                              "normalize: false (they configure VecNormalize, which normalize: "
+                              "true turns on)\n"),
+            std::string::npos)
+      << inert.output;
+}
+
 // A budget far below what the preset needs (about 0.013 Wh here) ends the run on budget; the
 // checkpoint it leaves evaluates.
 TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
@@ -1164,7 +1195,7 @@ TEST(CliTest, BudgetEndsRunAndCheckpointEvaluates) {
   // The same budget cannot continue it (exit 2, before any work); a larger one trains to the end.
   r = RunGreenrl("train --resume " + out + " --quiet");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("energy.budget_wh: got '0.002'; more than the budget of 0.002 Wh that "
+  EXPECT_NE(r.output.find("energy.budget_wh: got '0.002'; a budget above the 0.002 Wh that "
                           "stopped this run at step "),
             std::string::npos)
       << r.output;

@@ -346,6 +346,21 @@ Runner RegisterTrain(CLI::App& app) {
                                   sets, args->seed);
     });
     train::TrainOptions options;
+    // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
+    // passes them through normalize's own kwargs): given without it, they do nothing.
+    if (!resuming && !config.GetBool("normalize")) {
+      std::vector<std::string> inert;
+      for (const char* key : {"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
+                              "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"}) {
+        if (config.IsSet(key)) inert.push_back(key);
+      }
+      if (!inert.empty()) {
+        options.warnings.push_back(
+            fmt::format("{} {} no effect with normalize: false (they configure VecNormalize, which "
+                        "normalize: true turns on)",
+                        fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
+      }
+    }
     if (const std::string tuned =
             resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
         !tuned.empty()) {

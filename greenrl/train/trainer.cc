@@ -366,7 +366,7 @@ void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState
     if (options.budget_wh <= b.budget_wh) {
       throw ConfigError(
           "energy.budget_wh", fmt::format("{}", options.budget_wh),
-          fmt::format("more than the budget of {} Wh that stopped this run at step {}: resume "
+          fmt::format("a budget above the {} Wh that stopped this run at step {}: resume "
                       "with --set energy.budget_wh=W, W > {}, or energy.budget_wh=0 for no "
                       "budget",
                       b.budget_wh, b.stopped_at_step(), b.budget_wh));
@@ -382,8 +382,9 @@ void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState
             "energy.budget_wh", fmt::format("{}", options.budget_wh),
             fmt::format("at least {:.6g} Wh: this run used {:.6g} Wh up to step {}, where the "
                         "budget stopped it with its next iteration estimated at {:.5g} J (x "
-                        "stop_margin {}) and its final evaluation at {:.5g} J; a smaller budget "
-                        "stops it again after one iteration",
+                        "stop_margin {}) and what follows the last one (its final evaluation or "
+                        "the stop's checkpoint) at {:.5g} J; a smaller budget stops it again "
+                        "after one iteration",
                         needed_j / kJoulesPerWh, used_j / kJoulesPerWh, b.stopped_at_step(),
                         stop->next_iteration_energy_j, options.stop_margin, stop->reserve_j));
       }
@@ -392,8 +393,8 @@ void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState
   // A budget the run has already used up would stop it after one more iteration.
   if (options.budget_wh * kJoulesPerWh <= used_j) {
     throw ConfigError("energy.budget_wh", fmt::format("{}", options.budget_wh),
-                      fmt::format("more than the {:.6g} Wh this run used up to its checkpoint at "
-                                  "step {}, or 0 for no budget",
+                      fmt::format("a budget above the {:.6g} Wh this run used up to its checkpoint "
+                                  "at step {}, or 0 for no budget",
                                   used_j / kJoulesPerWh, state.steps));
   }
 }
@@ -1469,16 +1470,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // An env that returned a NaN or infinite observation or reward (a custom env's bug; the losses
   // then go non-finite): said once, naming the env, as Gymnasium's passive env checker warns.
   bool non_finite_outputs_said = false;
+  // A line on stderr during the loop: over the progress line, when there is one (cleared first,
+  // so the line does not run into it; the progress line comes back at its next update).
+  auto say = [&](const std::string& line) {
+    fmt::print(stderr, "{}{}\n", options.progress && writer ? "\r\033[K" : "", line);
+  };
   auto say_non_finite_outputs = [&]() {
     if (non_finite_outputs_said || !options.verbose || !writer) return;
     const int64_t n = env->non_finite_outputs();
     if (n == 0) return;
     non_finite_outputs_said = true;
-    fmt::print(stderr,
-               "greenrl: warning: {} returned a NaN or infinite observation or reward ({} env "
-               "resets and steps so far, by step {}): the losses go non-finite from such data; "
-               "check the env's Reset and Step\n",
-               env_id, n, steps);
+    say(fmt::format(
+        "greenrl: warning: {} returned a NaN or infinite observation or reward ({} env resets "
+        "and steps so far, by step {}): the losses go non-finite from such data; check the env's "
+        "Reset and Step",
+        env_id, n, steps));
   };
   EvalResult final_eval;
   // A failure inside the loop (an exception from a custom env's Step or Reset, the numerical
@@ -1651,11 +1657,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
         }
         // eval.save_best (SB3's EvalCallback with best_model_save_path): a higher mean reward than
         // every earlier evaluation's keeps this policy, with its normaliser statistics.
-        if (save_best && std::isfinite(eval.mean_return) &&
-            (best_eval_step < 0 || eval.mean_return > best_eval_mean)) {
+        const bool new_best = save_best && std::isfinite(eval.mean_return) &&
+                              (best_eval_step < 0 || eval.mean_return > best_eval_mean);
+        if (new_best) {
           SaveBestCheckpoint(*algorithm, run_dir, {steps, eval.mean_return, norm});
           best_eval_step = steps;
           best_eval_mean = eval.mean_return;
+        }
+        // A periodic evaluation's result on stderr, as SB3's EvalCallback (verbose=1) prints
+        // it; the final one is the summary's.
+        if (!last && options.verbose) {
+          say(
+              fmt::format("greenrl: eval at step {}: mean reward {:.2f} ± {:.2f} over {} "
+                          "episodes, length {:.1f}{}",
+                          steps, eval.mean_return, eval.std_return, n, eval_length,
+                          new_best ? " (new best: checkpoints/best.pt)" : ""));
         }
       };
       if (writer && evaluate_now) evaluate(last ? final_episodes : eval_episodes);
@@ -1751,11 +1767,21 @@ TrainResult Train(const Config& config, TrainOptions options) {
                                next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_j : 0.0,
                                checkpoint_j};
         if (world_size > 1) group->AllReduceSum(reserve_j, 3, "budget reserves");
+        const size_t events_before = budget.events().size();
         const energy::BudgetDecision decision = budget.OnIteration(
             steps, total_steps, total.total_energy_j(), budget_time_s,
             std::max(reserve_j[0], reserve_j[2]), reserve_j[1],
             reserve_j[2] > reserve_j[0] ? "stop checkpoint" : "final evaluation");
         skip_non_critical = decision.skip_non_critical;
+        // Each decision on stderr as it is taken (energy.json and the summary list them too).
+        if (options.verbose && writer) {
+          for (size_t e = events_before; e < budget.events().size(); ++e) {
+            const energy::BudgetEvent& event = budget.events()[e];
+            say(fmt::format("greenrl: energy budget: {}{}: {}",
+                            energy::BudgetActionName(event.action),
+                            event.taken ? "" : " (passed over)", event.reason));
+          }
+        }
         for (energy::BudgetAction action : decision.actions) {
           apply_budget_action(action, decision.env_threads_fraction);
         }
@@ -1793,9 +1819,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
       if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
         last_progress_s = elapsed_s;
+        // "return -" until the first training episode ends (no mean yet).
         fmt::print(stderr,
-                   "\r[greenrl] step {}/{}  {:.0f} steps/s  return {:.1f}  {:.1f} W  {:.4f} Wh   ",
-                   steps, total_steps, steps / elapsed_s, recent_mean,
+                   "\r[greenrl] step {}/{}  {:.0f} steps/s  return {}  {:.1f} W  {:.4f} Wh   ",
+                   steps, total_steps, steps / elapsed_s,
+                   std::isnan(recent_mean) ? std::string("-") : fmt::format("{:.1f}", recent_mean),
                    total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
         std::fflush(stderr);
       }
