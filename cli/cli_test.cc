@@ -1465,12 +1465,13 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   ExpectRefused(r,
                 "energy.watts_per_core: got '24'; the run's own 12: the CPU-time estimator "
                 "estimated the run's earlier segments at it");
-  // Another region or PUE re-prices the whole run: said before the work (here the resume is then
-  // refused, its n_timesteps not past the checkpoint's step, so nothing else changes).
+  // Another region or PUE re-prices the whole run: said with the warnings, once the resume's
+  // checks have passed (a dry run here, which writes nothing); the same region by another name
+  // (world for the default, as FRA for FR) is no change; a refused resume says only why.
   r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set carbon.pue=1.2 " +
-                 "--set n_timesteps=256");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("greenrl: note: carbon.region 'FR' replaces the run's own '': the "
+                 "--dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: note: carbon.region FR replaces the run's own world: the "
                           "carbon figures price the whole run's energy, its earlier segments' "
                           "too, at the new value"),
             std::string::npos)
@@ -1478,6 +1479,11 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   EXPECT_NE(r.output.find("greenrl: note: carbon.pue 1.2 replaces the run's own 1: "),
             std::string::npos)
       << r.output;
+  r = RunGreenrl("train --resume " + out + " --set carbon.region=world --dry-run");
+  EXPECT_EQ(r.output.find("note: carbon.region"), std::string::npos) << r.output;
+  r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set n_timesteps=256");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.find("note: carbon.region"), std::string::npos) << r.output;
   size_t event_files = 0;
   for (const auto& entry : fs::directory_iterator(out)) {
     event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
@@ -1588,7 +1594,7 @@ TEST(CliTest, DryRunMakesARunsChecksAndWritesNothing) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("this trains sac on MountainCarContinuous-v0 to 32 env steps "
-                          "(n_timesteps 10 rounded up to whole rollouts) in "),
+                          "(n_timesteps 10 rounded up to whole train_freq blocks) in "),
             std::string::npos)
       << r.output;
   // A new --out is created and removed again; one that cannot be created fails as the run would.

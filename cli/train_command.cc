@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/presets.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/energy/carbon.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
 #include "greenrl/train/trainer.h"
@@ -219,6 +220,15 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
                             "change (a fixed number can)");
     }
   }
+  // A region as the carbon figures read it: "world" for the default (empty) and for "world", the
+  // table's alpha-2 code for any name or code of a country (FRA, France and fr are FR).
+  const auto region_of = [](const std::string& region) -> std::string {
+    std::string lower = region;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    if (lower.empty() || lower == "world") return "world";
+    const energy::RegionIntensity* row = energy::FindRegion(region);
+    return row != nullptr ? row->code : region;
+  };
   std::vector<std::string> notes;
   for (const char* key : {"carbon.region", "carbon.intensity_g_per_kwh", "carbon.pue"}) {
     const auto it = last.find(key);
@@ -226,12 +236,18 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
     Config changed = saved;
     changed.Set(it->second.first, it->second.second);
     const KeySpec* spec = saved.schema().Find(key);
-    if (spec == nullptr || text(changed, *spec) == text(saved, *spec)) continue;
+    if (spec == nullptr) continue;
+    std::string mine = text(saved, *spec), want = text(changed, *spec);
+    if (std::string(key) == "carbon.region") {  // the same region by another name: no change
+      mine = region_of(saved.GetString(key));
+      want = region_of(changed.GetString(key));
+    }
+    if (want == mine) continue;
     notes.push_back(fmt::format(
         "{} {} replaces the run's own {}: the carbon figures price the whole run's energy, its "
         "earlier segments' too, at the new value (metrics.csv's carbon/g_co2e steps to it at "
         "this resume); carbon.intensity_csv prices each segment at its own time instead",
-        key, text(changed, *spec), text(saved, *spec)));
+        key, want, mine));
   }
   return notes;
 }
@@ -308,11 +324,10 @@ Runner RegisterTrain(CLI::App& app) {
                             ? "a run directory written by `greenrl train` (it has no config.yaml)"
                             : "a run directory written by `greenrl train` (no such directory)");
     }
-    if (resuming) {
-      for (const std::string& note : RefuseFixedKeyChanges(args->resume, args->sets)) {
-        if (!args->quiet) fmt::print(stderr, "greenrl: note: {}\n", note);
-      }
-    }
+    // Said with the warnings, once the run's own checks have passed (a refused resume says only
+    // why).
+    const std::vector<std::string> resume_notes =
+        resuming ? RefuseFixedKeyChanges(args->resume, args->sets) : std::vector<std::string>{};
     if (const std::string elsewhere = resuming ? "" : PresetElsewhere(args->config_path);
         !elsewhere.empty()) {
       // README's "configs/..." from outside a checkout: name the copy that exists.
@@ -346,6 +361,7 @@ Runner RegisterTrain(CLI::App& app) {
                                   sets, args->seed);
     });
     train::TrainOptions options;
+    for (const std::string& note : resume_notes) options.warnings.push_back("note: " + note);
     // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
     // passes them through normalize's own kwargs): given without it, they do nothing.
     if (!resuming && !config.GetBool("normalize")) {
@@ -440,8 +456,9 @@ Runner RegisterTrain(CLI::App& app) {
                  config.GetString("env_id"), result.last_step,
                  result.last_step == config.GetInt("n_timesteps")
                      ? ""
-                     : fmt::format(" (n_timesteps {} rounded up to whole rollouts)",
-                                   config.GetInt("n_timesteps")),
+                     : fmt::format(
+                           " (n_timesteps {} rounded up to whole {})", config.GetInt("n_timesteps"),
+                           config.GetString("algo") == "ppo" ? "rollouts" : "train_freq blocks"),
                  where, agent.empty() || resuming ? "" : ", from the trained agent " + agent);
       return 0;
     }

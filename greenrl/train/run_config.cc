@@ -653,11 +653,21 @@ Config LoadRunConfigUnnamed(const std::string& yaml_path,
           std::string(e.what()).find("unknown key") == std::string::npos) {
         throw;
       }
+      // greenrl's presets are configs/<algo>/<env>.yaml: the same env's preset of `algo`, when
+      // there is one beside it.
+      namespace fs = std::filesystem;
+      const fs::path given(yaml_path);
+      const fs::path sibling = given.parent_path().parent_path() / algo / given.filename();
+      std::error_code ec;
+      const std::string fix =
+          given.parent_path().filename() == file_algo && fs::is_regular_file(sibling, ec)
+              ? "--config " + sibling.string() + ", the same env's " + algo + " preset"
+              : "another preset, or no --config for SB3's defaults (`greenrl keys --algo " + algo +
+                    "` lists them)";
       throw e.WithNote(fmt::format(
           "{} is a {} preset (its algo: {}), and algo {} (--algo or --set algo=) replaces its "
-          "algo while its {} keys stay: give a {} preset, e.g. `greenrl train --env ENV --algo "
-          "{}` picks greenrl's own",
-          yaml_path, file_algo, file_algo, algo, file_algo, algo, algo));
+          "algo while its {} keys stay: give {}",
+          yaml_path, file_algo, file_algo, algo, file_algo, fix));
     }
   }();
   if (seed) config.Set("seed", std::to_string(*seed));

@@ -352,6 +352,13 @@ uint64_t RankSeed(uint64_t seed, int rank) {
   return (seed + 1000003ull * static_cast<uint64_t>(rank)) % 4294967296ull;
 }
 
+// `value` > 0 rounded up to `digits` significant digits (0.00201897x -> 0.00201898 at 6).
+double CeilSignificant(double value, int digits) {
+  if (!(value > 0.0) || !std::isfinite(value)) return value;
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(value))));
+  return std::ceil(value * scale * (1.0 - 1e-12)) / scale;
+}
+
 // The energy budget's refusals of a resume, before any training: a run the budget stopped needs
 // a larger budget (or none) with room for the next iteration the stop estimated plus its final
 // evaluation's reserve, else it would stop again after one iteration; and any budget must be
@@ -377,15 +384,18 @@ void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState
     if (stop != b.events.rend()) {
       const double needed_j =
           used_j + options.stop_margin * stop->next_iteration_energy_j + stop->reserve_j;
+      // Quoted rounded up (6 significant digits), so the value quoted is accepted.
+      const double needed_wh = CeilSignificant(needed_j / kJoulesPerWh, 6);
       if (options.budget_wh * kJoulesPerWh < needed_j) {
         throw ConfigError(
             "energy.budget_wh", fmt::format("{}", options.budget_wh),
-            fmt::format("at least {:.6g} Wh: this run used {:.6g} Wh up to step {}, where the "
+            fmt::format("at least {:.6g} Wh, which buys one more iteration, and more for more "
+                        "of them: this run used {:.6g} Wh up to step {}, where the "
                         "budget stopped it with its next iteration estimated at {:.5g} J (x "
                         "stop_margin {}) and what follows the last one (its final evaluation or "
                         "the stop's checkpoint) at {:.5g} J; a smaller budget stops it again "
                         "after one iteration",
-                        needed_j / kJoulesPerWh, used_j / kJoulesPerWh, b.stopped_at_step(),
+                        needed_wh, used_j / kJoulesPerWh, b.stopped_at_step(),
                         stop->next_iteration_energy_j, options.stop_margin, stop->reserve_j));
       }
     }
@@ -1361,7 +1371,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // grows) and the mean of all so far, earlier segments' included (steadier on a counter that
   // changes every 100 ms); 0 before the first.
   double last_checkpoint_j = 0.0;
-  bool budget_checkpoint_written = false;  // the budget's first checkpoint (below) is decided
+  bool budget_checkpoint_decided = false;  // the budget's first checkpoint (below) is decided
   // The additive domains' sum of `energy_j` (J per domain) as this rank's share of the job's (a
   // meter the ranks share counted once), J.
   auto job_share_j = [&](const std::map<std::string, double>& energy_j) {
@@ -1837,11 +1847,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
       // one's) writes one after its first iteration: the resume checkpoint a budget stop writes
       // then has an estimate, which the stop rule keeps in hand (a count every rank shares).
       bool budget_checkpoint = false;
-      if (budget.enabled() && !budget_checkpoint_written) {
+      if (budget.enabled() && !budget_checkpoint_decided) {
         const auto windows = windows_so_far();
         const auto it = windows.find("checkpoint");
         budget_checkpoint = it == windows.end() || it->second.count == 0;
-        budget_checkpoint_written = true;
+        budget_checkpoint_decided = true;
       }
       if (interrupted || budget_checkpoint || (next_checkpoint > 0 && steps >= next_checkpoint)) {
         while (next_checkpoint > 0 && steps >= next_checkpoint) next_checkpoint += ckpt.freq;

@@ -667,7 +667,8 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
   EXPECT_NE(other_algo.find("; " + configs +
                             "sac/hopper.yaml is a sac preset (its algo: sac), "
                             "and algo ppo (--algo or --set algo=) replaces its algo while its "
-                            "sac keys stay: give a ppo preset"),
+                            "sac keys stay: give --config " +
+                            configs + "ppo/hopper.yaml, the same env's ppo preset"),
             std::string::npos)
       << other_algo;
   EXPECT_EQ(message("ppo/pendulum.yaml", "policy_kwargs.squash_output=true"),
@@ -1211,9 +1212,15 @@ TEST(TrainerTest, BudgetStopResumesUnderALargerBudget) {
       ADD_FAILURE() << "a resume without room for one iteration ran";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.field(), "energy.budget_wh");
-      EXPECT_NE(std::string(e.what()).find("a smaller budget stops it again after one iteration"),
-                std::string::npos)
-          << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find("a smaller budget stops it again after one iteration"), std::string::npos)
+          << what;
+      // The least budget is quoted rounded up: the value quoted is accepted.
+      const size_t at = what.find("at least ");
+      ASSERT_NE(at, std::string::npos) << what;
+      const double quoted_wh = std::stod(what.substr(at + 9));
+      EXPECT_GE(quoted_wh * 3600.0, need_j) << what;
+      EXPECT_LT(quoted_wh * 3600.0, need_j * (1.0 + 1e-5)) << what;
     }
   }
   EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));  // the refusals changed nothing
