@@ -248,8 +248,9 @@ class BudgetController {
   // The global step from which a step costs what later ones do: the forecast's rate is measured
   // from the first call at or after max(this, the warm-up's end), not from the warm-up's end
   // alone. The trainer gives an off-policy algorithm's Algorithm::updates_wait_until(): before
-  // learning_starts no gradient step is taken, and a SAC step costs about 1% of a later one
-  // (measured here, Hopper-v4), so a rate taken across it forecast less than half the run.
+  // learning_starts no gradient step is taken, and such a step costs about 1% of a later one
+  // (SAC's Hopper-v4 preset on the 2-core VM, 2026-12-07: about 1 mJ against 90 mJ per step by
+  // the CPU-time estimator), so a rate taken across it forecast less than half the run.
   // Call before the first OnIteration() (after Resume()); 0, the default, changes nothing.
   // Errors: GREENRL_CHECK for a negative step or a call after OnIteration().
   void SetSteadyFrom(std::int64_t global_step);

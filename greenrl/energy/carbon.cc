@@ -39,9 +39,8 @@ std::string AcceptedRegions() {
   }
   return accepted +
          " (ISO 3166-1 alpha-2 code, its alpha-3 code as emissions.csv's country_iso_code gives "
-         "it, "
-         "or English country name, case-insensitive), world (the world "
-         "average), or empty (the world average as a default)";
+         "it, or English country name, case-insensitive), world (the world average), or empty "
+         "(the world average as a default)";
 }
 
 std::string Trim(const std::string& text) {
