@@ -1167,6 +1167,21 @@ TEST(CliTest, PeriodicEvaluationsAndBudgetDecisionsAreSaid) {
   EXPECT_NE(r.output.find("\ngreenrl: energy budget: reduce_precision (passed over): step 256: "),
             std::string::npos)
       << r.output;
+  // An intensity in kg/kWh written as g/kWh is warned of (0 is a figure, and stays quiet).
+  const Result kg =
+      RunGreenrl("train --config " + Preset() + " --set carbon.intensity_g_per_kwh=0.4 --dry-run");
+  EXPECT_EQ(kg.exit_code, 0) << kg.output;
+  EXPECT_NE(kg.output.find("greenrl: carbon.intensity_g_per_kwh 0.4 is far below every national "
+                           "average in greenrl's table (the lowest, "),
+            std::string::npos)
+      << kg.output;
+  EXPECT_NE(kg.output.find("0.4 kg/kWh would be --set carbon.intensity_g_per_kwh=400\n"),
+            std::string::npos)
+      << kg.output;
+  EXPECT_EQ(
+      RunGreenrl("train --config " + Preset() + " --set carbon.intensity_g_per_kwh=0 --dry-run")
+          .output.find("far below every national"),
+      std::string::npos);
   // A warning too: VecNormalize's keys given without normalize: true do nothing.
   const Result inert = RunGreenrl("train --config " + Preset() +
                                   " --set normalize_kwargs.norm_reward=false --dry-run");

@@ -362,6 +362,21 @@ Runner RegisterTrain(CLI::App& app) {
     });
     train::TrainOptions options;
     for (const std::string& note : resume_notes) options.warnings.push_back("note: " + note);
+    // An intensity below every national average of the table, but not 0 (a contract's
+    // market-based figure may be): likely kg/kWh written as g/kWh (the key takes g).
+    if (const std::optional<double> g = train::CarbonOptionsFrom(config).intensity_g_per_kwh;
+        g && *g > 0.0 && *g < 1.0) {
+      const auto& rows = energy::RegionIntensities();
+      const auto lowest =
+          std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+            return a.intensity_g_per_kwh < b.intensity_g_per_kwh;
+          });
+      options.warnings.push_back(fmt::format(
+          "carbon.intensity_g_per_kwh {} is far below every national average in greenrl's table "
+          "(the lowest, {}'s, is {} g/kWh): the key takes g CO2e per kWh; {} kg/kWh would be "
+          "--set carbon.intensity_g_per_kwh={}",
+          *g, lowest->code, lowest->intensity_g_per_kwh, *g, *g * 1000.0));
+    }
     // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
     // passes them through normalize's own kwargs): given without it, they do nothing.
     if (!resuming && !config.GetBool("normalize")) {

@@ -337,6 +337,7 @@ IntensitySeries IntensitySeries::ParseCsv(const std::string& text, const std::st
       header_allowed = false;
       continue;
     }
+    const bool first_row = header_allowed;
     header_allowed = false;
     if (fields.size() != 2) {
       throw fail(
@@ -344,6 +345,13 @@ IntensitySeries IntensitySeries::ParseCsv(const std::string& text, const std::st
     }
     const std::optional<double> unix_s = ParseTimestampUnixS(fields[0]);
     if (!unix_s.has_value()) {
+      // A first row of two words is another header ("time,intensity"): name the one it takes.
+      if (first_row && !ParseNumber(fields[1]).has_value()) {
+        throw fail(
+            fmt::format("'{}' reads as a header; the header, which may be left out, is "
+                        "timestamp,g_per_kwh",
+                        line));
+      }
       throw fail(fmt::format("bad timestamp '{}'; expected {}", fields[0], kTimestampForms));
     }
     const std::optional<double> intensity = ParseNumber(fields[1]);

@@ -211,6 +211,11 @@ TEST(IntensitySeriesTest, CsvErrorsNameFileAndLine) {
   EXPECT_THAT(CsvError("1795971600,1\n1795971600,2\n"),
               HasSubstr("line 2: timestamp '1795971600' does not come after"));
   EXPECT_THAT(CsvError("1795971600,1\ntimestamp,g_per_kwh\n"), HasSubstr("line 2: bad timestamp"));
+  // A first row of words is another header: the one the file takes is named.
+  EXPECT_EQ(CsvError("time,intensity\n1795971600,1\n"),
+            "intensity series grid.csv, line 1: 'time,intensity' reads as a header; the header, "
+            "which may be left out, is timestamp,g_per_kwh");
+  EXPECT_THAT(CsvError("yesterday,100\n"), HasSubstr("line 1: bad timestamp 'yesterday'"));
   EXPECT_EQ(CsvError("timestamp,g_per_kwh\n# nothing\n"),
             "intensity series grid.csv: no data rows; expected lines of timestamp,g_per_kwh");
   try {
