@@ -280,10 +280,10 @@ ConfigSchema BuildSchema(const std::string& algo) {
     s.AddDefaultOnlyKey("policy_kwargs.use_expln", false,
                         "greenrl's gSDE has SB3's default, std = exp(log_std)");
   }
-  // SB3's policy_kwargs that greenrl's networks have at SB3's defaults (sac/policies.py
-  // SACPolicy: n_critics=2, share_features_extractor=False; common/policies.py
-  // ActorCriticPolicy: share_features_extractor=True, squash_output=False), which rl-zoo files
-  // may write out.
+  // SB3's policy_kwargs that greenrl's networks have at SB3's defaults
+  // (stable_baselines3/sac/policies.py SACPolicy: n_critics=2, share_features_extractor=False;
+  // stable_baselines3/common/policies.py ActorCriticPolicy: share_features_extractor=True,
+  // squash_output=False), which rl-zoo files may write out.
   if (algo == "sac") {
     s.AddDefaultOnlyIntKey("policy_kwargs.n_critics", 2,
                            "greenrl's SAC has SB3's default, two critics (clipped double Q)");
