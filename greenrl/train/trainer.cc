@@ -1369,8 +1369,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // the window opens, so a resumed run's totals stop where the saved figures do). The budget's
   // estimate of the next periodic one is the larger of the last one's energy (a replay buffer's
   // grows) and the mean of all so far, earlier segments' included (steadier on a counter that
-  // changes every 100 ms); 0 before the first.
+  // changes every 100 ms); 0 before the first. It changes only when a checkpoint window closes, so
+  // it is kept, not recomputed at every iteration's budget decision.
   double last_checkpoint_j = 0.0;
+  double checkpoint_estimate_j = 0.0;
   bool budget_checkpoint_decided = false;  // the budget's first checkpoint (below) is decided
   // The additive domains' sum of `energy_j` (J per domain) as this rank's share of the job's (a
   // meter the ranks share counted once), J.
@@ -1385,15 +1387,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
     return j;
   };
-  auto checkpoint_estimate_j = [&]() {
+  auto update_checkpoint_estimate = [&]() {
     const auto windows = windows_so_far();
     const auto it = windows.find("checkpoint");
     const double mean_j =
         it != windows.end() && it->second.count > 0
             ? job_share_j(it->second.sum.energy_j) / static_cast<double>(it->second.count)
             : 0.0;
-    return std::max(last_checkpoint_j, mean_j);
+    checkpoint_estimate_j = std::max(last_checkpoint_j, mean_j);
   };
+  update_checkpoint_estimate();  // a resumed run's earlier checkpoints
   auto write_checkpoint = [&]() {
     monitor.BeginWindow("checkpoint");
     TrainerState st;
@@ -1439,6 +1442,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     PruneCheckpoints(run_dir, ckpt.keep, rank);
     last_checkpoint = path;
     last_checkpoint_j = job_share_j(monitor.EndWindow("checkpoint").energy_j);
+    update_checkpoint_estimate();
   };
   // A resumed run's budget goes on from the checkpoint: its step, the job's energy and the run
   // time so far are the first iteration's origin, the earlier decisions stay in energy.json,
@@ -1769,10 +1773,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (budget.enabled()) {
         // What comes after the last iteration must fit: the final evaluation (rank 0's estimate:
         // it evaluates) when the run finishes, the resume checkpoint a stop writes (every rank
-        // its own, checkpoint_estimate_j) when it stops, so the larger of the two. A periodic
+        // its own: checkpoint_estimate_j) when it stops, so the larger of the two. A periodic
         // checkpoint due before the next iteration (below) must fit too. Summed over the ranks,
         // the same on every rank so that all decide alike.
-        const double checkpoint_j = checkpoint_estimate_j();
+        const double checkpoint_j = checkpoint_estimate_j;
         double reserve_j[3] = {writer ? final_eval_reserve_j() : 0.0,
                                next_checkpoint > 0 && steps >= next_checkpoint ? checkpoint_j : 0.0,
                                checkpoint_j};
