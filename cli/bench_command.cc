@@ -246,6 +246,18 @@ Runner RegisterBench(CLI::App& app) {
             ? fmt::format(": {} used for {} envs", env_threads, probe.GetInt("n_envs"))
             : std::string(),
         probe.schema().Find("threads.update") != nullptr ? probe.GetInt("threads.update") : 1);
+    // DQN and SAC: runs too short to pass learning_starts make no gradient step (`greenrl train`
+    // warns; the bench's runs are quiet), said once here.
+    if (probe.schema().Find("learning_starts") != nullptr) {
+      const int64_t block = probe.GetInt("train_freq") * probe.GetInt("n_envs");
+      const int64_t last = (probe.GetInt("n_timesteps") + block - 1) / block * block;
+      if (probe.GetInt("learning_starts") >= last) {
+        fmt::print(
+            "note: learning_starts {} is not below the runs' last step {} (whole blocks of "
+            "train_freq * n_envs = {} steps): no seed makes a gradient step\n",
+            probe.GetInt("learning_starts"), last, block);
+      }
+    }
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     fmt::print("blas: {}\n", DescribeBlas());
     std::fflush(stdout);  // the header before the first seed's minutes, also through a pipe
@@ -292,6 +304,8 @@ Runner RegisterBench(CLI::App& app) {
     std::fflush(stdout);
     std::vector<double> walls, sps, cpus, returns, gflops;
     int solved = 0;
+    std::vector<std::string> over_budget;  // "seed S by X Wh" for each seed over its budget
+    double budget_wh = 0.0;
     int not_evaluated = 0;     // seeds without a final evaluation (a budget stop): n/a, not 0.0
     std::string meter_reason;  // the first seed's: what energy_wh is (measured or estimated)
     // SIGINT/SIGTERM: the running seed finishes its iteration and writes its reports and resume
@@ -359,6 +373,10 @@ Runner RegisterBench(CLI::App& app) {
       if (evaluated) returns.push_back(r.eval_mean_return);
       if (!evaluated) ++not_evaluated;
       if (evaluated && r.eval_mean_return >= threshold) ++solved;
+      if (const double over_wh = report::OverBudgetWh(r); over_wh > 0.0) {
+        over_budget.push_back(fmt::format("seed {} by {:.4g} Wh", seed, over_wh));
+        budget_wh = r.budget.budget_wh;
+      }
       // A signal the seed finished despite (in its last iteration), or one that came after it,
       // still stops the bench.
       const int pending =
@@ -388,6 +406,11 @@ Runner RegisterBench(CLI::App& app) {
             ? fmt::format(" ({} without a final evaluation, n/a above, counted as not solved)",
                           not_evaluated)
             : std::string());
+    // A seed whose energy went past energy.budget_wh (the train summary's "over it").
+    if (!over_budget.empty()) {
+      fmt::print("seeds over the energy budget of {:.6g} Wh (energy_wh above): {}\n", budget_wh,
+                 fmt::join(over_budget, ", "));
+    }
     // What energy_wh is: measured by a counter, or the CPU-time estimator's estimate.
     if (!meter_reason.empty()) fmt::print("energy_wh metered by: {}\n", meter_reason);
     std::fflush(stdout);

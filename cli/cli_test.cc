@@ -259,6 +259,15 @@ TEST(CliTest, TruncatedMinibatchAndUnreachableThresholdWarn) {
                                   "256 steps): the run ends before its updates start"),
             std::string::npos)
       << short_dqn.output;
+  // More envs than target_update_interval (10 here): said, as SB3 warns.
+  const Result many_envs =
+      RunGreenrl("train --config " + dqn + " --set n_envs=16 --set n_timesteps=5000 --dry-run");
+  EXPECT_NE(many_envs.output.find("greenrl: n_envs 16 is above target_update_interval 10: the "
+                                  "target network is updated at most once per step of the 16 "
+                                  "envs, every 16 env steps"),
+            std::string::npos)
+      << many_envs.output;
+  EXPECT_EQ(passes.output.find("above target_update_interval"), std::string::npos);
 }
 
 // A preset trained on another env (--env) says the preset was tuned for its own; SB3's class
@@ -381,6 +390,18 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_EQ(none.output.find("no --config"), std::string::npos) << none.output;
 }
 
+// A DQN bench too short to pass learning_starts (1000 here) says so once: its runs are quiet.
+TEST(CliTest, BenchSaysWhenNoSeedPassesLearningStarts) {
+  const Result r = RunGreenrl("bench dqn-cartpole --seeds 1 --steps 300");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nnote: learning_starts 1000 is not below the runs' last step 512 "
+                          "(whole blocks of train_freq * n_envs = 256 steps): no seed makes a "
+                          "gradient step\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\n    0       512 "), std::string::npos) << r.output;
+}
+
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
 // --configs folder without the preset is refused by that name.
 TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
@@ -421,6 +442,13 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
             std::string::npos)
       << budget.output;
   EXPECT_NE(budget.output.find("  med "), std::string::npos) << budget.output;
+  // Its energy (the first iteration's) is over the budget: said under the table, as the train
+  // summary's "over it"; a run without a budget says nothing of it.
+  EXPECT_NE(budget.output.find("\nseeds over the energy budget of 1e-09 Wh (energy_wh above): "
+                               "seed 0 by "),
+            std::string::npos)
+      << budget.output;
+  EXPECT_EQ(out.find("seeds over the energy budget"), std::string::npos) << out;
   // The update's FLOPs (actor and critic [64, 64], 52352 per row): batch_size 256 is the whole
   // rollout of 8 x 32; with batch_size 100 an epoch is 2 minibatches of 100 and one of 56 (SB3's
   // slices), not 3 of 100.
@@ -1190,6 +1218,16 @@ TEST(CliTest, PeriodicEvaluationsAndBudgetDecisionsAreSaid) {
                               "true turns on)\n"),
             std::string::npos)
       << inert.output;
+  // Not for their defaults, which a dry run's YAML (a preset to reuse) lists.
+  const std::string listed = Dir("listed_defaults") + ".yaml";
+  const Result dry = RunCommand(std::string(test_paths::GreenrlBin()) + " train --config " +
+                                Preset() + " --dry-run 2>/dev/null");  // the YAML, on stdout
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  greenrl::WriteFileAtomic(listed, dry.output.substr(dry.output.find("algo:")));
+  const Result again = RunGreenrl("train --config " + listed + " --dry-run");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("normalize_kwargs:"), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.find("no effect with normalize"), std::string::npos) << again.output;
 }
 
 // A budget far below what the preset needs (about 0.013 Wh here) ends the run on budget; the
@@ -1496,6 +1534,14 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
       << r.output;
   r = RunGreenrl("train --resume " + out + " --set carbon.region=world --dry-run");
   EXPECT_EQ(r.output.find("note: carbon.region"), std::string::npos) << r.output;
+  // Another n_timesteps stretches the schedules that follow the run's progress: said.
+  r = RunGreenrl("train --resume " + out + " --set n_timesteps=1024 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: note: n_timesteps 1024 replaces the run's own 512: "
+                          "learning_rate lin_0.001, clip_range lin_0.2 follow the run's progress, "
+                          "step / n_timesteps, so they stretch to the new n_timesteps"),
+            std::string::npos)
+      << r.output;
   r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set n_timesteps=256");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(r.output.find("note: carbon.region"), std::string::npos) << r.output;
@@ -1698,6 +1744,12 @@ TEST(CliTest, ReportComparesRunsAndBadCheckpointsExit2) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find(" | estimated | "), std::string::npos) << r.output;  // Wh metered as
+  // To a file, it says where, as the HTML page does.
+  const std::string md_file = Dir("report_md") + ".md";
+  r = RunGreenrl("report " + out + " --format md --out " + md_file);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "greenrl report: 1 run(s) -> " + md_file + "\n");
+  EXPECT_EQ(greenrl::ReadFile(md_file).rfind("| run | algo | env | steps |", 0), 0u);
   const std::string two = Dir("report_two") + ".html";
   const std::string copy = Dir("report_copy");
   fs::copy(out, copy, fs::copy_options::recursive);

@@ -114,6 +114,7 @@ Runner RegisterReport(CLI::App& app) {
         std::fflush(stdout);
       } else {
         WriteFileAtomic(args->out, md);
+        fmt::print("greenrl report: {} run(s) -> {}\n", runs.size(), args->out);
       }
       return 0;
     }

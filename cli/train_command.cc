@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/presets.h"
 #include "greenrl/core/errors.h"
+#include "greenrl/core/schedule.h"
 #include "greenrl/energy/carbon.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
@@ -118,7 +120,8 @@ auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
 // Returns: a note for each carbon key (carbon.region, carbon.intensity_g_per_kwh, carbon.pue)
 // an --set changes: a fixed intensity and the PUE price the whole run's energy, earlier
 // segments' included, so a resume re-prices all of it (carbon.intensity_csv, a series, prices
-// each segment at its own time instead).
+// each segment at its own time instead); and one for another n_timesteps when schedules follow
+// the run's progress (lin_ schedules, DQN's epsilon), which then stretch to it.
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
 std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
                                                const std::vector<std::string>& sets) {
@@ -220,15 +223,6 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
                             "change (a fixed number can)");
     }
   }
-  // A region as the carbon figures read it: "world" for the default (empty) and for "world", the
-  // table's alpha-2 code for any name or code of a country (FRA, France and fr are FR).
-  const auto region_of = [](const std::string& region) -> std::string {
-    std::string lower = region;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    if (lower.empty() || lower == "world") return "world";
-    const energy::RegionIntensity* row = energy::FindRegion(region);
-    return row != nullptr ? row->code : region;
-  };
   std::vector<std::string> notes;
   for (const char* key : {"carbon.region", "carbon.intensity_g_per_kwh", "carbon.pue"}) {
     const auto it = last.find(key);
@@ -239,8 +233,8 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
     if (spec == nullptr) continue;
     std::string mine = text(saved, *spec), want = text(changed, *spec);
     if (std::string(key) == "carbon.region") {  // the same region by another name: no change
-      mine = region_of(saved.GetString(key));
-      want = region_of(changed.GetString(key));
+      mine = energy::CanonicalRegion(saved.GetString(key));
+      want = energy::CanonicalRegion(changed.GetString(key));
     }
     if (want == mine) continue;
     notes.push_back(fmt::format(
@@ -248,6 +242,39 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
         "earlier segments' too, at the new value (metrics.csv's carbon/g_co2e steps to it at "
         "this resume); carbon.intensity_csv prices each segment at its own time instead",
         key, want, mine));
+  }
+  // n_timesteps: the schedules over the run's progress (step / n_timesteps) stretch to the new
+  // value from the checkpoint's step on, as SB3's learn(reset_num_timesteps=False) recomputes
+  // its progress over the new total: said, with where DQN's epsilon reaches its final value.
+  if (const auto n = last.find("n_timesteps"); n != last.end()) {
+    Config changed = saved;
+    changed.Set(n->second.first, n->second.second);
+    const int64_t mine = saved.GetInt("n_timesteps"), want = changed.GetInt("n_timesteps");
+    std::vector<std::string> follow;
+    for (const KeySpec& spec : changed.schema().keys()) {
+      if (spec.type == ValueType::kSchedule &&
+          changed.GetSchedule(spec.key).kind == Schedule::Kind::kLinear) {
+        follow.push_back(spec.key + " " + changed.ValueText(spec.key));
+      }
+    }
+    if (changed.GetString("algo") == "dqn" && changed.GetFloat("exploration_fraction") > 0.0 &&
+        changed.GetFloat("exploration_initial_eps") != changed.GetFloat("exploration_final_eps")) {
+      const double fraction = changed.GetFloat("exploration_fraction");
+      const int64_t at = std::llround(fraction * static_cast<double>(want));
+      const int64_t was = std::llround(fraction * static_cast<double>(mine));
+      follow.push_back(fmt::format(
+          "epsilon (exploration_final_eps {} from step {}, not {}{})",
+          changed.GetFloat("exploration_final_eps"), at, was,
+          at > was ? fmt::format(": a checkpoint past step {} explores more again", was) : ""));
+    }
+    if (want != mine && !follow.empty()) {
+      notes.push_back(fmt::format(
+          "n_timesteps {} replaces the run's own {}: {} {} the run's progress, step / "
+          "n_timesteps, so {} to the new n_timesteps from the checkpoint's step on, as SB3's "
+          "learn(reset_num_timesteps=False) does",
+          want, mine, fmt::join(follow, ", "), follow.size() == 1 ? "follows" : "follow",
+          follow.size() == 1 ? "it stretches" : "they stretch"));
+    }
   }
   return notes;
 }
@@ -378,12 +405,18 @@ Runner RegisterTrain(CLI::App& app) {
           *g, lowest->code, lowest->intensity_g_per_kwh, *g, *g * 1000.0));
     }
     // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
-    // passes them through normalize's own kwargs): given without it, they do nothing.
+    // passes them through normalize's own kwargs): given without it, they do nothing. A value
+    // equal to the default is no mistake (a --dry-run's, `greenrl keys`' or a run's config.yaml
+    // lists every key).
     if (!resuming && !config.GetBool("normalize")) {
       std::vector<std::string> inert;
       for (const char* key : {"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
                               "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"}) {
-        if (config.IsSet(key)) inert.push_back(key);
+        const KeySpec* spec = config.schema().Find(key);
+        if (!config.IsSet(key) || spec == nullptr || !spec->default_yaml) continue;
+        Config as_default = config;
+        as_default.Set(key, *spec->default_yaml);
+        if (as_default.ValueText(key) != config.ValueText(key)) inert.push_back(key);
       }
       if (!inert.empty()) {
         options.warnings.push_back(

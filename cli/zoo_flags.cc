@@ -306,6 +306,8 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
   // Likewise --alpha V with --no-autotune: ent_coef=V.
   std::string cleanrl_alpha;
   bool no_autotune = false;
+  // CleanRL's DQN (--algo dqn, or one of its own flags): what differs beyond its flags is said.
+  bool cleanrl_dqn = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
     const std::string name = args[i].substr(0, eq);
@@ -410,6 +412,10 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
       }
     }
     found.hint += (count++ == 0 ? "" : "; ") + given + " -> " + greenrl;
+    for (const char* dqn_only : {"--target-network-frequency", "--start-e", "--end-e",
+                                 "--exploration-fraction", "--train-frequency"}) {
+      cleanrl_dqn = cleanrl_dqn || (cleanrl && name == dqn_only);
+    }
     all_unneeded = all_unneeded && greenrl.rfind("nothing", 0) == 0;
   }
   if (count > 0) {
@@ -417,6 +423,16 @@ ZooFlags ZooFlagsHint(const std::string& command, const std::vector<std::string>
     found.hint = std::string(whose) + " flag" + (count == 1 ? "" : "s") + ", which `greenrl " +
                  command + (all_unneeded ? "` has no equivalent of: " : "` spells otherwise: ") +
                  found.hint;
+    // vwxyzjn/cleanrl's dqn.py: QNetwork Linear(obs, 120), ReLU, Linear(120, 84), ReLU,
+    // Linear(84, n); loss F.mse_loss; no gradient clipping.
+    if (cleanrl && (cleanrl_dqn || algo == "dqn")) {
+      found.hint +=
+          ". Beyond its flags, CleanRL's dqn.py has a [120, 84] network (SB3's and greenrl's "
+          "default is [64, 64]: --set policy_kwargs.net_arch=[120,84]), no gradient clipping "
+          "(greenrl's max_grad_norm is 10: --set max_grad_norm=1e6 clips practically nothing) "
+          "and a mean squared error loss (SB3's and greenrl's is the Huber loss, which no key "
+          "changes)";
+    }
   }
   return found;
 }

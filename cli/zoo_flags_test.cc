@@ -117,9 +117,11 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
             "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
             "--set learning_rate=lin_2.5e-4 (CleanRL's PPO anneals by default: SB3's linear "
             "schedule from it to 0; with --no-anneal-lr, or for DQN, --set learning_rate=2.5e-4)");
-  EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "dqn"),
-            "CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate 2.5e-4 -> "
-            "--set learning_rate=2.5e-4");
+  EXPECT_EQ(Hint("train", {"--learning-rate", "2.5e-4"}, "dqn")
+                .rfind("CleanRL's flag, which `greenrl train` spells otherwise: --learning-rate "
+                       "2.5e-4 -> --set learning_rate=2.5e-4. Beyond its flags, CleanRL's dqn.py",
+                       0),
+            0u);
   // CleanRL's value loss is 0.5 x the mean squared error: its vf_coef is twice greenrl's.
   EXPECT_EQ(Hint("train", {"--vf-coef", "0.5", "--target-kl", "0.015"}),
             "CleanRL's flags, which `greenrl train` spells otherwise: --vf-coef 0.5 -> --set "
@@ -139,7 +141,17 @@ TEST(ZooFlagsTest, CleanRlFlagsGetGreenrlsSpelling) {
   EXPECT_EQ(Hint("train", {"--target-network-frequency", "500", "--start-e", "1"}),
             "CleanRL's flags, which `greenrl train` spells otherwise: --target-network-frequency "
             "500 -> --set target_update_interval=500; --start-e 1 -> --set "
-            "exploration_initial_eps=1");
+            "exploration_initial_eps=1. Beyond its flags, CleanRL's dqn.py has a [120, 84] "
+            "network (SB3's and greenrl's default is [64, 64]: --set "
+            "policy_kwargs.net_arch=[120,84]), no gradient clipping (greenrl's max_grad_norm is "
+            "10: --set max_grad_norm=1e6 clips practically nothing) and a mean squared error loss "
+            "(SB3's and greenrl's is the Huber loss, which no key changes)");
+  // A flag CleanRL's SAC has too (--buffer-size) says it with --algo dqn only.
+  EXPECT_EQ(Hint("train", {"--buffer-size", "10000"}),
+            "CleanRL's flag, which `greenrl train` spells otherwise: --buffer-size 10000 -> --set "
+            "buffer_size=10000");
+  EXPECT_NE(Hint("train", {"--buffer-size", "10000"}, "dqn").find("Beyond its flags"),
+            std::string::npos);
   EXPECT_EQ(Hint("train", {"-n", "5", "--clip-coef", "0.1"}),
             "rl-zoo's and CleanRL's flags, which `greenrl train` spells otherwise: -n 5 -> --set "
             "n_timesteps=5; --clip-coef 0.1 -> --set clip_range=0.1");

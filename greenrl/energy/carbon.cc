@@ -187,6 +187,12 @@ const RegionIntensity* FindRegion(const std::string& region) {
   return nullptr;
 }
 
+std::string CanonicalRegion(const std::string& region) {
+  if (region.empty() || IsWorld(region)) return "world";
+  const RegionIntensity* row = FindRegion(region);
+  return row != nullptr ? row->code : region;
+}
+
 void ValidateCarbonOptions(const CarbonOptions& options) {
   if (!options.region.empty() && !IsWorld(options.region) &&
       FindRegion(options.region) == nullptr) {
@@ -213,7 +219,7 @@ CarbonResult ComputeCarbon(double energy_j, const CarbonOptions& options) {
   result.pue = options.pue;
   const bool world = options.region.empty() || IsWorld(options.region);
   const RegionIntensity* row = world ? nullptr : FindRegion(options.region);
-  result.region = row != nullptr ? row->code : "world";
+  result.region = CanonicalRegion(options.region);
   if (options.intensity_g_per_kwh.has_value()) {
     result.intensity_g_per_kwh = *options.intensity_g_per_kwh;
     result.intensity_source = "override (carbon.intensity_g_per_kwh)";

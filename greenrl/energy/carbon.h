@@ -55,6 +55,12 @@ const std::vector<RegionIntensity>& RegionIntensities();
 // row, or null when unknown.
 const RegionIntensity* FindRegion(const std::string& region);
 
+// A region as the carbon figures read and record it (energy.json's carbon.region): "world" for
+// the default (empty) and for "world" in any case, the table's alpha-2 code for any code or name
+// of a country in it (FindRegion: "FRA", "France" and "fr" are "FR"), and `region` unchanged when
+// it is unknown (ValidateCarbonOptions refuses it). Raises nothing.
+std::string CanonicalRegion(const std::string& region);
+
 // The `carbon.*` config fields.
 struct CarbonOptions {
   // carbon.region: ISO 3166-1 alpha-2 or alpha-3 code or country name from RegionIntensities(), or

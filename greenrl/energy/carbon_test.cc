@@ -65,6 +65,19 @@ TEST(CarbonTest, RegionFromTable) {
   EXPECT_EQ(RegionIntensities().size(), 26u);
 }
 
+TEST(CarbonTest, CanonicalRegionIsWhatTheFiguresRecord) {
+  EXPECT_EQ(CanonicalRegion(""), "world");
+  EXPECT_EQ(CanonicalRegion("World"), "world");
+  EXPECT_EQ(CanonicalRegion("FRA"), "FR");
+  EXPECT_EQ(CanonicalRegion("france"), "FR");
+  EXPECT_EQ(CanonicalRegion("fr"), "FR");
+  EXPECT_EQ(CanonicalRegion("uk"), "GB");
+  EXPECT_EQ(CanonicalRegion("Atlantis"), "Atlantis");  // unknown: unchanged (validation refuses it)
+  CarbonOptions options;
+  options.region = "deu";
+  EXPECT_EQ(ComputeCarbon(kJoulesPerKwh, options).region, CanonicalRegion("deu"));
+}
+
 TEST(CarbonTest, WorldDefault) {
   const CarbonResult result = ComputeCarbon(kJoulesPerKwh, CarbonOptions{});
   EXPECT_EQ(result.intensity_g_per_kwh, 481.0);

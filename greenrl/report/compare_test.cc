@@ -556,6 +556,12 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   EXPECT_NE(html.find("\"eval/mean_reward\":[null,200.0,null,480.5]"), std::string::npos);
   EXPECT_NE(html.find("\"cpu:process_w\":[10.0,12.5]"), std::string::npos);
   EXPECT_NE(html.find("\"action\":\"skip_non_critical\""), std::string::npos);
+  // The budget table's row (its time as the wall times), and a passed-over decision's mark says
+  // so in its label.
+  EXPECT_NE(html.find("<tr><td>run_a</td><td>2048</td><td>4.0</td><td>0.2500</td>"
+                      "<td>skip_non_critical</td><td>forecast 0.9 of the budget</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(html.find("(b.taken ? '' : ' (passed over)')"), std::string::npos);
   EXPECT_NE(html.find("{\"count\":4,\"duration_s\":4.0,\"energy_wh\":0.25,\"phase\":\"rollout\"}"),
             std::string::npos);
   EXPECT_NE(html.find("\"target_return\":195.0"), std::string::npos);
@@ -566,6 +572,14 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   const std::string eval_html =
       RenderHtml(runs, 195.0, "/* fake Chart.js */ var Chart;", "eval/mean_reward");
   EXPECT_NE(eval_html.find("\"target_metric\":\"eval/mean_reward\""), std::string::npos);
+  EXPECT_NE(html.find("\"target_on_return_charts\":true"), std::string::npos);
+  EXPECT_NE(eval_html.find("\"target_on_return_charts\":true"), std::string::npos);
+  // A target on a metric the return charts do not plot has no line there.
+  const std::string loss_html =
+      RenderHtml(runs, 0.5, "/* fake Chart.js */ var Chart;", "losses/explained_variance");
+  EXPECT_NE(loss_html.find("\"target_on_return_charts\":false"), std::string::npos);
+  EXPECT_NE(loss_html.find("if (DATA.target_return !== null && DATA.target_on_return_charts)"),
+            std::string::npos);
   EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
                       "<td>8.0</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td>"
                       "<td>320 g/kWh, PUE 1.5, FR</td><td>480.50</td>"

@@ -131,12 +131,14 @@ std::string BudgetHtml(const std::vector<RunData>& runs) {
   std::string s;
   for (const auto& run : runs) {
     for (const auto& m : run.budget_marks) {
-      s += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}{}</td>"
-                       "<td>{}</td></tr>\n",
-                       EscapeHtml(run.name), m.global_step, m.time_s,
-                       FormatAmount(m.energy_used_wh),
-                       EscapeHtml(m.action), m.taken ? "" : " (unsupported)",
-                       EscapeHtml(m.reason));
+      // Times as the table's wall times (three significant digits below 1 s: a short run's
+      // decisions come within its first tenth of a second).
+      s += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td>"
+          "<td>{}</td></tr>\n",
+          EscapeHtml(run.name), m.global_step, FormatSeconds(m.time_s),
+          FormatAmount(m.energy_used_wh), EscapeHtml(m.action),
+          m.taken ? "" : " (passed over: unsupported)", EscapeHtml(m.reason));
     }
   }
   if (s.empty()) return "<p>No budget decisions (no energy budget, or none was needed).</p>\n";
@@ -206,13 +208,13 @@ constexpr const char* kPageScript = R"JS(
         datasets.push({label: run.name + ' budget decisions', borderColor: '#000000',
                        backgroundColor: color(r), showLine: false, pointRadius: 8,
                        pointStyle: 'triangle',
-                       data: run.budget.map((b) => ({x: budgetX(b), y: returnAt(m, b.global_step),
-                                                     label: run.name + ' step ' + b.global_step +
-                                                            ': ' + b.action})).filter(
-                                                         (p) => p.y !== null)});
+                       data: run.budget.map((b) => ({
+                         x: budgetX(b), y: returnAt(m, b.global_step),
+                         label: run.name + ' step ' + b.global_step + ': ' + b.action +
+                                (b.taken ? '' : ' (passed over)')})).filter((p) => p.y !== null)});
       }
     });
-    if (DATA.target_return !== null) {
+    if (DATA.target_return !== null && DATA.target_on_return_charts) {
       datasets.push({label: 'target: ' + DATA.target_metric + ' >= ' + DATA.target_return,
                      borderColor: '#555555',
                      borderDash: [6, 4], pointRadius: 0, borderWidth: 1, pointStyle: 'line',
@@ -321,6 +323,10 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   data["return_metric"] = kTargetMetric;
   data["target_return"] = target_return ? nlohmann::json(*target_return) : nlohmann::json();
   data["target_metric"] = target_metric;  // the metric the target line applies to
+  // The return charts plot the training return and eval/mean_reward: a target on another metric
+  // (--target-metric losses/explained_variance) has no line there.
+  data["target_on_return_charts"] =
+      target_metric == kTargetMetric || target_metric == "eval/mean_reward";
   data["runs"] = nlohmann::json::array();
   for (const auto& run : runs) {
     nlohmann::json r;

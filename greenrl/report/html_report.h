@@ -22,8 +22,9 @@ std::string DefaultChartJsPath();
 std::string LoadChartJs(const std::string& path);
 
 // The whole page. Args: chartjs_source: Chart.js's code, inlined as is; target_return and
-// target_metric: as in CompareRuns (the target is also drawn as a horizontal line on the return
-// charts, labelled "target: <target_metric> >= <target_return>").
+// target_metric: as in CompareRuns (a target on the training return or eval/mean_reward is also
+// drawn as a horizontal line on the return charts, labelled "target: <target_metric> >=
+// <target_return>"; one on another metric is not, as the charts do not plot it).
 // After its scripts ran, the page records what it drew for tests and headless checks: each
 // canvas gets data-painted-pixels (pixels with non-zero alpha) and <body> gets
 // data-charts-drawn (canvases with painted pixels) and data-charts-total.

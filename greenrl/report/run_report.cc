@@ -33,12 +33,6 @@ std::string Amount(double value) {
 // would read the same as a budget of 0.001).
 std::string BudgetAmount(double wh) { return fmt::format("{:.6g}", wh); }
 
-// How far a run with a budget went past it, Wh (0 within it, or without a budget).
-double OverBudgetWh(const RunReport& r) {
-  if (!r.budget.enabled || r.budget.budget_wh <= 0.0) return 0.0;
-  return std::max(0.0, r.total_energy_j() / kJoulesPerWh - r.budget.budget_wh);
-}
-
 nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetEvent>& events) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& e : events) {
@@ -113,6 +107,11 @@ std::map<std::string, double> RunReport::unattributed_energy_j() const {
     for (const auto& [domain, e] : w.energy_j) out[domain] -= e;
   }
   return out;
+}
+
+double OverBudgetWh(const RunReport& r) {
+  if (!r.budget.enabled || r.budget.budget_wh <= 0.0) return 0.0;
+  return std::max(0.0, r.total_energy_j() / kJoulesPerWh - r.budget.budget_wh);
 }
 
 std::string FixedNoNegativeZero(double value, int decimals) {

@@ -143,6 +143,11 @@ struct RunReport {
 // `greenrl eval` and `greenrl bench`. No errors.
 std::string FixedNoNegativeZero(double value, int decimals);
 
+// How far a run with an energy budget went past it, Wh: its total energy (every additive domain,
+// earlier segments' included) minus energy.budget_wh, or 0 within it or without a budget
+// (energy.json's budget.over_budget_wh). No errors.
+double OverBudgetWh(const RunReport& r);
+
 // The end-of-run summary: steps, wall time, steps/s, a "stopped early" line when
 // eval.reward_threshold ended the run, final eval return (mean ± std over N deterministic
 // episodes), energy in Wh per domain with provenance and scope, carbon with the region and

@@ -1247,7 +1247,7 @@ TEST(ResumeTest, FailedFinalWritesKeepThePolicyForEval) {
   const std::string whole = FreshDir("pending_whole");
   RunTraining(config, whole, 1.0);
   // The failing write is found by counting: the first injected failure that names
-  // emissions.csv (energy.json, written before it, then stays).
+  // emissions.csv (the first report written; energy.json, tried after it, fails too).
   std::string dir, failure;
   for (int n = 0; n < 20 && failure.find("emissions.csv") == std::string::npos; ++n) {
     dir = FreshDir("pending_" + std::to_string(n));
@@ -1281,6 +1281,57 @@ TEST(ResumeTest, FailedFinalWritesKeepThePolicyForEval) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A run whose last metrics row cannot be appended (a full disk after its final evaluation)
+// fails as a failure inside its loop does: energy.json says "failed" with what it spent,
+// emissions.csv has its row, and final.pt is not committed.
+TEST(ResumeTest, FailureAfterTheLoopIsRecordedAsAFailure) {
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1"}, 1);
+  int runs = 0;
+  // Trains with every append after the first n failing; the error, or "" when it finished.
+  auto train_failing_after = [&](int n, std::string* dir) {
+    *dir = FreshDir("after_loop_" + std::to_string(runs++));
+    std::string error;
+    ::setenv("GREENRL_FAIL_APPENDS_AFTER", std::to_string(n).c_str(), 1);
+    try {
+      RunTraining(config, *dir, 1.0);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+    ::unsetenv("GREENRL_FAIL_APPENDS_AFTER");
+    const int fd = ::open((*dir + "/count_reset").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    AppendWhole(fd, *dir + "/count_reset", "x");  // an append while it is unset resets the count
+    ::close(fd);
+    return error;
+  };
+  // The appends of a whole run: the least n it finishes with (a run fails for each n below).
+  std::string dir;
+  int lo = 0, hi = 1024;
+  ASSERT_EQ(train_failing_after(hi, &dir), "");
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (train_failing_after(mid, &dir).empty()) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  ASSERT_GT(lo, 0);
+  const std::string error = train_failing_after(lo - 1, &dir);  // the last append fails
+  EXPECT_NE(error.find("metrics.csv"), std::string::npos) << error;
+  std::ifstream in(dir + "/energy.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["failure"].get<std::string>(), error);
+  EXPECT_EQ(j["eval_note"].get<std::string>().rfind("failed at step 512: " + error, 0), 0u)
+      << j["eval_note"];
+  EXPECT_EQ(j["eval_episodes"].get<int64_t>(), 0);
+  EXPECT_EQ(j["steps"].get<int64_t>(), 512);
+  EXPECT_GT(j["total_energy_j"].get<double>(), 0.0);
+  EXPECT_TRUE(fs::exists(dir + "/emissions.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
+  EXPECT_TRUE(fs::exists(FinalPendingPath(dir)));  // the trained policy, for eval and export
 }
 
 // A run that fails at its first write (config.yaml) leaves train.lock and an empty checkpoints
@@ -1999,11 +2050,15 @@ TEST(ResumeTest, FailedRunWhoseReportsFailSaysBothErrors) {
   g_fail_at = -1;
   g_block_on_fail.clear();
   EXPECT_EQ(caught, "TestFailing-v0: the sensor stopped answering");
-  EXPECT_NE(err.find("greenrl: the failed run's energy.json and emissions.csv could not be "
-                     "written either: "),
+  // emissions.csv, written first, records the run; energy.json cannot be written.
+  EXPECT_NE(err.find("greenrl: the failed run's energy.json could not be written either: "),
             std::string::npos)
       << err;
   EXPECT_NE(err.find(dir + "/energy.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("greenrl: the run failed at step 256; " + dir + "/emissions.csv records the "),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(fs::exists(dir + "/emissions.csv"));
 }
 
 }  // namespace

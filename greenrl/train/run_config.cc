@@ -300,6 +300,14 @@ ConfigSchema BuildSchema(const std::string& algo) {
                         "not tanh-squashed");
   }
   if (s.Find("buffer_size") != nullptr) {
+    // SB3 2.7's off-policy n_steps (DLR-RM/stable-baselines3 pull request 2144: n-step returns
+    // through NStepReplayBuffer; default 1, one-step TD targets).
+    std::string name = algo;
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    s.AddDefaultOnlyIntKey("n_steps", 1,
+                           "greenrl's " + name +
+                               " has SB3's default, one-step TD targets; the n-step returns of "
+                               "SB3 >= 2.7's n_steps above 1 are not implemented");
     s.AddDefaultOnlyKey("optimize_memory_usage", false,
                         "greenrl's replay buffer has SB3's default, next_obs kept per transition");
     s.AddDefaultOnlyKey("replay_buffer_kwargs.handle_timeout_termination", true,

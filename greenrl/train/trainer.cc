@@ -15,6 +15,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -841,6 +842,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
                  config.GetInt("learning_starts"), last_step_text);
     }
   }
+  // SB3's DQN warns of this too (dqn.py, _setup_model): a target update per vec step at most.
+  if (options.verbose && writer && algo_id == "dqn" &&
+      config.GetInt("n_envs") > config.GetInt("target_update_interval")) {
+    fmt::print(stderr,
+               "greenrl: n_envs {} is above target_update_interval {}: the target network is "
+               "updated at most once per step of the {} envs, every {} env steps (SB3 warns of "
+               "the same)\n",
+               config.GetInt("n_envs"), config.GetInt("target_update_interval"),
+               config.GetInt("n_envs"), config.GetInt("n_envs"));
+  }
   if (options.verbose && writer && world_size > 1) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
@@ -1236,7 +1247,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   int64_t steps = 0;
   int64_t iteration = 0;
   int64_t next_eval = eval_freq > 0 ? eval_freq : -1;
-  double last_progress_s = -1.0;
+  // The progress line's first figures come a quarter second into the segment, not after its
+  // first iteration: steps/s and W over the first milliseconds said 2210 steps/s and 103.9 W for
+  // SAC Pendulum's (95 and 8 W over the run; 16:36 UTC 2026-12-07, this VM).
+  double last_progress_s = resumed.elapsed_s;
   bool skip_non_critical = false;
   bool stopped_by_budget = false;
   report::EarlyStopReport early_stop;  // eval.reward_threshold's stop, when it ends the run
@@ -1770,6 +1784,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
 
       // The budget acts on what this iteration cost (energy.json records every decision); with
       // several ranks on the job's energy and rank 0's clock, so all ranks decide alike.
+      bool budget_decided = false;  // an event this iteration: its row is written (below)
       if (budget.enabled()) {
         // What comes after the last iteration must fit: the final evaluation (rank 0's estimate:
         // it evaluates) when the run finishes, the resume checkpoint a stop writes (every rank
@@ -1787,6 +1802,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
             std::max(reserve_j[0], reserve_j[2]), reserve_j[1],
             reserve_j[2] > reserve_j[0] ? "stop checkpoint" : "final evaluation");
         skip_non_critical = decision.skip_non_critical;
+        budget_decided = budget.events().size() > events_before;
         // Each decision on stderr as it is taken (energy.json and the summary list them too).
         if (options.verbose && writer) {
           for (size_t e = events_before; e < budget.events().size(); ++e) {
@@ -1814,7 +1830,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
 
       // A row when log_interval says so, and for every evaluation; under budget pressure only
-      // every 10th iteration (the rows in between are summed up in the next one).
+      // every 10th iteration (the rows in between are summed up in the next one), and the row of
+      // each iteration the budget took a decision at (energy.json's events have their rows).
       const auto multiples = [&](double count) {
         return std::floor(count / static_cast<double>(log_interval));
       };
@@ -1823,7 +1840,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
               ? multiples(log_rows.global_episodes) > multiples(log_rows.episodes_at_last_row)
               : multiples(static_cast<double>(iteration)) >
                     multiples(static_cast<double>(log_rows.iteration_at_last_row));
-      if (evaluate_now || (interval_due && (!skip_non_critical || iteration % 10 == 0))) {
+      if (evaluate_now ||
+          (interval_due && (!skip_non_critical || iteration % 10 == 0 || budget_decided))) {
         mark_row_written();
         row[1].second = elapsed_s;
         row[2].second = steps / elapsed_s;
@@ -1872,7 +1890,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
       if (monitor.IsWindowOpen(key)) monitor.EndWindow(key);  // its energy counts where it was
     }
   }
-  const bool failed = failure != nullptr;
+  bool failed = failure != nullptr;
+  // A write after the loop that fails (the final checkpoint's, the last metrics row's, the
+  // reports': a full disk) fails a single-process run there, as a failure inside the loop does:
+  // energy.json and emissions.csv say "failed" with what it spent, and its error is rethrown.
+  auto fail_after_loop = [&](const std::exception& e) {
+    if (world_size > 1 || failed) throw;
+    failure = std::current_exception();
+    failure_what = e.what();
+    failed = true;
+  };
   if (options.progress && writer) fmt::print(stderr, "\n");
 
   // --- Final checkpoint (pending), the figures every report shares (one reading), the reports,
@@ -1887,19 +1914,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // once energy.json, emissions.csv and the last metrics row are written: a run is finished when
   // it has final.pt, and one that failed in between (a full disk) keeps its trained policy for
   // eval and export and is resumed from its newest resume checkpoint, if it has one.
-  const bool write_final_pt = writer && !stopped_by_budget && !interrupted && !failed;
   if (writer) {
-    const std::optional<NormalizerSnapshot> norm = snapshot();
-    if (stopped_by_budget || failed) {
-      result.checkpoint_path = last_checkpoint;  // unfinished: the last resume checkpoint
-    } else if (!interrupted) {
-      result.checkpoint_path = run_dir + "/checkpoints/final.pt";
-      SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
+    try {
+      const std::optional<NormalizerSnapshot> norm = snapshot();
+      if (!stopped_by_budget && !failed && !interrupted) {
+        SaveFinalCheckpoint(*algorithm, run_dir, norm);  // the policy with its statistics
+        result.checkpoint_path = run_dir + "/checkpoints/final.pt";
+      }
+      if (norm && (stopped_by_budget || interrupted)) {
+        // The resume checkpoint's statistics (which it holds itself), for people and scripts.
+        SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
+      }
+    } catch (const std::exception& e) {
+      fail_after_loop(e);
     }
-    if (norm && (stopped_by_budget || interrupted)) {
-      // The resume checkpoint's statistics (which it holds itself), for people and scripts.
-      SaveNormalizer(run_dir + "/checkpoints/normalizer.json", *norm);
-    }
+    // Unfinished (a budget stop, a failure): the last resume checkpoint.
+    if (result.checkpoint_path.empty() && !interrupted) result.checkpoint_path = last_checkpoint;
   }
   say_non_finite_outputs();
   sampler.Stop();
@@ -1988,8 +2018,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // next row sums up the iterations since, as the uninterrupted run's does.
   // A failed run's last row is the one its loop wrote (the row being built may be half-filled).
   if (!interrupted && !failed) {
-    metrics_csv->WriteRow(row);
-    if (tfevents) tfevents->WriteRow(row);
+    try {
+      metrics_csv->WriteRow(row);
+      if (tfevents) tfevents->WriteRow(row);
+    } catch (const std::exception& e) {
+      fail_after_loop(e);
+    }
   }
 
   r.algo = algo_id;
@@ -2013,10 +2047,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
       last_checkpoint.empty()
           ? "no resume checkpoint was written before it; checkpoint_freq sets how often"
           : fmt::format("{} continues it from {}", resume_command, last_checkpoint);
-  if (failed) {
+  auto note_failure = [&] {
     r.eval_episodes = 0;
     r.failure = failure_what;
     r.eval_note = fmt::format("failed at step {}: {} ({})", steps, failure_what, failed_resume);
+  };
+  if (failed) {
+    note_failure();
   } else if (interrupted) {
     r.eval_episodes = 0;
     r.eval_note = fmt::format("interrupted{} at step {}: {} continues it",
@@ -2072,9 +2109,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.sampler.rows = static_cast<int64_t>(sampler.rows().size());
   r.sampler.missed_ticks = sampler.missed_ticks();
   r.sampler.cpu_time_s = sampler.cpu_time_s();
-  // A failed run's reports: when they cannot be written either (a full disk), that is said
-  // (unless quiet) and the run's own error is the one that reaches the caller.
-  try {
+  // energy.json (with the ranks' own figures under data-parallel training).
+  auto write_energy_json = [&] {
     report::WriteEnergyJson(run_dir + "/energy.json", r);
     if (world_size > 1) {
       // energy.json's totals above are the job's (job_energy.h); "distributed" keeps each rank's
@@ -2109,24 +2145,61 @@ TrainResult Train(const Config& config, TrainOptions options) {
       WriteFileAtomic(run_dir + "/energy.json",
                       j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
-    report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
-  } catch (const std::exception& e) {
-    if (!failed) throw;
-    if (options.verbose) {  // --quiet: the one line of the run's own error (a full disk's)
-      fmt::print(stderr,
-                 "greenrl: the failed run's energy.json and emissions.csv could not be written "
-                 "either: {}\n",
-                 e.what());
+  };
+  // The reports: emissions.csv, then energy.json, which says how the run ended, then final.pt
+  // (a finished run's: final.pt.pending renamed). Each is tried whatever became of the one
+  // before. One that fails fails a single-process run (as a failure inside the loop does), and
+  // energy.json says so; when a failed run's reports cannot be written (a full disk), that is
+  // said (unless quiet) and the run's own error is the one that reaches the caller.
+  struct WriteError {
+    std::exception_ptr error;
+    std::string what;
+  };
+  auto try_write = [](const std::function<void()>& write) -> std::optional<WriteError> {
+    try {
+      write();
+      return std::nullopt;
+    } catch (const std::exception& e) {
+      return WriteError{std::current_exception(), e.what()};
     }
-    std::rethrow_exception(failure);
+  };
+  auto fail_at = [&](const WriteError& e) {
+    if (world_size > 1) std::rethrow_exception(e.error);
+    failure = e.error;
+    failure_what = e.what;
+    failed = true;
+    note_failure();
+  };
+  const std::optional<WriteError> emissions_error = try_write([&] {
+    report::WriteEmissionsCsv(run_dir + "/emissions.csv", MakeEmissionsRow(r, UnixNowS()));
+  });
+  if (emissions_error && !failed) fail_at(*emissions_error);
+  std::optional<WriteError> energy_error = try_write(write_energy_json);
+  if (!energy_error && !failed && !interrupted && !stopped_by_budget) {
+    if (const auto commit_error = try_write([&] { CommitFinalCheckpoint(run_dir); })) {
+      fail_at(*commit_error);  // energy.json said "finished": it says "failed" now
+      energy_error = try_write(write_energy_json);
+    }
   }
-  if (write_final_pt) CommitFinalCheckpoint(run_dir);  // final.pt.pending -> final.pt
+  if (energy_error && !failed) std::rethrow_exception(energy_error->error);
   if (failed) {
-    {  // also under --quiet, as a stop signal's line: where the run's figures and resume are
-      fmt::print(stderr,
-                 "greenrl: the run failed at step {}; {}/energy.json and emissions.csv record "
-                 "the {:.4g} Wh it spent; {}\n",
-                 steps, run_dir, total.total_energy_j() / kJoulesPerWh, failed_resume);
+    if (options.verbose && (emissions_error || energy_error)) {  // --quiet: the run's own error
+      fmt::print(stderr, "greenrl: the failed run's {} could not be written either: {}\n",
+                 energy_error && emissions_error ? "energy.json and emissions.csv"
+                 : energy_error                  ? "energy.json"
+                                                 : "emissions.csv",
+                 (energy_error ? energy_error : emissions_error)->what);
+    }
+    // Also under --quiet, as a stop signal's line: where the run's figures and resume are (when
+    // no report could be written, --quiet leaves the one line of the run's own error).
+    if (options.verbose || !energy_error || !emissions_error) {
+      fmt::print(
+          stderr, "greenrl: the run failed at step {}; {} the {:.4g} Wh it spent; {}\n", steps,
+          !energy_error && !emissions_error ? run_dir + "/energy.json and emissions.csv record"
+          : !energy_error                   ? run_dir + "/energy.json records"
+          : !emissions_error                ? run_dir + "/emissions.csv records"
+                                            : "no report records",
+          total.total_energy_j() / kJoulesPerWh, failed_resume);
     }
     std::rethrow_exception(failure);
   }

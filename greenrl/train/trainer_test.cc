@@ -661,6 +661,13 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
             "critics (clipped double Q)");
   EXPECT_NE(message("sac/pendulum.yaml", "policy_kwargs.n_critics=two").find("an integer"),
             std::string::npos);
+  // SB3 2.7's off-policy n_steps: its default, 1, only (not "a key of ppo").
+  EXPECT_EQ(message("dqn/cartpole.yaml", "n_steps=1"), "no error");
+  EXPECT_EQ(message("dqn/cartpole.yaml", "n_steps=3"),
+            "n_steps: got '3'; 1 only: greenrl's DQN has SB3's default, one-step TD targets; the "
+            "n-step returns of SB3 >= 2.7's n_steps above 1 are not implemented");
+  EXPECT_NE(message("sac/pendulum.yaml", "n_steps=3").find("1 only: greenrl's SAC has"),
+            std::string::npos);
   // Another algo on a preset: the preset's own keys are unknown to it, and the error says why.
   const std::string other_algo = message("sac/hopper.yaml", "algo=ppo");
   EXPECT_NE(other_algo.find("unknown key"), std::string::npos) << other_algo;
@@ -964,6 +971,14 @@ TEST(TrainerTest, BudgetOfHalfTheRunStopsOnBudgetWithLoadableCheckpoint) {
   const std::vector<std::string> ladder = {"reduce_precision(passed)", "skip_non_critical",
                                            "throttle", "stop"};
   EXPECT_EQ(actions, ladder);
+  // Each decision's iteration has its row in metrics.csv, thinned to every 10th iteration or not.
+  std::vector<double> row_steps;
+  for (const auto& row : MetricRows(r.report.run_dir)) row_steps.push_back(row.at("global_step"));
+  for (const auto& e : j["budget"]["events"]) {
+    const auto step = static_cast<double>(e["global_step"].get<int64_t>());
+    EXPECT_NE(std::find(row_steps.begin(), row_steps.end(), step), row_steps.end())
+        << e["action"] << " at step " << step;
+  }
   // The stop kept the final evaluation's estimate in hand (from the rollouts' energy per step, as
   // no evaluation ran before it).
   const std::string stop_reason = j["budget"]["events"].back()["reason"].get<std::string>();
