@@ -8,9 +8,13 @@
 namespace greenrl::cli {
 
 // Runs `greenrl <command> ...` with the process's arguments: train, eval, export, bench,
-// meters, envs, keys, launch, report. Call it from main, once, after any RegisterEnv. First, where
-// OpenBLAS fell back to its generic kernels, it re-executes the program with OPENBLAS_CORETYPE
-// set (core/openblas_core.h), so it must run before any other thread starts.
+// meters, envs, keys, launch, report: greenrl_cli's main. A program with envs of its own calls
+// the overload below instead (it names the program in config.yaml and in resume hints, and turns
+// a registration error into an exit 2). Call it from main, once. First, where OpenBLAS fell back
+// to its generic kernels, it re-executes the program with OPENBLAS_CORETYPE set
+// (core/openblas_core.h): anything main does before it then runs twice, so it must come first,
+// before any other thread starts. It does not set OMP_WAIT_POLICY (the `greenrl` launcher does):
+// set OMP_WAIT_POLICY=PASSIVE for runs with threads.torch above 1.
 // Returns: the exit code: 0 success; 1 runtime failure (I/O, internal error); 2 bad input
 // (config, CLI arguments, checkpoint), reported before any work starts; 130 / 143 for a
 // training run stopped by SIGINT / SIGTERM.

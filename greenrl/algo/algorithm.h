@@ -59,6 +59,10 @@ inline void AppendFinishedEpisodes(const env::VecEnv& env, int64_t rollout_step,
 // Metrics of one update, keyed by CleanRL's names ("losses/value_loss", "charts/learning_rate").
 using Metrics = std::vector<std::pair<std::string, double>>;
 
+// One RL algorithm (PPO, DQN, SAC) behind the trainer's loop: CollectRollout steps a VecEnv
+// and stores what the algorithm learns from, Update learns from it, Act / ActContinuous act for
+// evaluation. Built by MakePpo / MakeDqn / MakeSac (train::MakeAlgorithm from a config). Not
+// thread-safe: one thread drives an instance.
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
@@ -85,11 +89,16 @@ class Algorithm {
   virtual const Metrics& Update(double progress_remaining) = 0;
 
   // Actions for obs float32 [n, obs_dim] into actions int64 [n] (Discrete spaces);
-  // deterministic: the mode of the policy (argmax), else a sample.
+  // deterministic: the mode of the policy (argmax), else a sample. `obs` is what the agent saw
+  // in training: for a run with `normalize: true`, observations already normalised by its
+  // VecNormalize statistics (TrainedAgent::normalizer; wrap the env in a NormalizeVecEnv with
+  // them, training off, as EvaluatePolicy does), never the env's raw ones, which act wrongly
+  // without an error. The exported TorchScript module takes raw observations instead.
   virtual void Act(const float* obs, int n, bool deterministic, int64_t* actions) = 0;
 
-  // Actions for Box action spaces: obs float32 [n, obs_dim] (row-major, as VecEnv::obs()) into
-  // actions float32 [n, act_dim] (row-major, as VecEnv::continuous_actions()). Every component
+  // Actions for Box action spaces: obs float32 [n, obs_dim] (row-major, as VecEnv::obs();
+  // normalised as for Act when the run normalised them) into actions float32 [n, act_dim]
+  // (row-major, as VecEnv::continuous_actions()). Every component
   // is already inside the env's Box [low, high] (the algorithm rescales or clips; the caller
   // writes the rows to the env as they are). deterministic: the policy's mode (SAC: tanh of the
   // Gaussian mean, rescaled; PPO: the Gaussian mean, clipped), else a sample from the

@@ -49,6 +49,10 @@ inline const char* ToString(PolicyHead head) {
   return "?";
 }
 
+// A policy's deterministic action as plain arrays (Algorithm::ExportDeterministicPolicy):
+// obs float32 [obs_dim] through `layers` (`activation` between them), then `head`; what
+// `greenrl export` writes as TorchScript. Observations as Algorithm::Act takes them (normalised
+// when the run normalised them; the export adds the normalisation).
 struct DeterministicPolicy {
   std::string algo;                // "ppo", "dqn", "sac"
   int obs_dim = 0;                 // observation size

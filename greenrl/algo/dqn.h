@@ -35,8 +35,9 @@
 
 namespace greenrl::algo {
 
-// DQN's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
-// these fields; defaults are SB3's DQN defaults; configs/dqn/*.yaml hold rl-zoo's presets.
+// DQN's flat config (../shared/STYLE.md point 6). Each field comes from one YAML key or --set
+// override (DqnConfigFromConfig; most have the key's name, the others say which); defaults
+// are SB3's DQN defaults; configs/dqn/*.yaml hold rl-zoo's presets.
 struct DqnConfig {
   int n_envs = 1;                    // parallel envs (rows of the VecEnv)
   int64_t total_timesteps = 100000;  // n_timesteps: the horizon of the epsilon schedule, env steps

@@ -21,8 +21,9 @@
 
 namespace greenrl::algo {
 
-// PPO's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
-// these fields; defaults are SB3's PPO defaults; configs/ppo/*.yaml hold rl-zoo's presets.
+// PPO's flat config (../shared/STYLE.md point 6). Each field comes from one YAML key or --set
+// override (PpoConfigFromConfig; most have the key's name, the others say which); defaults
+// are SB3's PPO defaults; configs/ppo/*.yaml hold rl-zoo's presets.
 struct PpoConfig {
   int n_envs = 1;            // parallel envs (rows of the VecEnv)
   int n_steps = 2048;        // steps per env per rollout; rollout size = n_steps * n_envs

@@ -31,8 +31,9 @@
 
 namespace greenrl::algo {
 
-// SAC's flat config (../shared/STYLE.md point 6). YAML keys and --set overrides map 1:1 onto
-// these fields; defaults are SB3's SAC defaults; configs/sac/*.yaml hold rl-zoo's presets.
+// SAC's flat config (../shared/STYLE.md point 6). Each field comes from one YAML key or --set
+// override (SacConfigFromConfig; most have the key's name, the others say which); defaults
+// are SB3's SAC defaults; configs/sac/*.yaml hold rl-zoo's presets.
 struct SacConfig {
   int n_envs = 1;                                     // parallel envs (rows of the VecEnv)
   Schedule learning_rate = Schedule::Constant(3e-4);  // Adam step size of all three optimisers

@@ -15,7 +15,7 @@ namespace greenrl {
 // what() reads "<field>: got '<value>'; <accepted>" so that one line tells the user what to fix.
 class ConfigError : public std::runtime_error {
  public:
-  // Args: field: dotted config key or CLI flag ("ppo.n_steps", "--episodes");
+  // Args: field: dotted config key or CLI flag ("n_steps", "carbon.pue", "--episodes");
   //       value: the value as the user wrote it; accepted: what would have been accepted.
   ConfigError(const std::string& field, const std::string& value, const std::string& accepted);
   // A message that does not fit the field/value/accepted form (e.g. unreadable file).

@@ -158,8 +158,9 @@ std::string SpinningOpenMpWarning(int torch_threads) {
          ": OpenMP's idle threads busy-wait (OMP_WAIT_POLICY " +
          (policy != nullptr ? std::string("is ") + policy : std::string("unset")) +
          "), burning CPU seconds and energy between parallel regions and, beside other work, "
-         "slowing the run many times over; build/bin/greenrl sets PASSIVE where it is unset, or "
-         "set OMP_WAIT_POLICY=PASSIVE yourself";
+         "slowing the run many times over; set OMP_WAIT_POLICY=PASSIVE (the greenrl launcher, "
+         "build/bin/greenrl, sets it where it is unset; greenrl_cli and a program of one's own "
+         "through cli::Main do not)";
 }
 
 void RestartWithOpenBlasCoreTypeIfNeeded(char** argv, const char* program) {

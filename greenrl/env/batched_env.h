@@ -9,6 +9,8 @@
 // A single-env class `E` plugs in through BatchedEnvOf<E> when it provides (CartPole is the model):
 //   using Action = int64_t;            // Discrete spaces; for Box spaces `const float*` reading
 //                                      //   float32 [kActDim], plus `static constexpr int kActDim`
+//                                      //   (valid during Step only; each component inside the
+//                                      //   Box: PPO clips, SAC rescales, random draws stay in)
 //   static constexpr int kObsDim;      // == Spec().obs_dim()
 //   using StepResult = env::StepResult<kObsDim>;
 //   static const EnvSpec& Spec();
@@ -86,8 +88,11 @@ class BatchedEnv {
   // ends (terminated or truncated), final_obs[i] gets the terminal observation, obs[i] the first
   // observation of the next episode (reset from row i's own generator), and episode_return[i] /
   // episode_length[i] the finished episode's return and length. Elsewhere final_obs[i] = obs[i]
-  // and both statistics are 0. Errors: whatever the env's Step throws (e.g. std::invalid_argument
-  // for an invalid action); rows before the failing one have been stepped.
+  // and both statistics are 0. The TimeLimit is the implementation's to apply (VecEnv does not):
+  // truncated[i] = 1 once row i has taken spec().max_episode_steps steps since its reset, as
+  // BatchedEnvOf does (an env registered through RegisterEnv<E> gets it); EvaluatePolicy counts
+  // on it. Errors: whatever the env's Step throws (e.g. std::invalid_argument for an invalid
+  // action); rows before the failing one have been stepped.
   virtual void StepRows(int begin, int end, const VecBuffers& buffers) = 0;
 
   // Steps since construction that hit a numerical fault (non-finite state) and were answered by

@@ -89,11 +89,14 @@ void RegisterEnv(const EnvRegistration& registration) {
                                 std::to_string(registration.min_rows_per_thread));
   }
   const Box& obs = spec.observation_space;
-  if (obs.dim() < 1 || obs.low.size() != static_cast<size_t>(obs.dim()) ||
+  // A shape of () is one value (Gymnasium's scalar Box); an entry below 1 is no shape.
+  const bool bad_shape =
+      std::any_of(obs.shape.begin(), obs.shape.end(), [](int64_t n) { return n < 1; });
+  if (bad_shape || obs.dim() < 1 || obs.low.size() != static_cast<size_t>(obs.dim()) ||
       obs.high.size() != static_cast<size_t>(obs.dim())) {
     throw std::invalid_argument("RegisterEnv: " + id +
-                                ": the observation space needs a shape of at least one value "
-                                "and one low and one high bound per value");
+                                ": the observation space needs a shape whose entries are all "
+                                ">= 1 and one low and one high bound per value");
   }
   for (int64_t k = 0; k < obs.dim(); ++k) {
     const double low = obs.low[static_cast<size_t>(k)], high = obs.high[static_cast<size_t>(k)];

@@ -75,10 +75,11 @@ EnvRegistration EnvRegistrationOf(int min_rows_per_thread = 1) {
 // (the registry is not locked: registering while another thread reads it is a data race).
 // Errors: ConfigError("env_id", id, "an id that is not registered yet ...") for an id already
 // registered; std::invalid_argument for a null spec or make_batched, an empty id,
-// min_rows_per_thread < 1, an observation space without a shape or without one low and one high
-// bound per value, a bound that is NaN or a low above its high (Gymnasium's Box refuses both),
-// max_episode_steps < 1, or an action space random actions cannot be drawn from
-// (CheckSampleable's message). Nothing is added then.
+// min_rows_per_thread < 1, an observation space with a shape entry below 1 or without one low
+// and one high bound per value (a shape of () is one value, as Gymnasium's scalar Box), a bound
+// that is NaN or a low above its high (Gymnasium's Box refuses both), max_episode_steps < 1, or an
+// action space random actions cannot be drawn from (CheckSampleable's message). Nothing is added
+// then.
 void RegisterEnv(const EnvRegistration& registration);
 
 // Every registered env type, in a fixed order: CartPole-v1, Acrobot-v1, MountainCar-v0,

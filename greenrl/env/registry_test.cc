@@ -182,6 +182,19 @@ TEST(RegistryTest, RegisterEnvRefusesNanOrCrossedObservationBounds) {
   static EnvSpec nan_bound = Walk::Spec();
   nan_bound.id = "NanBound-v0";
   nan_bound.observation_space.high = {std::nanf("")};
+  // A shape entry below 1 is refused too, even where the product of the entries is positive.
+  static EnvSpec negative_shape = Walk::Spec();
+  negative_shape.id = "NegativeShape-v0";
+  negative_shape.observation_space.shape = {-1, -1};
+  try {
+    RegisterEnv(EnvRegistration{&negative_shape, RegisteredEnvs()[0].make_batched, 1});
+    ADD_FAILURE() << negative_shape.id;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NegativeShape-v0: the observation space needs a shape "
+                                         "whose entries are all >= 1"),
+              std::string::npos)
+        << e.what();
+  }
   for (const EnvSpec* spec : {&crossed, &nan_bound}) {
     try {
       RegisterEnv(EnvRegistration{spec, RegisteredEnvs()[0].make_batched, 1});

@@ -61,8 +61,9 @@ struct EnvSpec {
 // action_space): "Discrete(2)"; a Box side whose components are all equal as the one value, as
 // Gymnasium's Box.__repr__ does ("Box(-1.0, 1.0, (6,), float32)", "Box(-inf, inf, (17,),
 // float32)"), other sides as a list of per-component bounds ("Box([-1.2, -0.07], [0.6, 0.07],
-// (2,), float32)", where NumPy would print "[-1.2  -0.07]"). Bounds are the shortest round-trip
-// decimal of the float32, "inf" or "-inf".
+// (2,), float32)", where NumPy would print "[-1.2  -0.07]"). A uniform side prints as Python
+// prints a float ("-1.0", "2.0"), a list's components as the shortest round-trip decimal of the
+// float32 ("-1", "-12.566371"); infinite bounds as "inf" or "-inf".
 std::string FormatSpace(const Box& box);
 std::string FormatSpace(const ActionSpace& space);
 

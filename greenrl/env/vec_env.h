@@ -6,7 +6,8 @@
 // stay valid (same pointers) for the VecEnv's lifetime. StepRandom(key) instead draws uniformly
 // random actions into the action buffer itself and steps.
 //
-// Semantics: Gymnasium 1.0.0 dynamics and TimeLimit per env, with same-step autoreset as in
+// Semantics: Gymnasium 1.0.0 dynamics and TimeLimit per env (applied by the BatchedEnv:
+// BatchedEnvOf for every registered env type), with same-step autoreset as in
 // Stable-Baselines3's DummyVecEnv: when row i ends (terminated or truncated), final_obs[i] holds
 // its terminal observation and obs[i] already holds the first observation of the next episode.
 // Algorithms bootstrap truncated rows from final_obs, never from obs.

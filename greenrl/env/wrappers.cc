@@ -94,11 +94,11 @@ void CheckPositive(const char* field, double value) {
 
 NormalizeVecEnv::NormalizeVecEnv(std::unique_ptr<VecEnv> inner, const NormalizeOptions& options)
     : VecEnvWrapper(std::move(inner), nullptr), options_(options) {
-  CheckPositive("normalize.clip_obs", options.clip_obs);
-  CheckPositive("normalize.clip_reward", options.clip_reward);
-  CheckPositive("normalize.epsilon", options.epsilon);
+  CheckPositive("normalize_kwargs.clip_obs", options.clip_obs);
+  CheckPositive("normalize_kwargs.clip_reward", options.clip_reward);
+  CheckPositive("NormalizeOptions.epsilon", options.epsilon);
   if (!(options.gamma >= 0.0 && options.gamma <= 1.0)) {
-    throw ConfigError("normalize.gamma", std::to_string(options.gamma), "a number in [0, 1]");
+    throw ConfigError("gamma", std::to_string(options.gamma), "a number in [0, 1]");
   }
   const int64_t obs_dim = spec().obs_dim();
   const size_t n = static_cast<size_t>(num_envs());

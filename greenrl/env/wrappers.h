@@ -84,9 +84,10 @@ struct RunningMeanStd {
 // applies. The statistics travel through checkpoints as GetState()/SetState().
 class NormalizeVecEnv final : public VecEnvWrapper {
  public:
-  // Errors: greenrl::ConfigError("normalize.clip_obs" / "normalize.clip_reward" /
-  //   "normalize.gamma" / "normalize.epsilon", ...) for a non-positive clip or epsilon or a gamma
-  //   outside [0, 1]; greenrl::InternalError when inner is null.
+  // Errors: greenrl::ConfigError("normalize_kwargs.clip_obs" / "normalize_kwargs.clip_reward"
+  //   / "gamma", ..., the config keys they come from; "NormalizeOptions.epsilon", which no key
+  //   sets) for a non-positive clip or epsilon or a gamma outside [0, 1]; greenrl::InternalError
+  //   when inner is null.
   NormalizeVecEnv(std::unique_ptr<VecEnv> inner, const NormalizeOptions& options);
 
   void Reset() override;

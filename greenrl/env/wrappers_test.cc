@@ -238,7 +238,16 @@ TEST(NormalizeVecEnvTest, BadStateAndOptionsAreConfigErrors) {
     NormalizeVecEnv wrapped(MakeVecEnv("CartPole-v1", 2, 0, 1), bad);
     ADD_FAILURE() << "no exception";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "normalize.gamma");
+    EXPECT_EQ(e.field(), "gamma");
+  }
+  // The clips are named by their config keys.
+  NormalizeOptions bad_clip;
+  bad_clip.clip_obs = 0.0;
+  try {
+    NormalizeVecEnv wrapped(MakeVecEnv("CartPole-v1", 2, 0, 1), bad_clip);
+    ADD_FAILURE() << "no exception";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "normalize_kwargs.clip_obs");
   }
 }
 

@@ -562,6 +562,7 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
                       "<td>skip_non_critical</td><td>forecast 0.9 of the budget</td></tr>"),
             std::string::npos);
   EXPECT_NE(html.find("(b.taken ? '' : ' (passed over)')"), std::string::npos);
+  EXPECT_NE(html.find("r.name + ' (no breakdown: no energy.json)'"), std::string::npos);
   EXPECT_NE(html.find("{\"count\":4,\"duration_s\":4.0,\"energy_wh\":0.25,\"phase\":\"rollout\"}"),
             std::string::npos);
   EXPECT_NE(html.find("\"target_return\":195.0"), std::string::npos);

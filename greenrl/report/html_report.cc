@@ -257,7 +257,9 @@ constexpr const char* kPageScript = R"JS(
                                  y: {stacked: true, title: {display: true, text: 'energy (Wh)'}}}};
   charts.push(new Chart(document.getElementById('chart-phases'), {
     type: 'bar',
-    data: {labels: DATA.runs.map((r) => r.name),
+    // A run without energy.json's windows (killed before writing it) has no bar: said by name.
+    data: {labels: DATA.runs.map((r) => r.phases.length > 0 ? r.name
+                                        : r.name + ' (no breakdown: no energy.json)'),
            datasets: phases.map((p) => ({label: p, backgroundColor: phaseColors[p],
                                          data: DATA.runs.map((r) => {
                                            const e = r.phases.find((x) => x.phase === p);

@@ -11,6 +11,7 @@
 
 namespace greenrl::train {
 
+// What EvaluatePolicy found: every episode's return and length, and their statistics.
 struct EvalResult {
   std::vector<double> returns;   // one undiscounted return per episode, in env order
   std::vector<int64_t> lengths;  // steps per episode

@@ -31,10 +31,11 @@ struct PolicyExportInfo {
 //     normalizer->options.norm_obs, SB3 VecNormalize's clip((obs - mean) / sqrt(var + epsilon),
 //     -clip_obs, clip_obs), computed in float64 as NormalizeVecEnv does; otherwise obs as float32.
 // Attributes: algo, env_id, checkpoint, head (ToString(PolicyHead)), observation_space and
-// action_space (env::FormatSpace, e.g. "Discrete(2)", "Box([-2], [2], (1,), float32)"), obs_dim,
-// action_dim, normalize (bool), and with normalisation obs_mean and obs_var (float64 [obs_dim]
-// buffers), obs_epsilon and clip_obs (float); a SAC gSDE policy's clip_mean (float: its mean
-// actions pass through hardtanh(-clip_mean, clip_mean) before tanh, as SB3's).
+// action_space (env::FormatSpace, e.g. "Discrete(2)", "Box(-2.0, 2.0, (1,), float32)"),
+// obs_dim, action_dim, normalize (bool), and with normalisation obs_mean and obs_var (float64
+// [obs_dim] buffers), obs_epsilon and clip_obs (float); every SAC policy's clip_mean (float: with
+// gSDE its mean actions pass through hardtanh(-clip_mean, clip_mean) before tanh, as SB3's;
+// 0.0 without gSDE, no clamp).
 // normalizer: the run's statistics (NormalizerSnapshot, as `greenrl eval` loads them), or null.
 // Errors: greenrl::ConfigError("env_id", ...) for an unregistered info.env_id;
 // greenrl::ConfigError("normalizer_state", ...) when the statistics do not fit obs_dim

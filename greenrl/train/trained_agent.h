@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "greenrl/algo/algorithm.h"
 #include "greenrl/core/config.h"
@@ -16,10 +17,15 @@
 
 namespace greenrl::train {
 
+// A run's agent as LoadTrainedAgent loads it: the algorithm with a checkpoint's parameters, and
+// the VecNormalize statistics that go with them. The algorithm acts on observations normalised
+// by `normalizer` when it is set (Algorithm::Act): EvaluatePolicy applies them.
 struct TrainedAgent {
-  Config config;                                 // RUN_DIR/config.yaml, as LoadRunConfig reads it
-  std::unique_ptr<algo::Algorithm> algorithm;    // with the checkpoint's parameters loaded
-  std::optional<NormalizerSnapshot> normalizer;  // the run's statistics when normalize: true
+  Config config;                               // RUN_DIR/config.yaml, as LoadRunConfig reads it
+  std::unique_ptr<algo::Algorithm> algorithm;  // with the checkpoint's parameters loaded
+  // The run's statistics when normalize: true (the checkpoint's own, or an earlier build's
+  // checkpoints/normalizer.json beside final.pt); nullopt otherwise.
+  std::optional<NormalizerSnapshot> normalizer;
   std::string checkpoint;                        // the file loaded
   // True for checkpoints/final.pt; false for the newest resume checkpoint (a run stopped by a
   // signal, the energy budget or a crash), whose global step is resume_step.
@@ -118,17 +124,17 @@ report::TrainedAgentReport TrainedAgentOfResumedRun(const std::string& path,
 
 // Loads run_dir's config.yaml (with `seed` replacing the run's seed when given) and its
 // checkpoints/final.pt, else its newest resume checkpoint (rank 0's), with the normaliser
-// statistics the run trained with (checkpoints/normalizer.json beside final.pt, or those stored in
-// the resume checkpoint). Sets LibTorch's and OpenMP's threads to the run's threads.torch.
-// With `best`: checkpoints/best.pt instead, the policy of the run's evaluation with the highest
-// mean reward (eval.save_best), with the normaliser statistics best.pt records when
-// normalize: true (ReadBestCheckpoint; rl-zoo's `enjoy.py --load-best`); final_checkpoint is
-// then true. Stochastic acting draws from the (replaced) seed whichever checkpoint loads
-// (Algorithm::SeedActing), so the same parameters and seed give the same stochastic episodes.
-// Errors: ConfigError("--run", run_dir, ...) for a directory without config.yaml or without any
-// checkpoint, or a resume checkpoint without the statistics a normalize: true run needs;
-// ConfigError("--best", run_dir, ...) for a run without checkpoints/best.pt, or whose best.pt
-// lacks the statistics a normalize: true run needs; the errors of ReadBestCheckpoint;
+// statistics the run trained with (those final.pt or the resume checkpoint stores;
+// checkpoints/normalizer.json beside a final.pt of an earlier build). Sets LibTorch's and OpenMP's
+// threads to the run's threads.torch. With `best`: checkpoints/best.pt instead, the policy of the
+// run's evaluation with the highest mean reward (eval.save_best), with the normaliser statistics
+// best.pt records when normalize: true (ReadBestCheckpoint; rl-zoo's `enjoy.py --load-best`);
+// final_checkpoint is then true. Stochastic acting draws from the (replaced) seed whichever
+// checkpoint loads (Algorithm::SeedActing), so the same parameters and seed give the same
+// stochastic episodes. Errors: ConfigError("--run", run_dir, ...) for a directory without
+// config.yaml or without any checkpoint, or a resume checkpoint without the statistics a normalize:
+// true run needs; ConfigError("--best", run_dir, ...) for a run without checkpoints/best.pt, or
+// whose best.pt lacks the statistics a normalize: true run needs; the errors of ReadBestCheckpoint;
 // ConfigError("checkpoint", path, ...) for a checkpoint that does not load; the errors of
 // LoadRunConfig and LoadNormalizer.
 // step: as LocateTrainedAgent's (`greenrl eval --checkpoint`, rl-zoo's --load-checkpoint). With

@@ -18,6 +18,7 @@
 
 namespace greenrl::train {
 
+// How Train runs, beyond the config: where it writes, what it says, and test hooks.
 struct TrainOptions {
   // Run directory; empty: runs/<env_id>_<algo>_s<seed>_<UTC time>. It must not exist or be
   // empty.
@@ -78,8 +79,9 @@ struct TrainResult {
   // Times the numerical guard restored the last checkpoint (guard.on_repeat: restore).
   int guard_restores = 0;
   // TrainOptions::dry_run: the checks passed and nothing was written; config_yaml is the
-  // config.yaml the run would write (every key, resolved, with its doc) and run_dir the run
-  // directory it would write to (report is empty).
+  // config.yaml the run would write (every key, resolved, with its doc; its first line is the
+  // resolved-config comment, where a program of one's own writes "# trained by <program>" to
+  // the run's file) and run_dir the run directory it would write to (report is empty).
   bool dry_run = false;
   std::string config_yaml, run_dir;
   // dry_run: the step the run would end at, n_timesteps rounded up to whole rollouts (PPO:
@@ -106,6 +108,14 @@ struct TrainResult {
 // final.pt (a resume under a larger budget continues the run), the final evaluation is skipped
 // (it would spend past the budget), and energy.json says why.
 // Every check that can fail on user input runs before the run directory is created.
+// Called from a program of one's own rather than through cli::Main (cli_main.h, which a custom
+// env's program should prefer): Train sets the process's LibTorch and OpenMP threads to
+// threads.torch (ConfigureThreads) and leaves them so; it names the program in config.yaml and
+// in its resume hints by ProgramName() (install_paths.h: call SetProgramName first, or the
+// hints name `greenrl`, which does not know a custom env); it leaves SIGINT and SIGTERM alone
+// unless options.handle_signals (then they stop the run with a resume checkpoint); and what
+// cli::Main does first is not done (OpenBLAS's core type, openblas_core.h; KeepFreedMemory,
+// allocator.h; OMP_WAIT_POLICY=PASSIVE, which the `greenrl` launcher sets).
 // Errors: ConfigError for bad input (also an existing non-empty out_dir: "--out");
 // std::runtime_error for I/O failures (the files already written stay intact).
 TrainResult Train(const Config& config, TrainOptions options);
