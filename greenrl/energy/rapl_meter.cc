@@ -239,6 +239,12 @@ RaplProbe RaplMeter::Probe(const std::string& root, const RaplOptions& options) 
   };
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
+    if (fs::exists(root, ec)) {  // a file given as the tree
+      return fail(RaplFailure::kMissingRoot,
+                  root +
+                      " is not a directory (energy.powercap_root names the powercap tree, "
+                      "e.g. /sys/class/powercap)");
+    }
     return fail(RaplFailure::kMissingRoot,
                 root +
                     " does not exist (a kernel without powercap, a VM, or a container that masks "

@@ -273,6 +273,14 @@ TEST(RaplMeterTest, MissingRootGivesNullAndReason) {
   EXPECT_EQ(RaplMeter::TryCreate("/nonexistent/greenrl/powercap", &why), nullptr);
   EXPECT_THAT(why, HasSubstr("/nonexistent/greenrl/powercap does not exist"));
   EXPECT_THAT(why, HasSubstr("energy.powercap_root"));
+  // A file given as the tree is named as a file, not as missing.
+  FakePowercap tree;
+  tree.AddZone("intel-rapl:0", "package-0", 1'000'000);
+  const std::string file = tree.root() + "/intel-rapl:0/energy_uj";
+  EXPECT_EQ(RaplMeter::TryCreate(file, &why), nullptr);
+  EXPECT_EQ(why, file +
+                     " is not a directory (energy.powercap_root names the powercap tree, e.g. "
+                     "/sys/class/powercap)");
 }
 
 TEST(RaplMeterTest, NoZonesOrNoPackageGivesReason) {

@@ -136,13 +136,28 @@ std::string FormatEnergyLines(const std::vector<DomainEnergy>& domains,
                                               : " (partly estimated: see the domains)";
   std::string s = fmt::format("  energy         {} Wh in all{}\n",
                               Amount(AdditiveEnergyJ(domains) / kJoulesPerWh), label);
+  size_t width = 14;  // the names' column (RAPL's "cpu:package-0/uncore" is longer)
+  for (const auto& d : domains) width = std::max(width, d.domain.size());
+  bool package_shared = false;
   for (const auto& d : domains) {
-    s += fmt::format("    {:<14} {} Wh  ({} by {}, scope {})\n", d.domain,
-                     Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope);
+    // A part of another domain, or a container of them (monitor.h), is not in the total.
+    const std::string not_added =
+        energy::IsAdditiveDomain(d.domain) ? ""
+        : d.domain.find('/') != std::string::npos
+            ? "; part of " + d.domain.substr(0, d.domain.find('/')) + ", not added"
+            : "; contains the others, not added";
+    s += fmt::format("    {:<{}} {} Wh  ({} by {}, scope {}{})\n", d.domain, width,
+                     Amount(d.energy_j / kJoulesPerWh), d.provenance, d.meter, d.scope, not_added);
     // A device that other processes used (the meter saw them): its energy includes theirs.
     if (d.scope == "device" && d.shared.rfind("yes", 0) == 0) {
       s += fmt::format("      shared       {}\n", d.shared);
     }
+    package_shared = package_shared || (d.scope == "package" && d.shared.rfind("yes", 0) == 0);
+  }
+  // A package counter (RAPL) counts every process on the socket: said once.
+  if (package_shared) {
+    s += "  shared         the package counters include every process on the socket (runs side "
+         "by side each count them all)\n";
   }
   s += fmt::format("  meter          {}\n", meter_reason);
   return s;

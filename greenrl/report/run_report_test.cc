@@ -88,7 +88,7 @@ TEST(RunReportTest, SummaryNamesEverything) {
 }
 
 // A GPU that other processes used gets a `shared` line under its energy; one used by this
-// process alone, and a package counter (shared by nature, said in energy.json), do not.
+// process alone does not; package counters (shared by nature) get one line for them all.
 TEST(RunReportTest, SummarySaysWhenOtherProcessesUsedTheGpu) {
   RunReport r = MakeReport();
   r.domains = {{"gpu:0", "nvml", "measured", "device", 3600.0, "yes (pids 77 4242)"},
@@ -102,6 +102,32 @@ TEST(RunReportTest, SummarySaysWhenOtherProcessesUsedTheGpu) {
   EXPECT_NE(s.find("3.0000 Wh in all\n"), std::string::npos) << s;  // all measured
   EXPECT_EQ(s.find("no (alone)"), std::string::npos) << s;
   EXPECT_EQ(s.find("yes (socket)"), std::string::npos) << s;
+  EXPECT_NE(s.find("\n  shared         the package counters include every process on the "
+                   "socket (runs side by side each count them all)\n  meter"),
+            std::string::npos)
+      << s;
+}
+
+// RAPL's parts of a package and its platform zone are listed as not added to the total, in a
+// column as wide as the longest name.
+TEST(RunReportTest, SummarySaysWhichDomainsAreNotAdded) {
+  RunReport r = MakeReport();
+  r.domains = {{"cpu:package-0", "rapl", "measured", "package", 3600.0, ""},
+               {"cpu:package-0/uncore", "rapl", "measured", "package", 360.0, ""},
+               {"psys:0", "rapl", "measured", "package", 7200.0, ""}};
+  const std::string s = FormatSummary(r);
+  EXPECT_NE(s.find("1.0000 Wh in all\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("    cpu:package-0        1.0000 Wh  (measured by rapl, scope package)\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("    cpu:package-0/uncore 0.1000 Wh  (measured by rapl, scope package; part "
+                   "of cpu:package-0, not added)\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("    psys:0               2.0000 Wh  (measured by rapl, scope package; "
+                   "contains the others, not added)\n"),
+            std::string::npos)
+      << s;
 }
 
 // Env faults (a MuJoCo step with a non-finite or unstable state or an engine error): one line

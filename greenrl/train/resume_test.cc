@@ -1188,17 +1188,29 @@ TEST(ResumeTest, ResumeWithOtherEnergyDomainsIsRefused) {
                                           energy::Provenance::kMeasured, energy::Scope::kPackage);
   rapl->Script({{0.0}, {1.0}});
   options.meter_override = std::move(rapl);
-  try {
-    Train(config, std::move(options));
-    ADD_FAILURE() << "resumed with other energy domains";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "energy.meter");
-    EXPECT_NE(
-        std::string(e.what()).find("the meters the run was measured with, domains "
-                                   "cpu:process (" +
-                                   CheckpointPath(dir, 512) + "); here they are cpu:package-0"),
-        std::string::npos)
-        << e.what();
+  // A dry run refuses it too, as the run would.
+  for (const bool dry_run : {true, false}) {
+    TrainOptions attempt;
+    attempt.out_dir = dir;
+    attempt.resume = true;
+    attempt.verbose = false;
+    attempt.dry_run = dry_run;
+    attempt.meter_override = dry_run ? std::make_unique<energy::FakeMeter>(
+                                           std::vector<std::string>{"cpu:package-0"},
+                                           energy::Provenance::kMeasured, energy::Scope::kPackage)
+                                     : std::move(options.meter_override);
+    try {
+      Train(config, std::move(attempt));
+      ADD_FAILURE() << "resumed with other energy domains (dry run " << dry_run << ")";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "energy.meter");
+      EXPECT_NE(
+          std::string(e.what()).find("the meters the run was measured with, domains "
+                                     "cpu:process (" +
+                                     CheckpointPath(dir, 512) + "); here they are cpu:package-0"),
+          std::string::npos)
+          << e.what();
+    }
   }
   EXPECT_EQ(ReadFile(dir + "/metrics.csv"), metrics);
   EXPECT_EQ(ReadFile(dir + "/power.csv"), power);
@@ -1648,13 +1660,19 @@ TEST(ResumeTest, TrainedAgentLoadsWhereItsMachineKeysDoNotWork) {
   std::ofstream(csv) << "0,100\n";
   const Config config = LoadRunConfig(
       Preset("ppo/cartpole.yaml"),
-      {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1", "carbon.intensity_csv=" + csv},
+      {"n_timesteps=512", "eval.freq=0", "eval.final_episodes=1", "carbon.intensity_csv=" + csv,
+       "energy.powercap_root=" + sub + "/./../greenrl_agent_powercap"},
       3);
   const std::string dir = FreshDir("agent_elsewhere");
   RunTraining(config, dir, 1.0);
   std::string yaml = ReadFile(dir + "/config.yaml");
   const fs::path tidy = fs::path(::testing::TempDir() + "/greenrl_agent_series.csv");
   EXPECT_NE(yaml.find("  intensity_csv: " + tidy.lexically_normal().string() + " "),
+            std::string::npos)
+      << yaml;
+  // The powercap tree's path too (a machine path, read again by eval and --resume).
+  const fs::path tidy_root = fs::path(::testing::TempDir() + "/greenrl_agent_powercap");
+  EXPECT_NE(yaml.find("  powercap_root: " + tidy_root.lexically_normal().string() + " "),
             std::string::npos)
       << yaml;
   const std::string source = nlohmann::json::parse(std::ifstream(dir + "/energy.json"))

@@ -557,15 +557,23 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // holds the agent).
   std::optional<TrainedAgentFiles> trained_agent;
   report::TrainedAgentReport trained_agent_report;
-  // config.yaml keeps it (and carbon.intensity_csv) as an absolute path, so a --resume, eval or
-  // export from another folder finds it; tidied ("a/./b", "a//b", "a/x/../b" as "a/b"), as
-  // Python's os.path.abspath gives it.
+  // config.yaml keeps it (and carbon.intensity_csv, energy.powercap_root, an energy.nvml_library
+  // given as a path) as an absolute path, so a --resume, eval or export from another folder finds
+  // it; tidied ("a/./b", "a//b", "a/x/../b" as "a/b"), as Python's os.path.abspath gives it.
   auto absolute_path = [](const std::string& p) {
     return fs::absolute(p).lexically_normal().string();
   };
   Config saved_config = config;
   if (const std::string series = config.GetString("carbon.intensity_csv"); !series.empty()) {
     saved_config.Set("carbon.intensity_csv", absolute_path(series));
+  }
+  // (Set only when that changes them: the defaults stay defaults.) A library name without '/' is
+  // dlopen's to search for, and stays as it is.
+  for (const char* key : {"energy.powercap_root", "energy.nvml_library"}) {
+    const std::string path = config.GetString(key);
+    const bool nvml = std::string(key) == "energy.nvml_library";
+    if (path.empty() || (nvml && path.find('/') == std::string::npos)) continue;
+    if (const std::string tidy = absolute_path(path); tidy != path) saved_config.Set(key, tidy);
   }
   if (const std::string given = config.GetString("trained_agent"); !given.empty()) {
     const std::string path = absolute_path(given);
@@ -856,6 +864,36 @@ TrainResult Train(const Config& config, TrainOptions options) {
     fmt::print(stderr, "greenrl: data-parallel: {} ranks ({}), backend {}, timeout {} s\n",
                world_size, dist_env.source, dist_options.backend, dist_options.timeout_s);
   }
+  // A resume measures the domains its checkpoint counted: energy is carried domain by domain, so
+  // another set (energy.meter or energy.powercap_root changed, or RAPL or a GPU readable on one
+  // machine and not on the other) would drop the earlier segments' energy from energy.json's
+  // domains and totals while carbon kept it. Refused before anything is written (a single
+  // process's dry run too, from its meters' domains).
+  auto require_resumed_domains = [&](std::vector<std::string> names) {
+    if (resumed_path.empty() || resumed.energy.energy_j.empty()) return;
+    std::string saved, here;
+    for (const auto& [domain, joules] : resumed.energy.energy_j) {
+      saved += (saved.empty() ? "" : ", ") + domain;
+    }
+    std::sort(names.begin(), names.end());  // as the checkpoint's map lists them
+    for (const std::string& name : names) here += (here.empty() ? "" : ", ") + name;
+    if (saved == here) return;
+    throw ConfigError(
+        "energy.meter", config.GetString("energy.meter"),
+        fmt::format("the meters the run was measured with, domains {} ({}); here they are {} "
+                    "(another energy.meter, energy.powercap_root or energy.gpu, or a machine "
+                    "whose RAPL or GPU readings differ): resume where those meters read, or start "
+                    "a new run from this one's agent, whose report adds this run's energy: "
+                    "greenrl train --config {}/config.yaml --trained-agent {} --out NEW_DIR",
+                    saved, resumed_path, here, run_dir, run_dir));
+  };
+  if (options.dry_run && world_size == 1) {
+    std::vector<std::string> names;
+    for (const auto& meter : meters) {
+      for (const std::string& d : meter->domains()) names.push_back(d);
+    }
+    require_resumed_domains(names);
+  }
   if (options.dry_run) {  // every check a run makes before its first write has passed
     if (writer && !options.resume) ProbeRunDir(run_dir);
     TrainResult result;
@@ -1077,29 +1115,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
     }
   }
   if (world_size > 1) require_steps_left(resumed, resumed_path);  // the ranks' agreed one
-  // A resume measures the domains its checkpoint counted: energy is carried domain by domain, so
-  // another set (energy.meter changed, or RAPL or a GPU readable on one machine and not on the
-  // other) would drop the earlier segments' energy from energy.json's domains and totals while
-  // carbon kept it. Refused before anything is written.
-  if (!resumed_path.empty() && !resumed.energy.energy_j.empty()) {
-    std::string saved, here;
-    for (const auto& [domain, joules] : resumed.energy.energy_j) {
-      saved += (saved.empty() ? "" : ", ") + domain;
-    }
+  if (!resumed_path.empty()) {
     std::vector<std::string> names;
     for (const energy::DomainInfo& d : monitor.domains()) names.push_back(d.domain);
-    std::sort(names.begin(), names.end());  // as the checkpoint's map lists them
-    for (const std::string& name : names) here += (here.empty() ? "" : ", ") + name;
-    if (saved != here) {
-      throw ConfigError(
-          "energy.meter", config.GetString("energy.meter"),
-          fmt::format("the meters the run was measured with, domains {} ({}); here they are {} "
-                      "(an energy.meter or a machine whose RAPL or GPU readings differ): resume "
-                      "where those meters read, or start a new run from this one's agent, whose "
-                      "report adds this run's energy: greenrl train --config {}/config.yaml "
-                      "--trained-agent {} --out NEW_DIR",
-                      saved, resumed_path, here, run_dir, run_dir));
-    }
+    require_resumed_domains(names);
   }
   if (options.resume && world_size > 1) {
     // What the stopped segment spent after the checkpoint (energy.json's figures of this rank).
@@ -1251,6 +1270,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // first iteration: steps/s and W over the first milliseconds said 2210 steps/s and 103.9 W for
   // SAC Pendulum's (95 and 8 W over the run; 16:36 UTC 2026-12-07, this VM).
   double last_progress_s = resumed.elapsed_s;
+  bool progress_estimated = false;  // some of the total is the estimator's (a counter's is not)
+  for (const energy::DomainInfo& d : monitor.domains()) {
+    progress_estimated =
+        progress_estimated || (d.additive && d.provenance == energy::Provenance::kEstimated);
+  }
   bool skip_non_critical = false;
   bool stopped_by_budget = false;
   report::EarlyStopReport early_stop;  // eval.reward_threshold's stop, when it ends the run
@@ -1851,12 +1875,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
       }
       if (options.progress && writer && elapsed_s - last_progress_s >= 0.25) {
         last_progress_s = elapsed_s;
-        // "return -" until the first training episode ends (no mean yet).
+        // "return -" until the first training episode ends (no mean yet); "est." when the
+        // figures are an estimate (the CPU-time estimator's), as the summary labels them.
         fmt::print(stderr,
-                   "\r[greenrl] step {}/{}  {:.0f} steps/s  return {}  {:.1f} W  {:.4f} Wh   ",
+                   "\r[greenrl] step {}/{}  {:.0f} steps/s  return {}  {:.1f} W  {:.4f} Wh{}   ",
                    steps, total_steps, steps / elapsed_s,
                    std::isnan(recent_mean) ? std::string("-") : fmt::format("{:.1f}", recent_mean),
-                   total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh);
+                   total.total_energy_j() / elapsed_s, total.total_energy_j() / kJoulesPerWh,
+                   progress_estimated ? " est." : "");
         std::fflush(stderr);
       }
       // --- resume checkpoints and stop signals (checkpointing.h, signals.h)
