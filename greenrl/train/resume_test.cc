@@ -1261,7 +1261,9 @@ TEST(ResumeTest, FailedFinalWritesKeepThePolicyForEval) {
   // The failing write is found by counting: the first injected failure that names
   // emissions.csv (the first report written; energy.json, tried after it, fails too).
   std::string dir, failure;
+  int emissions_n = -1;
   for (int n = 0; n < 20 && failure.find("emissions.csv") == std::string::npos; ++n) {
+    emissions_n = n;
     dir = FreshDir("pending_" + std::to_string(n));
     ::setenv("GREENRL_FAIL_WRITES_AFTER", std::to_string(n).c_str(), 1);
     try {
@@ -1276,6 +1278,28 @@ TEST(ResumeTest, FailedFinalWritesKeepThePolicyForEval) {
   ASSERT_NE(failure.find("emissions.csv"), std::string::npos) << failure;
   EXPECT_FALSE(fs::exists(dir + "/checkpoints/final.pt"));
   ASSERT_TRUE(fs::exists(FinalPendingPath(dir)));
+  // One write later, emissions.csv is written and energy.json fails: the run fails by it (no
+  // final.pt), and stderr says that emissions.csv records what it spent.
+  {
+    const std::string later = FreshDir("pending_energy_json");
+    ::setenv("GREENRL_FAIL_WRITES_AFTER", std::to_string(emissions_n + 1).c_str(), 1);
+    ::testing::internal::CaptureStderr();
+    std::string error;
+    try {
+      RunTraining(config, later, 1.0);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ::unsetenv("GREENRL_FAIL_WRITES_AFTER");
+    WriteFileAtomic(::testing::TempDir() + "/greenrl_resume_pending_count", "");  // resets it
+    EXPECT_NE(error.find("energy.json"), std::string::npos) << error;
+    EXPECT_TRUE(fs::exists(later + "/emissions.csv"));
+    EXPECT_FALSE(fs::exists(later + "/checkpoints/final.pt"));
+    EXPECT_NE(err.find("greenrl: the run failed at step 512; " + later + "/emissions.csv records "),
+              std::string::npos)
+        << err;
+  }
   EXPECT_TRUE(ListCheckpoints(dir).empty());
   const TrainedAgent agent = LoadTrainedAgent(dir, std::nullopt);
   EXPECT_EQ(agent.checkpoint, FinalPendingPath(dir));

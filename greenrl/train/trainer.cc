@@ -2207,14 +2207,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
       energy_error = try_write(write_energy_json);
     }
   }
-  if (energy_error && !failed) std::rethrow_exception(energy_error->error);
+  if (energy_error && !failed) fail_at(*energy_error);
   if (failed) {
-    if (options.verbose && (emissions_error || energy_error)) {  // --quiet: the run's own error
+    // A report that failed besides the run's own error (not the error itself, said once).
+    const bool emissions_too = emissions_error && emissions_error->error != failure;
+    const bool energy_too = energy_error && energy_error->error != failure;
+    if (options.verbose && (emissions_too || energy_too)) {  // --quiet: the run's own error
       fmt::print(stderr, "greenrl: the failed run's {} could not be written either: {}\n",
-                 energy_error && emissions_error ? "energy.json and emissions.csv"
-                 : energy_error                  ? "energy.json"
-                                                 : "emissions.csv",
-                 (energy_error ? energy_error : emissions_error)->what);
+                 energy_too && emissions_too ? "energy.json and emissions.csv"
+                 : energy_too                ? "energy.json"
+                                             : "emissions.csv",
+                 (energy_too ? energy_error : emissions_error)->what);
     }
     // Also under --quiet, as a stop signal's line: where the run's figures and resume are (when
     // no report could be written, --quiet leaves the one line of the run's own error).
