@@ -80,7 +80,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::TryLoad(const std::string& path, std::
   if (raw == nullptr) {
     const char* error = ::dlerror();
     *why_not = "cannot load NVML (" + path + "): " + (error != nullptr ? error : "unknown error") +
-               "; " + kNvmlLoadFix;
+               "; " + NvmlLoadFix(path);
     return nullptr;
   }
   std::shared_ptr<NvmlLibrary> library(new NvmlLibrary());

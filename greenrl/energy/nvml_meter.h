@@ -35,6 +35,16 @@ inline constexpr const char* kNvmlLoadFix =
     "libnvidia-ml.so.1), or in a container run with the NVIDIA Container Toolkit (--gpus), or set "
     "energy.nvml_library to its path";
 
+// The fix for a library that did not load from `path` (energy.nvml_library): kNvmlLoadFix for a
+// name dlopen searches for (no '/'); for a path the user gave, to check that path, as no GPU's
+// absence explains it. No errors.
+inline std::string NvmlLoadFix(const std::string& path) {
+  if (path.find('/') == std::string::npos) return kNvmlLoadFix;
+  return "energy.nvml_library names " + path +
+         ", which did not load: give the driver's libnvidia-ml.so.1 (its path, or the name alone "
+         "for the system's search)";
+}
+
 // The subset of nvml.h that greenrl calls, declared from NVIDIA's API reference (no nvml.h is
 // needed to build). Shared with the fake library in testing/fake_nvml.cc.
 namespace nvml_abi {

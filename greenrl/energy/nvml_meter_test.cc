@@ -17,6 +17,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // Writes a fake-NVML script (format in testing/fake_nvml.cc) to a temporary file and points
@@ -69,6 +70,13 @@ TEST(NvmlMeterTest, MissingLibraryGivesNullAndReason) {
   std::string why_not;
   EXPECT_EQ(NvmlMeter::TryCreate(options, &why_not), nullptr);
   EXPECT_THAT(why_not, StartsWith("cannot load NVML (/nonexistent/greenrl/libnvidia-ml.so.1): "));
+  // A path the user gave is named as the thing to check, not "no NVIDIA GPU: nothing to fix".
+  EXPECT_THAT(why_not, HasSubstr("; energy.nvml_library names "
+                                 "/nonexistent/greenrl/libnvidia-ml.so.1, which did not load"));
+  EXPECT_THAT(why_not, Not(HasSubstr("nothing to fix")));
+  // A name for dlopen's search keeps the general advice.
+  options.library_path = "libgreenrl-no-such-nvml.so.1";
+  EXPECT_EQ(NvmlMeter::TryCreate(options, &why_not), nullptr);
   EXPECT_THAT(why_not, HasSubstr("install the NVIDIA driver"));
 }
 

@@ -139,7 +139,7 @@ SourceStatus ProbeNvml(const std::string& library) {
     const char* error = ::dlerror();
     status.state = SourceState::kMissing;
     status.reason = "cannot load " + library + ": " + (error != nullptr ? error : "unknown error");
-    status.fix = kNvmlLoadFix;
+    status.fix = NvmlLoadFix(library);
     return status;
   }
   const auto init = LookUp<NvmlInitFn>(handle.get(), "nvmlInit_v2");
