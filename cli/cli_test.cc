@@ -1534,12 +1534,13 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
       << r.output;
   r = RunGreenrl("train --resume " + out + " --set carbon.region=world --dry-run");
   EXPECT_EQ(r.output.find("note: carbon.region"), std::string::npos) << r.output;
-  // Another n_timesteps stretches the schedules that follow the run's progress: said.
+  // Another n_timesteps moves the schedules that follow the run's progress: said.
   r = RunGreenrl("train --resume " + out + " --set n_timesteps=1024 --dry-run");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("greenrl: note: n_timesteps 1024 replaces the run's own 512: "
                           "learning_rate lin_0.001, clip_range lin_0.2 follow the run's progress, "
-                          "step / n_timesteps, so they stretch to the new n_timesteps"),
+                          "step / n_timesteps, so from the checkpoint's step on they run over the "
+                          "new n_timesteps"),
             std::string::npos)
       << r.output;
   r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set n_timesteps=256");

@@ -121,7 +121,7 @@ auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
 // an --set changes: a fixed intensity and the PUE price the whole run's energy, earlier
 // segments' included, so a resume re-prices all of it (carbon.intensity_csv, a series, prices
 // each segment at its own time instead); and one for another n_timesteps when schedules follow
-// the run's progress (lin_ schedules, DQN's epsilon), which then stretch to it.
+// the run's progress (lin_ schedules, DQN's epsilon), which then run over it.
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
 std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
                                                const std::vector<std::string>& sets) {
@@ -243,7 +243,7 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
         "this resume); carbon.intensity_csv prices each segment at its own time instead",
         key, want, mine));
   }
-  // n_timesteps: the schedules over the run's progress (step / n_timesteps) stretch to the new
+  // n_timesteps: the schedules over the run's progress (step / n_timesteps) run over the new
   // value from the checkpoint's step on, as SB3's learn(reset_num_timesteps=False) recomputes
   // its progress over the new total: said, with where DQN's epsilon reaches its final value.
   if (const auto n = last.find("n_timesteps"); n != last.end()) {
@@ -262,18 +262,20 @@ std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
       const double fraction = changed.GetFloat("exploration_fraction");
       const int64_t at = std::llround(fraction * static_cast<double>(want));
       const int64_t was = std::llround(fraction * static_cast<double>(mine));
-      follow.push_back(fmt::format(
-          "epsilon (exploration_final_eps {} from step {}, not {}{})",
-          changed.GetFloat("exploration_final_eps"), at, was,
-          at > was ? fmt::format(": a checkpoint past step {} explores more again", was) : ""));
+      follow.push_back(
+          fmt::format("epsilon (exploration_final_eps {} from step {}, not {}{})",
+                      changed.GetFloat("exploration_final_eps"), at, was,
+                      at > was ? fmt::format(": a checkpoint past step {} explores more again", was)
+                      : at < was ? fmt::format(": a checkpoint past step {} goes to it at once", at)
+                                 : ""));
     }
     if (want != mine && !follow.empty()) {
       notes.push_back(fmt::format(
           "n_timesteps {} replaces the run's own {}: {} {} the run's progress, step / "
-          "n_timesteps, so {} to the new n_timesteps from the checkpoint's step on, as SB3's "
+          "n_timesteps, so from the checkpoint's step on {} over the new n_timesteps, as SB3's "
           "learn(reset_num_timesteps=False) does",
           want, mine, fmt::join(follow, ", "), follow.size() == 1 ? "follows" : "follow",
-          follow.size() == 1 ? "it stretches" : "they stretch"));
+          follow.size() == 1 ? "it runs" : "they run"));
     }
   }
   return notes;

@@ -935,6 +935,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // is rank 0's, silenced with the others when not verbose.
   energy::EnergyMonitor::WarnFn monitor_warn;
   if (!writer || !options.verbose) monitor_warn = [](const std::string&) {};
+  // Over the progress line, when there is one (cleared first, as the loop's other lines are).
+  const auto warn_over_progress = [](const std::string& message) {
+    fmt::print(stderr, "\r\033[Kgreenrl warning: {}\n", message);
+    std::fflush(stderr);
+  };
+  if (writer && options.verbose && options.progress) monitor_warn = warn_over_progress;
   energy::EnergyMonitor monitor(
       std::move(meters), clock, [&algorithm] { algorithm->SynchronizeDevice(); }, monitor_warn);
   // Data-parallel: which rank's reading of each domain enters the job's energy (job_energy.h),
@@ -1026,6 +1032,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   if (writer) sampler_options.power_csv_path = run_dir + "/power.csv";
   sampler_options.append_csv = options.resume;
   if (!options.verbose) sampler_options.warn = [](const std::string&) {};
+  if (writer && options.verbose && options.progress) sampler_options.warn = warn_over_progress;
   energy::Sampler sampler(monitor, clock, config.GetFloat("energy.sample_period_s"),
                           std::move(sampler_options));
   const double start_unix_s = UnixNowS();
