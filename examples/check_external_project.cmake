@@ -49,6 +49,14 @@ elseif(MODE STREQUAL "installed")
       message(FATAL_ERROR "cmake --install wrote no ${file} under ${prefix}")
     endif()
   endforeach()
+  # Test-only and internal headers stay out of the install (STYLE.md: non-public helpers live in
+  # internal/).
+  foreach(file include/greenrl/env/mujoco/mujoco_test_util.h
+          include/greenrl/energy/internal/fake_powercap.h include/greenrl/nn/internal)
+    if(EXISTS "${prefix}/${file}")
+      message(FATAL_ERROR "cmake --install wrote ${file} under ${prefix}, which is not public")
+    endif()
+  endforeach()
   run("configuring examples/external_project with find_package(greenrl)" "${CMAKE_COMMAND}"
       -S "${project}" -B "${CHECK_DIR}/build" "-DCMAKE_PREFIX_PATH=${prefix}"
       "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
