@@ -250,7 +250,7 @@ Runner RegisterBench(CLI::App& app) {
     // warns; the bench's runs are quiet), said once here.
     if (probe.schema().Find("learning_starts") != nullptr) {
       const int64_t block = probe.GetInt("train_freq") * probe.GetInt("n_envs");
-      const int64_t last = (probe.GetInt("n_timesteps") + block - 1) / block * block;
+      const int64_t last = train::RunLastStep(probe, 1);  // one process
       if (probe.GetInt("learning_starts") >= last) {
         fmt::print(
             "note: learning_starts {} is not below the runs' last step {} (whole blocks of "

@@ -204,6 +204,14 @@ void RequireSameConfigOnEveryRank(const std::vector<std::string>& configs) {
   }
 }
 
+int64_t RunLastStep(const Config& config, int world_size) {
+  const std::string algo = config.GetString("algo");
+  const int64_t per_env = algo == "ppo" ? config.GetInt("n_steps") : config.GetInt("train_freq");
+  const int64_t block = per_env * config.GetInt("n_envs") * static_cast<int64_t>(world_size);
+  const int64_t total_steps = config.GetInt("n_timesteps");
+  return (total_steps + block - 1) / block * block;
+}
+
 std::string DefaultRunDir(const Config& config) {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -813,7 +821,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
   const int64_t rollout = algo_id == "dqn" || algo_id == "sac"
                               ? config.GetInt("train_freq") * config.GetInt("n_envs") * world_size
                               : 1;
-  const int64_t last_step = (total_steps + rollout - 1) / rollout * rollout;
+  const int64_t last_step =
+      algo_id == "dqn" || algo_id == "sac" ? RunLastStep(config, world_size) : total_steps;
   const std::string last_step_text =
       last_step == total_steps
           ? fmt::format("n_timesteps {}", total_steps)
@@ -902,10 +911,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     result.dry_run = true;
     result.config_yaml = saved_config.ToYaml();
     result.run_dir = run_dir;
-    const int64_t block = algo_id == "ppo" ? config.GetInt("n_steps") * config.GetInt("n_envs") *
-                                                 static_cast<int64_t>(world_size)
-                                           : rollout;
-    result.last_step = (total_steps + block - 1) / block * block;
+    result.last_step = RunLastStep(config, world_size);
     result.report.trained_agent = trained_agent_report;  // the agent it loaded, for the last line
     return result;
   }
@@ -936,10 +942,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // is rank 0's, silenced with the others when not verbose.
   energy::EnergyMonitor::WarnFn monitor_warn;
   if (!writer || !options.verbose) monitor_warn = [](const std::string&) {};
-  // Over the progress line, when there is one (cleared first, as the loop's other lines are).
-  const auto warn_over_progress = [](const std::string& message) {
-    fmt::print(stderr, "\r\033[Kgreenrl warning: {}\n", message);
-    std::fflush(stderr);
+  // A line on stderr during the loop: over the progress line, when there is one (cleared first,
+  // so the line does not run into it; the progress line comes back at its next update).
+  auto say = [&](const std::string& line) {
+    fmt::print(stderr, "{}{}\n", options.progress && writer ? "\r\033[K" : "", line);
+  };
+  // The meters' and the sampler's warnings too, when there is a progress line.
+  const auto warn_over_progress = [&say](const std::string& message) {
+    say("greenrl warning: " + message);
   };
   if (writer && options.verbose && options.progress) monitor_warn = warn_over_progress;
   energy::EnergyMonitor monitor(
@@ -1531,11 +1541,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // An env that returned a NaN or infinite observation or reward (a custom env's bug; the losses
   // then go non-finite): said once, naming the env, as Gymnasium's passive env checker warns.
   bool non_finite_outputs_said = false;
-  // A line on stderr during the loop: over the progress line, when there is one (cleared first,
-  // so the line does not run into it; the progress line comes back at its next update).
-  auto say = [&](const std::string& line) {
-    fmt::print(stderr, "{}{}\n", options.progress && writer ? "\r\033[K" : "", line);
-  };
   auto say_non_finite_outputs = [&]() {
     if (non_finite_outputs_said || !options.verbose || !writer) return;
     const int64_t n = env->non_finite_outputs();

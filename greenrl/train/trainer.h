@@ -120,6 +120,12 @@ struct TrainResult {
 // std::runtime_error for I/O failures (the files already written stay intact).
 TrainResult Train(const Config& config, TrainOptions options);
 
+// The step a run of `config` ends at with `world_size` ranks: n_timesteps rounded up to whole
+// rollouts (PPO: n_steps x n_envs x ranks; DQN, SAC: train_freq x n_envs x ranks), as SB3's learn
+// loop overshoots it (an eval.reward_threshold stop may end it sooner). The dry run's
+// TrainResult::last_step, and `greenrl bench`'s. No errors (a config from LoadRunConfig).
+int64_t RunLastStep(const Config& config, int world_size);
+
 // The algorithm `config` names (a config from LoadRunConfig), built for `spec` (training, and
 // `greenrl eval` reloading a checkpoint). Errors: ConfigError from the algorithm's MakeX, e.g.
 // ("env_id", id, ...) for an action space it does not support.
