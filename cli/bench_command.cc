@@ -76,37 +76,50 @@ std::string BenchmarkNames() {
 }
 
 // The floor: the GEMM rate this machine reaches, in the same run, on the update's dominant
-// shape (a [256, 64] x [64, 64] product): for float32 the faster of BLAS sgemm and greenrl's
-// SmallGemm (nn/small_gemm.h; the fused path runs whichever FusedMlp::RunSmallGemm picks), for
-// bf16 LibTorch's mm (as autocast runs it). GFLOP/s, best of 5 timings of 200 products, and
-// what was timed, for the header.
+// product (the minibatch's rows through the first hidden-to-hidden layer, [rows, k] x [k, n]),
+// on the kernels the run's update path uses: for the fused float32 path the faster of BLAS
+// sgemm and greenrl's SmallGemm (nn/small_gemm.h; FusedMlp::RunSmallGemm picks between them),
+// for the autograd path LibTorch's mm in the run's dtype (bf16 as autocast runs it). GFLOP/s,
+// the best of 15 timings of at least 5 ms each after a warm-up (one short timing on a busy
+// machine swung 31-214 GFLOP/s), and what was timed, for the header.
 struct GemmFloor {
   double gflops = 0.0;
   std::string what;
 };
-GemmFloor MeasureGemmFloor(const std::string& precision) {
-  const int m = 256, n = 64, k = 64, reps = 200;
-  const double flops = 2.0 * m * n * k * reps;
+GemmFloor MeasureGemmFloor(bool autograd, bool bf16, int m, int k, int n) {
+  const double flops_per_product = 2.0 * m * n * k;
   auto best_gflops = [&](const auto& product) {
+    for (int r = 0; r < 20; ++r) product();  // warm-up: caches, BLAS buffers, clock ramp
+    // Products per timing: enough for 5 ms at the rate of one warm product.
+    const auto w0 = std::chrono::steady_clock::now();
+    product();
+    const double one_s = std::max(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count(), 1e-7);
+    const int reps = static_cast<int>(std::clamp(0.005 / one_s, 20.0, 1e6));
     double best_s = 1e30;
-    for (int t = 0; t < 5; ++t) {
+    for (int t = 0; t < 15; ++t) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int r = 0; r < reps; ++r) product();
       best_s = std::min(
           best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    return flops / best_s / 1e9;
+    return flops_per_product * reps / best_s / 1e9;
   };
-  if (precision != "fp32") {
-    auto a = torch::rand({m, k}).to(torch::kBFloat16);
-    auto b = torch::rand({k, n}).to(torch::kBFloat16);
-    return {best_gflops([&] { torch::mm(a, b); }), "torch::mm bf16 [256,64]x[64,64]"};
+  const std::string shape = fmt::format("[{},{}]x[{},{}]", m, k, k, n);
+  if (autograd) {
+    const auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
+    auto a = torch::rand({m, k}).to(dtype);
+    auto b = torch::rand({k, n}).to(dtype);
+    return {
+        best_gflops([&] { torch::mm(a, b); }),
+        fmt::format("torch::mm {} {}, the autograd path's kernel", bf16 ? "bf16" : "fp32", shape)};
   }
-  std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n, 0.0f);
+  std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), b(static_cast<size_t>(k) * n, 0.25f),
+      c(static_cast<size_t>(m) * n, 0.0f);
   const double blas = best_gflops([&] {
     nn::blas::Sgemm('N', 'N', n, m, k, 1.0f, b.data(), n, a.data(), k, 0.0f, c.data(), n);
   });
-  nn::SmallGemmArgs g;  // C [256, 64] = A [256, 64] B [64, 64], row-major
+  nn::SmallGemmArgs g;  // C [m, n] = A [m, k] B [k, n], row-major
   g.m = m;
   g.n = n;
   g.k = k;
@@ -118,8 +131,7 @@ GemmFloor MeasureGemmFloor(const std::string& precision) {
   g.ldc = n;
   const double small = best_gflops([&] { nn::SmallGemm(g); });
   return {std::max(blas, small),
-          fmt::format("[256,64]x[64,64], the faster of sgemm {:.1f} and SmallGemm {:.1f}", blas,
-                      small)};
+          fmt::format("{}, the faster of sgemm {:.1f} and SmallGemm {:.1f}", shape, blas, small)};
 }
 
 double Median(std::vector<double> v) {
@@ -153,9 +165,13 @@ Runner RegisterBench(CLI::App& app) {
     // One process's figures: under a launcher each rank would time its share of a data-parallel
     // job (rank 1's row all zeros) and rank 0 the whole job's CPU seconds.
     // Read before the launcher's other variables are checked (a missing MASTER_ADDR is moot).
-    for (const char* variable : {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}) {
+    // A size without its rank (an allocation's shell) is no launch (dist::ReadDistEnv).
+    for (const auto& [variable, rank] :
+         {std::pair<const char*, const char*>{"WORLD_SIZE", "WORLD_SIZE"},
+          {"SLURM_NTASKS", "SLURM_PROCID"},
+          {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}}) {
       const char* value = std::getenv(variable);
-      if (value != nullptr && std::atoll(value) > 1) {
+      if (value != nullptr && std::getenv(rank) != nullptr && std::atoll(value) > 1) {
         throw ConfigError(variable, value,
                           "1 (a launcher's variable): greenrl bench times one process; run it "
                           "without a launcher");
@@ -202,7 +218,15 @@ Runner RegisterBench(CLI::App& app) {
       }
     }
     // A kept --out must be new or empty (the rule of train's --out): the seeds' runs go in it.
-    if (!args->out.empty()) train::RequireNewOrEmptyDir(args->out);
+    if (!args->out.empty()) {
+      train::RequireNewOrEmptyDir(args->out);
+      std::error_code made;  // made now, so a path that cannot be one fails before any work
+      fs::create_directories(args->out, made);
+      if (made) {
+        throw ConfigError("--out", args->out,
+                          "a directory that can be created (" + made.message() + ")");
+      }
+    }
     std::vector<std::string> sets = args->sets;
     if (steps) sets.push_back("n_timesteps=" + std::to_string(*steps));
     // Validate once before the first run.
@@ -258,6 +282,19 @@ Runner RegisterBench(CLI::App& app) {
             probe.GetInt("learning_starts"), last, block);
       }
     }
+    // The runs are quiet: `greenrl train`'s busy-wait warning (threads.torch above 1 with
+    // OpenMP's idle threads spinning), said once here, as it changes every cpu_s and energy_wh.
+    const std::string spin = SpinningOpenMpWarning(static_cast<int>(probe.GetInt("threads.torch")));
+    if (!spin.empty()) fmt::print("note: {}\n", spin);
+    if (!ppo) {
+      fmt::print(
+          "note: update_GFLOP/s is -: its FLOP model covers ppo-cartpole's update with every "
+          "epoch run ({})\n",
+          args->name == "ppo-cartpole" ? fmt::format("target_kl {} may stop an iteration's epochs "
+                                                     "early",
+                                                     probe.GetFloat("target_kl"))
+                                       : args->name + " is another benchmark");
+    }
     fmt::print("cpu: {}\n", DescribeCpu(ThisCpu(), std::thread::hardware_concurrency()));
     fmt::print("blas: {}\n", DescribeBlas());
     std::fflush(stdout);  // the header before the first seed's minutes, also through a pipe
@@ -287,7 +324,12 @@ Runner RegisterBench(CLI::App& app) {
       // OpenMP's default (all cores), OpenBLAS splits this small product and reaches about half
       // the one-thread rate (measured on a 2-core Xeon, 2026-12-02: 55 against 113 GFLOP/s).
       train::ConfigureThreads(static_cast<int>(probe.GetInt("threads.torch")));
-      const GemmFloor floor = MeasureGemmFloor(precision);
+      // The update path as PPO resolves it: fused for fp32 on the CPU unless asked otherwise.
+      const bool autograd = precision != "fp32" || probe.GetString("update_path") == "autograd";
+      const int k = spec.pi_arch.empty() ? 4 : spec.pi_arch[0];
+      const int n = spec.pi_arch.size() > 1 ? spec.pi_arch[1] : k;
+      const GemmFloor floor =
+          MeasureGemmFloor(autograd, precision == "bf16", static_cast<int>(batch), k, n);
       floor_gflops = floor.gflops;
       fmt::print(
           "precision {}: one minibatch update ({} rows) = {:.2f} MFLOP of matrix products, {} "

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -41,6 +42,13 @@ int Main(int argc, char** argv) {
   // Before any thread starts: OpenBLAS's generic kernels on a CPU it does not know are ~5x slower.
   greenrl::RestartWithOpenBlasCoreTypeIfNeeded(argv, "greenrl");
   greenrl::KeepFreedMemory();  // LibTorch paths free and reallocate tensors every step
+  // A rank of `greenrl launch` writes stdout into the launcher's pipe, which the C library
+  // buffers in blocks: its lines (the data-parallel line, the summary) would reach the terminal
+  // seconds late and out of order with its stderr. Line-buffered, as on a terminal.
+  if (const char* launched = std::getenv("GREENRL_LAUNCH");
+      launched != nullptr && std::string(launched) == "1") {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  }
   CLI::App app{"greenrl: fast RL training with energy and carbon accounting"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("greenrl ") + GREENRL_VERSION,

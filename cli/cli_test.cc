@@ -12,6 +12,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -313,8 +314,8 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                              "leaves to the caller); "
                              "`--config " +
                              SourceTreeDir() +
-                             "/configs/sac/pendulum.yaml` gives rl-zoo's hyperparameters "
-                             "for sac on Pendulum-v1 (n_timesteps 20000)\n"),
+                             "/configs/sac/pendulum.yaml` is greenrl's preset for sac on "
+                             "Pendulum-v1, rl-zoo's hyperparameters (n_timesteps 20000)\n"),
             std::string::npos)
       << bare.output;
   // Pusher's reward_threshold 0 is out of reach: said.
@@ -333,7 +334,7 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
   EXPECT_NE(set.output.find("greenrl: no --config, so every key not given by --set takes its "
                             "default (`greenrl keys --algo ppo` lists them: SB3's for the "
                             "algorithm's hyperparameters); `--config " +
-                            SourceTreeDir() + "/configs/ppo/ant.yaml` gives"),
+                            SourceTreeDir() + "/configs/ppo/ant.yaml` is greenrl's preset"),
             std::string::npos)
       << set.output;
   // A v5 MuJoCo env: rl-zoo's preset is for its v4, and greenrl says how to use it.
@@ -345,8 +346,9 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                            "to the caller); "
                            "greenrl has no preset for sac on Hopper-v5, but `--config " +
                            SourceTreeDir() +
-                           "/configs/sac/hopper.yaml --env Hopper-v5` trains it with rl-zoo's "
-                           "hyperparameters for Hopper-v4 (n_timesteps 1000000)\n"),
+                           "/configs/sac/hopper.yaml --env Hopper-v5` trains it with greenrl's "
+                           "preset for Hopper-v4, rl-zoo's hyperparameters (n_timesteps "
+                           "1000000)\n"),
             std::string::npos)
       << v5.output;
   const Result v5_preset = RunGreenrl("train --config " + SourceTreeDir() +
@@ -359,11 +361,13 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
       << v5_preset.output;
   // A preset's "# Note: " line in its leading comments is repeated where the preset is named.
   const Result hopper = RunGreenrl("train --env Hopper-v4 --algo ppo --dry-run");
-  EXPECT_NE(hopper.output.find("/configs/ppo/hopper.yaml` gives rl-zoo's hyperparameters for ppo "
-                               "on Hopper-v4 (n_timesteps 1000000; its note: it tends to settle "
-                               "on standing (returns near 1000), in SB3 too (rl-zoo issue "
-                               "#376))\n"),
-            std::string::npos)
+  EXPECT_NE(
+      hopper.output.find(
+          "/configs/ppo/hopper.yaml` is greenrl's preset for ppo on "
+          "Hopper-v4, rl-zoo's hyperparameters (n_timesteps 1000000; its note: it tends to settle "
+          "on standing (returns near 1000), in SB3 too (rl-zoo issue "
+          "#376))\n"),
+      std::string::npos)
       << hopper.output;
   // ./configs is the presets folder in the current directory: a "# Note: " line after the
   // leading comment block is no note.
@@ -375,12 +379,12 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
       << "# A preset.\nalgo: ppo\nenv_id: Pendulum-v1\nn_timesteps: 2000\n# Note: not said\n";
   for (const auto& [env, hint] :
        {std::pair<std::string, std::string>{"Acrobot-v1",
-                                            "configs/ppo/acrobot.yaml` gives "
-                                            "rl-zoo's hyperparameters for ppo on "
-                                            "Acrobot-v1 (its note: said)\n"},
+                                            "configs/ppo/acrobot.yaml` is greenrl's "
+                                            "preset for ppo on Acrobot-v1, rl-zoo's "
+                                            "hyperparameters (its note: said)\n"},
         {"Pendulum-v1",
-         "configs/ppo/pendulum.yaml` gives rl-zoo's hyperparameters for ppo on "
-         "Pendulum-v1 (n_timesteps 2000)\n"}}) {
+         "configs/ppo/pendulum.yaml` is greenrl's preset for ppo on Pendulum-v1, rl-zoo's "
+         "hyperparameters (n_timesteps 2000)\n"}}) {
     const Result local = RunCommand("cd " + cwd + " && " + std::string(test_paths::GreenrlBin()) +
                                     " train --env " + env + " --algo ppo --dry-run 2>&1");
     EXPECT_NE(local.output.find(hint), std::string::npos) << local.output;
@@ -400,6 +404,11 @@ TEST(CliTest, BenchSaysWhenNoSeedPassesLearningStarts) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("\n    0       512 "), std::string::npos) << r.output;
+  // The GFLOP/s column's "-" is said once, with why.
+  EXPECT_NE(r.output.find("\nnote: update_GFLOP/s is -: its FLOP model covers ppo-cartpole's "
+                          "update with every epoch run (dqn-cartpole is another benchmark)\n"),
+            std::string::npos)
+      << r.output;
 }
 
 // greenrl bench finds its presets from any directory (./configs, else the source tree's), and a
@@ -462,6 +471,29 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
                                "2 per epoch and one of 56 rows; GEMM floor"),
             std::string::npos)
       << sliced.output;
+  // The floor times the update's own product on its own path's kernels: the minibatch's rows
+  // through the first hidden layer; LibTorch's mm for the autograd path.
+  EXPECT_NE(sliced.output.find(" GFLOP/s ([100,64]x[64,64], the faster of sgemm "),
+            std::string::npos)
+      << sliced.output;
+  const Result autograd = RunGreenrl(
+      "bench ppo-cartpole --seeds 1 --steps 256 --set update_path=autograd --set "
+      "policy_kwargs.net_arch=[32,16]");
+  EXPECT_NE(autograd.output.find(" GFLOP/s (torch::mm fp32 [256,32]x[32,16], the autograd path's "
+                                 "kernel)\n"),
+            std::string::npos)
+      << autograd.output;
+  // OpenMP threads that busy-wait are said once, as train's stderr says it (bench runs are
+  // quiet), since they change every cpu_s and energy_wh.
+  const std::string spin =
+      RunCommand(std::string("OMP_WAIT_POLICY=ACTIVE ") + test_paths::GreenrlBin() +
+                 " bench ppo-cartpole --seeds 1 --steps 256 --set threads.torch=2 2>&1")
+          .output;
+  EXPECT_NE(spin.find("\nnote: threads.torch 2: OpenMP's idle threads busy-wait "
+                      "(OMP_WAIT_POLICY is ACTIVE)"),
+            std::string::npos)
+      << spin;
+  EXPECT_EQ(out.find("busy-wait"), std::string::npos) << out;
   // The header names the BLAS kernels; where OpenBLAS fell back to its generic ones
   // (RestartWithOpenBlasCoreTypeIfNeeded), the restarted run's, and what OpenBLAS chose.
   EXPECT_NE(out.find("\nblas: "), std::string::npos) << out;
@@ -514,6 +546,18 @@ TEST(CliTest, BenchRunsFromAnyDirectoryAndNamesConfigs) {
             std::string::npos)
       << kept.output;
   EXPECT_TRUE(fs::exists(cwd + "/kept/seed0/mine.txt"));
+  // An --out that cannot be made (a file on its path) is refused before the header and the
+  // floor's timing, as train's --out is.
+  std::ofstream(cwd + "/a_file") << "x\n";
+  const Result unmade =
+      RunGreenrl("bench ppo-cartpole --seeds 1 --steps 512 --out " + cwd + "/a_file/sub");
+  EXPECT_EQ(unmade.exit_code, 2) << unmade.output;
+  EXPECT_EQ(unmade.output.rfind("greenrl: error: --out: got '" + cwd +
+                                    "/a_file/sub'; a directory "
+                                    "that can be created (",
+                                0),
+            0u)
+      << unmade.output;
   // A presets folder whose file for this bench trains another env or algo: refused, since the
   // threshold and GFLOP/s model are the bench's.
   fs::create_directories(cwd + "/other/ppo");
@@ -551,7 +595,7 @@ TEST(CliTest, BenchStopsOnSignalWithTheRunningSeedsReports) {
 // iteration, so the signal (after LibTorch has loaded) always comes in a last iteration.
 TEST(CliTest, BenchStopsAfterASeedThatASignalFoundFinishing) {
   const Result r =
-      RunCommand("timeout --preserve-status -s INT 3 " + std::string(test_paths::GreenrlBin()) +
+      RunCommand("timeout --preserve-status -s INT 6 " + std::string(test_paths::GreenrlBin()) +
                  " bench ppo-cartpole --seeds 200 --steps 256 --set "
                  "eval.final_episodes=2000 2>&1");
   EXPECT_EQ(r.exit_code, 130) << r.output;
@@ -655,7 +699,7 @@ TEST(CliTest, CustomEnvExampleTrainsEvaluatesAndExports) {
   r = RunCommand(bin + " eval --run " + out + " 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("return         0.20 ± 0.00 over 10 deterministic episodes\n"
-                          "  steps          90\n"),
+                          "  steps          90 (mean episode length 9.0)\n"),
             std::string::npos)
       << r.output;
   r = RunCommand(bin + " export --run " + out + " 2>&1");
@@ -790,9 +834,11 @@ TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   r = RunGreenrl("train --config " + Preset() + " --set env_kwargs.use_contact_forces=true");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("env_kwargs.use_contact_forces: got 'true'; unknown key (rl-zoo's "
-                          "arguments to the env's constructor; greenrl's envs have none: each "
-                          "registered id runs with its Gymnasium defaults, e.g. Ant-v4 with "
-                          "use_contact_forces=False,"),
+                          "arguments to the env's constructor, such as terminate_when_unhealthy "
+                          "or reset_noise_scale; greenrl's envs take none: each registered id "
+                          "runs with its Gymnasium defaults, e.g. Ant-v4 with "
+                          "use_contact_forces=False, as README's \"MuJoCo locomotion\" describes "
+                          "per env; a value equal to the default is refused too)"),
             std::string::npos)
       << r.output;
   r = RunGreenrl("train --config " + Preset() + " --qiet");
@@ -1073,6 +1119,25 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
                     "on CartPole-v1)");
 }
 
+// A thread pool above the machine's cores is said (the run goes on): the threads take turns.
+TEST(CliTest, ThreadPoolsAboveTheCoresAreSaid) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0 || cores >= 256) GTEST_SKIP() << "needs a known core count below 256";
+  const Result r =
+      RunGreenrl("train --config " + Preset() + " --set threads.torch=256 --set threads.env=" +
+                 std::to_string(cores) + " --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("threads.torch 256 is above this machine's " + std::to_string(cores) +
+                          " core" + (cores == 1 ? "" : "s") +
+                          ": the threads take turns on them, which costs time and energy "
+                          "(README \"Threads\"); " +
+                          std::to_string(cores) + " or fewer\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("threads.env " + std::to_string(cores) + " is above"), std::string::npos)
+      << r.output;
+}
+
 // greenrl keys: every key of an algorithm with its SB3 default and meaning, as a preset that
 // trains as it stands; an unknown key's error points to it instead of listing every key.
 TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
@@ -1086,6 +1151,19 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
     for (const std::string& line : lines) {
       EXPECT_NE(r.output.find("\n" + line), std::string::npos) << line << "\n" << r.output;
     }
+    // SB3's keys fixed at their default, as comments after the keys.
+    EXPECT_NE(r.output.find("\n# SB3's keys that greenrl has at SB3's default only: a preset may "
+                            "write them at that value (no effect), another value is refused\n"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("# n_steps: 1  # greenrl's DQN has SB3's default, one-step TD "
+                            "targets") != std::string::npos,
+              algo == "dqn")
+        << r.output;
+    EXPECT_EQ(
+        r.output.find("\n# policy_kwargs.n_critics: 2  # greenrl's SAC has") != std::string::npos,
+        algo == "sac")
+        << r.output;
     const std::string dir = Dir("keys_" + algo);
     fs::create_directories(dir);
     std::ofstream(dir + "/preset.yaml") << r.output;
@@ -1287,8 +1365,9 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
   // A version the file has no section for: the file's other version of it is named.
   r = RunGreenrl("train --config " + zoo + " --env Hopper-v5 --quiet --out " + Dir("zoo_v5"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("Walker2d-v4; greenrl has no CarRacing-v2 (its Hopper-v4 is another "
-                          "version: a section is taken by its exact id; copy it under Hopper-v5, "
+  EXPECT_NE(r.output.find("Walker2d-v4; greenrl has no CarRacing-v2 (the file's Hopper-v4 is "
+                          "another version of Hopper-v5: a section is taken by its exact id; copy "
+                          "it under Hopper-v5, "
                           "or see configs/ for greenrl's presets, which --env can point at "
                           "another version)\n"),
             std::string::npos)
@@ -1296,8 +1375,8 @@ TEST(CliTest, RlZooHyperparamFileTrainsTheSectionOfEnv) {
   // An id greenrl does not have: no advice to copy the section under it.
   r = RunGreenrl("train --config " + zoo + " --env Hopper-v3 --quiet --out " + Dir("zoo_v3"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("(its Hopper-v4 is another version: a section is taken by its exact "
-                          "id)\n"),
+  EXPECT_NE(r.output.find("(the file's Hopper-v4 is another version of Hopper-v3: a section is "
+                          "taken by its exact id)\n"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(Dir("zoo_no_env")));
@@ -1604,6 +1683,13 @@ TEST(CliTest, ResumeRefusesNormalizerBufferAndEntCoefInitChanges) {
   r = RunGreenrl("train --resume " + out +
                  " --set normalize_kwargs.clip_reward=5 --set ent_coef=0.1 --quiet");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // From this SAC run (no gSDE) as a trained agent, log_std_init does nothing in any run, as in
+  // SB3: no note says the agent's parameters are why.
+  r = RunGreenrl("train -i " + out +
+                 " --algo sac --env Pendulum-v1 --set normalize=true --set "
+                 "policy_kwargs.log_std_init=-1 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("log_std_init: -1.0 does nothing"), std::string::npos) << r.output;
 }
 
 // Every file under `dir` with its size and last write time.

@@ -90,7 +90,12 @@ Runner RegisterEval(CLI::App& app) {
                report::FixedNoNegativeZero(r.mean_return, 2),
                report::FixedNoNegativeZero(r.std_return, 2), args->episodes,
                args->stochastic ? "stochastic" : "deterministic", args->episodes == 1 ? "" : "s");
-    fmt::print("  steps          {}\n", steps);
+    // The mean episode length (SB3's EvalCallback logs it, eval/mean_ep_length): for Hopper or
+    // Walker2d it tells standing from falling where the return alone may not.
+    fmt::print("  steps          {} (mean episode length {:.1f})\n", steps,
+               r.lengths.empty()
+                   ? 0.0
+                   : static_cast<double>(steps) / static_cast<double>(r.lengths.size()));
     fmt::print("{}", report::FormatNonFiniteOutputsLine(r.non_finite_outputs));
     // Two decimals, or two significant digits below 0.01 s (a short evaluation is milliseconds;
     // "0.00 s" beside a nonzero energy read as a contradiction).

@@ -27,13 +27,27 @@ Runner RegisterKeys(CLI::App& app) {
     }
     // The schema's defaults, env_id included (SAC's is Pendulum-v1), so the listing trains as it
     // stands.
-    const Config config = Config::Load(train::BuildSchema(*algo), "", {"algo=" + *algo});
+    const ConfigSchema schema = train::BuildSchema(*algo);
+    const Config config = Config::Load(schema, "", {"algo=" + *algo});
     std::string yaml = config.ToYaml();
     yaml.erase(0, yaml.find('\n') + 1);  // ToYaml's "resolved config" line
+    // SB3's keys that greenrl has at their default only, as comments: a file may write them out
+    // at that value (rl-zoo's files do), another value is refused.
+    std::string fixed;
+    for (const std::string& key : schema.DefaultOnlyKeys()) {
+      const ConfigSchema::DefaultOnly& entry = *schema.DefaultOnlyKey(key);
+      fixed += fmt::format("# {}: {}  # {}\n", key, entry.value, entry.why);
+    }
+    if (!fixed.empty()) {
+      fixed =
+          "# SB3's keys that greenrl has at SB3's default only: a preset may write them at "
+          "that value (no effect), another value is refused\n" +
+          fixed;
+    }
     fmt::print(
         "# greenrl keys --algo {}: every key with its default and meaning (README \"Config "
-        "keys\"); set them in a preset (greenrl train --config FILE) or with --set key=value\n{}",
-        *algo, yaml);
+        "keys\"); set them in a preset (greenrl train --config FILE) or with --set key=value\n{}{}",
+        *algo, yaml, fixed);
     return 0;
   };
 }

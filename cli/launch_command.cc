@@ -9,7 +9,10 @@
 // 5 s later) and exits non-zero. SIGINT and SIGTERM to the launcher are forwarded to every rank (as
 // torchrun does): the ranks finish their iteration, write the resume checkpoint and exit
 // 128 + signal; a second signal is forwarded too (the ranks then exit at once); ranks still
-// running --grace-s seconds after the first signal are killed (SIGKILL). The launcher exits
+// running --grace-s seconds after the first signal are killed (SIGKILL). SIGHUP (a closed
+// terminal, a dropped ssh session) stops the ranks as SIGTERM does, so they write their
+// checkpoints where their own default action would end them without. A rank that the forwarded
+// signal ends before it can stop on its own (early in its setup) is named. The launcher exits
 // 128 + signal. No torch here: it only forks and execs this same binary.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -50,7 +53,7 @@ struct LaunchArgs {
 volatile sig_atomic_t g_forward_signal = 0;
 volatile sig_atomic_t g_signal_count = 0;  // signals received (each one is forwarded)
 void OnSignal(int sig) {
-  g_forward_signal = sig;
+  g_forward_signal = sig == SIGHUP ? SIGTERM : sig;  // the ranks' graceful stop (see above)
   g_signal_count = g_signal_count + 1;
 }
 
@@ -161,7 +164,7 @@ int RunLaunch(const LaunchArgs& a) {
   // as `greenrl train` leaves it: the ranks inherit it ignored and say so.
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
-  for (const int sig : {SIGINT, SIGTERM}) {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction before {};
     ::sigaction(sig, nullptr, &before);
     if (before.sa_handler != SIG_IGN) ::sigaction(sig, &sa, nullptr);
@@ -358,6 +361,19 @@ int RunLaunch(const LaunchArgs& a) {
       ::close(*fd);
     }
   }
+  // Ranks the forwarded signal ended by its default action (before their stop handler was
+  // installed, early in their setup): they wrote no checkpoint, said as torchrun reports them.
+  if (by_signal) {
+    for (int r = 0; r < a.nproc; ++r) {
+      const int st = ranks[r].status;
+      if (WIFSIGNALED(st) && WTERMSIG(st) == g_forward_signal) {
+        fmt::print(stderr,
+                   "greenrl launch: rank {} {} before it could stop on its own (during its "
+                   "setup: it wrote no checkpoint)\n",
+                   r, DescribeStatus(st));
+      }
+    }
+  }
   if (const int64_t hidden = same.hidden(); hidden > 0) {
     const std::set<int> from = same.hidden_from();
     fmt::print(stderr,
@@ -383,7 +399,7 @@ Runner RegisterLaunch(CLI::App& app) {
                   "rank 0's TCPStore port (default: a free one)");
   cmd->add_option("--grace-s", args->grace_s,
                   "seconds the other ranks get to stop on their own after one fails, and all "
-                  "ranks after a forwarded SIGINT/SIGTERM before SIGKILL");
+                  "ranks after a forwarded SIGINT/SIGTERM before SIGKILL (default 10)");
   cmd->add_option("command", args->command, "the train command after --: -- train ...")->required();
   return [args]() { return RunLaunch(*args); };
 }

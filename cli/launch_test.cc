@@ -630,4 +630,77 @@ TEST(LaunchTest, SigtermToOneRankIsSaidToBeAStop) {
   EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
 }
 
+// SIGHUP to the launcher (a closed terminal, a dropped ssh session) stops the ranks as SIGTERM
+// does: each finishes its iteration and writes its checkpoint, where their own default action
+// would end them without one.
+TEST(LaunchTest, SighupStopsTheRanksAsSigtermDoes) {
+  const std::string out = Dir("sighup");
+  const std::string log = out + "_launch.log";
+  const pid_t launcher = StartLongLaunch(out, log);
+  if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
+  ::kill(launcher, SIGHUP);  // the launcher alone: the ranks lead their own groups
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(output.find("[rank " + std::to_string(r) + "] greenrl: stopped by signal 15 at step"),
+              std::string::npos)
+        << output;
+  }
+  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
+  ASSERT_EQ(r0.size(), 1u) << output;
+  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
+}
+
+// A SIGINT that reaches the launcher as its ranks start ends them before their stop handler is
+// installed (their default action): each such rank is named, where the launcher used to exit 130
+// with no line from or about them. A rank already past that point stops on its own and says so,
+// or, waiting at the rendezvous for a rank the signal ended, is killed after --grace-s, said.
+TEST(LaunchTest, RanksEndedByAnEarlySignalAreNamed) {
+  const std::string out = Dir("early_signal");
+  const std::string log = out + "_launch.log";
+  fs::remove(log);  // an earlier run's first line would be taken for this one's
+  const pid_t launcher = ::fork();
+  if (launcher == 0) {
+    std::FILE* f = std::fopen(log.c_str(), "w");
+    ::dup2(fileno(f), 1);
+    ::dup2(fileno(f), 2);
+    const std::vector<std::string> a = {"launch",  "--nproc", "2",
+                                        "--",      "train",   "--config",
+                                        Preset(),  "--set",   "energy.meter=estimator",
+                                        "--quiet", "--out",   out};  // --grace-s: 10 s
+    std::vector<char*> argv{const_cast<char*>(test_paths::GreenrlBin())};
+    for (const auto& x : a) argv.push_back(const_cast<char*>(x.c_str()));
+    argv.push_back(nullptr);
+    ::execv(test_paths::GreenrlBin(), argv.data());
+    ::_exit(127);
+  }
+  // Its first line ("greenrl launch: 2 ranks, ...") comes once it has started them.
+  const auto start = Clock::now();
+  while (ReadFile(log).find("greenrl launch: 2 ranks") == std::string::npos &&
+         Clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(launcher, SIGINT);
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << output;
+  for (int r = 0; r < 2; ++r) {
+    const std::string rank = std::to_string(r);
+    EXPECT_TRUE(output.find("greenrl launch: rank " + rank +
+                            " was killed by signal 2 (Interrupt) before it could stop on its own "
+                            "(during its setup: it wrote no checkpoint)\n") != std::string::npos ||
+                output.find("[rank " + rank + "] greenrl: stopped by signal 2") !=
+                    std::string::npos ||
+                output.find("greenrl launch: rank " + rank +
+                            " still running 10 s after the "
+                            "forwarded stop signal: killing it (SIGKILL)") != std::string::npos)
+        << output;
+  }
+}
+
 }  // namespace

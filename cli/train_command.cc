@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -427,6 +428,20 @@ Runner RegisterTrain(CLI::App& app) {
                         fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
       }
     }
+    // A thread pool larger than the machine's cores oversubscribes them (README "Threads": the
+    // threads take turns, each pool's idle waits cost): said per pool, as the run still works.
+    if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0) {
+      for (const char* key : {"threads.torch", "threads.env", "threads.update"}) {
+        if (config.schema().Find(key) == nullptr) continue;
+        const int64_t threads = config.GetInt(key);
+        if (threads > static_cast<int64_t>(cores)) {
+          options.warnings.push_back(fmt::format(
+              "{} {} is above this machine's {} core{}: the threads take turns on them, which "
+              "costs time and energy (README \"Threads\"); {} or fewer",
+              key, threads, cores, cores == 1 ? "" : "s", cores));
+        }
+      }
+    }
     if (const std::string tuned =
             resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
         !tuned.empty()) {
@@ -458,8 +473,9 @@ Runner RegisterTrain(CLI::App& app) {
                 : TunedPreset(config.GetString("algo"), config.GetString("env_id"));
         !preset.empty()) {
       options.warnings.push_back(fmt::format(
-          "{}; `--config {}` gives rl-zoo's hyperparameters for {} on {}{}", defaults, preset,
-          config.GetString("algo"), config.GetString("env_id"), length_and_note(preset)));
+          "{}; `--config {}` is greenrl's preset for {} on {}, rl-zoo's hyperparameters{}",
+          defaults, preset, config.GetString("algo"), config.GetString("env_id"),
+          length_and_note(preset)));
     }
     std::string tuned_for;
     if (const std::string other =
@@ -470,7 +486,7 @@ Runner RegisterTrain(CLI::App& app) {
         !other.empty()) {
       options.warnings.push_back(fmt::format(
           "{}; greenrl has no preset for {} on {}, but `--config {} --env {}` trains it with "
-          "rl-zoo's hyperparameters for {}{}",
+          "greenrl's preset for {}, rl-zoo's hyperparameters{}",
           defaults, config.GetString("algo"), config.GetString("env_id"), other,
           config.GetString("env_id"), tuned_for, length_and_note(other)));
     }

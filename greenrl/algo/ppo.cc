@@ -99,9 +99,18 @@ void AddPpoKeys(ConfigSchema* schema) {
   AddKey(schema, "grad_scaler.growth_factor", ValueType::kFloat, "2.0",
          "scale growth after growth_interval finite steps", 1.0, 1e6, std::vector<std::string>{},
          /*min_exclusive=*/true);
-  AddKey(schema, "grad_scaler.backoff_factor", ValueType::kFloat, "0.5",
-         "scale backoff after a non-finite step", 0.0, 1.0, std::vector<std::string>{},
-         /*min_exclusive=*/true);
+  {  // in (0, 1), as torch.cuda.amp.GradScaler requires (its backoff_factor check)
+    KeySpec backoff;
+    backoff.key = "grad_scaler.backoff_factor";
+    backoff.type = ValueType::kFloat;
+    backoff.default_yaml = "0.5";
+    backoff.doc = "scale backoff after a non-finite step";
+    backoff.min = 0.0;
+    backoff.max = 1.0;
+    backoff.min_exclusive = true;
+    backoff.max_exclusive = true;
+    schema->Add(std::move(backoff));
+  }
   AddKey(schema, "grad_scaler.growth_interval", ValueType::kInt, "2000",
          "finite steps in a row before the scale grows", 1, 1e9);
   AddKey(schema, "update_path", ValueType::kString, "auto",

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "greenrl/algo/checkpoint.h"
+#include "greenrl/core/did_you_mean.h"
 #include "greenrl/core/errors.h"
 #include "greenrl/core/rng.h"
 #include "greenrl/core/thread_pool.h"
@@ -125,8 +126,10 @@ SacConfig SacConfigFromConfig(const Config& config) {
     }
   } else {
     const auto v = internal::ParseYamlNumber(ent_coef);
-    if (!v || !(*v >= 0.0) || !std::isfinite(*v))
-      throw ConfigError("ent_coef", ent_coef, kEntCoefAccepted);
+    if (!v || !(*v >= 0.0) || !std::isfinite(*v)) {  // "atuo", "Auto": a guess at auto
+      throw ConfigError("ent_coef", ent_coef,
+                        (v ? std::string() : DidYouMean(ent_coef, {"auto"})) + kEntCoefAccepted);
+    }
     c.learn_ent_coef = false;
     c.ent_coef_init = *v;
   }
@@ -134,7 +137,9 @@ SacConfig SacConfigFromConfig(const Config& config) {
   if (target_entropy != "auto") {
     const auto v = internal::ParseYamlNumber(target_entropy);
     if (!v || !std::isfinite(*v)) {
-      throw ConfigError("target_entropy", target_entropy, kTargetEntropyAccepted);
+      throw ConfigError(
+          "target_entropy", target_entropy,
+          (v ? std::string() : DidYouMean(target_entropy, {"auto"})) + kTargetEntropyAccepted);
     }
     c.target_entropy = *v;
   }

@@ -188,6 +188,23 @@ TEST(SacTest, BadConfigNamesTheField) {
   EXPECT_EQ(field_of({"policy_kwargs.clip_mean=-1"}), "policy_kwargs.clip_mean");
   EXPECT_EQ(field_of({"policy_kwargs.log_std_init=5"}), "policy_kwargs.log_std_init");
   EXPECT_EQ(field_of({}), "(no error)");
+  // A misspelt auto gets a guess, as a misspelt choice of a key does.
+  auto message_of = [](std::vector<std::string> sets) {
+    try {
+      train::LoadRunConfig(Preset(), sets, std::nullopt);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message_of({"ent_coef=atuo"}),
+            "ent_coef: got 'atuo'; did you mean 'auto'? auto, auto_<initial value > 0> (e.g. "
+            "auto_0.1) or a number >= 0");
+  EXPECT_EQ(message_of({"target_entropy=Auto"}),
+            "target_entropy: got 'Auto'; did you mean 'auto'? auto (-dim(A)) or a finite number");
+  EXPECT_EQ(
+      message_of({"ent_coef=-0.5"}),
+      "ent_coef: got '-0.5'; auto, auto_<initial value > 0> (e.g. auto_0.1) or a number >= 0");
   const Config ok = train::LoadRunConfig(Preset(), {"ent_coef=auto_0.1", "target_entropy=-2"}, 0);
   const SacConfig c = SacConfigFromConfig(ok);
   EXPECT_TRUE(c.learn_ent_coef);

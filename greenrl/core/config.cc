@@ -92,10 +92,11 @@ std::string RangeText(const KeySpec& spec) {
   using internal::FormatShortestDouble;
   if (spec.min && spec.max) {
     return std::string(" in ") + (spec.min_exclusive ? "(" : "[") +
-           FormatShortestDouble(*spec.min) + ", " + FormatShortestDouble(*spec.max) + "]";
+           FormatShortestDouble(*spec.min) + ", " + FormatShortestDouble(*spec.max) +
+           (spec.max_exclusive ? ")" : "]");
   }
   if (spec.min) return (spec.min_exclusive ? " > " : " >= ") + FormatShortestDouble(*spec.min);
-  if (spec.max) return " <= " + FormatShortestDouble(*spec.max);
+  if (spec.max) return (spec.max_exclusive ? " < " : " <= ") + FormatShortestDouble(*spec.max);
   return "";
 }
 
@@ -128,7 +129,7 @@ bool InRange(const KeySpec& spec, double value) {
   if (spec.min && (spec.min_exclusive ? !(value > *spec.min) : !(value >= *spec.min))) {
     return false;
   }
-  return !(spec.max && !(value <= *spec.max));
+  return !(spec.max && (spec.max_exclusive ? !(value < *spec.max) : !(value <= *spec.max)));
 }
 
 // Whether a key's default is the empty string ('' in YAML): such a key takes it back when given
@@ -166,6 +167,23 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
           : "";
   const auto fail = [&]() { return ConfigError(spec.key, text, Describe(spec) + hint); };
   const bool scalar = node.IsScalar();
+  // A quoted scalar is text to YAML ('0.99', "False"): PyYAML, which rl-zoo reads its files
+  // with, hands SB3 a string, which SB3 refuses as a number or takes as a bool by Python's
+  // truth (the string "False" is true). Refused for number, bool and list keys, and for a
+  // schedule written as a plain number; a schedule's "lin_0.001" is text in rl-zoo too.
+  // (yaml-cpp tags a quoted scalar "!", a plain one "?".)
+  const bool quoted = scalar && node.Tag() == "!";
+  const bool quoted_number =
+      quoted && (spec.type == ValueType::kInt || spec.type == ValueType::kFloat ||
+                 spec.type == ValueType::kBool ||
+                 (spec.type == ValueType::kSchedule && internal::ParseYamlNumber(text)));
+  if (quoted_number) {
+    throw ConfigError(spec.key, text,
+                      Describe(spec) +
+                          ", written without quotes (a quoted value is a string in YAML, which "
+                          "rl-zoo and SB3 would not read as " +
+                          (spec.type == ValueType::kBool ? "a bool" : "a number") + ")");
+  }
   switch (spec.type) {
     case ValueType::kInt: {
       const std::optional<int64_t> value = scalar ? internal::ParseYamlInt(text) : std::nullopt;
@@ -216,6 +234,12 @@ Config::Value ParseValue(const KeySpec& spec, const YAML::Node& node) {
       if (!node.IsSequence()) throw fail();
       std::vector<int64_t> values;
       for (const YAML::Node& item : node) {
+        if (item.IsScalar() && item.Tag() == "!") {  // as a quoted number above
+          throw ConfigError(spec.key, text,
+                            Describe(spec) +
+                                ", its items written without quotes (a quoted item is a string "
+                                "in YAML, which rl-zoo and SB3 would not read as a number)");
+        }
         const std::optional<int64_t> value =
             item.IsScalar() ? internal::ParseYamlInt(item.Scalar()) : std::nullopt;
         if (!value || !InRange(spec, static_cast<double>(*value))) throw fail();
@@ -265,6 +289,17 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
       closest.clear();
     }
     if (distance == closest_distance) closest.push_back(spec.key);
+  }
+  // A key fixed at SB3's default is a guess too ("n_step" for DQN's n_steps), after the
+  // declared keys when as close.
+  for (const std::string& fixed : schema.DefaultOnlyKeys()) {
+    const std::string segment = LastSegment(fixed);
+    const size_t distance = segment == given_segment ? 0 : EditDistance(key, fixed);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest.clear();
+    }
+    if (distance == closest_distance) closest.push_back(fixed);
   }
   // A shorthand is a guess too ("net_arch" for PPO's policy_kwargs.net_arch), ahead of its
   // targets when as close.
@@ -582,6 +617,13 @@ void ConfigSchema::AddDefaultOnlyIntKey(const std::string& key, int64_t value, s
 const ConfigSchema::DefaultOnly* ConfigSchema::DefaultOnlyKey(const std::string& key) const {
   const auto it = default_only_.find(key);
   return it == default_only_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ConfigSchema::DefaultOnlyKeys() const {
+  std::vector<std::string> keys;
+  for (const auto& entry : default_only_) keys.push_back(entry.first);
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 void ConfigSchema::AddUnknownKeyNote(const std::string& key, std::string note) {

@@ -61,10 +61,12 @@ struct KeySpec {
   // One line saying what the key means, with its unit.
   std::string doc;
   // Inclusive bounds for kInt, kFloat, kIntList (each element) and kSchedule (its initial
-  // value); min_exclusive makes the lower bound strict ("a number > 0").
+  // value); min_exclusive makes the lower bound strict ("a number > 0"), max_exclusive the upper
+  // one ("a number in (0, 1)").
   std::optional<double> min;
   std::optional<double> max;
   bool min_exclusive = false;
+  bool max_exclusive = false;
   // For kString only: the accepted values; empty = any text.
   std::vector<std::string> choices;
   // For kString: what the key accepts, in words, for a text that its reader checks (e.g.
@@ -118,6 +120,9 @@ class ConfigSchema {
   };
   // Returns: what `key` was fixed at, or nullptr when it is none.
   const DefaultOnly* DefaultOnlyKey(const std::string& key) const;
+  // Returns: every key fixed at SB3's default, sorted (for `greenrl keys` and "did you mean"
+  // guesses).
+  std::vector<std::string> DefaultOnlyKeys() const;
 
   // Where every key is listed (e.g. "`greenrl keys --algo ppo`"): the unknown-key error then
   // ends "every key with its default: <where>" instead of listing them all. Empty (the

@@ -232,6 +232,26 @@ TEST(ConfigTest, WrongTypeNamesKeyValueAndType) {
             "rl-zoo file or --set only; for this key give YAML's map form, e.g. "
             "'policy_kwargs.net_arch={pi: [64], vf: [64]}')");
   EXPECT_EQ(OverrideError("carbon.pue={a: 1}"), "carbon.pue: got '{a: 1}'; a number >= 1");
+  // A quoted number or bool is a string to YAML (and to rl-zoo's PyYAML, then SB3): refused,
+  // where a quoted schedule text and a quoted string are taken.
+  EXPECT_EQ(OverrideError("gamma=\"0.99\""),
+            "gamma: got '0.99'; a number in [0, 1], written without quotes (a quoted value is a "
+            "string in YAML, which rl-zoo and SB3 would not read as a number)");
+  EXPECT_EQ(OverrideError("normalize='False'"),
+            "normalize: got 'False'; true or false, written without quotes (a quoted value is a "
+            "string in YAML, which rl-zoo and SB3 would not read as a bool)");
+  EXPECT_EQ(OverrideError("n_steps='64'"),
+            "n_steps: got '64'; an integer >= 1, written without quotes (a quoted value is a "
+            "string in YAML, which rl-zoo and SB3 would not read as a number)");
+  EXPECT_EQ(OverrideError("learning_rate='1e-3'").rfind("learning_rate: got '1e-3'; ", 0), 0u);
+  EXPECT_EQ(OverrideError("policy_kwargs.net_arch=[64, '64']"),
+            "policy_kwargs.net_arch: got '[64, 64]'; a list of integers >= 1, e.g. [64, 64], or "
+            "[] for none, its items written without quotes (a quoted item is a string in YAML, "
+            "which rl-zoo and SB3 would not read as a number)");
+  const Config quoted_texts = Config::Load(
+      TestSchema(), "", {"env_id='CartPole-v1'", "learning_rate=\"lin_0.001\"", "gamma=0.99"});
+  EXPECT_EQ(quoted_texts.GetString("env_id"), "CartPole-v1");
+  EXPECT_EQ(quoted_texts.GetSchedule("learning_rate").ToString(), "lin_0.001");
 }
 
 TEST(ConfigTest, OutOfRangeNamesBounds) {

@@ -40,6 +40,9 @@ DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv_fn) {
     const char* rank = get(l.rank);
     const char* size = get(l.size);
     if (rank == nullptr && size == nullptr) continue;
+    // An allocation's shell (salloc, an Open MPI job's environment) has the size without a rank:
+    // a process started there by hand is no rank of a launch. torchrun sets both, always.
+    if (rank == nullptr && std::string(l.source) != "torchrun") continue;
     if (rank == nullptr) {
       throw ConfigError(l.rank, "(unset)",
                         std::string("set together with ") + l.size + "=" + size);
@@ -60,14 +63,25 @@ DistEnv ReadDistEnv(const std::function<const char*(const char*)>& getenv_fn) {
     d.local_rank = local != nullptr ? ParseInt(l.local, local, 0, d.world_size - 1) : d.rank;
     break;
   }
+  // The rendezvous variables matter to a data-parallel launch only: a single process ignores
+  // them (a stray export in the shell refuses nothing), as torch reads them for init only.
+  if (d.world_size <= 1) return d;
   const char* addr = get("MASTER_ADDR");
   if (addr != nullptr) {
     if (*addr == '\0') throw ConfigError("MASTER_ADDR", "", "rank 0's host name or IP address");
     d.master_addr = addr;
-  } else if (d.world_size > 1) {
+  } else {
+    const std::string example =
+        d.source == "slurm"
+            ? "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1) "
+              "before srun"
+        : d.source == "openmpi" ? "export MASTER_ADDR=<the first host of the job> before mpirun, "
+                                  "with -x MASTER_ADDR"
+                                : "torchrun and greenrl launch set it; by hand, rank 0's address, "
+                                  "e.g. MASTER_ADDR=127.0.0.1 on one machine";
     throw ConfigError("MASTER_ADDR", "(unset)",
-                      "rank 0's host name or IP address when WORLD_SIZE > 1 (" + d.source +
-                          " launch; e.g. export MASTER_ADDR=$(scontrol show hostnames | head -n1))");
+                      "rank 0's host name or IP address when the world size is above 1 (" +
+                          d.source + " launch; " + example + ")");
   }
   if (const char* port = get("MASTER_PORT")) d.master_port = ParseInt("MASTER_PORT", port, 1, 65535);
   // torchrun's elastic agent (torch/distributed/elastic/agent/server/local_elastic_agent.py)

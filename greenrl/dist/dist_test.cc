@@ -110,7 +110,38 @@ TEST(DistEnvTest, InconsistentOrMissingValues) {
   ExpectConfigError({{"RANK", "x"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}, "RANK");
   ExpectConfigError({{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE");
   ExpectConfigError({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}, "MASTER_ADDR");
-  ExpectConfigError({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "70000"}}, "MASTER_PORT");
+  ExpectConfigError(
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "70000"}},
+      "MASTER_PORT");
+  ExpectConfigError({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", ""}}, "MASTER_ADDR");
+}
+
+// What is no launch is no error: an allocation's shell has SLURM_NTASKS (or Open MPI's size)
+// without a rank, and a single process ignores stray rendezvous variables (torchrun's pair
+// stays strict: it always sets both).
+TEST(DistEnvTest, AllocationShellsAndStrayRendezvousVariablesAreNoLaunch) {
+  for (const std::map<std::string, std::string>& vars :
+       std::vector<std::map<std::string, std::string>>{
+           {{"SLURM_NTASKS", "4"}},
+           {{"OMPI_COMM_WORLD_SIZE", "4"}},
+           {{"MASTER_ADDR", ""}},
+           {{"MASTER_PORT", "abc"}},
+           {{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "70000"}}}) {
+    const DistEnv d = ReadDistEnv(Vars(vars));
+    EXPECT_EQ(d.world_size, 1) << vars.begin()->first;
+    EXPECT_EQ(d.rank, 0);
+  }
+  EXPECT_EQ(ReadDistEnv(Vars({{"SLURM_NTASKS", "4"}})).source, "none");
+  // A missing MASTER_ADDR's error shows how each launcher's users set it.
+  try {
+    ReadDistEnv(Vars({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}));
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "MASTER_ADDR: got '(unset)'; rank 0's host name or IP address when the world size "
+              "is above 1 (slurm launch; export MASTER_ADDR=$(scontrol show hostnames "
+              "\"$SLURM_JOB_NODELIST\" | head -n1) before srun)");
+  }
 }
 
 TEST(RunningMomentsTest, ChanMergeEqualsTheWholeStream) {

@@ -441,9 +441,24 @@ std::vector<double> NvmlMeter::ReadEnergyJ() {
         }
       }
     } else if (counter_mj < gpu.last_counter_mj) {
-      // The counter counts since the driver loaded: a smaller value means a reload. Re-base
-      // without adding (the energy between the last read and the reload is lost).
+      // The counter counts since the driver loaded: a smaller value means a reload, after which
+      // the counter is the energy since. Count it (the energy between the last read and the
+      // reload is lost) and warn once per GPU, as RaplMeter does for a reset.
+      if (gpu.counter_resets == 0) {
+        const std::string message =
+            "NVML: " + gpu.info.domain + " (" + gpu.info.identity.uuid +
+            ") energy counter went down (" + std::to_string(gpu.last_counter_mj) + " -> " +
+            std::to_string(counter_mj) +
+            " mJ): the driver was reloaded, and only the energy since counts (the energy "
+            "between the previous read and the reload is missing from the totals)";
+        if (warn_) {
+          warn_(message);
+        } else {
+          std::fprintf(stderr, "greenrl warning: %s\n", message.c_str());
+        }
+      }
       ++gpu.counter_resets;
+      gpu.accumulated_mj += counter_mj;
       gpu.last_counter_mj = counter_mj;
     } else {
       gpu.accumulated_mj += counter_mj - gpu.last_counter_mj;

@@ -234,7 +234,8 @@ std::optional<NvmlVisibleGpus> OpenNvmlVisibleGpus(const NvmlOptions& options,
 // kMeasured when every device has the counter, else kIntegrated (the weaker label covers all);
 // Details() says which method each device uses.
 // Counter reads that fail keep the last value; a counter that goes backwards (driver reload) is
-// re-based; neither throws. Integrated figures cover the span from the first to the last sample.
+// re-based, its new value (the energy since the reload) counted and the first reset per device
+// warned of; neither throws. Integrated figures cover the span from the first to the last sample.
 // Sharing: the compute process list is checked at creation and at most every
 // kProcessPollPeriodS in Sample(); any PID other than this process's marks the device shared.
 // Thread-safety: not thread-safe; EnergyMonitor serialises calls.

@@ -113,10 +113,11 @@ TEST(NvmlMeterTest, CounterDeltasInJoulesFromMillijoules) {
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4001.5));
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4001.5));  // GPU is lost: last value kept
   EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.0));
-  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.0));  // went back: driver reload, re-based
-  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.0));
+  // Went back: a driver reload; the 100 mJ counted since the reload count.
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.1));
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.1));
   meter->Sample(0.0);  // counter devices ignore samples
-  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.0));
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(4002.1));
   auto details = DetailsMap(*meter);
   EXPECT_EQ(details["library"], test_paths::FakeNvmlLibrary());
   EXPECT_EQ(details["pci_info_symbol"], "nvmlDeviceGetPciInfo_v3");
@@ -298,6 +299,31 @@ TEST(NvmlMeterTest, CounterFailingThreeTimesInARowIsWarnedOnce) {
             "NVML: gpu:0 (GPU-lost) failed 3 energy-counter reads in a row "
             "(nvmlDeviceGetTotalEnergyConsumption: GPU is lost (NVML error 15)); its energy stops "
             "growing until a read succeeds, so the totals may miss some");
+}
+
+// A counter that goes down (a driver reload, after which it counts from 0 again) counts its new
+// value, the energy since the reload, and is warned about once per GPU.
+TEST(NvmlMeterTest, CounterResetCountsTheEnergySinceAndIsWarnedOnce) {
+  FakeNvmlScript script(
+      "device GPU-reload 00000000:3B:00.0 GPU\n"
+      "energy_mj 0 0 1000 5000 200 300 100\n");
+  std::vector<std::string> warnings;
+  NvmlOptions options = FakeOptions();
+  options.warn = [&warnings](const std::string& message) { warnings.push_back(message); };
+  std::unique_ptr<NvmlMeter> meter = NvmlMeter::TryCreate(options, nullptr);
+  ASSERT_NE(meter, nullptr);
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(1.0));
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(5.0));
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(5.2));  // reloaded: 200 mJ since
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(5.3));
+  EXPECT_THAT(meter->ReadEnergyJ(), ElementsAre(5.4));  // reloaded again: 100 mJ since
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "NVML: gpu:0 (GPU-reload) energy counter went down (5000 -> 200 mJ): the driver was "
+            "reloaded, and only the energy since counts (the energy between the previous read "
+            "and the reload is missing from the totals)");
+  EXPECT_EQ(DetailsMap(*meter)["gpu:0.counter_resets"], "2");
 }
 
 TEST(NvmlMeterTest, SharedDeviceDetection) {

@@ -341,7 +341,20 @@ RaplProbe RaplMeter::Probe(const std::string& root, const RaplOptions& options) 
     std::string why;
     RaplFailure failure = RaplFailure::kNone;
     if (!ReadCounterUj(options, zone.dir + "/energy_uj", &zone.last_uj, &why, &failure)) {
-      if (zone.additive) return fail(failure, why);
+      // An unreadable package counter fails RAPL (packages are read first, so a tree that is
+      // unreadable as a whole names a package). Any other zone is skipped: a dram counter with
+      // a warning, since the totals then cover the packages alone, as on machines without dram
+      // zones.
+      if (candidate.kind == kPackageKind) return fail(failure, why);
+      if (candidate.kind == kDramKind) {
+        const std::string message = "RAPL: " + candidate.domain + " skipped (" + why +
+                                    "): the energy totals cover the CPU packages without DRAM";
+        if (options.warn) {
+          options.warn(message);
+        } else {
+          WarnOnStderr(message);
+        }
+      }
       AppendSkipped(candidate.base, candidate.zone_name, why, &skipped);
       continue;
     }

@@ -39,8 +39,8 @@ enum class RaplFailure {
   kMissingRoot,       // the powercap root directory does not exist
   kNoZones,           // the root holds no intel-rapl / intel-rapl-mmio zone
   kNoPackage,         // zones exist but none is named package-N
-  kPermissionDenied,  // energy_uj of a package or dram zone: EACCES / EPERM
-  kUnreadable,        // energy_uj of a package or dram zone: another read or parse error
+  kPermissionDenied,  // energy_uj of a package zone: EACCES / EPERM
+  kUnreadable,        // energy_uj of a package zone: another read or parse error
 };
 
 // Test seams and the warning sink of a RaplMeter.
@@ -97,12 +97,13 @@ class RaplMeter final : public EnergyMeter {
   //         of /sys/devices/virtual/powercap (nested zone directories); both layouts are walked.
   //       options: file-open seam and warning sink.
   // Returns: the meter, or a failure kind and reason when `root` does not exist, holds no
-  //   intel-rapl zone, holds no package zone, or energy_uj of a package or dram zone cannot be read
+  //   intel-rapl zone, holds no package zone, or energy_uj of a package zone cannot be read
   //   (permission errors name the remedy: run as root, a udev / sysfs.conf rule making energy_uj
   //   0444, or a privileged helper). Never throws for these.
   //   Not failures: an unreadable max_energy_range_uj (the range is then unknown: see
-  //   ReadEnergyJ()); an unreadable core / uncore / psys counter (that zone is skipped and listed
-  //   in Details() "zones_skipped").
+  //   ReadEnergyJ()); an unreadable dram / core / uncore / psys counter (that zone is skipped
+  //   and listed in Details() "zones_skipped"; a dram zone with a warning through options.warn,
+  //   as the totals then leave DRAM out).
   static RaplProbe Probe(const std::string& root, const RaplOptions& options = {});
 
   // Probe() with default options. Returns: the meter, or null with the reason in *why_not (if

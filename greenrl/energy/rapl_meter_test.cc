@@ -410,6 +410,29 @@ TEST(RaplMeterTest, UnreadableInformationalZoneIsSkipped) {
                                                         "/intel-rapl:1/energy_uj: Is a directory");
 }
 
+// An unreadable dram counter skips that zone with a warning (the totals then cover the package
+// alone); an unreadable package counter fails the meter.
+TEST(RaplMeterTest, UnreadableDramIsSkippedWithAWarning) {
+  FakePowercap tree;
+  tree.AddZone("intel-rapl:0", "package-0", 1'000'000);
+  tree.AddZone("intel-rapl:0:0", "dram", 1'000'000);
+  tree.MakeUnreadable("intel-rapl:0:0/energy_uj");
+  std::vector<std::string> warnings;
+  RaplOptions options;
+  options.warn = [&warnings](const std::string& message) { warnings.push_back(message); };
+  RaplProbe probe = RaplMeter::Probe(tree.root(), options);
+  ASSERT_NE(probe.meter, nullptr) << probe.why_not;
+  EXPECT_EQ(probe.meter->domains(), (std::vector<std::string>{"cpu:package-0"}));
+  const std::string why =
+      "cannot read " + tree.root() + "/intel-rapl:0:0/energy_uj: Is a directory";
+  EXPECT_EQ(DetailsMap(*probe.meter).at("zones_skipped"), "intel-rapl:0:0 (dram): " + why);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "RAPL: dram:0 skipped (" + why +
+                             "): the energy totals cover the CPU packages without DRAM");
+  tree.MakeUnreadable("intel-rapl:0/energy_uj");
+  EXPECT_EQ(RaplMeter::Probe(tree.root(), options).failure, RaplFailure::kUnreadable);
+}
+
 // A counter that becomes unreadable after creation keeps its last value and is counted.
 TEST(RaplMeterTest, ReadErrorKeepsLastValue) {
   FakePowercap tree;

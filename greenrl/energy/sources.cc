@@ -53,6 +53,42 @@ bool StartsWith(const std::string& text, const std::string& prefix) {
 
 // ---- RAPL -------------------------------------------------------------------------------------
 
+// What a readable RAPL tree leaves to guesses, and the zones it skips, as a "; ..." tail for the
+// source's reason (from RaplMeter::Details): the safe poll period rests on the guesses.
+std::string RaplGuessesAndSkips(const EnergyMeter& meter) {
+  std::vector<std::string> no_range;
+  std::vector<std::string> no_power;
+  std::string skipped = "none";
+  for (const auto& [key, value] : meter.Details()) {
+    const std::string domain = key.substr(0, key.rfind('.'));
+    if (key == domain + ".max_energy_range_uj" && StartsWith(value, "unknown")) {
+      no_range.push_back(domain);
+    } else if (key == domain + ".max_power_w" && value.find("(default") != std::string::npos) {
+      no_power.push_back(domain);
+    } else if (key == "zones_skipped") {
+      skipped = value;
+    }
+  }
+  auto join = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+    return text;
+  };
+  std::vector<std::string> guesses;
+  if (!no_range.empty()) {
+    guesses.push_back(fmt::format("a {:g} J counter range for {} (max_energy_range_uj unreadable)",
+                                  RaplMeter::kFallbackEnergyRangeJ, join(no_range)));
+  }
+  if (!no_power.empty()) {
+    guesses.push_back(fmt::format("{:g} W at most for {} (no readable constraint_<i>_max_power_uw)",
+                                  RaplMeter::kDefaultMaxPowerW, join(no_power)));
+  }
+  std::string tail;
+  if (!guesses.empty()) tail += "; the period assumes " + join(guesses);
+  if (skipped != "none") tail += "; skipped: " + skipped;
+  return tail;
+}
+
 SourceStatus ProbeRapl(const std::string& root) {
   SourceStatus status;
   status.name = "rapl";
@@ -69,9 +105,10 @@ SourceStatus ProbeRapl(const std::string& root) {
         const double period = probe.meter->MaxSafePollPeriodS();
         status.reason = fmt::format(
             "{} domain(s) readable under {} (measured, whole sockets; psys, core and uncore are "
-            "reported but not added); poll at least every {} s so no counter wraps twice",
+            "reported but not added); poll at least every {} s so no counter wraps twice{}",
             status.domains.size(), root,
-            period >= 1.0 ? fmt::format("{:.0f}", period) : fmt::format("{:.2g}", period));
+            period >= 1.0 ? fmt::format("{:.0f}", period) : fmt::format("{:.2g}", period),
+            RaplGuessesAndSkips(*probe.meter));
       }
       break;
     case RaplFailure::kMissingRoot:

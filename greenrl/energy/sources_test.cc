@@ -95,12 +95,37 @@ TEST(SourcesTest, ReadableRaplIsUsedWithItsDomains) {
   EXPECT_EQ(sources[0].fix, "");
   EXPECT_EQ(sources[0].domains, (std::vector<std::string>{"cpu:package-0", "cpu:package-1",
                                                           "cpu:package-0/core", "psys:0"}));
-  // 262143.32885 J / 240 W (no constraint files) = 1092 s.
-  EXPECT_THAT(sources[0].reason, HasSubstr("poll at least every 1092 s"));
+  // 262143.32885 J / 240 W (no constraint files) = 1092 s, which the reason says it assumes.
+  EXPECT_THAT(sources[0].reason,
+              HasSubstr("poll at least every 1092 s so no counter wraps twice; the period "
+                        "assumes 240 W at most for cpu:package-0, cpu:package-1, "
+                        "cpu:package-0/core, psys:0 (no readable constraint_<i>_max_power_uw)"));
   EXPECT_FALSE(sources[3].would_use);
   EXPECT_THAT(sources[3].reason, HasSubstr("not used: RAPL measures the CPU packages"));
   EXPECT_EQ(sources[2].state, SourceState::kMissing);
   EXPECT_THAT(sources[2].reason, HasSubstr("no hwmon device under " + hwmon.root()));
+}
+
+// A zone skipped (an unreadable dram counter) and a counter range the tree does not give are
+// named in the reason, beside the poll period that rests on them.
+TEST(SourcesTest, RaplReasonNamesSkippedZonesAndGuessedRanges) {
+  FakePowercap powercap;
+  powercap.AddZone("intel-rapl:0", "package-0", 1'000'000);
+  powercap.AddZone("intel-rapl:0:0", "dram", 1'000'000);
+  powercap.WriteFile("intel-rapl:0/constraint_0_max_power_uw", "100000000");
+  powercap.MakeUnreadable("intel-rapl:0/max_energy_range_uj");
+  powercap.MakeUnreadable("intel-rapl:0:0/energy_uj");
+  FakePowercap hwmon;
+  const std::vector<SourceStatus> sources =
+      ListEnergySources(Options(powercap.root(), hwmon.root()));
+  ASSERT_TRUE(sources[0].would_use) << sources[0].reason;
+  EXPECT_EQ(sources[0].domains, (std::vector<std::string>{"cpu:package-0"}));
+  // 65536 J / 100 W = 655 s.
+  EXPECT_THAT(sources[0].reason,
+              HasSubstr("poll at least every 655 s so no counter wraps twice; the period assumes "
+                        "a 65536 J counter range for cpu:package-0 (max_energy_range_uj "
+                        "unreadable); skipped: intel-rapl:0:0 (dram): cannot read " +
+                        powercap.root() + "/intel-rapl:0:0/energy_uj: Is a directory"));
 }
 
 // energy.meter decides which row a run would use: estimator over a readable RAPL, and rapl

@@ -457,7 +457,7 @@ std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& row
     if (r.world_size <= 1) continue;
     notes.push_back(fmt::format(
         "{}: trained by {} data-parallel ranks{}; its Wh and g CO2e are all ranks', its wall "
-        "time rank 0's, {} s of it in all-reduce",
+        "time rank 0's, {} s of it in all-reduce (waiting for the other ranks included)",
         r.name, r.world_size, r.launcher.empty() ? "" : " (" + r.launcher + ")",
         FormatSeconds(r.rank0_allreduce_s)));
   }

@@ -219,15 +219,24 @@ TEST(CompareTest, DataParallelRunsSayWhoseFiguresTheyAre) {
   const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
   const std::string note =
       "\n\n- run_a: trained by 2 data-parallel ranks (greenrl launch); its Wh and g CO2e are all "
-      "ranks', its wall time rank 0's, 3.3 s of it in all-reduce\n";
+      "ranks', its wall time rank 0's, 3.3 s of it in all-reduce (waiting for the other ranks "
+      "included)\n";
   ASSERT_GE(md.size(), note.size());
   EXPECT_EQ(md.substr(md.size() - note.size()), note) << md;
   const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
   EXPECT_NE(html.find("<ul id=\"data-parallel\">\n<li>run_a: trained by 2 data-parallel ranks "
                       "(greenrl launch); its Wh and g CO2e are all ranks', its wall time rank "
-                      "0's, 3.3 s of it in all-reduce</li>\n</ul>\n"),
+                      "0's, 3.3 s of it in all-reduce (waiting for the other ranks "
+                      "included)</li>\n</ul>\n"),
             std::string::npos)
       << html;
+  // The power chart, power.csv's, is rank 0's for a data-parallel run: said above it.
+  EXPECT_NE(html.find("<h2>Power over time per domain</h2>\n<p>A data-parallel run's power is "
+                      "its rank 0's (power.csv); its table row's Wh are all ranks'.</p>\n"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(RenderHtml({LoadRun(b)}, std::nullopt, "var Chart;").find("data-parallel run's power"),
+            std::string::npos);
   EXPECT_EQ(md.find("run_b: trained by"), std::string::npos) << md;
 }
 

@@ -393,7 +393,13 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
        "<canvas id=\"chart-return-time\" width=\"900\" height=\"360\"></canvas>\n";
   s += "<h2>Return against energy</h2>\n"
        "<canvas id=\"chart-return-wh\" width=\"900\" height=\"360\"></canvas>\n";
-  s += "<h2>Power over time per domain</h2>\n"
+  // power.csv is rank 0's alone in a data-parallel run (its sampler meters rank 0's domains).
+  const bool data_parallel = std::any_of(rows.begin(), rows.end(),
+                                         [](const ComparisonRow& r) { return r.world_size > 1; });
+  s += std::string("<h2>Power over time per domain</h2>\n") +
+       (data_parallel ? "<p>A data-parallel run's power is its rank 0's (power.csv); its table "
+                        "row's Wh are all ranks'.</p>\n"
+                      : "") +
        "<canvas id=\"chart-power\" width=\"900\" height=\"360\"></canvas>\n";
   s += "<h2>Energy by phase</h2>\n"
        "<canvas id=\"chart-phases\" width=\"900\" height=\"360\"></canvas>\n";

@@ -114,6 +114,15 @@ double OverBudgetWh(const RunReport& r) {
   return std::max(0.0, r.total_energy_j() / kJoulesPerWh - r.budget.budget_wh);
 }
 
+// Whether the budget's final state is a rung that was passed over (the CPU's reduced precision:
+// the state advanced, its measure not taken), from its last decision into that state.
+static bool FinalRungPassedOver(const BudgetReport& budget) {
+  for (auto it = budget.events.rbegin(); it != budget.events.rend(); ++it) {
+    if (energy::BudgetStateName(it->state) == budget.final_state) return !it->taken;
+  }
+  return false;
+}
+
 std::string FixedNoNegativeZero(double value, int decimals) {
   std::string text = fmt::format("{:.{}f}", value, decimals);
   if (text.size() > 1 && text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) {
@@ -200,8 +209,9 @@ std::string FormatSummary(const RunReport& r) {
   if (!r.update_path.empty()) s += fmt::format("  update path    {}\n", r.update_path);
   if (r.env_non_finite_resets > 0) {
     s += fmt::format(
-        "  env faults     {} steps hit a simulator fault (a non-finite or unstable state, an "
-        "engine error); those envs were reset\n",
+        "  env faults     {} steps hit a simulator fault (a non-finite or unstable state, a full "
+        "contact buffer, an engine error: MuJoCo's first messages are on stderr); those envs "
+        "were reset\n",
         r.env_non_finite_resets);
   }
   s += FormatNonFiniteOutputsLine(r.env_non_finite_outputs);
@@ -246,11 +256,7 @@ std::string FormatSummary(const RunReport& r) {
   if (r.budget.enabled) {
     // A state whose rung was passed over (the CPU's reduced precision) is named as such.
     std::string state = r.budget.final_state;
-    for (auto it = r.budget.events.rbegin(); it != r.budget.events.rend(); ++it) {
-      if (energy::BudgetStateName(it->state) != state) continue;
-      if (!it->taken) state += " (its rung passed over)";
-      break;
-    }
+    if (FinalRungPassedOver(r.budget)) state += " (its rung passed over)";
     const double over_wh = OverBudgetWh(r);
     const std::string within = over_wh > 0.0 ? "over it" : "within it";
     // A resumed run's events include those of its earlier segments, under the budget each had
@@ -364,6 +370,7 @@ void WriteEnergyJson(const std::string& path, const RunReport& r) {
   budget["enabled"] = r.budget.enabled;
   budget["budget_wh"] = r.budget.budget_wh;
   budget["final_state"] = r.budget.final_state;
+  budget["final_state_passed_over"] = FinalRungPassedOver(r.budget);
   budget["stopped_by_budget"] = r.budget.stopped;
   budget["over_budget_wh"] = OverBudgetWh(r);
   budget["stop_reason"] = r.budget.stop_reason;

@@ -137,7 +137,9 @@ TEST(RunReportTest, EnvFaultsLineCountsThem) {
   RunReport r = MakeReport();
   r.env_non_finite_resets = 3;
   EXPECT_NE(FormatSummary(r).find("  env faults     3 steps hit a simulator fault (a non-finite or "
-                                  "unstable state, an engine error); those envs were reset\n"),
+                                  "unstable state, a full contact buffer, an engine error: "
+                                  "MuJoCo's first messages are on stderr); those envs were "
+                                  "reset\n"),
             std::string::npos)
       << FormatSummary(r);
   EXPECT_EQ(FormatSummary(r).find("env outputs"), std::string::npos);
@@ -259,6 +261,14 @@ TEST(RunReportTest, SummaryBudgetLine) {
             std::string::npos)
       << FormatSummary(r);
   EXPECT_EQ(FormatSummary(r).find("over it"), std::string::npos) << FormatSummary(r);
+  // energy.json says it too, beside the state's name; a rung taken is not passed over.
+  const std::string path = ::testing::TempDir() + "/budget_passed_over.json";
+  WriteEnergyJson(path, r);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(path))["budget"]["final_state_passed_over"], true);
+  r.budget.events[0].taken = true;
+  WriteEnergyJson(path, r);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(path))["budget"]["final_state_passed_over"], false);
+  r.budget.events[0].taken = false;
   r.budget.events.push_back(passed);
   EXPECT_NE(FormatSummary(r).find("(2 decisions, energy.json"), std::string::npos)
       << FormatSummary(r);

@@ -671,6 +671,15 @@ TEST(DataParallelEnergyTest, SharedCounterCountsOnceProcessScopeSumsInEveryRow) 
   const std::vector<double> package_wh = MetricsColumn(package_dir, "energy/total_wh");
   ASSERT_EQ(package_wh.size(), 4u);  // 2 ranks x 2 envs x 32 steps = 128 steps per iteration
   for (double wh : package_wh) EXPECT_DOUBLE_EQ(wh, 10.0 / 3600.0);
+  // energy.json's ranks: each rank's own readings (the shared counter in both), and the part of
+  // the job's total each makes, which sum to it (rank 0's 10 J, rank 1's none).
+  const nlohmann::json ranks =
+      nlohmann::json::parse(std::ifstream(package_dir + "/energy.json"))["distributed"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(ranks[0]["total_energy_j"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(ranks[1]["total_energy_j"].get<double>(), 10.5);
+  EXPECT_DOUBLE_EQ(ranks[0]["job_energy_j"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(ranks[1]["job_energy_j"].get<double>(), 0.0);
 
   const std::string process_dir = FreshDir("energy_process");
   const auto own = TrainTwoRanks(config, process_dir, {10.0, 1.0}, false);

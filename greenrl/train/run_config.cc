@@ -340,10 +340,11 @@ ConfigSchema BuildSchema(const std::string& algo) {
   // rl-zoo's gym.make arguments: greenrl's envs are the registered ids with Gymnasium's defaults.
   if (s.Find("env_kwargs") == nullptr && s.UnknownKeyNote("env_kwargs") == nullptr) {
     s.AddUnknownKeyNote("env_kwargs",
-                        "(rl-zoo's arguments to the env's constructor; greenrl's envs have none: "
+                        "(rl-zoo's arguments to the env's constructor, such as "
+                        "terminate_when_unhealthy or reset_noise_scale; greenrl's envs take none: "
                         "each registered id runs with its Gymnasium defaults, e.g. Ant-v4 with "
-                        "use_contact_forces=False, as `greenrl envs` and README's \"MuJoCo "
-                        "locomotion\" describe)");
+                        "use_contact_forces=False, as README's \"MuJoCo locomotion\" describes "
+                        "per env; a value equal to the default is refused too)");
   }
   // SB3 constructor arguments greenrl has no key for, each with what it does instead.
   for (const auto& [key, note] : std::initializer_list<std::pair<const char*, const char*>>{

@@ -322,6 +322,12 @@ TrainedAgentFiles ResolveTrainedAgent(const std::string& path, const Config& con
   };
   for (const char* key : {"policy_kwargs.log_std_init", "policy_kwargs.ortho_init"}) {
     if (!differs(key)) continue;
+    // SAC's log_std_init sets gSDE's log std only: without gSDE it does nothing in any run (as
+    // in SB3), which no note of a trained agent's should suggest otherwise.
+    if (std::string(key) == "policy_kwargs.log_std_init" && config.GetString("algo") == "sac" &&
+        !config.GetBool("use_sde")) {
+      continue;
+    }
     files.notes.push_back(fmt::format(
         "{}: {} does nothing in a run from a trained agent, whose trained parameters replace the "
         "initial ones (its run had {})",

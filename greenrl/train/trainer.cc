@@ -1529,12 +1529,17 @@ TrainResult Train(const Config& config, TrainOptions options) {
   budget.SetSteadyFrom(algorithm->updates_wait_until());
   // --- end resume, signals and guard state
 
-  auto energy_columns = [&](const energy::Measurement& total, double elapsed_s, algo::Metrics* r) {
+  // energy/power_w is the energy over the span the meters measured it in (the monitor's, from
+  // before the run directory is written, earlier segments' included), not over the row's time_s
+  // from the loop's start: the setup's energy over the first iteration's time read as a power no
+  // CPU draws (55 W on 2 cores for DQN's quick first rows).
+  auto energy_columns = [&](const energy::Measurement& total, algo::Metrics* r) {
     r->emplace_back("energy/total_wh", total.total_energy_j() / kJoulesPerWh);
     for (const auto& [domain, e] : total.energy_j) {
       r->emplace_back("energy/" + domain + "_wh", e / kJoulesPerWh);
     }
-    r->emplace_back("energy/power_w", elapsed_s > 0 ? total.total_energy_j() / elapsed_s : NAN);
+    r->emplace_back("energy/power_w",
+                    total.duration_s > 0 ? total.total_energy_j() / total.duration_s : NAN);
     r->emplace_back("carbon/g_co2e", carbon_of(total).kg_co2e * 1000.0);
   };
 
@@ -1883,7 +1888,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         mark_row_written();
         row[1].second = elapsed_s;
         row[2].second = steps / elapsed_s;
-        energy_columns(total, elapsed_s, &row);
+        energy_columns(total, &row);
         if (metrics_csv) metrics_csv->WriteRow(row);
         if (tfevents) tfevents->WriteRow(row);
       }
@@ -2052,7 +2057,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
   price_energy(total);
   row[1].second = wall_time_s;
   row[2].second = steps / wall_time_s;
-  energy_columns(total, wall_time_s, &row);
+  energy_columns(total, &row);
   // An interrupted run wrote its rows in the loop, where log_interval (or the budget's thinning)
   // called for them, so its last row may be before its checkpoint's step: the resumed run's
   // next row sums up the iterations since, as the uninterrupted run's does.
@@ -2160,12 +2165,22 @@ TrainResult Train(const Config& config, TrainOptions options) {
       for (int q = 0; q < world_size; ++q) {
         const double* p = &per_rank[slot * static_cast<size_t>(q)];
         nlohmann::json e = nlohmann::json::object();
-        for (size_t k = 0; k < num_domains; ++k) e[monitor.domains()[k].domain] = p[5 + k];
+        // The part of the job's total this rank's readings make: a counter it shares with
+        // ranks on its machine is in every one's readings and counted from the lowest of them
+        // (job_weights), so these sum to the job's total where total_energy_j does not.
+        double in_job_j = 0.0;
+        for (size_t k = 0; k < num_domains; ++k) {
+          e[monitor.domains()[k].domain] = p[5 + k];
+          if (energy::IsAdditiveDomain(monitor.domains()[k].domain)) {
+            in_job_j += job_weights[static_cast<size_t>(q)][k] * p[5 + k];
+          }
+        }
         ranks.push_back({{"rank", q},
                          {"wall_time_s", p[1]},
                          {"cpu_time_s", p[2]},
                          {"allreduce_s", p[3]},
                          {"total_energy_j", p[4]},
+                         {"job_energy_j", in_job_j},
                          {"energy_j", e}});
       }
       const dist::CommStats& cs = group->stats();
@@ -2177,7 +2192,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
                            "totals, windows' energy, carbon, emissions.csv and metrics.csv energy "
                            "columns are the job's (process-scope domains summed over ranks, a "
                            "counter shared by ranks on one machine once); window counts and "
-                           "durations are rank 0's"},
+                           "durations are rank 0's; a rank's total_energy_j and energy_j are "
+                           "what its meters read (a shared counter in each rank's), its "
+                           "job_energy_j the part of the job's total they make (the ranks' sum "
+                           "to it)"},
                           {"rank0_allreduce_calls", resumed.allreduce_calls + cs.allreduce_calls},
                           {"rank0_allreduce_bytes", resumed.allreduce_bytes + cs.allreduce_bytes},
                           {"rank0_allreduce_s", resumed.allreduce_s + cs.allreduce_s},

@@ -131,6 +131,10 @@ TEST(TrainerTest, RunDirFilesAgreeWithSummary) {
   EXPECT_TRUE(std::isnan(rows.front()[col("eval/mean_ep_length")]));
   EXPECT_DOUBLE_EQ(last[col("carbon/g_co2e")], r.carbon.kg_co2e * 1000.0);
   EXPECT_DOUBLE_EQ(last[col("time_s")], r.wall_time_s);
+  // energy/power_w is the energy over the span the meters measured it in (energy.json's
+  // duration_s, which starts before the loop's time_s: the setup's energy is in the total).
+  EXPECT_NEAR(last[col("energy/power_w")], total_j / j["duration_s"].get<double>(),
+              1e-9 * last[col("energy/power_w")]);
   // CartPole pays 1 per step, so SB3's rollout/ep_len_mean equals rollout/ep_rew_mean.
   for (const auto& row : rows) {
     EXPECT_DOUBLE_EQ(row[col("rollout/ep_len_mean")], row[col("rollout/ep_rew_mean")]);
@@ -607,6 +611,24 @@ TEST(RunConfigTest, WholeZooValuesReplaceTheirSection) {
   EXPECT_TRUE(zoo_set.GetBool("normalize_kwargs.norm_reward"));
 }
 
+// grad_scaler.backoff_factor is in (0, 1), as GradScaler requires: 1 is refused when the config
+// is read, before any work, with the same range the scaler states.
+TEST(RunConfigTest, GradScalerBackoffFactorOfOneIsRefusedWhenRead) {
+  const std::string preset = SourceTreeDir() + "/configs/ppo/cartpole.yaml";
+  for (const std::string value : {"1", "1.5", "0"}) {
+    try {
+      LoadRunConfig(preset, {"grad_scaler.backoff_factor=" + value}, 0);
+      ADD_FAILURE() << value << " was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "grad_scaler.backoff_factor: got '" + value + "'; a number in (0, 1)");
+    }
+  }
+  EXPECT_EQ(LoadRunConfig(preset, {"grad_scaler.backoff_factor=0.999"}, 0)
+                .GetFloat("grad_scaler.backoff_factor"),
+            0.999);
+}
+
 // SB3 options greenrl has at their defaults only are read when written out at them (rl-zoo and
 // SB3 files do: policy_kwargs full_std=True, use_expln=False; optimize_memory_usage: False;
 // replay_buffer_kwargs: "dict(handle_timeout_termination=True)", which rl-zoo's sac.yml has
@@ -667,6 +689,13 @@ TEST(RunConfigTest, Sb3DefaultsWrittenOutAreReadOthersRefused) {
             "n_steps: got '3'; 1 only: greenrl's DQN has SB3's default, one-step TD targets; the "
             "n-step returns of SB3 >= 2.7's n_steps above 1 are not implemented");
   EXPECT_NE(message("sac/pendulum.yaml", "n_steps=3").find("1 only: greenrl's SAC has"),
+            std::string::npos);
+  // A typo of a key fixed at its default gets a guess, as a declared key's does.
+  EXPECT_EQ(message("dqn/cartpole.yaml", "n_step=1"),
+            "n_step: got '1'; unknown key; did you mean 'n_steps'? every key with its default: "
+            "`greenrl keys --algo dqn`");
+  EXPECT_NE(message("sac/pendulum.yaml", "policy_kwargs.n_critic=2")
+                .find("did you mean 'policy_kwargs.n_critics'?"),
             std::string::npos);
   // Another algo on a preset: the preset's own keys are unknown to it, and the error says why.
   const std::string other_algo = message("sac/hopper.yaml", "algo=ppo");

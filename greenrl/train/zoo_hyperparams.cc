@@ -367,6 +367,14 @@ std::vector<std::string> PolicyKwargsFrom(const std::string& algo, const std::st
       }
       std::string name = value.text.substr(value.text.rfind('.') + 1);  // npos + 1 == 0
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      // Another torch activation (rl-zoo's CarRacing section has nn.GELU) is no typo of these
+      // two: said as such, rather than a "did you mean 'relu'?" for gelu.
+      if (name != "tanh" && name != "relu") {
+        throw ConfigError("policy_kwargs", text,
+                          "activation_fn nn.Tanh or nn.ReLU, the two activations greenrl's "
+                          "networks have (" +
+                              value.text + " is not one of them)");
+      }
       out.push_back("policy_kwargs.activation_fn=" + name);
     } else {
       RefuseQuoted("policy_kwargs", text, key, value);
@@ -609,8 +617,8 @@ std::optional<ZooSection> ReadZooSection(const std::string& path,
     const bool several = found.find(',') != std::string::npos;
     const bool known = std::find(known_env_ids.begin(), known_env_ids.end(), section.env_id) !=
                        known_env_ids.end();
-    return " (its " + found + (several ? " are other versions" : " is another version") +
-           ": a section is taken by its exact id" +
+    return " (the file's " + found + (several ? " are other versions" : " is another version") +
+           " of " + section.env_id + ": a section is taken by its exact id" +
            (known ? "; copy it under " + section.env_id +
                         ", or see configs/ for greenrl's presets, which --env can point at "
                         "another version)"

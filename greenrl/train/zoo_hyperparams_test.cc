@@ -187,8 +187,8 @@ TEST(ZooHyperparamsTest, PolicyKwargsForms) {
               ElementsAre("policy_kwargs.net_arch=[256, 256]"));
   EXPECT_THAT(ZooPolicyKwargs("dqn", "dict(net_arch=[256, 256])"),
               ElementsAre("policy_kwargs.net_arch=[256, 256]"));
-  EXPECT_THAT(ZooPolicyKwargs("ppo", "dict(activation_fn=nn.GELU, n_critics=None)"),
-              ElementsAre("policy_kwargs.activation_fn=gelu", "policy_kwargs.n_critics=~"));
+  EXPECT_THAT(ZooPolicyKwargs("ppo", "dict(activation_fn=nn.Tanh, n_critics=None)"),
+              ElementsAre("policy_kwargs.activation_fn=tanh", "policy_kwargs.n_critics=~"));
 }
 
 TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
@@ -200,6 +200,11 @@ TEST(ZooHyperparamsTest, PolicyKwargsItCannotReadAreNamed) {
       ErrorOf([] { ZooPolicyKwargs("ppo", "dict(optimizer_class=th.optim.RMSprop(eps=1e-5))"); });
   EXPECT_THAT(message, HasSubstr("a call of 'th.optim.RMSprop' (only dict(...) is read) at "
                                  "character 22"));
+  // Another torch activation is named as one greenrl does not have, not taken for a typo.
+  std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "dict(activation_fn=nn.GELU)"); });
+  EXPECT_EQ(field, "policy_kwargs");
+  EXPECT_THAT(message, HasSubstr("activation_fn nn.Tanh or nn.ReLU, the two activations greenrl's "
+                                 "networks have (nn.GELU is not one of them)"));
   std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "dict(net_arch=[64, 64]"); });
   EXPECT_THAT(message, HasSubstr("')' expected at the end (the text stops there)"));
   std::tie(field, message) = ErrorOf([] { ZooPolicyKwargs("ppo", "[64, 64]"); });
