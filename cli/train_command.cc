@@ -124,8 +124,8 @@ auto NamingFlags(const TrainArgs& args, F&& f) -> decltype(f()) {
 // each segment at its own time instead); and one for another n_timesteps when schedules follow
 // the run's progress (lin_ schedules, DQN's epsilon), which then run over it.
 // Errors: ConfigError(key, value, ...) for an --set key=V other than the run's own.
-std::vector<std::string> RefuseFixedKeyChanges(const std::string& run_dir,
-                                               const std::vector<std::string>& sets) {
+std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
+                                              const std::vector<std::string>& sets) {
   const Config saved = train::LoadRunConfig(run_dir + "/config.yaml", {}, std::nullopt);
   static constexpr const char* kInitOnly =
       " only sets the agent's initial parameters, which a resume takes from its checkpoint, so "
@@ -357,7 +357,7 @@ Runner RegisterTrain(CLI::App& app) {
     // Said with the warnings, once the run's own checks have passed (a refused resume says only
     // why).
     const std::vector<std::string> resume_notes =
-        resuming ? RefuseFixedKeyChanges(args->resume, args->sets) : std::vector<std::string>{};
+        resuming ? CheckResumeOverrides(args->resume, args->sets) : std::vector<std::string>{};
     if (const std::string elsewhere = resuming ? "" : PresetElsewhere(args->config_path);
         !elsewhere.empty()) {
       // README's "configs/..." from outside a checkout: name the copy that exists.

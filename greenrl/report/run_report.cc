@@ -56,6 +56,15 @@ nlohmann::ordered_json BudgetEventsOrderedJson(const std::vector<energy::BudgetE
   return out;
 }
 
+// Whether the budget's final state is a rung that was passed over (the CPU's reduced precision:
+// the state advanced, its measure not taken), from its last decision into that state.
+bool FinalRungPassedOver(const BudgetReport& budget) {
+  for (auto it = budget.events.rbegin(); it != budget.events.rend(); ++it) {
+    if (energy::BudgetStateName(it->state) == budget.final_state) return !it->taken;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string BudgetEventsJson(const std::vector<energy::BudgetEvent>& events) {
@@ -112,15 +121,6 @@ std::map<std::string, double> RunReport::unattributed_energy_j() const {
 double OverBudgetWh(const RunReport& r) {
   if (!r.budget.enabled || r.budget.budget_wh <= 0.0) return 0.0;
   return std::max(0.0, r.total_energy_j() / kJoulesPerWh - r.budget.budget_wh);
-}
-
-// Whether the budget's final state is a rung that was passed over (the CPU's reduced precision:
-// the state advanced, its measure not taken), from its last decision into that state.
-static bool FinalRungPassedOver(const BudgetReport& budget) {
-  for (auto it = budget.events.rbegin(); it != budget.events.rend(); ++it) {
-    if (energy::BudgetStateName(it->state) == budget.final_state) return !it->taken;
-  }
-  return false;
 }
 
 std::string FixedNoNegativeZero(double value, int decimals) {
