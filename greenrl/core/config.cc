@@ -327,8 +327,14 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     if (closest.size() > 3) closest.resize(3);
     std::vector<std::string> quoted;
     for (const std::string& candidate : closest) quoted.push_back("'" + candidate + "'");
-    hint += quoted.size() == 1 ? "did you mean " + quoted[0] + "? "
-                               : "did you mean one of " + Join(quoted, ", ") + "? ";
+    // A top-level key given inside a section (SB3's use_sde as policy_kwargs.use_sde): said as
+    // such, where "did you mean 'use_sde'?" read as the same name back.
+    const bool top_level =
+        closest.size() == 1 && closest[0] == given_segment && key.find('.') != std::string::npos;
+    hint += top_level ? "did you mean " + quoted[0] + ", a top-level key (not in " +
+                            key.substr(0, key.rfind('.')) + ")? "
+            : quoted.size() == 1 ? "did you mean " + quoted[0] + "? "
+                                 : "did you mean one of " + Join(quoted, ", ") + "? ";
   }
   if (!schema.key_list_hint().empty()) {
     return ConfigError(key, value, hint + "every key with its default: " + schema.key_list_hint());

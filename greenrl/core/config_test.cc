@@ -165,6 +165,11 @@ TEST(ConfigTest, UnknownKeyNamesClosestMatchAndKnownKeys) {
                                        kKnownKeys);
   EXPECT_EQ(OverrideError("pue=1.3"),
             std::string("pue: got '1.3'; unknown key; did you mean 'carbon.pue'? ") + kKnownKeys);
+  // A top-level key given in a section (SB3's use_sde as policy_kwargs.use_sde) is said to be one.
+  EXPECT_EQ(OverrideError("carbon.gamma=0.9"),
+            std::string("carbon.gamma: got '0.9'; unknown key; did you mean 'gamma', a top-level "
+                        "key (not in carbon)? ") +
+                kKnownKeys);
   // A last segment that begins or ends a key's last segment; ties are all named, in schema order.
   EXPECT_EQ(
       OverrideError("regio=DE"),
