@@ -600,6 +600,21 @@ TEST(LaunchTest, StopSignalDuringRendezvousStopsAfterTheFirstIteration) {
   EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << logs;
 }
 
+// Waits up to 60 s for a launcher that a stop signal reached, and checks that it exited with
+// `code` and that both ranks wrote a checkpoint of one and the same step. Returns its output.
+std::string ExpectStoppedWithOneCheckpointEach(pid_t launcher, const std::string& log,
+                                               const std::string& out, int code) {
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  const std::string output = ReadFile(log);
+  EXPECT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == code) << output;
+  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
+  EXPECT_EQ(r0.size(), 1u) << output;
+  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
+  return output;
+}
+
 // SIGTERM to rank 1 alone (a scheduler or `kill` reaching one process): every rank stops after
 // the same iteration with its checkpoint of that step, and the launcher says so as a stop, not
 // as a failure ("rank 0 exited with code 143" read as one), and exits 143.
@@ -615,19 +630,12 @@ TEST(LaunchTest, SigtermToOneRankIsSaidToBeAStop) {
     FAIL() << "no child of the launcher has RANK=1";
   }
   ::kill(rank1, SIGTERM);
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
-  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
+  const std::string output = ExpectStoppedWithOneCheckpointEach(launcher, log, out, 143);
   EXPECT_NE(output.find("stopped on signal 15 (exit 143), as every rank does after a stop signal "
                         "reaches any of them: each writes its checkpoint of the same step"),
             std::string::npos)
       << output;
   EXPECT_EQ(output.find("exited with code"), std::string::npos) << output;
-  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
-  ASSERT_EQ(r0.size(), 1u) << output;
-  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
 }
 
 // SIGHUP to the launcher (a closed terminal, a dropped ssh session) stops the ranks as SIGTERM
@@ -639,19 +647,12 @@ TEST(LaunchTest, SighupStopsTheRanksAsSigtermDoes) {
   const pid_t launcher = StartLongLaunch(out, log);
   if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
   ::kill(launcher, SIGHUP);  // the launcher alone: the ranks lead their own groups
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
-  ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
+  const std::string output = ExpectStoppedWithOneCheckpointEach(launcher, log, out, 143);
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(output.find("[rank " + std::to_string(r) + "] greenrl: stopped by signal 15 at step"),
               std::string::npos)
         << output;
   }
-  const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
-  ASSERT_EQ(r0.size(), 1u) << output;
-  EXPECT_EQ(CheckpointSteps(out + "/checkpoints/rank1"), r0) << output;
 }
 
 // A SIGINT that reaches the launcher as its ranks start ends them before their stop handler is

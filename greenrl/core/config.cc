@@ -290,28 +290,28 @@ ConfigError UnknownKeyError(const ConfigSchema& schema, const std::string& key,
     }
     if (distance == closest_distance) closest.push_back(spec.key);
   }
-  // A key fixed at SB3's default is a guess too ("n_step" for DQN's n_steps), after the
-  // declared keys when as close.
-  for (const std::string& fixed : schema.DefaultOnlyKeys()) {
-    const std::string segment = LastSegment(fixed);
-    const size_t distance = segment == given_segment ? 0 : EditDistance(key, fixed);
+  // Another name that is a guess too: a matching last segment counts as the closest possible
+  // match; at the front of the ties or after them.
+  auto consider = [&](const std::string& candidate, bool in_front) {
+    const size_t distance =
+        LastSegment(candidate) == given_segment ? 0 : EditDistance(key, candidate);
     if (distance < closest_distance) {
       closest_distance = distance;
       closest.clear();
     }
-    if (distance == closest_distance) closest.push_back(fixed);
-  }
-  // A shorthand is a guess too ("net_arch" for PPO's policy_kwargs.net_arch), ahead of its
-  // targets when as close.
-  for (const std::string& shorthand : schema.ShorthandKeys()) {
-    const std::string segment = LastSegment(shorthand);
-    const size_t distance = segment == given_segment ? 0 : EditDistance(key, shorthand);
-    if (distance < closest_distance) {
-      closest_distance = distance;
-      closest.clear();
+    if (distance != closest_distance) return;
+    if (in_front) {
+      closest.insert(closest.begin(), candidate);
+    } else {
+      closest.push_back(candidate);
     }
-    if (distance == closest_distance) closest.insert(closest.begin(), shorthand);
-  }
+  };
+  // A key fixed at SB3's default ("n_step" for DQN's n_steps), after the declared keys when as
+  // close.
+  for (const std::string& fixed : schema.DefaultOnlyKeys()) consider(fixed, false);
+  // A shorthand ("net_arch" for PPO's policy_kwargs.net_arch), ahead of its targets when as
+  // close.
+  for (const std::string& shorthand : schema.ShorthandKeys()) consider(shorthand, true);
   const std::string* note = schema.UnknownKeyNote(key);
   std::string hint = note != nullptr ? "unknown key " + *note + "; " : "unknown key; ";
   if (!section_keys.empty()) {
