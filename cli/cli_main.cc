@@ -26,13 +26,14 @@ namespace greenrl::cli {
 namespace {
 
 // The algorithm a command line names before its config is loaded: --algo, else the --config
-// file's (AlgoOfConfigFile); "" when neither says (a default ppo run) or the command has no
-// such flags.
+// file's (AlgoOfConfigFile); "" when neither says (a default ppo run), when the command has no
+// such flags, or when the flag that would say was given more than once.
 std::string AlgoGiven(const CLI::App& sub) {
+  // Once each: a flag given twice is the error being reported, and as<> would throw on it.
   const CLI::Option* algo = sub.get_option_no_throw("--algo");
-  if (algo != nullptr && algo->count() > 0) return algo->as<std::string>();
+  if (algo != nullptr && algo->count() == 1) return algo->results().front();
   const CLI::Option* config = sub.get_option_no_throw("--config");
-  if (config != nullptr && config->count() > 0) return AlgoOfConfigFile(config->as<std::string>());
+  if (config != nullptr && config->count() == 1) return AlgoOfConfigFile(config->results().front());
   return "";
 }
 

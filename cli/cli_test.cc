@@ -305,6 +305,32 @@ TEST(CliTest, PresetOnAnotherEnvWarnsAndSb3ActivationNamesLoad) {
                  Dir("same_env"));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_EQ(same.output.find("a preset tuned for"), std::string::npos) << same.output;
+  // A preset of another algorithm whose keys the algorithm given also has (SAC's Pendulum preset
+  // read by PPO) says so, with the algorithm's own preset for the env.
+  const std::string sac_preset = SourceTreeDir() + "/configs/sac/pendulum.yaml";
+  const Result other_algo = RunGreenrl("train --config " + sac_preset + " --algo ppo --dry-run");
+  EXPECT_EQ(other_algo.exit_code, 0) << other_algo.output;
+  EXPECT_NE(other_algo.output.find(
+                "greenrl: training ppo with " + sac_preset +
+                ", a sac preset (its algo: sac): its values were tuned for sac and may not suit "
+                "ppo (greenrl's ppo preset for Pendulum-v1 is `--config " +
+                SourceTreeDir() + "/configs/ppo/pendulum.yaml`, n_timesteps 100000)\n"),
+            std::string::npos)
+      << other_algo.output;
+  EXPECT_EQ(same.output.find("preset (its algo:"), std::string::npos) << same.output;
+  // The budget's ladder settings without a budget do nothing: said (a value at its default is
+  // no mistake).
+  const Result ladder = RunGreenrl(
+      "train --set energy.budget.skip_at=0.8 --set "
+      "energy.budget.stop_margin=1 --dry-run");
+  EXPECT_NE(ladder.output.find("greenrl: energy.budget.skip_at has no effect without an energy "
+                               "budget (they tune its ladder, which energy.budget_wh > 0 turns "
+                               "on)\n"),
+            std::string::npos)
+      << ladder.output;
+  const Result budgeted =
+      RunGreenrl("train --set energy.budget.skip_at=0.8 --set energy.budget_wh=1 --dry-run");
+  EXPECT_EQ(budgeted.output.find("without an energy budget"), std::string::npos) << budgeted.output;
   // No --config: SB3's defaults, and the tuned preset named where greenrl has one.
   const Result bare = RunGreenrl("train --env Pendulum-v1 --algo sac --dry-run");
   EXPECT_EQ(bare.exit_code, 0) << bare.output;
@@ -770,6 +796,18 @@ TEST(CliTest, ConfigPathOutsideACheckoutNamesThePreset) {
       << other.output;
 }
 
+// A flag that takes one value given twice is bad input, named (it was an uncaught exception,
+// exit code 134, for --config and --algo, which the flag hints read).
+TEST(CliTest, OneValueFlagGivenTwiceIsNamed) {
+  for (const std::string& flags :
+       {"--config " + Preset() + " --config " + Preset(), std::string("--algo ppo --algo sac")}) {
+    const std::string flag = flags.substr(0, flags.find(' '));
+    ExpectRefused(RunGreenrl("train " + flags + " --dry-run"),
+                  "greenrl: error: " + flag +
+                      ": At Most 1 required but received 2 (see `greenrl train --help`)\n");
+  }
+}
+
 // A misspelt flag: named, with the command's flag it is closest to; exit code 2.
 TEST(CliTest, MisspeltFlagSuggestsTheCommandsOwn) {
   Result r = RunGreenrl("eval --run " + Dir("nothing") + " --bset");
@@ -925,7 +963,7 @@ TEST(CliTest, LauncherFindsItsProgramWithoutProc) {
       " envs && PATH=" + dir + " greenrl envs' 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   size_t found = 0;
-  for (size_t at = 0; (at = r.output.find("greenrl envs: Gymnasium", at)) != std::string::npos;
+  for (size_t at = 0; (at = r.output.find("greenrl envs: the registered", at)) != std::string::npos;
        ++at) {
     ++found;
   }
@@ -1065,13 +1103,17 @@ TEST(CliTest, TrainPrintsSummaryAndEvalReloadsCheckpoint) {
   EXPECT_EQ(RunGreenrl("report " + out + " --target-metric eval/mean_reward").output,
             "greenrl: error: --target-metric requires --target-return (see `greenrl report "
             "--help`)\n");
-  // An --out whose folder is missing fails naming the file asked for (not its temporary copy).
-  r = RunGreenrl("export --run " + out + " --out " + out + "/no/such/p.pt");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("greenrl: failed: cannot create '" + out +
-                          "/no/such/p.pt': No such file or directory\n"),
-            std::string::npos)
-      << r.output;
+  // An --out whose folder is missing is refused before any work (it failed after loading the
+  // agent, exit 1); report's too.
+  ExpectRefused(RunGreenrl("export --run " + out + " --out " + out + "/no/such/p.pt"),
+                "greenrl: error: --out: got '" + out +
+                    "/no/such/p.pt'; a file in an existing folder (" + out +
+                    "/no/such does not exist: create it first)\n");
+  ExpectRefused(RunGreenrl("report " + out + " --out " + out + "/no/such/r.html"),
+                "greenrl: error: --out: got '" + out +
+                    "/no/such/r.html'; a file in an existing "
+                    "folder (" +
+                    out + "/no/such does not exist: create it first)\n");
   // An --out that is a directory: refused before any work, with a file path to give.
   ExpectRefused(RunGreenrl("export --run " + out + " --out " + out),
                 "greenrl: error: --out: got '" + out + "'; a file path (it is a directory: e.g. " +
@@ -1183,6 +1225,12 @@ TEST(CliTest, KeysListsEveryKeyWithItsDefaultAsAPreset) {
                 "greenrl: error: --env (env_id): got 'Foo-v1'; one of: CartPole-v1, Acrobot-v1, ");
   ExpectRefused(RunGreenrl("train --set env_id=Foo-v1"),
                 "greenrl: error: env_id: got 'Foo-v1'; one of: CartPole-v1, Acrobot-v1, ");
+  // An id not registered may be an env of the user's own (the example's Corridor-v0), which only
+  // their program registers.
+  ExpectRefused(RunGreenrl("train --env Corridor-v0"),
+                ", Pusher-v5; an env of your own is trained, evaluated and exported by your "
+                "program that registers it (README \"Your own environment\")\n");
+  ExpectRefused(RunGreenrl("train --env Cartpole-v1"), "did you mean 'CartPole-v1'? one of: ");
   ExpectRefused(RunGreenrl("train --trained-agent /nonexistent --dry-run"),
                 "greenrl: error: --trained-agent (trained_agent): got '/nonexistent'; a run "
                 "directory written by greenrl train");
@@ -1456,15 +1504,23 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find("\n  observations   normalised by the run's VecNormalize statistics "
+                          "(frozen)\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("return         45.30 ± "), std::string::npos) << r.output;
   // --quiet, as train's: nothing on stderr; stdout names the checkpoint.
   r = RunGreenrl("eval --run " + out + " --episodes 10 --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("using its newest resume checkpoint"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("checkpoints/step_000000001024.pt\n"), std::string::npos) << r.output;
-  // export takes the same checkpoint and its statistics.
+  // export takes the same checkpoint and its statistics, into a file named by its step (no final
+  // policy's name for an unfinished run's).
   r = RunGreenrl("export --run " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  wrote          " + out + "/policy_step_1024.torchscript.pt\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("using its newest resume checkpoint (step 1024)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("(the run's VecNormalize statistics inside, frozen)"), std::string::npos)
@@ -1621,7 +1677,16 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
   EXPECT_NE(r.output.find("greenrl: note: n_timesteps 1024 replaces the run's own 512: "
                           "learning_rate lin_0.001, clip_range lin_0.2 follow the run's progress, "
                           "step / n_timesteps, so from the checkpoint's step on they run over the "
-                          "new n_timesteps"),
+                          "new n_timesteps, as SB3's learn(reset_num_timesteps=False) recomputes "
+                          "its progress (greenrl's n_timesteps is the run's total; SB3's "
+                          "total_timesteps there counts the steps still to take)"),
+            std::string::npos)
+      << r.output;
+  // A schedule the same command replaces by a constant is not named.
+  r = RunGreenrl("train --resume " + out +
+                 " --set n_timesteps=1024 --set learning_rate=1e-4 --dry-run");
+  EXPECT_NE(r.output.find("greenrl: note: n_timesteps 1024 replaces the run's own 512: "
+                          "clip_range lin_0.2 follows the run's progress"),
             std::string::npos)
       << r.output;
   r = RunGreenrl("train --resume " + out + " --set carbon.region=FR --set n_timesteps=256");

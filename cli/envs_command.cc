@@ -14,8 +14,9 @@ Runner RegisterEnvs(CLI::App& app) {
   app.add_subcommand("envs", "List the registered environments, their spaces and limits");
   return []() {
     fmt::print(
-        "greenrl envs: Gymnasium 1.0.0 envs, stepped with SB3 DummyVecEnv's same-step autoreset "
-        "(the real last observation in final_obs)\n");
+        "greenrl envs: the registered envs (greenrl's own are Gymnasium 1.0.0's; a program of "
+        "yours adds its own), stepped with SB3 DummyVecEnv's same-step autoreset (the real last "
+        "observation in final_obs)\n");
     for (const env::EnvRegistration& entry : env::RegisteredEnvs()) {
       const env::EnvSpec& spec = *entry.spec;
       const std::string threshold =

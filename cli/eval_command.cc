@@ -96,6 +96,10 @@ Runner RegisterEval(CLI::App& app) {
                r.lengths.empty()
                    ? 0.0
                    : static_cast<double>(steps) / static_cast<double>(r.lengths.size()));
+    // A normalize: true run's policy acts on normalised observations: said, as export says it.
+    if (agent.normalizer && agent.normalizer->options.norm_obs) {
+      fmt::print("  observations   normalised by the run's VecNormalize statistics (frozen)\n");
+    }
     fmt::print("{}", report::FormatNonFiniteOutputsLine(r.non_finite_outputs));
     // Two decimals, or two significant digits below 0.01 s (a short evaluation is milliseconds;
     // "0.00 s" beside a nonzero energy read as a contradiction).

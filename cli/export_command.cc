@@ -77,6 +77,13 @@ Runner RegisterExport(CLI::App& app) {
       }
     };
     if (!args->out.empty()) refuse_other_file(args->out);  // before any work
+    // A folder that does not exist is refused before any work, not after the agent is loaded.
+    if (const std::filesystem::path parent = std::filesystem::path(args->out).parent_path();
+        !args->out.empty() && !parent.empty() && !std::filesystem::is_directory(parent)) {
+      throw ConfigError(
+          "--out", args->out,
+          "a file in an existing folder (" + parent.string() + " does not exist: create it first)");
+    }
     const train::TrainedAgent agent =
         train::LoadTrainedAgent(args->run_dir, std::nullopt, args->best, args->checkpoint);
     for (const std::string& note : agent.notes) {
@@ -89,7 +96,9 @@ Runner RegisterExport(CLI::App& app) {
     const std::string out =
         !args->out.empty() ? args->out
         : args->best       ? args->run_dir + "/policy_best.torchscript.pt"
-        : !args->checkpoint.empty()
+        // A resume checkpoint (named, or the newest of a run without final.pt) is no final policy:
+        // named by its step, so that the run's final export, later, does not share its name.
+        : !args->checkpoint.empty() || !agent.final_checkpoint
             ? fmt::format("{}/policy_step_{}.torchscript.pt", args->run_dir, agent.resume_step)
             : args->run_dir + "/policy.torchscript.pt";
     refuse_other_file(out);  // the default name too

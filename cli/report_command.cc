@@ -79,6 +79,12 @@ Runner RegisterReport(CLI::App& app) {
                                 .string() +
                             ")");
     }
+    if (const std::filesystem::path parent = std::filesystem::path(args->out).parent_path();
+        !args->out.empty() && !parent.empty() && !std::filesystem::is_directory(parent)) {
+      throw ConfigError(
+          "--out", args->out,
+          "a file in an existing folder (" + parent.string() + " does not exist: create it first)");
+    }
     if (!args->out.empty() && !ReplaceableByReport(args->out)) {
       throw ConfigError("--out", args->out,
                         "a new file, or a report greenrl report wrote (replaced); this file is "

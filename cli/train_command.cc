@@ -31,19 +31,24 @@ namespace greenrl::cli {
 
 namespace {
 
+// The preset file's top-level `key` as text; "" when there is no preset, no such scalar, or the
+// file does not read as YAML (Config::Load reports that). No errors.
+std::string PresetScalar(const std::string& preset, const char* key) {
+  if (preset.empty()) return "";
+  try {
+    const YAML::Node node = YAML::LoadFile(preset)[key];
+    return node && node.IsScalar() ? node.Scalar() : "";
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
 // A greenrl preset names the env its hyperparameters were tuned for (its env_id, as rl-zoo's
 // sections do); training another env with it (--env, --set env_id=) is allowed, and said on
 // stderr: the line to say, or "" for the preset's own env, an rl-zoo file (whose sections are
 // picked by env) or an unreadable file.
 std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& config) {
-  if (preset.empty()) return "";
-  std::string tuned_for;
-  try {
-    const YAML::Node env_id = YAML::LoadFile(preset)["env_id"];
-    if (env_id && env_id.IsScalar()) tuned_for = env_id.Scalar();
-  } catch (const YAML::Exception&) {
-    return "";
-  }
+  const std::string tuned_for = PresetScalar(preset, "env_id");
   const std::string& env_id = config.GetString("env_id");
   if (tuned_for.empty() || tuned_for == env_id) return "";
   // Another version of the same task (Hopper-v4's preset on Hopper-v5): rl-zoo's section names
@@ -60,6 +65,26 @@ std::string PresetTunedForAnotherEnv(const std::string& preset, const Config& co
       !own.empty()    ? "greenrl's preset for " + env_id + " is `--config " + own + "`" + steps
       : other_version ? "greenrl has no preset for " + env_id
                       : std::string("rl-zoo's hyperparams/<algo>.yml has a section per env"));
+}
+
+// A greenrl preset names its algorithm (its algo); --algo or --set algo= may replace it, and the
+// preset's keys then configure another algorithm (a SAC preset's learning_rate for PPO): said on
+// stderr, as a preset of another env is. The line to say, or "" for the preset's own algorithm, a
+// file without algo (rl-zoo's, whose name is the algorithm) or an unreadable file.
+std::string PresetOfAnotherAlgo(const std::string& preset, const Config& config) {
+  const std::string preset_algo = PresetScalar(preset, "algo");
+  const std::string& algo = config.GetString("algo");
+  if (preset_algo.empty() || preset_algo == algo) return "";
+  const std::string& env_id = config.GetString("env_id");
+  const std::string own = TunedPreset(algo, env_id);
+  const std::string own_steps = own.empty() ? "" : PresetTimesteps(own);
+  return fmt::format(
+      "training {} with {}, a {} preset (its algo: {}): its values were tuned for {} and may not "
+      "suit {} ({})",
+      algo, preset, preset_algo, preset_algo, preset_algo, algo,
+      own.empty() ? "`greenrl keys --algo " + algo + "` lists SB3's defaults"
+                  : "greenrl's " + algo + " preset for " + env_id + " is `--config " + own + "`" +
+                        (own_steps.empty() ? "" : ", n_timesteps " + own_steps));
 }
 
 struct TrainArgs {
@@ -248,8 +273,8 @@ std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
   // value from the checkpoint's step on, as SB3's learn(reset_num_timesteps=False) recomputes
   // its progress over the new total: said, with where DQN's epsilon reaches its final value.
   if (const auto n = last.find("n_timesteps"); n != last.end()) {
-    Config changed = saved;
-    changed.Set(n->second.first, n->second.second);
+    Config changed = saved;  // every override given, so the schedules named are the run's next
+    for (const auto& [key, set] : last) changed.Set(set.first, set.second);
     const int64_t mine = saved.GetInt("n_timesteps"), want = changed.GetInt("n_timesteps");
     std::vector<std::string> follow;
     for (const KeySpec& spec : changed.schema().keys()) {
@@ -274,7 +299,8 @@ std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
       notes.push_back(fmt::format(
           "n_timesteps {} replaces the run's own {}: {} {} the run's progress, step / "
           "n_timesteps, so from the checkpoint's step on {} over the new n_timesteps, as SB3's "
-          "learn(reset_num_timesteps=False) does",
+          "learn(reset_num_timesteps=False) recomputes its progress (greenrl's n_timesteps is "
+          "the run's total; SB3's total_timesteps there counts the steps still to take)",
           want, mine, fmt::join(follow, ", "), follow.size() == 1 ? "follows" : "follow",
           follow.size() == 1 ? "it runs" : "they run"));
     }
@@ -411,20 +437,40 @@ Runner RegisterTrain(CLI::App& app) {
     // passes them through normalize's own kwargs): given without it, they do nothing. A value
     // equal to the default is no mistake (a --dry-run's, `greenrl keys`' or a run's config.yaml
     // lists every key).
-    if (!resuming && !config.GetBool("normalize")) {
-      std::vector<std::string> inert;
-      for (const char* key : {"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
-                              "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"}) {
+    // The keys of `keys` given with another value than their default.
+    const auto not_default = [&config](std::initializer_list<const char*> keys) {
+      std::vector<std::string> given;
+      for (const char* key : keys) {
         const KeySpec* spec = config.schema().Find(key);
         if (!config.IsSet(key) || spec == nullptr || !spec->default_yaml) continue;
         Config as_default = config;
         as_default.Set(key, *spec->default_yaml);
-        if (as_default.ValueText(key) != config.ValueText(key)) inert.push_back(key);
+        if (as_default.ValueText(key) != config.ValueText(key)) given.push_back(key);
       }
+      return given;
+    };
+    if (!resuming && !config.GetBool("normalize")) {
+      const std::vector<std::string> inert =
+          not_default({"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
+                       "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"});
       if (!inert.empty()) {
         options.warnings.push_back(
             fmt::format("{} {} no effect with normalize: false (they configure VecNormalize, which "
                         "normalize: true turns on)",
+                        fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
+      }
+    }
+    // The budget's ladder settings likewise do nothing without a budget.
+    if (config.GetFloat("energy.budget_wh") <= 0.0) {
+      const std::vector<std::string> inert =
+          not_default({"energy.budget.warmup_steps", "energy.budget.reduced_precision_at",
+                       "energy.budget.skip_at", "energy.budget.throttle_at",
+                       "energy.budget.throttle_duty_cycle",
+                       "energy.budget.throttle_env_threads_fraction", "energy.budget.stop_margin"});
+      if (!inert.empty()) {
+        options.warnings.push_back(
+            fmt::format("{} {} no effect without an energy budget (they tune its ladder, which "
+                        "energy.budget_wh > 0 turns on)",
                         fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
       }
     }
@@ -446,6 +492,10 @@ Runner RegisterTrain(CLI::App& app) {
             resuming ? "" : PresetTunedForAnotherEnv(args->config_path, config);
         !tuned.empty()) {
       options.warnings.push_back(tuned);  // said once the run's own checks have passed
+    }
+    if (const std::string other = resuming ? "" : PresetOfAnotherAlgo(args->config_path, config);
+        !other.empty()) {
+      options.warnings.push_back(other);
     }
     // No --config: SB3's defaults for the algorithm's keys, greenrl's for its own keys and for
     // n_timesteps (SB3 has none), where rl-zoo would train its file's values; the preset's

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "greenrl/core/shell_word.h"
 #include "greenrl/train/zoo_hyperparams.h"
 
 namespace greenrl::cli {
@@ -116,6 +117,9 @@ const ZooFlag kZooFlags[] = {
      "Gymnasium's defaults)"},
     {"eval", "--gym-packages", Values::kMany,
      "nothing: envs are registered in C++ (README, \"Your own environment\")"},
+    // train.py's --eval-episodes (and SB3's n_eval_episodes), given to eval.
+    {"eval", "--eval-episodes|--n-eval-episodes|--n_eval_episodes", Values::kOne, "--episodes {}",
+     "N"},
 };
 
 // CleanRL's flags (vwxyzjn/cleanrl's ppo.py, ppo_continuous_action.py, dqn.py and
@@ -222,21 +226,6 @@ std::string Fill(std::string text, const std::string& value) {
   const size_t at = text.find("{}");
   if (at != std::string::npos) text.replace(at, 2, value);
   return text;
-}
-
-// `arg` as a POSIX shell word: as it is when it holds only characters no shell splits or
-// expands, else single-quoted.
-std::string ShellWord(const std::string& arg) {
-  bool plain = !arg.empty();
-  for (const char c : arg) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      std::string_view("_-.,:=/+@%").find(c) != std::string_view::npos;
-    plain = plain && safe;
-  }
-  if (plain) return arg;
-  std::string quoted = "'";
-  for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // rl-zoo's -params key:value (StoreDict: the value evaluated as Python) as greenrl overrides.

@@ -187,6 +187,12 @@ TEST(ZooFlagsTest, EvalFlagsAndOtherArgumentsAreLeftAlone) {
             "-> nothing: greenrl eval does not render");
   EXPECT_EQ(Hint("eval", {"--verbose", "0"}),
             "rl-zoo's flag, which `greenrl eval` spells otherwise: --verbose 0 -> --quiet");
+  // train.py's evaluation count (SB3's n_eval_episodes), given to eval.
+  for (const char* flag : {"--eval-episodes", "--n-eval-episodes", "--n_eval_episodes"}) {
+    EXPECT_EQ(Hint("eval", {flag, "5"}), std::string("rl-zoo's flag, which `greenrl eval` spells "
+                                                     "otherwise: ") +
+                                             flag + " 5 -> --episodes 5");
+  }
   EXPECT_EQ(Hint("train", {"--bset", "x"}), "");           // a misspelling, not rl-zoo's
   EXPECT_EQ(Hint("train", {"--load-best"}), "");           // enjoy.py's, not train.py's
   EXPECT_EQ(Hint("report", {"-n", "5"}), "");              // no rl-zoo counterpart

@@ -268,14 +268,23 @@ BudgetDecision BudgetController::OnIteration(std::int64_t global_step, std::int6
                             options_.stop_margin * decision.next_iteration_energy_j + checkpoint_j +
                             reserve_j;
     if (needed_j > budget_j_) {
+      // Already past the budget (it decides between iterations, and the iterations since the
+      // last decision used more than was left: a budget below the first iteration's energy, say).
+      const std::string already =
+          energy_used_j > budget_j_
+              ? fmt::format(
+                    " (already past the budget by {}: the iterations since the last "
+                    "decision used more than was left)",
+                    Joules(energy_used_j - budget_j_))
+              : "";
       Fire(BudgetAction::kStop, BudgetState::kStopped,
            fmt::format("step {}: used {} + stop_margin {} x next iteration ~{}{}{} = {} would "
-                       "exceed the budget of {} ({} Wh); the budget ends the run",
+                       "exceed the budget of {} ({} Wh){}; the budget ends the run",
                        global_step, Joules(energy_used_j), options_.stop_margin,
                        Joules(decision.next_iteration_energy_j),
                        checkpoint_j > 0.0 ? " + checkpoint ~" + Joules(checkpoint_j) : "",
                        reserve_j > 0.0 ? " + " + reserve_what + " ~" + Joules(reserve_j) : "",
-                       Joules(needed_j), Joules(budget_j_), options_.budget_wh),
+                       Joules(needed_j), Joules(budget_j_), options_.budget_wh, already),
            decision);
     } else {
       struct Rung {

@@ -666,6 +666,19 @@ TEST(BudgetControllerTest, StopKeepsRoomForADueCheckpoint) {
   EXPECT_EQ(due_at_6000.events().back().checkpoint_j, 0.0);
 }
 
+// A decision that finds the budget already used up (a budget below the first iteration's energy)
+// says so and by how much, beside the usual figures.
+TEST(BudgetControllerTest, StopPastTheBudgetSaysSo) {
+  BudgetController controller(OneWhNoWarmup(), 0.0);
+  controller.OnIteration(100, 1000, 3700.0, 1.0);
+  ASSERT_EQ(controller.state(), BudgetState::kStopped);
+  EXPECT_EQ(controller.stop_reason(),
+            "step 100: used 3700 J + stop_margin 1 x next iteration ~3700 J = 7400 J would "
+            "exceed the budget of 3600 J (1 Wh) (already past the budget by 100 J: the "
+            "iterations since the last decision used more than was left); the budget ends the "
+            "run");
+}
+
 TEST(BudgetControllerTest, Names) {
   EXPECT_STREQ(BudgetStateName(BudgetState::kSkipNonCritical), "skip_non_critical");
   EXPECT_STREQ(BudgetStateName(BudgetState::kStopped), "stopped");

@@ -1,6 +1,7 @@
 #include "greenrl/env/spaces.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -49,10 +50,17 @@ std::string Bounds(const std::vector<float>& v) {
   for (size_t k = 0; k < v.size(); ++k) list += (k ? ", " : "") + Bound(v[k]);
   return "[" + list + "]";
 }
+
+// A shape as Python's tuple repr, as Gymnasium prints it: "()", "(4,)", "(2, 3)".
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+  return fmt::format("({})", fmt::join(shape, ", "));
+}
 }  // namespace
 
 std::string FormatSpace(const Box& box) {
-  return fmt::format("Box({}, {}, ({},), float32)", Bounds(box.low), Bounds(box.high), box.dim());
+  return fmt::format("Box({}, {}, {}, float32)", Bounds(box.low), Bounds(box.high),
+                     ShapeText(box.shape));
 }
 
 std::string FormatSpace(const ActionSpace& space) {
@@ -70,6 +78,11 @@ void CheckSampleable(const std::string& env_id, const ActionSpace& space) {
     return;
   }
   const Box& box = std::get<Box>(space);
+  if (std::any_of(box.shape.begin(), box.shape.end(), [](int64_t n) { return n < 1; })) {
+    throw std::invalid_argument(env_id + ": action space Box has the shape " +
+                                ShapeText(box.shape) +
+                                "; its entries need to be >= 1 (a shape of () is one value)");
+  }
   const size_t dim = static_cast<size_t>(box.dim());
   if (box.low.size() != dim || box.high.size() != dim) {
     std::ostringstream message;

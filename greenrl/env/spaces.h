@@ -63,13 +63,14 @@ struct EnvSpec {
 // float32)"), other sides as a list of per-component bounds ("Box([-1.2, -0.07], [0.6, 0.07],
 // (2,), float32)", where NumPy would print "[-1.2  -0.07]"). A uniform side prints as Python
 // prints a float ("-1.0", "2.0"), a list's components as the shortest round-trip decimal of the
-// float32 ("-1", "-12.566371"); infinite bounds as "inf" or "-inf".
+// float32 ("-1", "-12.566371"); infinite bounds as "inf" or "-inf"; the shape as Python's tuple
+// ("()", "(6,)", "(2, 3)").
 std::string FormatSpace(const Box& box);
 std::string FormatSpace(const ActionSpace& space);
 
 // Checks that `space` can be sampled by SampleActionRows: a Discrete space with n >= 1, or a Box
-// with dim() low and dim() high bounds, all finite, low <= high, and a width high - low that is
-// finite in float32.
+// whose shape entries are all >= 1 (a shape of () is one value), with dim() low and dim() high
+// bounds, all finite, low <= high, and a width high - low that is finite in float32.
 // Errors: std::invalid_argument naming the space (`env_id`'s action space) and the first
 // offending component, e.g. "Custom-v0: action space component 1 has bounds [-inf, 1]; random
 // actions need finite bounds low <= high whose width high - low is finite in float32"; for bounds

@@ -52,6 +52,10 @@ TEST(FormatSpaceTest, EqualBoundsPrintAsOneValueAsGymnasium) {
   EXPECT_EQ(FormatSpace(Box{{-1.2f, -0.07f}, {0.6f, 0.07f}, {2}}),
             "Box([-1.2, -0.07], [0.6, 0.07], (2,), float32)");
   EXPECT_EQ(FormatSpace(ActionSpace{Discrete{3}}), "Discrete(3)");
+  // The shape as Gymnasium's tuple, not flattened: a scalar Box and a 2 x 3 one.
+  EXPECT_EQ(FormatSpace(Box{{0.0f}, {1.0f}, {}}), "Box(0.0, 1.0, (), float32)");
+  EXPECT_EQ(FormatSpace(Box{std::vector<float>(6, -1.0f), std::vector<float>(6, 1.0f), {2, 3}}),
+            "Box(-1.0, 1.0, (2, 3), float32)");
 }
 
 TEST(SampleActionRowsTest, DiscreteTwoTakesOneBitPerRow) {
@@ -176,6 +180,18 @@ TEST(SampleActionRowsTest, UnboundedOrEmptySpacesAreRefusedByName) {
         << e.what();
   }
   EXPECT_THROW(CheckSampleable("Custom-v0", Discrete{0}), std::invalid_argument);
+  Box empty_shape;  // a shape entry below 1: no component to act on (dim() 0, or negative)
+  empty_shape.shape = {0};
+  try {
+    CheckSampleable("Custom-v0", empty_shape);
+    ADD_FAILURE() << "no error for a shape of (0,)";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "Custom-v0: action space Box has the shape (0,); its entries need to be >= 1 (a "
+              "shape of () is one value)");
+  }
+  empty_shape.shape = {-1, 2};
+  EXPECT_THROW(CheckSampleable("Custom-v0", empty_shape), std::invalid_argument);
   EXPECT_NO_THROW(CheckSampleable("CartPole-v1", Discrete{2}));
 }
 

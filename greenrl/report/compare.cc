@@ -74,8 +74,8 @@ std::string Cell(const std::optional<double>& v, const char* spec) {
 }  // namespace
 
 std::string FormatSeconds(double seconds) {
-  if (!(seconds > 0.0 && seconds < 1.0)) return fmt::format("{:.1f}", seconds);
-  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(seconds))), 3, 9);
+  if (!(seconds > 0.0) || !std::isfinite(seconds)) return fmt::format("{:.1f}", seconds);
+  const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(seconds))), 1, 9);
   return fmt::format("{:.{}f}", seconds, decimals);  // 3 significant digits, zeros kept
 }
 
@@ -308,8 +308,8 @@ RunData LoadRun(const std::string& dir) {
     }
   }
   if (j.contains("unattributed") && j["unattributed"].is_object()) {
-    run.phases.push_back(
-        {"other", 0, 0.0, NumberOr(j["unattributed"], "total_energy_j", 0.0) / kJoulesPerWh});
+    run.phases.push_back({"unattributed", 0, 0.0,
+                          NumberOr(j["unattributed"], "total_energy_j", 0.0) / kJoulesPerWh});
   }
   if (j.contains("budget") && j["budget"].is_object() && j["budget"].contains("events") &&
       j["budget"]["events"].is_array()) {

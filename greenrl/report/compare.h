@@ -171,8 +171,9 @@ std::vector<std::string> DataParallelNotes(const std::vector<ComparisonRow>& row
 //   lists them under its table, RenderHtml under the page's.
 std::vector<std::string> FailedRunNotes(const std::vector<ComparisonRow>& rows);
 
-// Wall time as table text, s: 1 decimal, 3 significant digits below 1 s (0.116 -> "0.116",
-// 0.08 -> "0.0800").
+// Wall time as table text, s: 3 significant digits, as the train summary's, and at least 1
+// decimal (2.449 -> "2.45", 24.49 -> "24.5", 1234.56 -> "1234.6", 0.1159 -> "0.116", 0.08 ->
+// "0.0800").
 std::string FormatSeconds(double seconds);
 
 // Wh and g CO2e as table text: fixed-point with 4 decimals, more below 0.1 so that 4 significant

@@ -129,7 +129,7 @@ TEST(CompareTest, TableNumbersAreExact) {
   // Without a target nothing is searched.
   EXPECT_FALSE(CompareRuns(runs, std::nullopt)[0].wh_to_target.has_value());
 
-  // Energy by phase: windows in J -> Wh, unattributed as "other".
+  // Energy by phase: windows in J -> Wh, then energy.json's unattributed.
   ASSERT_EQ(runs[0].phases.size(), 5u);
   EXPECT_EQ(runs[0].phases[0].phase, "rollout");
   EXPECT_DOUBLE_EQ(runs[0].phases[0].energy_wh, 0.25);
@@ -137,7 +137,7 @@ TEST(CompareTest, TableNumbersAreExact) {
   EXPECT_DOUBLE_EQ(runs[0].phases[2].energy_wh, 0.05);
   EXPECT_EQ(runs[0].phases[3].phase, "checkpoint");
   EXPECT_DOUBLE_EQ(runs[0].phases[3].energy_wh, 0.02);
-  EXPECT_EQ(runs[0].phases[4].phase, "other");
+  EXPECT_EQ(runs[0].phases[4].phase, "unattributed");
   EXPECT_DOUBLE_EQ(runs[0].phases[4].energy_wh, 0.08);
   ASSERT_EQ(runs[0].budget_marks.size(), 1u);
   EXPECT_EQ(runs[0].budget_marks[0].global_step, 2048);
@@ -190,18 +190,18 @@ TEST(CompareTest, MarkdownIsExact) {
       "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
       "g CO2e at | eval return | Wh to training return >= 195 | steps to training return >= 195 |\n"
       "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|\n"
-      "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
+      "| run_a | ppo | CartPole-v1 | 4096 | 8.00 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
       "PUE 1.5, FR | 480.50 | 0.3750 | 3072 |\n"
-      "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+      "| run_b | dqn | CartPole-v1 | 2048 | 1.00 | 2048 | 0.2000 | integrated+measured | "
       "0.1000 | n/a | n/a (budget stop) | not reached | not reached |\n");
   EXPECT_EQ(
       FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt),
       "| run | algo | env | steps | wall time (s) | steps/s | Wh | Wh metered as | g CO2e | "
       "g CO2e at | eval return |\n"
       "|---|---|---|---:|---:|---:|---:|---|---:|---|---:|\n"
-      "| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
+      "| run_a | ppo | CartPole-v1 | 4096 | 8.00 | 512 | 0.5000 | estimated | 0.2400 | 320 g/kWh, "
       "PUE 1.5, FR | 480.50 |\n"
-      "| run_b | dqn | CartPole-v1 | 2048 | 1.0 | 2048 | 0.2000 | integrated+measured | "
+      "| run_b | dqn | CartPole-v1 | 2048 | 1.00 | 2048 | 0.2000 | integrated+measured | "
       "0.1000 | n/a | n/a (budget stop) |\n");
 }
 
@@ -219,14 +219,14 @@ TEST(CompareTest, DataParallelRunsSayWhoseFiguresTheyAre) {
   const std::string md = FormatMarkdown(CompareRuns(runs, std::nullopt), std::nullopt);
   const std::string note =
       "\n\n- run_a: trained by 2 data-parallel ranks (greenrl launch); its Wh and g CO2e are all "
-      "ranks', its wall time rank 0's, 3.3 s of it in all-reduce (waiting for the other ranks "
+      "ranks', its wall time rank 0's, 3.26 s of it in all-reduce (waiting for the other ranks "
       "included)\n";
   ASSERT_GE(md.size(), note.size());
   EXPECT_EQ(md.substr(md.size() - note.size()), note) << md;
   const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
   EXPECT_NE(html.find("<ul id=\"data-parallel\">\n<li>run_a: trained by 2 data-parallel ranks "
                       "(greenrl launch); its Wh and g CO2e are all ranks', its wall time rank "
-                      "0's, 3.3 s of it in all-reduce (waiting for the other ranks "
+                      "0's, 3.26 s of it in all-reduce (waiting for the other ranks "
                       "included)</li>\n</ul>\n"),
             std::string::npos)
       << html;
@@ -293,7 +293,8 @@ TEST(CompareTest, RunsFromATrainedAgentSayWhatTheAgentCost) {
       "whose training's energy is unknown (its run had not written energy.json, and started "
       "from an agent itself or had no metrics.csv row); the table counts this "
       "run alone\n";
-  EXPECT_NE(md.find("| run_a | ppo | CartPole-v1 | 4096 | 8.0 | 512 | 0.5000 |"), std::string::npos)
+  EXPECT_NE(md.find("| run_a | ppo | CartPole-v1 | 4096 | 8.00 | 512 | 0.5000 |"),
+            std::string::npos)
       << md;
   EXPECT_EQ(md.substr(md.size() - notes.size() - 2), "\n\n" + notes);
   const std::string html = RenderHtml(runs, std::nullopt, "var Chart;");
@@ -324,7 +325,10 @@ TEST(CompareTest, MissingCarbonIsNotZero) {
       << md;
   EXPECT_EQ(FormatSeconds(0.1159), "0.116");
   EXPECT_EQ(FormatSeconds(0.08), "0.0800");
-  EXPECT_EQ(FormatSeconds(8.0), "8.0");
+  EXPECT_EQ(FormatSeconds(8.0), "8.00");  // as the train summary's 2.45 s
+  EXPECT_EQ(FormatSeconds(2.449), "2.45");
+  EXPECT_EQ(FormatSeconds(24.49), "24.5");
+  EXPECT_EQ(FormatSeconds(1234.56), "1234.6");
   EXPECT_EQ(FormatSeconds(0.0), "0.0");
 }
 
@@ -567,7 +571,21 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   EXPECT_NE(html.find("\"action\":\"skip_non_critical\""), std::string::npos);
   // The budget table's row (its time as the wall times), and a passed-over decision's mark says
   // so in its label.
-  EXPECT_NE(html.find("<tr><td>run_a</td><td>2048</td><td>4.0</td><td>0.2500</td>"
+  // Run a's energy is the estimator's, run b's measured: the energy axes and the budget table's
+  // column say that some figures are estimates; with run a alone, that all are.
+  EXPECT_NE(html.find("\"energy_unit\":\"Wh, estimated for some runs: see Wh metered as\""),
+            std::string::npos);
+  EXPECT_NE(html.find("\"power_unit\":\"W, estimated for some runs: see Wh metered as\""),
+            std::string::npos);
+  EXPECT_NE(html.find("text: 'energy (' + DATA.energy_unit + ')'"), std::string::npos);
+  EXPECT_NE(html.find("<th>time (s)</th><th>Wh, estimated for some runs: see Wh metered as</th>"),
+            std::string::npos);
+  const std::string html_a = RenderHtml({runs[0]}, std::nullopt, "var Chart;");
+  EXPECT_NE(html_a.find("\"energy_unit\":\"Wh, estimated\""), std::string::npos);
+  EXPECT_NE(html_a.find("<th>time (s)</th><th>Wh, estimated</th>"), std::string::npos);
+  EXPECT_NE(RenderHtml({runs[1]}, std::nullopt, "var Chart;").find("\"energy_unit\":\"Wh\""),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>run_a</td><td>2048</td><td>4.00</td><td>0.2500</td>"
                       "<td>skip_non_critical</td><td>forecast 0.9 of the budget</td></tr>"),
             std::string::npos);
   EXPECT_NE(html.find("(b.taken ? '' : ' (passed over)')"), std::string::npos);
@@ -591,7 +609,7 @@ TEST(HtmlReportTest, PageInlinesChartJsAndTheRunsData) {
   EXPECT_NE(loss_html.find("if (DATA.target_return !== null && DATA.target_on_return_charts)"),
             std::string::npos);
   EXPECT_NE(html.find("<tr><td>run_a</td><td>ppo</td><td>CartPole-v1</td><td>4096</td>"
-                      "<td>8.0</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td>"
+                      "<td>8.00</td><td>512</td><td>0.5000</td><td>estimated</td><td>0.2400</td>"
                       "<td>320 g/kWh, PUE 1.5, FR</td><td>480.50</td>"
                       "<td>0.3750</td><td>3072</td></tr>"),
             std::string::npos);

@@ -127,6 +127,20 @@ std::string TableHtml(const std::vector<ComparisonRow>& rows, std::optional<doub
   return s + "</table>\n";
 }
 
+// An energy or power unit for the page's axes and budget table, saying when the figures are
+// estimates (a run's "Wh metered as" names the CPU-time estimator's `estimated` provenance):
+// `unit` ("Wh"), "Wh, estimated" when every run's are, or "Wh, estimated for some runs: see Wh
+// metered as".
+std::string UnitSayingEstimates(const std::vector<RunData>& runs, const std::string& unit) {
+  const auto estimated = std::count_if(runs.begin(), runs.end(), [](const RunData& run) {
+    return run.energy_provenance.find("estimated") != std::string::npos;
+  });
+  if (estimated == 0) return unit;
+  return unit + (static_cast<size_t>(estimated) == runs.size()
+                     ? ", estimated"
+                     : ", estimated for some runs: see Wh metered as");
+}
+
 std::string BudgetHtml(const std::vector<RunData>& runs) {
   std::string s;
   for (const auto& run : runs) {
@@ -142,9 +156,9 @@ std::string BudgetHtml(const std::vector<RunData>& runs) {
     }
   }
   if (s.empty()) return "<p>No budget decisions (no energy budget, or none was needed).</p>\n";
-  return "<table id=\"budget\">\n<tr><th>run</th><th>step</th><th>time (s)</th><th>Wh</th>"
-         "<th>action</th><th>reason</th></tr>\n" +
-         s + "</table>\n";
+  return "<table id=\"budget\">\n<tr><th>run</th><th>step</th><th>time (s)</th><th>" +
+         EscapeHtml(UnitSayingEstimates(runs, "Wh")) +
+         "</th><th>action</th><th>reason</th></tr>\n" + s + "</table>\n";
 }
 
 // The page's own script: builds every chart from DATA with Chart.js, then records what it drew.
@@ -225,7 +239,8 @@ constexpr const char* kPageScript = R"JS(
   };
   returnChart('chart-return-steps', 'global_step', 'env steps', (b) => b.global_step);
   returnChart('chart-return-time', 'time_s', 'wall time (s)', (b) => b.time_s);
-  returnChart('chart-return-wh', 'energy/total_wh', 'energy (Wh)', (b) => b.energy_used_wh);
+  returnChart('chart-return-wh', 'energy/total_wh', 'energy (' + DATA.energy_unit + ')',
+              (b) => b.energy_used_wh);
 
   const power = [];
   let k = 0;
@@ -243,18 +258,21 @@ constexpr const char* kPageScript = R"JS(
   if (power.length > 0) {
     charts.push(new Chart(document.getElementById('chart-power'),
                           {type: 'line', data: {datasets: power},
-                           options: common('time since start (s)', 'power (W)')}));
+                           options: common('time since start (s)',
+                                           'power (' + DATA.power_unit + ')')}));
   } else {
     document.getElementById('chart-power').replaceWith('No power.csv in these runs.');
   }
 
-  const phases = ['rollout', 'update', 'eval', 'checkpoint', 'other'];
+  const phases = ['rollout', 'update', 'eval', 'checkpoint', 'unattributed'];
   const phaseColors = {rollout: '#1f77b4', update: '#ff7f0e', eval: '#2ca02c',
-                       checkpoint: '#9467bd', other: '#7f7f7f'};
+                       checkpoint: '#9467bd', unattributed: '#7f7f7f'};
   const phaseOptions = {animation: false, responsive: false,
                         plugins: {legend: {position: 'bottom'}},
                         scales: {x: {stacked: true},
-                                 y: {stacked: true, title: {display: true, text: 'energy (Wh)'}}}};
+                                 y: {stacked: true,
+                                     title: {display: true,
+                                             text: 'energy (' + DATA.energy_unit + ')'}}}};
   charts.push(new Chart(document.getElementById('chart-phases'), {
     type: 'bar',
     // A run without energy.json's windows (killed before writing it) has no bar: said by name.
@@ -329,6 +347,8 @@ std::string RenderHtml(const std::vector<RunData>& runs, std::optional<double> t
   // (--target-metric losses/explained_variance) has no line there.
   data["target_on_return_charts"] =
       target_metric == kTargetMetric || target_metric == "eval/mean_reward";
+  data["energy_unit"] = UnitSayingEstimates(runs, "Wh");
+  data["power_unit"] = UnitSayingEstimates(runs, "W");
   data["runs"] = nlohmann::json::array();
   for (const auto& run : runs) {
     nlohmann::json r;

@@ -287,10 +287,22 @@ std::string FormatSummary(const RunReport& r) {
     // A run may pass its budget by what its estimates missed; the rounded figures above would
     // hide it.
     if (over_wh > 0.0) {
+      // A stop that found the budget already used up (a budget below the first iterations'
+      // energy) went over before any estimate could act.
+      const auto stop = std::find_if(
+          r.budget.events.rbegin(), r.budget.events.rend(),
+          [](const energy::BudgetEvent& e) { return e.action == energy::BudgetAction::kStop; });
+      const bool past_at_stop =
+          stop != r.budget.events.rend() && stop->energy_used_j > stop->budget_j;
       s += fmt::format(
           "                 {:.4g} Wh over it: {:.6g} Wh used ({})\n", over_wh,
           r.total_energy_j() / kJoulesPerWh,
-          r.budget.stopped ? "the last iteration and what the stop wrote, beyond their estimates"
+          r.budget.stopped && past_at_stop
+              ? "already past it when the stop was decided: the iterations before that decision "
+                "used more than the budget had left, then what the stop wrote"
+          : r.budget.stopped
+              ? "the last iteration and what the stop wrote beyond their estimates, and a resumed "
+                "segment's start before its first iteration, which no estimate covers"
           : r.budget.interrupted
               ? "the last iteration and what the interruption's checkpoint and reports cost"
               : "what the last iterations, the final evaluation and the reports cost beyond "

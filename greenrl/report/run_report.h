@@ -102,9 +102,10 @@ struct RunReport {
   // them. Of the last segment's process for a resumed run.
   double cpu_before_meters_s = 0.0;
   double steps_per_s = 0.0;           // steps / wall_time_s
-  int64_t env_non_finite_resets = 0;  // training env steps reset after a simulator fault
-  // Training env resets and steps whose observation or reward was NaN or infinite
-  // (VecEnv::non_finite_outputs: a custom env's bug), counted over this segment.
+  // Training env steps reset after a simulator fault, and training env resets and steps whose
+  // observation or reward was NaN or infinite (VecEnv::non_finite_outputs: a custom env's bug),
+  // counted over the run (every segment; every rank's, summed, when data-parallel).
+  int64_t env_non_finite_resets = 0;
   int64_t env_non_finite_outputs = 0;
   int eval_episodes = 0;              // final deterministic evaluation (0: skipped, see eval_note)
   std::string eval_note;              // why the final evaluation was skipped, if it was

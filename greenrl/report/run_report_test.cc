@@ -300,9 +300,22 @@ TEST(RunReportTest, SummaryBudgetLine) {
       << FormatSummary(r);
   // Past the budget (7200 J against 0.5 Wh = 1800 J): said, with the unrounded figures.
   EXPECT_NE(FormatSummary(r).find("                 1.5 Wh over it: 2 Wh used (the last "
-                                  "iteration and what the stop wrote, beyond their estimates)"),
+                                  "iteration and what the stop wrote beyond their estimates, and "
+                                  "a resumed segment's start before its first iteration, which no "
+                                  "estimate covers)"),
             std::string::npos)
       << FormatSummary(r);
+  // A stop decided when the run was already past its budget says so instead.
+  energy::BudgetEvent stop = passed;
+  stop.action = energy::BudgetAction::kStop;
+  stop.budget_j = 1800.0, stop.energy_used_j = 1900.0;
+  r.budget.events.push_back(stop);
+  EXPECT_NE(FormatSummary(r).find("1.5 Wh over it: 2 Wh used (already past it when the stop was "
+                                  "decided: the iterations before that decision used more than "
+                                  "the budget had left, then what the stop wrote)"),
+            std::string::npos)
+      << FormatSummary(r);
+  r.budget.events.pop_back();
   r.budget.budget_wh = 2.5;  // within it: no such line
   EXPECT_EQ(FormatSummary(r).find("over it"), std::string::npos) << FormatSummary(r);
   // A resumed run's decisions under the budget of an earlier segment (here 0.01 Wh, which

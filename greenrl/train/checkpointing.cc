@@ -182,6 +182,16 @@ energy::BudgetSnapshot BudgetSnapshotFrom(const nlohmann::json& j) {
   return b;
 }
 
+// A JSON array of numbers that may be NaN, which JSON writes as null (an env's NaN rewards make
+// episode returns and normaliser statistics NaN): null reads back as NaN.
+// Errors: nlohmann::json::exception for an entry that is neither a number nor null.
+std::vector<double> NumbersOrNan(const nlohmann::json& j) {
+  std::vector<double> out;
+  out.reserve(j.size());
+  for (const auto& v : j) out.push_back(v.is_null() ? std::nan("") : v.get<double>());
+  return out;
+}
+
 // The "trainer.state" entry's fields (all but env_state, which has entries of its own).
 // Errors: nlohmann::json::exception or std::invalid_argument for a malformed entry.
 TrainerState TrainerStateFrom(const nlohmann::json& j) {
@@ -192,12 +202,10 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   state.next_checkpoint = j.at("next_checkpoint").get<int64_t>();
   state.episodes = j.at("episodes").get<int64_t>();
   if (j.contains("monitor_rows")) state.monitor_rows = j.at("monitor_rows").get<int64_t>();
-  state.recent_returns = j.at("recent_returns").get<std::vector<double>>();
-  if (j.contains("recent_lengths")) {
-    state.recent_lengths = j.at("recent_lengths").get<std::vector<double>>();
-  }
+  state.recent_returns = NumbersOrNan(j.at("recent_returns"));
+  if (j.contains("recent_lengths")) state.recent_lengths = NumbersOrNan(j.at("recent_lengths"));
   if (j.contains("log_rows")) {
-    const auto v = j.at("log_rows").get<std::vector<double>>();
+    const auto v = NumbersOrNan(j.at("log_rows"));
     if (v.size() != 6) throw std::invalid_argument("log_rows: 6 numbers expected");
     state.log_rows = {v[0], static_cast<int64_t>(v[1]), v[2], v[3], v[4], v[5]};
   } else {
@@ -215,7 +223,12 @@ TrainerState TrainerStateFrom(const nlohmann::json& j) {
   }
   state.rollout_env_steps = j.value("rollout_env_steps", int64_t{-1});
   state.eval_env_steps = j.value("eval_env_steps", int64_t{-1});
-  state.normalizer = j.at("normalizer").get<std::vector<double>>();
+  state.normalizer = NumbersOrNan(j.at("normalizer"));
+  state.env_non_finite_resets = j.value("env_non_finite_resets", int64_t{0});
+  state.env_non_finite_outputs = j.value("env_non_finite_outputs", int64_t{0});
+  if (j.contains("fixed_keys")) {
+    state.fixed_keys = j.at("fixed_keys").get<std::map<std::string, std::string>>();
+  }
   state.world_size = j.value("world_size", 1);
   state.rank = j.value("rank", 0);
   if (j.contains("allreduce")) {
@@ -264,6 +277,9 @@ void SaveResumeCheckpoint(const algo::Algorithm& algorithm, const std::string& p
   j["rollout_env_steps"] = state.rollout_env_steps;
   j["eval_env_steps"] = state.eval_env_steps;
   j["normalizer"] = state.normalizer;
+  j["env_non_finite_resets"] = state.env_non_finite_resets;
+  j["env_non_finite_outputs"] = state.env_non_finite_outputs;
+  j["fixed_keys"] = state.fixed_keys;
   j["world_size"] = state.world_size;
   j["rank"] = state.rank;
   j["allreduce"] = {
@@ -435,6 +451,37 @@ void CarryOverStoppedSegment(const std::string& run_dir, TrainerState* state) {
   // rate) grows with the wall time carried, the span in which the carried energy was spent.
   later.energy.duration_s += later.elapsed_s - state->elapsed_s;
   *state = std::move(later);
+}
+
+std::map<std::string, std::string> ResumeFixedKeyValues(const Config& config) {
+  std::map<std::string, std::string> values;
+  const bool normalize =
+      config.schema().Find("normalize") != nullptr && config.GetBool("normalize");
+  for (const char* key :
+       {"n_envs", "seed", "algo", "env_id", "policy_kwargs.net_arch", "policy_kwargs.net_arch.pi",
+        "policy_kwargs.net_arch.vf", "policy_kwargs.activation_fn", "use_sde", "buffer_size",
+        "normalize", "normalize_kwargs.norm_obs", "normalize_kwargs.clip_obs",
+        "normalize_kwargs.norm_reward", "energy.watts_per_core"}) {
+    if (config.schema().Find(key) == nullptr) continue;
+    if (!normalize && std::string(key).rfind("normalize_kwargs.", 0) == 0) continue;
+    values[key] = config.ValueText(key);
+  }
+  return values;
+}
+
+void RefuseChangedFixedKeys(const Config& config, const TrainerState& state,
+                            const std::string& path) {
+  const std::map<std::string, std::string> now = ResumeFixedKeyValues(config);
+  for (const auto& [key, value] : state.fixed_keys) {
+    const auto it = now.find(key);
+    if (it == now.end() || it->second == value) continue;
+    throw ConfigError(
+        key, it->second,
+        fmt::format("the checkpoint's own {}: {} was written with {}: {}, which a resume cannot "
+                    "change (README \"Checkpoints, resume and signals\"); the run's config.yaml "
+                    "says otherwise, edited since: set it back",
+                    value, path, key, value));
+  }
 }
 
 std::optional<TrainerState> PeekTrainerState(const std::string& path) {

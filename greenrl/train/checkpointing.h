@@ -89,6 +89,15 @@ struct TrainerState {
   // VecNormalize statistics (NormalizeVecEnv::GetState; empty without normalize), restored
   // also when env_state is empty.
   std::vector<double> normalizer;
+  // This rank's env steps reset after a simulator fault (VecEnv::non_finite_resets) and env
+  // resets and steps that returned a NaN or infinite observation or reward
+  // (VecEnv::non_finite_outputs) so far (all segments); zero in checkpoints before them.
+  int64_t env_non_finite_resets = 0;
+  int64_t env_non_finite_outputs = 0;
+  // The run's values of the keys a resume cannot change (ResumeFixedKeyValues), as YAML text by
+  // key, so that a resume whose config.yaml was edited since is refused by name
+  // (RefuseChangedFixedKeys); empty in checkpoints before them.
+  std::map<std::string, std::string> fixed_keys;
   // Data-parallel: the world size of the run (1: a single process; checkpoints written before
   // this entry existed read as 1) and the rank whose state this is.
   int world_size = 1;
@@ -106,6 +115,21 @@ struct TrainerState {
   // at the times it was used; absent for runs without a series (and in checkpoints before it).
   std::optional<energy::SeriesCarbonState> carbon_series;
 };
+
+// The values of the keys a resume cannot change, as Config::ValueText gives them, for those of
+// `config`'s schema: n_envs, seed, algo, env_id (the envs and generators the checkpoint holds),
+// policy_kwargs.net_arch (.pi, .vf), policy_kwargs.activation_fn, use_sde, buffer_size (the agent
+// and replay buffer), normalize and, with normalize: true, normalize_kwargs.norm_obs, .clip_obs,
+// .norm_reward (the statistics), energy.watts_per_core (the estimator's earlier segments). The CLI
+// refuses an --set of any of them on resume (cli/train_command.cc CheckResumeOverrides).
+std::map<std::string, std::string> ResumeFixedKeyValues(const Config& config);
+
+// Refuses a resume whose config gives another value of a key `state`'s checkpoint (at `path`)
+// recorded as fixed (TrainerState::fixed_keys): the run's config.yaml edited after the run
+// wrote it. Nothing is checked for a checkpoint that recorded none.
+// Errors: ConfigError(key, value, "the checkpoint's own V: ...") for the first such key.
+void RefuseChangedFixedKeys(const Config& config, const TrainerState& state,
+                            const std::string& path);
 
 // An exclusive hold on a run directory for this object's life, so that two processes never
 // train into one run directory (a resume started while the run still goes on, a cluster's

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -89,6 +90,23 @@ TrainResult RunTraining(const Config& config, const std::string& dir,
   options.resume = resume;
   options.stop_after_steps = stop_after;
   return Train(config, std::move(options));
+}
+
+// Rewrites the checkpoint at `path` with each entry passed through `change` (its key, its value).
+void RewriteCheckpoint(const std::string& path,
+                       const std::function<void(const std::string&, c10::IValue*)>& change) {
+  torch::serialize::InputArchive in;
+  in.load_from(path);
+  torch::serialize::OutputArchive out;
+  for (const std::string& key : in.keys()) {
+    c10::IValue value;
+    in.read(key, value);
+    change(key, &value);
+    out.write(key, value);
+  }
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  WriteFileAtomic(path, bytes.str());
 }
 
 // One quiet segment that costs exactly `joules` (FixedMeter).
@@ -406,13 +424,27 @@ TEST(ResumeTest, EnvStateLeftPartlyUnreadIsRefused) {
   ASSERT_TRUE(
       RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), normalized, 5), dir, 10.0, false, 512)
           .interrupted);
-  try {
-    RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 5), dir, 20.0, true);
-    ADD_FAILURE() << "a normalised run's env state resumed without its normaliser";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "checkpoint");
-    EXPECT_NE(std::string(e.what()).find("bytes were left unread"), std::string::npos) << e.what();
-  }
+  const auto resume_without_normalize = [&] {
+    try {
+      RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), sets, 5), dir, 20.0, true);
+      ADD_FAILURE() << "a normalised run's env state resumed without its normaliser";
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    return ConfigError("", "", "");
+  };
+  // The checkpoint records normalize among the keys a resume cannot change: named first.
+  EXPECT_EQ(resume_without_normalize().field(), "normalize");
+  // As a checkpoint written before those were recorded: the env state's own check.
+  RewriteCheckpoint(CheckpointPath(dir, 512), [](const std::string& key, c10::IValue* value) {
+    if (key != "trainer.state") return;
+    nlohmann::json j = nlohmann::json::parse(value->toStringRef());
+    ASSERT_EQ(j.erase("fixed_keys"), 1u);
+    *value = j.dump();
+  });
+  const ConfigError e = resume_without_normalize();
+  EXPECT_EQ(e.field(), "checkpoint");
+  EXPECT_NE(std::string(e.what()).find("bytes were left unread"), std::string::npos) << e.what();
 }
 
 TEST(ResumeTest, DqnResumedRunIsBitIdenticalWithReplayBuffer) {
@@ -567,6 +599,62 @@ TEST(ResumeTest, BestPtRecordsItsEvaluationAndStatistics) {
   }
   fs::remove(ckpt + "/best.pt");
   EXPECT_FALSE(ReadBestCheckpoint(dir).has_value());
+}
+
+// config.yaml and the checkpoint disagreeing on normalize (config.yaml edited or replaced after
+// training) is refused by name for final.pt, best.pt and a resume checkpoint alike: the policy
+// would act on raw observations without its statistics (eval's return fell from -346 to -1408),
+// or the statistics would be missing.
+TEST(ResumeTest, NormalizeDisagreeingWithTheCheckpointIsRefused) {
+  const auto set_normalize = [](const std::string& dir, bool from, bool to) {
+    std::string yaml = ReadFile(dir + "/config.yaml");
+    const std::string was = std::string("\nnormalize: ") + (from ? "true" : "false");
+    const size_t at = yaml.find(was);
+    ASSERT_NE(at, std::string::npos) << yaml;
+    yaml.replace(at, was.size(), std::string("\nnormalize: ") + (to ? "true" : "false"));
+    WriteFileAtomic(dir + "/config.yaml", yaml);
+  };
+  const auto expect_refused = [](const std::string& dir, bool best, const std::string& step,
+                                 const std::string& text) {
+    try {
+      LoadTrainedAgent(dir, std::nullopt, best, step);
+      ADD_FAILURE() << "loaded " << dir << " " << step;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "normalize");
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  const std::vector<std::string> sets = {"n_timesteps=2048",      "n_steps=256",
+                                         "batch_size=64",         "eval.freq=1024",
+                                         "eval.final_episodes=2", "checkpoint_freq=1024"};
+  std::vector<std::string> with = sets;
+  with.push_back("normalize=true");
+  const std::string normalized = FreshDir("normalize_edited_off");
+  RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), with, 3), normalized, 1.0);
+  set_normalize(normalized, true, false);
+  const std::string ckpt = normalized + "/checkpoints";
+  expect_refused(normalized, false, "",
+                 "normalize: got 'false'; true as the checkpoint " + ckpt +
+                     "/final.pt was trained (with VecNormalize statistics, which its policy "
+                     "needs), where the run's config.yaml says normalize: false (edited or "
+                     "replaced after training?): set it back to true");
+  expect_refused(normalized, true, "", ckpt + "/best.pt was trained (with VecNormalize");
+  expect_refused(normalized, false, "1024", CheckpointPath(normalized, 1024) + " was trained");
+  set_normalize(normalized, false, true);  // as trained: loads
+  EXPECT_TRUE(LoadTrainedAgent(normalized, std::nullopt, false).normalizer.has_value());
+
+  std::vector<std::string> without = sets;
+  without.push_back("normalize=false");
+  const std::string raw = FreshDir("normalize_edited_on");
+  RunTraining(LoadRunConfig(Preset("ppo/pendulum.yaml"), without, 3), raw, 1.0);
+  set_normalize(raw, false, true);
+  expect_refused(raw, false, "",
+                 "normalize: got 'true'; false as the checkpoint " + raw +
+                     "/checkpoints/final.pt was trained (it holds no VecNormalize statistics), "
+                     "where the run's config.yaml says normalize: true");
+  expect_refused(raw, false, "1024", CheckpointPath(raw, 1024) + " was trained (it holds no");
+  set_normalize(raw, true, false);
+  EXPECT_FALSE(LoadTrainedAgent(raw, std::nullopt, false).normalizer.has_value());
 }
 
 // A damaged best.pt does not stop a resume: the resumed run knows no best evaluation, and its
@@ -841,6 +929,113 @@ TEST(ResumeTest, KeepsTheNewestCheckpointsAndRefusesFinishedRuns) {
   }
 }
 
+// A key a resume cannot change, edited in config.yaml after the run wrote it (README tells users
+// that a plain --resume reads config.yaml), is refused by name before anything is written: a
+// changed seed trained on from the checkpoint's generators while its evaluations took the new
+// seed's starts, and a changed watts_per_core priced the segments at two rates; another n_envs or
+// net_arch made the checkpoint look damaged.
+TEST(ResumeTest, FixedKeysEditedInConfigYamlAreRefusedByName) {
+  const std::string dir = FreshDir("fixed_keys_edited");
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1"}, 0);
+  ASSERT_TRUE(RunTraining(config, dir, 1.0, false, 512).interrupted);
+  const std::string yaml = ReadFile(dir + "/config.yaml");
+  const std::string checkpoint = CheckpointPath(dir, 512);
+  const std::string before = ReadFile(dir + "/metrics.csv");
+  struct Case {
+    std::string was, now, key, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"\nseed: 0", "\nseed: 7", "seed",
+            "seed: got '7'; the checkpoint's own 0: " + checkpoint +
+                " was written with seed: 0, which a resume cannot change (README \"Checkpoints, "
+                "resume and signals\"); the run's config.yaml says otherwise, edited since: set "
+                "it back"},
+           {"watts_per_core: 12.0", "watts_per_core: 100", "energy.watts_per_core",
+            "energy.watts_per_core: got '100.0'; the checkpoint's own 12.0:"},
+           {"\nn_envs: 8", "\nn_envs: 4", "n_envs", "n_envs: got '4'; the checkpoint's own 8:"},
+           {"pi: [64, 64]", "pi: [32, 32]", "policy_kwargs.net_arch.pi",
+            "policy_kwargs.net_arch.pi: got '[32, 32]'; the checkpoint's own [64, 64]:"}}) {
+    std::string edited = yaml;
+    const size_t at = edited.find(c.was);
+    ASSERT_NE(at, std::string::npos) << c.was << "\n" << yaml;
+    edited.replace(at, c.was.size(), c.now);
+    WriteFileAtomic(dir + "/config.yaml", edited);
+    try {
+      RunTraining(LoadRunConfig(dir + "/config.yaml", {}, {}), dir, 1.0, /*resume=*/true);
+      ADD_FAILURE() << "resumed with " << c.now;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), c.key);
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ReadFile(dir + "/metrics.csv"), before);  // nothing written
+  }
+  WriteFileAtomic(dir + "/config.yaml", yaml);  // as written: resumes
+  EXPECT_EQ(RunTraining(LoadRunConfig(dir + "/config.yaml", {}, {}), dir, 1.0, true).report.steps,
+            2048);
+}
+
+// A damaged final.pt (or a checkpoint named by its step) is refused naming why and the run's
+// other checkpoints, which load perhaps; the newest resume checkpoint then loads.
+TEST(ResumeTest, DamagedFinalPtNamesTheRunsOtherCheckpoints) {
+  const std::string dir = FreshDir("damaged_final");
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"),
+      {"n_timesteps=1024", "eval.freq=512", "eval.final_episodes=1", "checkpoint_freq=512"}, 0);
+  RunTraining(config, dir, 1.0);
+  const std::string final_pt = dir + "/checkpoints/final.pt";
+  ASSERT_TRUE(fs::exists(dir + "/checkpoints/best.pt"));
+  WriteFileAtomic(final_pt, ReadFile(final_pt).substr(0, 100));
+  try {
+    LoadTrainedAgent(dir, std::nullopt);
+    ADD_FAILURE() << "a truncated final.pt loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "checkpoint");
+    EXPECT_NE(std::string(e.what()).find("; the run's other checkpoints: --checkpoint last (step "
+                                         "512), --best"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(LoadTrainedAgent(dir, std::nullopt, false, "last").resume_step, 512);
+}
+
+// The command that continues an interrupted run quotes a run directory a shell would split
+// ("greenrl train --resume my run" gave "argument was not expected: run").
+TEST(ResumeTest, ResumeCommandQuotesTheRunDirectory) {
+  const std::string dir = FreshDir("quoted run");
+  const Config config = LoadRunConfig(
+      Preset("ppo/cartpole.yaml"), {"n_timesteps=2048", "eval.freq=0", "eval.final_episodes=1"}, 0);
+  const TrainResult stopped = RunTraining(config, dir, 1.0, false, 512);
+  ASSERT_TRUE(stopped.interrupted);
+  EXPECT_NE(stopped.report.eval_note.find("train --resume '" + dir + "' continues it"),
+            std::string::npos)
+      << stopped.report.eval_note;
+}
+
+// eval or export of a run that is training and has written no checkpoint yet says so (the pid in
+// train.lock), instead of only "a run directory with ... checkpoints".
+TEST(ResumeTest, RunStillTrainingWithoutACheckpointIsSaidSo) {
+  const std::string dir = FreshDir("training_no_checkpoint");
+  fs::create_directories(dir + "/checkpoints");
+  WriteFileAtomic(dir + "/config.yaml", ReadFile(Preset("ppo/cartpole.yaml")));
+  const auto what = [&] {
+    try {
+      LocateTrainedAgent(dir, /*best=*/false, "--run", "");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(what().find("still training"), std::string::npos) << what();
+  const RunDirLock training(dir);  // as the run's own process holds it
+  EXPECT_NE(what().find("; this run is still training (pid " + std::to_string(::getpid()) +
+                        " holds its train.lock) and has written no checkpoint yet: its first "
+                        "resume checkpoint comes at checkpoint_freq's step (config.yaml), its "
+                        "final.pt at the end"),
+            std::string::npos)
+      << what();
+}
+
 // A run directory another process trains in is refused (the pid in train.lock named) before
 // anything is written, and taken once that process has let go, however it ended.
 TEST(ResumeTest, RunDirectoryInUseIsRefused) {
@@ -1014,22 +1209,12 @@ TEST(ResumeTest, FinalPtIsWrittenLastSoAFailedFinalWriteResumes) {
 // Rewrites the PPO checkpoint at `path` with its first parameter NaN: a whole archive (every
 // entry's CRC-32 right) whose agent would act on NaN.
 void WriteWithNanParameter(const std::string& path) {
-  torch::serialize::InputArchive in;
-  in.load_from(path);
-  torch::serialize::OutputArchive out;
-  for (const std::string& key : in.keys()) {
-    c10::IValue value;
-    in.read(key, value);
-    if (key == "params") {
-      torch::Tensor nan = value.toTensor().clone();
-      nan[0] = std::nanf("");
-      value = nan;
-    }
-    out.write(key, value);
-  }
-  std::ostringstream bytes;
-  out.save_to(bytes);
-  WriteFileAtomic(path, bytes.str());
+  RewriteCheckpoint(path, [](const std::string& key, c10::IValue* value) {
+    if (key != "params") return;
+    torch::Tensor nan = value->toTensor().clone();
+    nan[0] = std::nanf("");
+    *value = nan;
+  });
 }
 
 // A checkpoint whose parameters are not finite is refused when named, and passed over for the
@@ -1103,7 +1288,12 @@ TEST(ResumeTest, CheckpointWithNanParametersIsRefusedAndSkipped) {
   // Else --trained-agent passes over it to the one before, as eval does.
   const TrainResult from_older = RunTraining(from_agent, FreshDir("nan_params_agent_older"), 1.0);
   EXPECT_EQ(from_older.report.trained_agent.checkpoint, CheckpointPath(dir, 256));
+  const std::string damaged = ReadFile(newest);
   EXPECT_FALSE(RunTraining(config, dir, 1.0, /*resume=*/true).interrupted);
+  // The resume set the damaged newer checkpoint aside, as it was, where checkpoint_keep no longer
+  // counts it (it deleted the older good ones first while it stayed).
+  EXPECT_EQ(ReadFile(newest + ".damaged"), damaged);
+  for (const auto& [step, path] : ListCheckpoints(dir)) EXPECT_NE(path, newest + ".damaged");
 }
 
 // A final.pt.pending that does not load (the final writes failed, and the file was damaged
@@ -1892,7 +2082,31 @@ TEST(ResumeTest, IgnoredStopSignalsAreNamed) {
                   "`cmd &` starts it so; `set -m` does not) and leaves it so; SIGTERM stops the "
                   "bench"});
   }
+  // SIGTERM: another cause; both: neither stops it, said in each note.
+  struct sigaction term_before {};
+  ASSERT_EQ(::sigaction(SIGTERM, &ignore, &term_before), 0);
+  {
+    StopSignalScope signals;
+    const std::vector<std::string> notes = IgnoredStopSignalNotes(signals, "run");
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[1],
+              "greenrl: SIGTERM is ignored: this process started with it ignored (a `trap '' "
+              "TERM` before the command, or the program that started it, ignored it) and leaves "
+              "it so; neither SIGINT nor SIGTERM stops the run with a checkpoint (SIGKILL ends "
+              "it, losing the steps since its last checkpoint)");
+    EXPECT_NE(notes[0].find("; neither SIGINT nor SIGTERM stops the run"), std::string::npos)
+        << notes[0];
+  }
   ASSERT_EQ(::sigaction(SIGINT, &before, nullptr), 0);
+  {
+    StopSignalScope signals;
+    EXPECT_EQ(IgnoredStopSignalNotes(signals, "run"),
+              std::vector<std::string>{
+                  "greenrl: SIGTERM is ignored: this process started with it ignored (a `trap '' "
+                  "TERM` before the command, or the program that started it, ignored it) and "
+                  "leaves it so; SIGINT stops the run"});
+  }
+  ASSERT_EQ(::sigaction(SIGTERM, &term_before, nullptr), 0);
   StopSignalScope signals;
   EXPECT_TRUE(IgnoredStopSignalNotes(signals, "run").empty());
 }

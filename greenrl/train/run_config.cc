@@ -1,6 +1,7 @@
 #include "greenrl/train/run_config.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -38,7 +39,8 @@ namespace {
 // CarbonOptionsFrom), also named by a Load error such as an empty value.
 constexpr const char* kRewardThresholdAccepted =
     "off, env (the env's Gymnasium reward_threshold) or a finite number";
-constexpr const char* kIntensityAccepted = "auto or a finite number >= 0 (g CO2e per kWh)";
+constexpr const char* kIntensityAccepted =
+    "auto or a number from 0 to 2000 (g CO2e per kWh; a larger value is likely another unit)";
 // The preset file as YAML; nullopt when there is none or it cannot be read (Config::Load
 // reports an unreadable or malformed file with the full message).
 std::optional<YAML::Node> PeekYaml(const std::string& yaml_path) {
@@ -133,8 +135,12 @@ ConfigSchema BuildSchema(const std::string& algo) {
   for (const auto& r : env::RegisteredEnvs()) env_ids.push_back(r.spec->id);
   AddKey(&s, "algo", ValueType::kString, algo, "algorithm", {}, {}, ids);
   // SAC needs Box actions, so its default is the env of its classic-control preset.
+  // An id not registered here may be an env of the user's own, which only their program has.
   AddKey(&s, "env_id", ValueType::kString, algo == "sac" ? "Pendulum-v1" : "CartPole-v1",
-         "Gymnasium env id", {}, {}, env_ids);
+         "env id (Gymnasium's, or one a program of yours registers)", {}, {}, env_ids, false,
+         fmt::format("one of: {}; an env of your own is trained, evaluated and exported by your "
+                     "program that registers it (README \"Your own environment\")",
+                     fmt::join(env_ids, ", ")));
   AddKey(&s, "seed", ValueType::kInt, "0", "seed of envs, network init, sampling, shuffling", 0,
          4294967295.0);
   AddKey(&s, "n_envs", ValueType::kInt, "1", "parallel envs", 1, 65536);
@@ -228,8 +234,8 @@ ConfigSchema BuildSchema(const std::string& algo) {
          "share of the env threads kept while throttled: max(1, round(n x fraction))", 0.0, 1.0, {},
          true);
   AddKey(&s, "energy.budget.stop_margin", ValueType::kFloat, "1.0",
-         "stop when used + margin x next iteration's energy + the final evaluation's estimate "
-         "would pass the budget",
+         "stop when used + margin x next iteration's energy + a periodic checkpoint due + the "
+         "final evaluation's or stop checkpoint's estimate would pass the budget",
          1.0, 100.0);
   AddKey(&s, "energy.power_limit", ValueType::kString, "off",
          "GPU power-limit profiling (Zeus): off, dry-run (plan only), auto (sets limits; root)", {},
@@ -244,15 +250,15 @@ ConfigSchema BuildSchema(const std::string& algo) {
   AddKey(&s, "dist.timeout_s", ValueType::kFloat, "300.0",
          "seconds a rendezvous or collective waits for the other ranks before failing", 1e-3, 1e6);
   AddKey(&s, "carbon.region", ValueType::kString, "''",
-         "grid region (ISO 3166 code, e.g. FR, US) or world; empty: the world average as a "
-         "default");
+         "grid region: one of README's 26 countries (ISO 3166 code or name, e.g. FR, US) or "
+         "world; empty: the world average as a default");
   AddKey(&s, "carbon.intensity_g_per_kwh", ValueType::kString, "auto",
          "grid intensity override in g CO2e/kWh, or auto (from carbon.region)", {}, {}, {}, false,
          kIntensityAccepted);
   AddKey(&s, "carbon.intensity_csv", ValueType::kString, "''",
          "optional CSV of timestamp,g_per_kwh integrated over the run (empty: none)");
   AddKey(&s, "carbon.pue", ValueType::kFloat, internal::FormatShortestDouble(energy::kDefaultPue),
-         "power usage effectiveness of the facility (>= 1)", 1.0, 10.0);
+         "power usage effectiveness of the facility (1: the machine's own draw)", 1.0, 10.0);
   AddCheckpointKeys(&s);
   AddAlgoKeys(algo, &s);
   // The other algorithms' own keys, so that one of them names them: "buffer_size: got '100';

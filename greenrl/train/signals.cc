@@ -70,12 +70,21 @@ bool StopSignalScope::ignored(int sig) const {
 std::vector<std::string> IgnoredStopSignalNotes(const StopSignalScope& scope,
                                                 const std::string& what) {
   std::vector<std::string> notes;
+  // A non-interactive shell's `cmd &` ignores SIGINT (and SIGQUIT) only; SIGTERM is ignored by a
+  // `trap '' TERM` before the command, or by whatever started it.
+  const bool both = scope.ignored(SIGINT) && scope.ignored(SIGTERM);
   for (const auto& [sig, name] : {std::pair{SIGINT, "SIGINT"}, std::pair{SIGTERM, "SIGTERM"}}) {
     if (!scope.ignored(sig)) continue;
     notes.push_back(fmt::format(
-        "greenrl: {} is ignored: this process started with it ignored (a script's `cmd &` starts "
-        "it so; `set -m` does not) and leaves it so; {} stops the {}",
-        name, sig == SIGINT ? "SIGTERM" : "SIGINT", what));
+        "greenrl: {} is ignored: this process started with it ignored ({}) and leaves it so; {}",
+        name,
+        sig == SIGINT ? "a script's `cmd &` starts it so; `set -m` does not"
+                      : "a `trap '' TERM` before the command, or the program that started it, "
+                        "ignored it",
+        both ? fmt::format("neither SIGINT nor SIGTERM stops the {} with a checkpoint (SIGKILL "
+                           "ends it, losing the steps since its last checkpoint)",
+                           what)
+             : fmt::format("{} stops the {}", sig == SIGINT ? "SIGTERM" : "SIGINT", what)));
   }
   return notes;
 }

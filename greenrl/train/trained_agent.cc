@@ -1,6 +1,7 @@
 #include "greenrl/train/trained_agent.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -202,12 +203,23 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
     const bool checkpoints_dir =
         fs::path(run_dir).filename() == "checkpoints" &&
         fs::exists((parent.empty() ? fs::path(".") : parent) / "config.yaml");
-    throw ConfigError(field, run_dir,
-                      "a run directory with config.yaml and checkpoints/final.pt or a resume "
-                      "checkpoint checkpoints/step_*.pt" +
-                          (checkpoints_dir ? "; this is a run's checkpoints folder: " + field +
-                                                 " " + (parent.empty() ? "." : parent.string())
-                                           : std::string()));
+    // A run that has started and written no checkpoint yet: said, with when it will have one.
+    std::string holder;
+    const bool training = !checkpoints_dir && fs::exists(config_path) &&
+                          FileLockHeld(run_dir + "/train.lock", &holder);
+    throw ConfigError(
+        field, run_dir,
+        "a run directory with config.yaml and checkpoints/final.pt or a resume checkpoint "
+        "checkpoints/step_*.pt" +
+            (checkpoints_dir ? "; this is a run's checkpoints folder: " + field + " " +
+                                   (parent.empty() ? "." : parent.string())
+             : training
+                 ? "; this run is still training (" +
+                       (holder.empty() ? "a process" : "pid " + holder) +
+                       " holds its train.lock) and has written no checkpoint yet: its first "
+                       "resume checkpoint comes at checkpoint_freq's step (config.yaml), its "
+                       "final.pt at the end"
+                 : std::string()));
   }
   std::vector<std::string> notes = std::move(skipped);
   Config config = LoadAgentConfig(config_path, &notes);
@@ -221,7 +233,37 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
                           run_dir,
                           field,
                           chosen};
-  if (!files.config.GetBool("normalize")) return files;
+  // config.yaml and the checkpoint must agree on normalize: a policy trained on normalised
+  // observations acts on raw ones without its statistics (config.yaml edited or replaced), and a
+  // run without them has none to apply.
+  const auto refuse_normalize = [&](bool given) {
+    throw ConfigError(
+        "normalize", given ? "true" : "false",
+        fmt::format("{} as the checkpoint {} was trained ({}), where the run's config.yaml says "
+                    "normalize: {} (edited or replaced after training?): set it back to {}",
+                    given ? "false" : "true", files.checkpoint,
+                    given ? "it holds no VecNormalize statistics"
+                          : "with VecNormalize statistics, which its policy needs",
+                    given ? "true" : "false", given ? "false" : "true"));
+  };
+  if (!files.config.GetBool("normalize")) {
+    bool has_statistics = false;
+    try {
+      if (best) {
+        const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
+        has_statistics = record && record->normalizer;
+      } else if (files.final_checkpoint) {
+        has_statistics = ReadFinalNormalizer(files.checkpoint).has_value() ||
+                         fs::exists(run_dir + "/checkpoints/normalizer.json");
+      } else {
+        const std::optional<TrainerState> state = PeekTrainerState(files.checkpoint);
+        has_statistics = state && !state->normalizer.empty();
+      }
+    } catch (const ConfigError&) {  // a damaged file: loading it says why
+    }
+    if (has_statistics) refuse_normalize(false);
+    return files;
+  }
   if (best) {  // the statistics best.pt recorded with the policy
     const std::optional<BestEval> record = ReadBestCheckpoint(run_dir);
     if (!(record && record->normalizer)) {
@@ -235,7 +277,9 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
     // in normalizer.json beside it.
     files.normalizer = ReadFinalNormalizer(files.checkpoint);
     if (!files.normalizer) {
-      files.normalizer = LoadNormalizer(run_dir + "/checkpoints/normalizer.json");
+      const std::string json = run_dir + "/checkpoints/normalizer.json";
+      if (!fs::exists(json)) refuse_normalize(true);
+      files.normalizer = LoadNormalizer(json);
     }
   } else {
     const std::optional<TrainerState> state = PeekTrainerState(files.checkpoint);
@@ -244,11 +288,7 @@ TrainedAgentFiles LocateTrainedAgent(const std::string& given_run_dir, bool best
                         "a resume checkpoint written by greenrl train");
     }
     files.resume_step = state->steps;
-    if (state->normalizer.empty()) {
-      throw ConfigError(field, run_dir,
-                        "a run whose newest resume checkpoint (" + files.checkpoint +
-                            ") holds the normaliser statistics (normalize: true)");
-    }
+    if (state->normalizer.empty()) refuse_normalize(true);
     files.normalizer = NormalizerSnapshot{NormalizeOptionsFrom(files.config), state->normalizer};
   }
   return files;
@@ -409,7 +449,20 @@ void LoadNewestLoadable(TrainedAgentFiles* files,
       if (newest_error) files->notes = std::move(notes);  // a later lookup's repeat the config's
       return;
     } catch (const ConfigError& e) {
-      if (!files->chosen) throw;
+      if (!files->chosen) {
+        // A file the user named, or final.pt (best.pt): the run's other agents, which load
+        // perhaps, are named beside why it did not.
+        namespace fs = std::filesystem;
+        std::vector<std::string> others;
+        const auto checkpoints = ListCheckpoints(files->run_dir);
+        if (!checkpoints.empty() && checkpoints.back().second != files->checkpoint) {
+          others.push_back(fmt::format("--checkpoint last (step {})", checkpoints.back().first));
+        }
+        const std::string best = files->run_dir + "/checkpoints/best.pt";
+        if (files->checkpoint != best && fs::exists(best)) others.push_back("--best");
+        if (others.empty()) throw;
+        throw e.WithNote(fmt::format("the run's other checkpoints: {}", fmt::join(others, ", ")));
+      }
       if (!newest_error) newest_error = e;
       // final.pt.pending's "using <path>" note gives way to why it was passed over.
       notes.erase(std::remove_if(notes.begin(), notes.end(),

@@ -73,6 +73,8 @@ struct TrainedAgentFiles {
 // [--best] ...") when field is "--run" and run_dir is a file in a checkpoints/ folder;
 // ConfigError(field, run_dir, ...) for a directory without config.yaml or a checkpoint, or without
 // the statistics a normalize: true run needs (with best and field "--run", the field is "--best");
+// ConfigError("normalize", ...) when config.yaml's normalize disagrees with the checkpoint (its
+// statistics present for normalize: false, or absent for normalize: true);
 // ConfigError("checkpoint", path, ...) for a resume checkpoint that does not read; the errors of
 // LoadRunConfig, LoadNormalizer and ReadBestCheckpoint.
 // step: "" (final.pt, else the newest resume checkpoint that reads), "last" (the newest resume

@@ -34,6 +34,7 @@
 #include "greenrl/core/install_paths.h"
 #include "greenrl/core/openblas_core.h"
 #include "greenrl/core/rng.h"
+#include "greenrl/core/shell_word.h"
 #include "greenrl/dist/running_moments.h"
 #include "greenrl/energy/budget.h"
 #include "greenrl/energy/carbon.h"
@@ -398,8 +399,10 @@ void RefuseResumeBudget(const energy::BudgetOptions& options, const TrainerState
       if (options.budget_wh * kJoulesPerWh < needed_j) {
         throw ConfigError(
             "energy.budget_wh", fmt::format("{}", options.budget_wh),
-            fmt::format("at least {:.6g} Wh, which buys one more iteration, and more for more "
-                        "of them: this run used {:.6g} Wh up to step {}, where the "
+            fmt::format("at least {:.6g} Wh, which buys one more iteration by the stop's "
+                        "estimates (the resumed process's start before its first iteration comes "
+                        "on top: give a little more to stay within it), and more for more of "
+                        "them: this run used {:.6g} Wh up to step {}, where the "
                         "budget stopped it with its next iteration estimated at {:.5g} J (x "
                         "stop_margin {}) and what follows the last one (its final evaluation or "
                         "the stop's checkpoint) at {:.5g} J; a smaller budget stops it again "
@@ -513,8 +516,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
               "; it has checkpoints/final.pt); to train its agent further, start a "
               "new run from it: " +
               TrainCommandAsStarted(dist_env, world_size,
-                                    "--config " + run_dir + "/config.yaml " + "--trained-agent " +
-                                        run_dir + " --set n_timesteps=N"));
+                                    "--config " + ShellWord(run_dir + "/config.yaml") +
+                                        " --trained-agent " + ShellWord(run_dir) +
+                                        " --set n_timesteps=N"));
     }
     // A run the energy budget stopped ended with a resume checkpoint (no final.pt): it continues
     // under a larger budget (or none), which must be given before any work. With several ranks
@@ -738,8 +742,13 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // below, once connected. When none loads, the oldest one's ConfigError.
   TrainerState resumed;  // the totals of earlier segments (zero for a new run)
   std::string resumed_path;
+  std::vector<std::string> passed_over;  // newer checkpoints that did not load
   for (auto it = resume_from.rbegin();
        world_size == 1 && it != resume_from.rend() && resumed_path.empty(); ++it) {
+    // A config.yaml edited since the run wrote it: refused by name (not a checkpoint to skip).
+    if (const auto peek = PeekTrainerState(it->second)) {
+      RefuseChangedFixedKeys(config, *peek, it->second);
+    }
     try {
       resumed = LoadResumeCheckpoint(algorithm.get(), it->second);
       resumed_path = it->second;
@@ -747,9 +756,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
     } catch (const ConfigError& e) {
       if (std::next(it) == resume_from.rend()) throw;
       if (options.verbose) fmt::print(stderr, "greenrl: skipping {}: {}\n", it->second, e.what());
+      passed_over.push_back(it->second);
     }
   }
   require_steps_left(resumed, resumed_path);
+  // A newer checkpoint that did not load belongs to the steps this resume does again: set aside
+  // as <name>.damaged (kept to look at), so that it neither counts against checkpoint_keep, which
+  // deleted the older good ones first while it stayed, nor is tried by a later resume.
+  if (!options.dry_run) {
+    for (const std::string& path : passed_over) {
+      std::error_code ec;
+      fs::rename(path, path + ".damaged", ec);
+      if (options.verbose && ec) {
+        fmt::print(stderr, "greenrl: could not set aside {0} as {0}.damaged ({1}); it stays\n",
+                   path, ec.message());
+      } else if (options.verbose) {
+        fmt::print(stderr, "greenrl: set aside {0} as {0}.damaged: no longer a resume checkpoint\n",
+                   path);
+      }
+    }
+  }
 
   // What this process spent before its meters start (loading LibTorch, reading the config) is
   // reported beside the totals, never in them, as no meter saw it.
@@ -1118,6 +1144,8 @@ TrainResult Train(const Config& config, TrainOptions options) {
       double loaded = 0.0;
       for (const auto& [step, path] : resume_from) {
         if (step != agreed) continue;
+        // Every rank reads the same config.yaml: all refuse alike.
+        if (const auto peek = PeekTrainerState(path)) RefuseChangedFixedKeys(config, *peek, path);
         try {
           resumed = LoadResumeCheckpoint(algorithm.get(), path);
           resumed_path = path;
@@ -1475,6 +1503,9 @@ TrainResult Train(const Config& config, TrainOptions options) {
     st.rollout_env_steps = carry_window_steps ? local_rollout_steps : -1;
     st.eval_env_steps = carry_window_steps ? eval_env_steps : -1;
     if (!env->SaveState(&st.env_state)) st.env_state.clear();
+    st.env_non_finite_resets = resumed.env_non_finite_resets + env->non_finite_resets();
+    st.env_non_finite_outputs = resumed.env_non_finite_outputs + env->non_finite_outputs();
+    st.fixed_keys = ResumeFixedKeyValues(config);
     if (normalizer != nullptr) st.normalizer = normalizer->GetState();
     st.world_size = world_size;
     st.rank = rank;
@@ -1544,19 +1575,26 @@ TrainResult Train(const Config& config, TrainOptions options) {
   };
 
   // An env that returned a NaN or infinite observation or reward (a custom env's bug; the losses
-  // then go non-finite): said once, naming the env, as Gymnasium's passive env checker warns.
+  // then go non-finite): said once per rank (each counts its own envs' rows), naming the env, as
+  // Gymnasium's passive env checker warns; counted over the run (the segments before a resume
+  // too). Checked after each rollout, before the update reads it.
+  const auto non_finite_outputs_so_far = [&] {
+    return resumed.env_non_finite_outputs + env->non_finite_outputs();
+  };
   bool non_finite_outputs_said = false;
   auto say_non_finite_outputs = [&]() {
-    if (non_finite_outputs_said || !options.verbose || !writer) return;
-    const int64_t n = env->non_finite_outputs();
+    if (non_finite_outputs_said || !options.verbose) return;
+    const int64_t n = non_finite_outputs_so_far();
     if (n == 0) return;
     non_finite_outputs_said = true;
     say(fmt::format(
-        "greenrl: warning: {} returned a NaN or infinite observation or reward ({} env resets "
+        "greenrl: warning: {}{} returned a NaN or infinite observation or reward ({} env resets "
         "and steps so far, by step {}): the losses go non-finite from such data; check the env's "
         "Reset and Step",
-        env_id, n, steps));
+        env_id, world_size > 1 ? fmt::format(" (rank {}'s envs)", rank) : "", n, steps));
   };
+  // The same for the evaluation envs, whose returns are then NaN: said once.
+  bool eval_non_finite_said = false;
   EvalResult final_eval;
   // A failure inside the loop (an exception from a custom env's Step or Reset, the numerical
   // guard's stop, a full disk): a single process writes energy.json and emissions.csv with what
@@ -1569,7 +1607,6 @@ TrainResult Train(const Config& config, TrainOptions options) {
   std::string failure_what;
   try {
     while (steps < total_steps) {
-      say_non_finite_outputs();
       ++iteration;
       episodes.clear();
       power_limits.BeforeIteration();
@@ -1589,6 +1626,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
         if (normalizer != nullptr) MergeNormalizers(*group, normalizer, &normalizer_base);
       }
       steps += rollout_steps;
+      say_non_finite_outputs();
 
       if (options.before_update) options.before_update(iteration, *algorithm);
       // An update window only where Update takes gradient steps: DQN's and SAC's calls before
@@ -1602,9 +1640,16 @@ TrainResult Train(const Config& config, TrainOptions options) {
       nonfinite_streak = algorithm->nonfinite_skips() > skips_seen ? nonfinite_streak + 1 : 0;
       skips_seen = algorithm->nonfinite_skips();
       if (nonfinite_streak >= ckpt.guard_max_consecutive) {
-        const std::string why =
-            fmt::format("non-finite loss or gradient in {} updates in a row (global_step {})",
-                        nonfinite_streak, steps);
+        // An env that returned non-finite data is the likely cause, whatever the guard does.
+        const int64_t env_non_finite = non_finite_outputs_so_far();
+        const std::string why = fmt::format(
+            "non-finite loss or gradient in {} updates in a row (global_step {}){}",
+            nonfinite_streak, steps,
+            env_non_finite == 0
+                ? ""
+                : fmt::format(", after {} returned a NaN or infinite observation or reward in {} "
+                              "env resets and steps (check its Reset and Step)",
+                              env_id, env_non_finite));
         if (ckpt.guard_on_repeat == "stop" || last_checkpoint.empty() || guard_restores >= 4) {
           throw std::runtime_error(
               why + "; stopping (guard.on_repeat=" + ckpt.guard_on_repeat +
@@ -1707,6 +1752,14 @@ TrainResult Train(const Config& config, TrainOptions options) {
         const EvalResult eval = EvaluatePolicy(*algorithm, env_id, n, seed,
                                                /*deterministic=*/true, norm ? &*norm : nullptr);
         monitor.EndWindow("eval");
+        if (eval.non_finite_outputs > 0 && !eval_non_finite_said && options.verbose) {
+          eval_non_finite_said = true;
+          say(fmt::format(
+              "greenrl: warning: {}'s evaluation envs returned a NaN or infinite observation or "
+              "reward ({} env resets and steps in the evaluation at step {}): its returns are "
+              "not numbers; check the env's Reset and Step",
+              env_id, eval.non_finite_outputs, steps));
+        }
         eval_env_steps +=
             static_cast<int64_t>(n) * *std::max_element(eval.lengths.begin(), eval.lengths.end());
         eval_mean = eval.mean_return;
@@ -1986,6 +2039,10 @@ TrainResult Train(const Config& config, TrainOptions options) {
   // (domains in monitor order, the same on every rank of one build and meter choice), gathered
   // through one sum over a [world_size, slot] table where each rank fills its own row.
   std::vector<double> per_rank;
+  // The envs' faults and non-finite outputs over the run (all segments); the job's, summed over
+  // the ranks, when data-parallel.
+  int64_t env_non_finite_resets = resumed.env_non_finite_resets + env->non_finite_resets();
+  int64_t env_non_finite_outputs = non_finite_outputs_so_far();
   std::map<std::string, std::map<std::string, double>> job_window_j;  // window -> domain -> J
   const size_t num_domains = monitor.domains().size(), slot = 5 + num_domains;
   if (world_size > 1) {
@@ -2040,6 +2097,11 @@ TrainResult Train(const Config& config, TrainOptions options) {
         job_window_j[kWindows[w]][monitor.domains()[k].domain] = window_j[w * num_domains + k];
       }
     }
+    double env_counts[2] = {static_cast<double>(env_non_finite_resets),
+                            static_cast<double>(env_non_finite_outputs)};
+    group->AllReduceSum(env_counts, 2, "env output counts");
+    env_non_finite_resets = static_cast<int64_t>(env_counts[0]);
+    env_non_finite_outputs = static_cast<int64_t>(env_counts[1]);
   }
   report::RunReport& r = result.report;
   // A stop signal after the last iteration began finds a run that finishes anyway (the loop
@@ -2082,12 +2144,12 @@ TrainResult Train(const Config& config, TrainOptions options) {
   r.cpu_time_s = cpu_time_s;
   r.cpu_before_meters_s = cpu_before_meters_s;
   r.steps_per_s = steps / wall_time_s;
-  r.env_non_finite_resets = env->non_finite_resets();
-  r.env_non_finite_outputs = env->non_finite_outputs();
+  r.env_non_finite_resets = env_non_finite_resets;
+  r.env_non_finite_outputs = env_non_finite_outputs;
   // The command that continues this run: a data-parallel one needs its world size back, started
   // as the run was (greenrl launch; torchrun; srun or mpirun, which only the user can spell).
   const std::string resume_command =
-      TrainCommandAsStarted(dist_env, world_size, "--resume " + run_dir);
+      TrainCommandAsStarted(dist_env, world_size, "--resume " + ShellWord(run_dir));
   const std::string failed_resume =
       last_checkpoint.empty()
           ? "no resume checkpoint was written before it; checkpoint_freq sets how often"
@@ -2109,7 +2171,7 @@ TrainResult Train(const Config& config, TrainOptions options) {
     r.eval_note = fmt::format(
         "the energy budget ended the run at step {} ({} eval --run {} evaluates its "
         "checkpoint; {} --set energy.budget_wh=W continues it under a larger budget W)",
-        steps, ProgramName(), run_dir, resume_command);
+        steps, ProgramName(), ShellWord(run_dir), resume_command);
   } else {
     r.eval_episodes = final_episodes;
     r.eval_mean_return = final_eval.mean_return;

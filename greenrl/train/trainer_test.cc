@@ -1833,16 +1833,90 @@ class NanRewardEnv {
   int t_ = 0;
 };
 
+// Registers TestNanReward-v0 once per process (a registration is process-wide; tests may run
+// alone or in any order).
+void RegisterNanRewardEnv() {
+  static const bool registered = [] {
+    env::RegisterEnv(env::EnvRegistrationOf<NanRewardEnv>());
+    return true;
+  }();
+  (void)registered;
+}
+
 // An evaluation counts the eval envs' NaN or infinite outputs (the training env's count does not
 // cover them, and `greenrl eval` prints them): 3 episodes, one NaN reward each.
 TEST(TrainerTest, EvaluationCountsTheEnvsNonFiniteOutputs) {
-  env::RegisterEnv(env::EnvRegistrationOf<NanRewardEnv>());
+  RegisterNanRewardEnv();
   const Config config = LoadRunConfig(Preset(), {"env_id=TestNanReward-v0"}, 0);
   auto ppo = algo::MakePpo(algo::PpoConfigFromConfig(config), env::FindEnvSpec("TestNanReward-v0"));
   const EvalResult eval = EvaluatePolicy(*ppo, "TestNanReward-v0", 3, 0);
   EXPECT_EQ(eval.non_finite_outputs, 3);
   EXPECT_TRUE(std::isnan(eval.mean_return));
   EXPECT_EQ(EvaluatePolicy(*ppo, "CartPole-v1", 2, 0).non_finite_outputs, 0);
+}
+
+// A training env's NaN or infinite outputs are said once, after the rollout that met them (before
+// the update reads it), and counted over the run across a resume; the evaluation envs' are said
+// too; the numerical guard's stop names them. PPO's rollouts of 8 envs x 32 steps: each env's
+// episodes of 5 steps have a NaN reward at their third, so steps 3, 8, ..., 28 of the first
+// rollout (6 per env, 48) and 33, ..., 63 of the second (7 per env, 56).
+TEST(TrainerTest, EnvsNonFiniteOutputsAreSaidCountedOverTheRunAndNamedByTheGuard) {
+  RegisterNanRewardEnv();
+  const std::vector<std::string> sets = {
+      "env_id=TestNanReward-v0", "n_timesteps=512",     "eval.freq=0",
+      "eval.final_episodes=4",   "checkpoint_freq=256", "guard.max_consecutive=100"};
+  const std::string dir = FreshDir("nan_env_outputs");
+  const auto train = [&](const Config& config, bool resume, int64_t stop_after) {
+    TrainOptions options;
+    options.out_dir = dir;
+    options.meter_override = ScriptedMeter();
+    options.resume = resume;
+    options.stop_after_steps = stop_after;
+    ::testing::internal::CaptureStderr();
+    TrainResult result = Train(config, std::move(options));
+    return std::make_pair(std::move(result), ::testing::internal::GetCapturedStderr());
+  };
+  const std::string said =
+      "greenrl: warning: TestNanReward-v0 returned a NaN or infinite "
+      "observation or reward (";
+  const auto [first, first_err] = train(LoadRunConfig(Preset(), sets, 0), false, 256);
+  ASSERT_TRUE(first.interrupted);
+  EXPECT_NE(first_err.find(said + "48 env resets and steps so far, by step 256)"),
+            std::string::npos)
+      << first_err;
+  const auto [second, second_err] = train(LoadRunConfig(dir + "/config.yaml", {}, {}), true, 0);
+  EXPECT_NE(second_err.find(said + "104 env resets and steps so far, by step 512)"),
+            std::string::npos)
+      << second_err;
+  EXPECT_EQ(second_err.find(said, second_err.find(said) + 1), std::string::npos) << second_err;
+  EXPECT_NE(second_err.find("greenrl: warning: TestNanReward-v0's evaluation envs returned a NaN "
+                            "or infinite observation or reward (4 env resets and steps in the "
+                            "evaluation at step 512)"),
+            std::string::npos)
+      << second_err;
+  EXPECT_EQ(second.report.env_non_finite_outputs, 104);
+  const auto j = nlohmann::json::parse(std::ifstream(dir + "/energy.json"));
+  EXPECT_EQ(j.at("env_non_finite_outputs").get<int64_t>(), 104);
+
+  TrainOptions options;
+  options.out_dir = FreshDir("nan_env_outputs_guard");
+  options.verbose = false;
+  options.meter_override = ScriptedMeter();
+  try {
+    Train(LoadRunConfig(Preset(),
+                        {"env_id=TestNanReward-v0", "n_timesteps=2048", "eval.freq=0",
+                         "guard.on_repeat=stop", "guard.max_consecutive=2"},
+                        0),
+          std::move(options));
+    ADD_FAILURE() << "no stop";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "non-finite loss or gradient in 2 updates in a row (global_step 512), after "
+                  "TestNanReward-v0 returned a NaN or infinite observation or reward in 104 env "
+                  "resets and steps (check its Reset and Step); stopping (guard.on_repeat=stop"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
