@@ -140,6 +140,16 @@ int Main(int argc, char** argv) {
           name, value, low, high, random_seed, zoo.empty() ? "" : "; " + zoo, sub->get_name());
       return 2;
     }
+    // A one-value flag given more than once ("--config: At Most 1 required but received 2"): in
+    // greenrl's words.
+    const std::string at_most = ": At Most 1 required but received ";
+    if (const size_t at = what.find(at_most);
+        dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && at != std::string::npos) {
+      CLI::App* sub = app.get_subcommands().front();
+      fmt::print(stderr, "greenrl: error: {}: given {} times; once (see `greenrl {} --help`)\n",
+                 what.substr(0, at), what.substr(at + at_most.size()), sub->get_name());
+      return 2;
+    }
     // The same one-line form as every other bad input, naming the argument CLI11 refused.
     // launch's own flags end at `--`: a greenrl command's flags before it are the usual slip.
     const bool launch_flags = app.get_subcommands().front()->get_name() == "launch" &&

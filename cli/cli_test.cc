@@ -802,9 +802,9 @@ TEST(CliTest, OneValueFlagGivenTwiceIsNamed) {
   for (const std::string& flags :
        {"--config " + Preset() + " --config " + Preset(), std::string("--algo ppo --algo sac")}) {
     const std::string flag = flags.substr(0, flags.find(' '));
-    ExpectRefused(RunGreenrl("train " + flags + " --dry-run"),
-                  "greenrl: error: " + flag +
-                      ": At Most 1 required but received 2 (see `greenrl train --help`)\n");
+    ExpectRefused(
+        RunGreenrl("train " + flags + " --dry-run"),
+        "greenrl: error: " + flag + ": given 2 times; once (see `greenrl train --help`)\n");
   }
 }
 
@@ -1620,6 +1620,18 @@ TEST(CliTest, ResumeSavesItsOverridesAndRefusesAnotherNEnvsSeedAlgoOrEnv) {
                           "generators, so seed cannot change"),
             std::string::npos)
       << r.output;
+  // After a hand edit of config.yaml (seed: 7), the run's own seed is the one its checkpoint
+  // recorded: --set seed=0 is taken (mending config.yaml), another seed refused naming 0.
+  const std::string yaml = greenrl::ReadFile(out + "/config.yaml");
+  std::string edited = yaml;
+  ASSERT_NE(edited.find("\nseed: 0"), std::string::npos) << yaml;
+  edited.replace(edited.find("\nseed: 0"), 8, "\nseed: 7");
+  greenrl::WriteFileAtomic(out + "/config.yaml", edited);
+  ExpectRefused(RunGreenrl("train --resume " + out + " --set seed=7 --dry-run"),
+                "seed: got '7'; the run's own 0: a resume continues the saved generators");
+  r = RunGreenrl("train --resume " + out + " --set seed=0 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  greenrl::WriteFileAtomic(out + "/config.yaml", yaml);
   r = RunGreenrl("train --resume " + out + " --set algo=dqn --quiet");  // not n_steps' error
   EXPECT_NE(r.output.find("algo: got 'dqn'; the run's own 'ppo'"), std::string::npos) << r.output;
   r = RunGreenrl("train --resume " + out + " --set env_id=Acrobot-v1 --quiet");

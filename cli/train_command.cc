@@ -23,6 +23,7 @@
 #include "greenrl/core/errors.h"
 #include "greenrl/core/schedule.h"
 #include "greenrl/energy/carbon.h"
+#include "greenrl/train/checkpointing.h"
 #include "greenrl/train/run_config.h"
 #include "greenrl/train/signals.h"
 #include "greenrl/train/trainer.h"
@@ -221,6 +222,15 @@ std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
         return "'" + config.GetString(spec.key) + "'";
     }
   };
+  // The values of these keys the newest resume checkpoint recorded (TrainerState::fixed_keys):
+  // the run's own where config.yaml was edited since (which the resume refuses by name), so
+  // that an --set of the recorded value is taken (and mends config.yaml).
+  std::map<std::string, std::string> recorded;
+  if (const auto checkpoints = train::ListCheckpoints(run_dir); !checkpoints.empty()) {
+    if (const auto state = train::PeekTrainerState(checkpoints.back().second)) {
+      recorded = state->fixed_keys;
+    }
+  }
   for (const Fixed& f : kFixed) {
     const auto it = last.find(f.key);
     const KeySpec* spec = saved.schema().Find(f.key);
@@ -229,6 +239,13 @@ std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
     if (normalizer_key && !saved.GetBool("normalize")) continue;  // no statistics to keep
     Config changed = saved;
     changed.Set(it->second.first, it->second.second);  // a malformed value is refused here
+    if (const auto own = recorded.find(f.key); own != recorded.end()) {
+      if (changed.ValueText(f.key) == own->second) continue;
+      Config as_recorded = saved;  // named as config.yaml's values are
+      as_recorded.Set(f.key, own->second);
+      throw ConfigError(f.key, it->second.second,
+                        "the run's own " + text(as_recorded, *spec) + ": " + f.why);
+    }
     if (text(changed, *spec) == text(saved, *spec)) continue;
     throw ConfigError(f.key, it->second.second,
                       "the run's own " + text(saved, *spec) + ": " + f.why);
