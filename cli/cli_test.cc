@@ -1514,6 +1514,16 @@ TEST(CliTest, EvalWithoutFinalPtUsesTheNewestResumeCheckpoint) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("using its newest resume checkpoint"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("checkpoints/step_000000001024.pt\n"), std::string::npos) << r.output;
+  // A resume with another gamma or clip_reward says that the saved normaliser's reward scaling
+  // goes on with it (as a run from a trained agent says).
+  r = RunGreenrl("train --resume " + out + " --set gamma=0.9 --set n_timesteps=4096 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("greenrl: note: gamma 0.9 replaces the run's own 0.98: the saved "
+                          "normaliser's reward scaling goes on with it from the checkpoint (its "
+                          "running returns were discounted with the old one; rl-zoo's "
+                          "VecNormalize.load would keep the saved one's)"),
+            std::string::npos)
+      << r.output;
   // export takes the same checkpoint and its statistics, into a file named by its step (no final
   // policy's name for an unfinished run's).
   r = RunGreenrl("export --run " + out);

@@ -286,6 +286,25 @@ std::vector<std::string> CheckResumeOverrides(const std::string& run_dir,
         "this resume); carbon.intensity_csv prices each segment at its own time instead",
         key, want, mine));
   }
+  // The reward scaling's gamma and clip_reward (normalize: true with norm_reward): the saved
+  // normaliser goes on with the new value, as a run from a trained agent does (trained_agent.cc
+  // says the same), where rl-zoo's VecNormalize.load keeps the saved one's.
+  if (saved.GetBool("normalize") && saved.GetBool("normalize_kwargs.norm_reward")) {
+    for (const char* key : {"gamma", "normalize_kwargs.clip_reward"}) {
+      const auto it = last.find(key);
+      const KeySpec* spec = saved.schema().Find(key);
+      if (it == last.end() || spec == nullptr) continue;
+      Config changed = saved;
+      changed.Set(it->second.first, it->second.second);
+      if (text(changed, *spec) == text(saved, *spec)) continue;
+      notes.push_back(fmt::format(
+          "{} {} replaces the run's own {}: the saved normaliser's reward scaling goes on with it "
+          "from the checkpoint ({}; rl-zoo's VecNormalize.load would keep the saved one's)",
+          key, text(changed, *spec), text(saved, *spec),
+          std::string(key) == "gamma" ? "its running returns were discounted with the old one"
+                                      : "its scaled rewards were clipped at the old one"));
+    }
+  }
   // n_timesteps: the schedules over the run's progress (step / n_timesteps) run over the new
   // value from the checkpoint's step on, as SB3's learn(reset_num_timesteps=False) recomputes
   // its progress over the new total: said, with where DQN's epsilon reaches its final value.
