@@ -114,6 +114,18 @@ int WaitFor(pid_t pid, double limit_s, double* waited_s) {
   return status;
 }
 
+// A launcher's end: WaitFor's status (-1: it still ran after 60 s, and was killed), and its log
+// (stdout and stderr) read then.
+struct LauncherEnd {
+  int status;
+  std::string output;
+};
+LauncherEnd WaitForLauncher(pid_t launcher, const std::string& log) {
+  double waited_s = 0.0;
+  const int status = WaitFor(launcher, 60.0, &waited_s);
+  return {status, ReadFile(log)};
+}
+
 // Waits until rank 0 has written `rows` metrics rows (training is under way on both ranks);
 // false when that takes longer than limit_s or a rank exits first.
 bool WaitForRows(const std::string& metrics_csv, int rows, double limit_s, const pid_t* pids) {
@@ -444,9 +456,7 @@ TEST(LaunchTest, SigintStopsBothRanksWithCheckpointsAndResumes) {
   const pid_t launcher = StartLongLaunch(out, log);
   if (launcher < 0) FAIL() << "training did not start\n" << ReadFile(log);
   ::kill(-launcher, SIGINT);  // the group: launcher and both ranks, as a terminal's Ctrl-C
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
+  const auto [status, output] = WaitForLauncher(launcher, log);
   ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << output;
   for (int r = 0; r < 2; ++r) {
@@ -541,9 +551,7 @@ TEST(LaunchTest, SigintIgnoredAtStartStaysIgnored) {
   int early = 0;
   EXPECT_EQ(::waitpid(launcher, &early, WNOHANG), 0) << "SIGINT stopped it\n" << ReadFile(log);
   ::kill(launcher, SIGTERM);
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
+  const auto [status, output] = WaitForLauncher(launcher, log);
   ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << output;
 }
@@ -604,9 +612,7 @@ TEST(LaunchTest, StopSignalDuringRendezvousStopsAfterTheFirstIteration) {
 // `code` and that both ranks wrote a checkpoint of one and the same step. Returns its output.
 std::string ExpectStoppedWithOneCheckpointEach(pid_t launcher, const std::string& log,
                                                const std::string& out, int code) {
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
+  const auto [status, output] = WaitForLauncher(launcher, log);
   EXPECT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == code) << output;
   const std::vector<int64_t> r0 = CheckpointSteps(out + "/checkpoints");
@@ -685,9 +691,7 @@ TEST(LaunchTest, RanksEndedByAnEarlySignalAreNamed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ::kill(launcher, SIGINT);
-  double waited_s = 0.0;
-  const int status = WaitFor(launcher, 60.0, &waited_s);
-  const std::string output = ReadFile(log);
+  const auto [status, output] = WaitForLauncher(launcher, log);
   ASSERT_NE(status, -1) << "the launcher still runs after 60 s\n" << output;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << output;
   for (int r = 0; r < 2; ++r) {

@@ -469,46 +469,38 @@ Runner RegisterTrain(CLI::App& app) {
           "--set carbon.intensity_g_per_kwh={}",
           *g, lowest->code, lowest->intensity_g_per_kwh, *g, *g * 1000.0));
     }
-    // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
-    // passes them through normalize's own kwargs): given without it, they do nothing. A value
-    // equal to the default is no mistake (a --dry-run's, `greenrl keys`' or a run's config.yaml
-    // lists every key).
-    // The keys of `keys` given with another value than their default.
-    const auto not_default = [&config](std::initializer_list<const char*> keys) {
-      std::vector<std::string> given;
+    // Keys that do nothing without another setting (the one `without` names), given with another
+    // value than their default (a value equal to it is no mistake: a --dry-run's, `greenrl
+    // keys`' or a run's config.yaml lists every key): said in one warning.
+    const auto warn_inert = [&](std::initializer_list<const char*> keys, const char* without) {
+      std::vector<std::string> inert;
       for (const char* key : keys) {
         const KeySpec* spec = config.schema().Find(key);
         if (!config.IsSet(key) || spec == nullptr || !spec->default_yaml) continue;
         Config as_default = config;
         as_default.Set(key, *spec->default_yaml);
-        if (as_default.ValueText(key) != config.ValueText(key)) given.push_back(key);
+        if (as_default.ValueText(key) != config.ValueText(key)) inert.push_back(key);
       }
-      return given;
+      if (inert.empty()) return;
+      options.warnings.push_back(fmt::format("{} {} no effect {}", fmt::join(inert, ", "),
+                                             inert.size() == 1 ? "has" : "have", without));
     };
+    // normalize_kwargs.* configure VecNormalize, which only normalize: true turns on (rl-zoo
+    // passes them through normalize's own kwargs): given without it, they do nothing.
     if (!resuming && !config.GetBool("normalize")) {
-      const std::vector<std::string> inert =
-          not_default({"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
-                       "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"});
-      if (!inert.empty()) {
-        options.warnings.push_back(
-            fmt::format("{} {} no effect with normalize: false (they configure VecNormalize, which "
-                        "normalize: true turns on)",
-                        fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
-      }
+      warn_inert({"normalize_kwargs.norm_obs", "normalize_kwargs.norm_reward",
+                  "normalize_kwargs.clip_obs", "normalize_kwargs.clip_reward"},
+                 "with normalize: false (they configure VecNormalize, which normalize: true turns "
+                 "on)");
     }
     // The budget's ladder settings likewise do nothing without a budget.
     if (config.GetFloat("energy.budget_wh") <= 0.0) {
-      const std::vector<std::string> inert =
-          not_default({"energy.budget.warmup_steps", "energy.budget.reduced_precision_at",
-                       "energy.budget.skip_at", "energy.budget.throttle_at",
-                       "energy.budget.throttle_duty_cycle",
-                       "energy.budget.throttle_env_threads_fraction", "energy.budget.stop_margin"});
-      if (!inert.empty()) {
-        options.warnings.push_back(
-            fmt::format("{} {} no effect without an energy budget (they tune its ladder, which "
-                        "energy.budget_wh > 0 turns on)",
-                        fmt::join(inert, ", "), inert.size() == 1 ? "has" : "have"));
-      }
+      warn_inert({"energy.budget.warmup_steps", "energy.budget.reduced_precision_at",
+                  "energy.budget.skip_at", "energy.budget.throttle_at",
+                  "energy.budget.throttle_duty_cycle",
+                  "energy.budget.throttle_env_threads_fraction", "energy.budget.stop_margin"},
+                 "without an energy budget (they tune its ladder, which energy.budget_wh > 0 turns "
+                 "on)");
     }
     // A thread pool larger than the machine's cores oversubscribes them (README "Threads": the
     // threads take turns, each pool's idle waits cost): said per pool, as the run still works.
